@@ -1,0 +1,385 @@
+//===- AST.h - The KIR module: declarations, statements, expressions -*- C++ -*-===//
+//
+// Part of gridjit. This is the one in-memory form of a KIR program. The
+// parser and the builder API produce it; the verifier (Sema) checks it and
+// fills in the semantic fields (marked "set by the verifier" below); the
+// printer and the lowerings read it.
+//
+// Ownership is a tree of std::unique_ptr. Nodes use LLVM-style RTTI
+// (`llvm::isa/cast/dyn_cast` work through `classof`). A node's location is
+// the 1-based line and column of its first character in the source (0:0 for
+// nodes made by the builder).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_IR_AST_H
+#define GRIDJIT_IR_AST_H
+
+#include "gridjit/IR/Builtins.h"
+#include "gridjit/IR/Type.h"
+#include "gridjit/Support/SourceLoc.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gridjit {
+
+class FunctionDecl;
+class Expr;
+class Stmt;
+class BlockStmt;
+using ExprPtr = std::unique_ptr<Expr>;
+using StmtPtr = std::unique_ptr<Stmt>;
+
+//===----------------------------------------------------------------------===//
+// Named values
+//===----------------------------------------------------------------------===//
+
+/// How a named value was declared.
+enum class StorageKind : uint8_t {
+  Param,     ///< a function or kernel parameter (immutable)
+  Let,       ///< `let x: T = e;` (immutable)
+  Var,       ///< `var x: T = e;` or `var a: [T; N];` (mutable)
+  Shared,    ///< `shared t: [T; N];` / `shared t: [T];` (kernels only)
+  LoopIndex, ///< the index of a `for` loop (immutable in the body)
+  Const,     ///< a module-level `const`
+};
+
+/// One named value. Expressions that name it point here after verification.
+struct VarDecl {
+  std::string Name;
+  /// The declared type. For arrays the count is filled in by the verifier
+  /// when the size is written as a `const` name. For a loop index the type
+  /// is inferred by the verifier.
+  Type Ty;
+  SourceLoc Loc;
+  StorageKind Storage = StorageKind::Let;
+  /// For array declarations: the size as written (an integer literal or the
+  /// name of a `const`); null for the unsized dynamic shared array.
+  ExprPtr ArraySize;
+};
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+class Expr {
+public:
+  enum Kind : uint8_t { IntLit, FloatLit, BoolLit, Name, Unary, Binary, Cast, Call, Index, Member };
+
+  virtual ~Expr();
+  Kind getKind() const { return K; }
+  SourceLoc getLoc() const { return Loc; }
+
+  /// The type of the value; set by the verifier (Invalid before).
+  Type Ty;
+
+protected:
+  Expr(Kind K, SourceLoc Loc) : K(K), Loc(Loc) {}
+
+private:
+  Kind K;
+  SourceLoc Loc;
+};
+
+/// `7`, `0xff`, `7u32`. The value is the literal's magnitude (a leading `-`
+/// is a unary operator).
+class IntLitExpr : public Expr {
+public:
+  IntLitExpr(SourceLoc L, uint64_t V, std::optional<ScalarKind> Suffix = std::nullopt)
+      : Expr(IntLit, L), Value(V), Suffix(Suffix) {}
+  static bool classof(const Expr *E) { return E->getKind() == IntLit; }
+  uint64_t Value;
+  /// The type suffix as written; without one the type comes from context.
+  std::optional<ScalarKind> Suffix;
+};
+
+/// `1.0`, `2.5e-3`, `1.0f64`, `3f32`.
+class FloatLitExpr : public Expr {
+public:
+  FloatLitExpr(SourceLoc L, double V, std::optional<ScalarKind> Suffix = std::nullopt)
+      : Expr(FloatLit, L), Value(V), Suffix(Suffix) {}
+  static bool classof(const Expr *E) { return E->getKind() == FloatLit; }
+  double Value;
+  std::optional<ScalarKind> Suffix;
+};
+
+class BoolLitExpr : public Expr {
+public:
+  BoolLitExpr(SourceLoc L, bool V) : Expr(BoolLit, L), Value(V) {}
+  static bool classof(const Expr *E) { return E->getKind() == BoolLit; }
+  bool Value;
+};
+
+/// A use of a name: a local, parameter, loop index, const, or a builtin
+/// value (`lane_id`, `warp_size`, or the base of `thread_idx.x`).
+class NameExpr : public Expr {
+public:
+  NameExpr(SourceLoc L, std::string N) : Expr(Name, L), Ident(std::move(N)) {}
+  static bool classof(const Expr *E) { return E->getKind() == Name; }
+  std::string Ident;
+  /// Set by the verifier: the declaration named, or null for a builtin.
+  const VarDecl *Decl = nullptr;
+  /// Set by the verifier when the name is a builtin value.
+  BuiltinValue Builtin = BuiltinValue::None;
+};
+
+enum class UnaryOp : uint8_t { Neg, Not, BitNot, AddrOf };
+
+class UnaryExpr : public Expr {
+public:
+  UnaryExpr(SourceLoc L, UnaryOp Op, ExprPtr Operand)
+      : Expr(Unary, L), Op(Op), Operand(std::move(Operand)) {}
+  static bool classof(const Expr *E) { return E->getKind() == Unary; }
+  UnaryOp Op;
+  ExprPtr Operand;
+};
+
+enum class BinaryOp : uint8_t {
+  Add, Sub, Mul, Div, Rem, Shl, Shr, And, Or, Xor, // arithmetic / bitwise
+  LAnd, LOr,                                        // short-circuit
+  Eq, Ne, Lt, Le, Gt, Ge,                           // comparisons
+};
+
+class BinaryExpr : public Expr {
+public:
+  BinaryExpr(SourceLoc L, BinaryOp Op, ExprPtr LHS, ExprPtr RHS)
+      : Expr(Binary, L), Op(Op), LHS(std::move(LHS)), RHS(std::move(RHS)) {}
+  static bool classof(const Expr *E) { return E->getKind() == Binary; }
+  BinaryOp Op;
+  ExprPtr LHS, RHS;
+};
+
+/// `e as T`; T is always a scalar type.
+class CastExpr : public Expr {
+public:
+  CastExpr(SourceLoc L, ExprPtr Operand, Type DestTy)
+      : Expr(Cast, L), Operand(std::move(Operand)), DestTy(DestTy) {}
+  static bool classof(const Expr *E) { return E->getKind() == Cast; }
+  ExprPtr Operand;
+  Type DestTy;
+};
+
+/// A call of a device function or of a builtin function.
+class CallExpr : public Expr {
+public:
+  CallExpr(SourceLoc L, std::string Callee, std::vector<ExprPtr> Args)
+      : Expr(Call, L), Callee(std::move(Callee)), Args(std::move(Args)) {}
+  static bool classof(const Expr *E) { return E->getKind() == Call; }
+  std::string Callee;
+  std::vector<ExprPtr> Args;
+  /// Set by the verifier: the device function called, or null for a builtin.
+  const FunctionDecl *Fn = nullptr;
+  /// Set by the verifier when the callee is a builtin function.
+  BuiltinFunc Builtin = BuiltinFunc::None;
+};
+
+/// `p[i]` or `a[i]`: an element of a pointer or an array (an lvalue).
+class IndexExpr : public Expr {
+public:
+  IndexExpr(SourceLoc L, ExprPtr Base, ExprPtr Index)
+      : Expr(Expr::Index, L), Base(std::move(Base)), Idx(std::move(Index)) {}
+  static bool classof(const Expr *E) { return E->getKind() == Expr::Index; }
+  ExprPtr Base;
+  ExprPtr Idx;
+};
+
+/// `thread_idx.x` and friends. Field is 0, 1, 2 for `.x`, `.y`, `.z`.
+class MemberExpr : public Expr {
+public:
+  MemberExpr(SourceLoc L, ExprPtr Base, unsigned Field)
+      : Expr(Member, L), Base(std::move(Base)), Field(Field) {}
+  static bool classof(const Expr *E) { return E->getKind() == Member; }
+  ExprPtr Base;
+  unsigned Field;
+};
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+class Stmt {
+public:
+  enum Kind : uint8_t { Decl, Assign, If, While, For, Break, Continue, Return, ExprS, Block };
+
+  virtual ~Stmt();
+  Kind getKind() const { return K; }
+  SourceLoc getLoc() const { return Loc; }
+
+protected:
+  Stmt(Kind K, SourceLoc Loc) : K(K), Loc(Loc) {}
+
+private:
+  Kind K;
+  SourceLoc Loc;
+};
+
+/// `{ ... }`: a lexical scope.
+class BlockStmt : public Stmt {
+public:
+  explicit BlockStmt(SourceLoc L) : Stmt(Block, L) {}
+  static bool classof(const Stmt *S) { return S->getKind() == Block; }
+  std::vector<StmtPtr> Body;
+};
+using BlockPtr = std::unique_ptr<BlockStmt>;
+
+/// `let`, `var` or `shared` declaration. Var.Storage says which; Init is
+/// null for arrays.
+class DeclStmt : public Stmt {
+public:
+  DeclStmt(SourceLoc L) : Stmt(Decl, L) {}
+  static bool classof(const Stmt *S) { return S->getKind() == Decl; }
+  VarDecl Var;
+  ExprPtr Init;
+};
+
+enum class AssignOp : uint8_t { Assign, Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr };
+
+/// `target op= value;` where target is a `var` name or an element.
+class AssignStmt : public Stmt {
+public:
+  AssignStmt(SourceLoc L, AssignOp Op, ExprPtr Target, ExprPtr Value)
+      : Stmt(Assign, L), Op(Op), Target(std::move(Target)), Value(std::move(Value)) {}
+  static bool classof(const Stmt *S) { return S->getKind() == Assign; }
+  AssignOp Op;
+  ExprPtr Target;
+  ExprPtr Value;
+};
+
+/// `if c { } else ...`; Else is null, a BlockStmt, or an IfStmt (`else if`).
+class IfStmt : public Stmt {
+public:
+  IfStmt(SourceLoc L) : Stmt(If, L) {}
+  static bool classof(const Stmt *S) { return S->getKind() == If; }
+  ExprPtr Cond;
+  BlockPtr Then;
+  StmtPtr Else;
+};
+
+class WhileStmt : public Stmt {
+public:
+  WhileStmt(SourceLoc L) : Stmt(While, L) {}
+  static bool classof(const Stmt *S) { return S->getKind() == While; }
+  ExprPtr Cond;
+  BlockPtr Body;
+};
+
+/// `for i in a..b step s { }`; Step is null when not written (1).
+class ForStmt : public Stmt {
+public:
+  ForStmt(SourceLoc L) : Stmt(For, L) {}
+  static bool classof(const Stmt *S) { return S->getKind() == For; }
+  VarDecl Index; ///< Storage == LoopIndex; its type is set by the verifier
+  ExprPtr Begin, End, Step;
+  BlockPtr Body;
+};
+
+class BreakStmt : public Stmt {
+public:
+  BreakStmt(SourceLoc L) : Stmt(Break, L) {}
+  static bool classof(const Stmt *S) { return S->getKind() == Break; }
+};
+
+class ContinueStmt : public Stmt {
+public:
+  ContinueStmt(SourceLoc L) : Stmt(Continue, L) {}
+  static bool classof(const Stmt *S) { return S->getKind() == Continue; }
+};
+
+class ReturnStmt : public Stmt {
+public:
+  ReturnStmt(SourceLoc L, ExprPtr Value = nullptr) : Stmt(Return, L), Value(std::move(Value)) {}
+  static bool classof(const Stmt *S) { return S->getKind() == Return; }
+  ExprPtr Value; ///< null for `return;`
+};
+
+/// A call used as a statement.
+class ExprStmt : public Stmt {
+public:
+  ExprStmt(SourceLoc L, ExprPtr E) : Stmt(ExprS, L), E(std::move(E)) {}
+  static bool classof(const Stmt *S) { return S->getKind() == ExprS; }
+  ExprPtr E;
+};
+
+//===----------------------------------------------------------------------===//
+// Module-level declarations
+//===----------------------------------------------------------------------===//
+
+class Decl {
+public:
+  enum Kind : uint8_t { Const, Function };
+  virtual ~Decl();
+  Kind getKind() const { return K; }
+  SourceLoc getLoc() const { return Loc; }
+
+protected:
+  Decl(Kind K, SourceLoc Loc) : K(K), Loc(Loc) {}
+
+private:
+  Kind K;
+  SourceLoc Loc;
+};
+
+/// The value of a constant expression, as computed by the verifier.
+struct ConstValue {
+  Type Ty;
+  uint64_t Int = 0; ///< integers (two's complement bits) and bool (0/1)
+  double Float = 0; ///< f32 (already rounded to float) and f64
+};
+
+/// `const NAME: T = e;`
+class ConstDecl : public Decl {
+public:
+  ConstDecl(SourceLoc L) : Decl(Const, L) {}
+  static bool classof(const Decl *D) { return D->getKind() == Const; }
+  VarDecl Var; ///< Storage == Const
+  ExprPtr Init;
+  /// Set by the verifier: the folded value of Init.
+  std::optional<ConstValue> Value;
+};
+
+/// A device function (`fn`) or a kernel (`kernel`).
+class FunctionDecl : public Decl {
+public:
+  FunctionDecl(SourceLoc L, bool IsKernel) : Decl(Function, L), IsKernel(IsKernel) {}
+  static bool classof(const Decl *D) { return D->getKind() == Function; }
+  bool IsKernel;
+  std::string Name;
+  std::vector<std::unique_ptr<VarDecl>> Params; ///< Storage == Param
+  Type ReturnTy = Type::getVoid();              ///< always void for kernels
+  BlockPtr Body;
+
+  /// Set by the verifier: true when this function calls `grid_sync()`
+  /// directly or through the functions it calls (a kernel for which this is
+  /// true must be launched cooperatively).
+  bool UsesGridSync = false;
+};
+
+/// A KIR module: its declarations in source order.
+class Module {
+public:
+  Module() = default;
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+
+  /// Name used in diagnostics: the file name, `<stdin>`, or a builder name.
+  std::string Name;
+  /// The source text the module was parsed from (empty for built modules);
+  /// kept so that later diagnostics can show the line and a caret.
+  std::string Source;
+  std::vector<std::unique_ptr<Decl>> Decls;
+
+  /// The function or kernel with this name, or null.
+  const FunctionDecl *getFunction(std::string_view Name) const;
+  /// The kernels in source order.
+  std::vector<const FunctionDecl *> getKernels() const;
+  /// Set by the verifier once the module has passed.
+  bool Verified = false;
+};
+
+} // namespace gridjit
+
+#endif // GRIDJIT_IR_AST_H

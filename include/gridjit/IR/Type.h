@@ -1,0 +1,110 @@
+//===- Type.h - KIR value types ---------------------------------*- C++ -*-===//
+//
+// Part of gridjit. KIR types are small values: a scalar, a pointer to a
+// scalar in one address space, or an array of scalars (only as the type of a
+// `var` or `shared` declaration). They are compared by value.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_IR_TYPE_H
+#define GRIDJIT_IR_TYPE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gridjit {
+
+/// The scalar types of KIR, in the order the spec lists them.
+enum class ScalarKind : uint8_t { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64 };
+
+/// Where a pointer points: global memory (`ptr<T>`), a block's shared memory
+/// (`ptr<T, shared>`) or a thread's local array (`ptr<T, local>`).
+enum class AddrSpace : uint8_t { Global, Shared, Local };
+
+/// The spelling of a scalar type (`i32`, `f64`, `bool`, ...).
+std::string_view scalarName(ScalarKind K);
+/// Looks a scalar type up by its spelling; std::nullopt if it is not one.
+std::optional<ScalarKind> scalarFromName(std::string_view Name);
+/// Bits of the scalar (bool counts as 1).
+unsigned scalarBits(ScalarKind K);
+bool isIntegerScalar(ScalarKind K); ///< i8..u64 (not bool)
+bool isSignedScalar(ScalarKind K);  ///< i8..i64
+bool isFloatScalar(ScalarKind K);   ///< f32, f64
+
+/// A KIR type. The default-constructed type is `Invalid`, which the verifier
+/// uses for expressions whose type could not be determined (so that one
+/// error does not cause a cascade of others).
+class Type {
+public:
+  enum Kind : uint8_t { Invalid, Void, Scalar, Pointer, Array };
+
+  Type() = default;
+  static Type getVoid() { return Type(Void, ScalarKind::Bool, AddrSpace::Global, 0); }
+  static Type getScalar(ScalarKind S) { return Type(Scalar, S, AddrSpace::Global, 0); }
+  static Type getPointer(ScalarKind Pointee, AddrSpace AS = AddrSpace::Global) {
+    return Type(Pointer, Pointee, AS, 0);
+  }
+  /// An array of \p Count elements; Count == 0 is the unsized array of a
+  /// kernel's dynamic shared memory (`shared s: [T];`).
+  static Type getArray(ScalarKind Elem, uint64_t Count) {
+    return Type(Array, Elem, AddrSpace::Global, Count);
+  }
+
+  Kind getKind() const { return K; }
+  bool isValid() const { return K != Invalid; }
+  bool isVoid() const { return K == Void; }
+  bool isScalar() const { return K == Scalar; }
+  bool isPointer() const { return K == Pointer; }
+  bool isArray() const { return K == Array; }
+  bool isBool() const { return K == Scalar && S == ScalarKind::Bool; }
+  bool isInteger() const { return K == Scalar && isIntegerScalar(S); }
+  bool isSignedInteger() const { return K == Scalar && isSignedScalar(S); }
+  bool isUnsignedInteger() const { return isInteger() && !isSignedScalar(S); }
+  bool isFloat() const { return K == Scalar && isFloatScalar(S); }
+  bool isNumeric() const { return isInteger() || isFloat(); }
+
+  /// The scalar itself, the pointee of a pointer, or the element of an array.
+  ScalarKind getScalarKind() const { return S; }
+  /// Address space of a pointer.
+  AddrSpace getAddrSpace() const { return AS; }
+  /// Element count of an array (0 for the unsized dynamic shared array).
+  uint64_t getArrayCount() const { return Count; }
+  /// Bits of a scalar type.
+  unsigned getBits() const { return scalarBits(S); }
+
+  /// The type as KIR spells it: `i32`, `ptr<f32, shared>`, `[f32; 256]`.
+  std::string str() const;
+
+  friend bool operator==(const Type &A, const Type &B) {
+    if (A.K != B.K)
+      return false;
+    switch (A.K) {
+    case Invalid:
+    case Void:
+      return true;
+    case Scalar:
+      return A.S == B.S;
+    case Pointer:
+      return A.S == B.S && A.AS == B.AS;
+    case Array:
+      return A.S == B.S && A.Count == B.Count;
+    }
+    return false;
+  }
+  friend bool operator!=(const Type &A, const Type &B) { return !(A == B); }
+
+private:
+  Type(Kind K, ScalarKind S, AddrSpace AS, uint64_t Count)
+      : K(K), S(S), AS(AS), Count(Count) {}
+
+  Kind K = Invalid;
+  ScalarKind S = ScalarKind::Bool;
+  AddrSpace AS = AddrSpace::Global;
+  uint64_t Count = 0;
+};
+
+} // namespace gridjit
+
+#endif // GRIDJIT_IR_TYPE_H

@@ -1,0 +1,84 @@
+//===- Diagnostics.h - Located errors for KIR source ------------*- C++ -*-===//
+//
+// Part of gridjit. The parser and the verifier report every problem they
+// find into a DiagnosticEngine; at the end the engine becomes one
+// llvm::Error (a DiagnosticError) that carries every diagnostic and renders
+// them the way compilers do:
+//
+//   FILE:LINE:COL: error: MESSAGE
+//   the source line
+//         ^
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_SUPPORT_DIAGNOSTICS_H
+#define GRIDJIT_SUPPORT_DIAGNOSTICS_H
+
+#include "gridjit/Support/SourceLoc.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gridjit {
+
+/// One error at one place.
+struct Diagnostic {
+  SourceLoc Loc;
+  std::string Message;
+};
+
+/// The error returned when KIR source (or a built module) is rejected. It
+/// holds every diagnostic in the order found; message() renders them all.
+class DiagnosticError : public llvm::ErrorInfo<DiagnosticError> {
+public:
+  static char ID;
+  DiagnosticError(std::string BufferName, std::string Source,
+                  std::vector<Diagnostic> Diags, bool Truncated);
+
+  const std::vector<Diagnostic> &getDiagnostics() const { return Diags; }
+  const std::string &getBufferName() const { return BufferName; }
+  /// Renders every diagnostic as `FILE:LINE:COL: error: MSG`, followed by
+  /// the source line and a caret when the source is known. Ends in '\n'.
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override;
+
+private:
+  std::string BufferName;
+  std::string Source;
+  std::vector<Diagnostic> Diags;
+  bool Truncated;
+};
+
+/// Collects diagnostics for one buffer. Not thread-safe: one engine per
+/// parse or verification.
+class DiagnosticEngine {
+public:
+  /// After this many errors further ones are dropped (and the rendering
+  /// says so), so that a hopeless input cannot flood the output.
+  static constexpr unsigned MaxErrors = 50;
+
+  DiagnosticEngine(std::string_view BufferName, std::string_view Source)
+      : BufferName(BufferName), Source(Source) {}
+
+  void error(SourceLoc Loc, std::string Message);
+  bool hasErrors() const { return NumErrors != 0; }
+  unsigned getNumErrors() const { return NumErrors; }
+  const std::vector<Diagnostic> &getDiagnostics() const { return Diags; }
+
+  /// Success when no error was reported, else a DiagnosticError holding all
+  /// of them. Clears the engine.
+  llvm::Error takeError();
+
+private:
+  std::string BufferName;
+  std::string Source;
+  std::vector<Diagnostic> Diags;
+  unsigned NumErrors = 0;
+};
+
+} // namespace gridjit
+
+#endif // GRIDJIT_SUPPORT_DIAGNOSTICS_H

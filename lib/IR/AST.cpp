@@ -1,0 +1,33 @@
+//===- AST.cpp - The KIR module -------------------------------------------===//
+//
+// Part of gridjit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/IR/AST.h"
+
+#include "llvm/Support/Casting.h"
+
+using namespace gridjit;
+
+// Out-of-line virtual destructors anchor the vtables in this file.
+Expr::~Expr() = default;
+Stmt::~Stmt() = default;
+Decl::~Decl() = default;
+
+const FunctionDecl *Module::getFunction(std::string_view FnName) const {
+  for (const auto &D : Decls)
+    if (const auto *F = llvm::dyn_cast<FunctionDecl>(D.get()))
+      if (F->Name == FnName)
+        return F;
+  return nullptr;
+}
+
+std::vector<const FunctionDecl *> Module::getKernels() const {
+  std::vector<const FunctionDecl *> Kernels;
+  for (const auto &D : Decls)
+    if (const auto *F = llvm::dyn_cast<FunctionDecl>(D.get()))
+      if (F->IsKernel)
+        Kernels.push_back(F);
+  return Kernels;
+}

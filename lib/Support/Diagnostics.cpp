@@ -1,0 +1,67 @@
+//===- Diagnostics.cpp - Located errors for KIR source --------------------===//
+//
+// Part of gridjit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Support/Diagnostics.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace gridjit;
+
+char DiagnosticError::ID = 0;
+
+DiagnosticError::DiagnosticError(std::string BufferName, std::string Source,
+                                 std::vector<Diagnostic> Diags, bool Truncated)
+    : BufferName(std::move(BufferName)), Source(std::move(Source)),
+      Diags(std::move(Diags)), Truncated(Truncated) {}
+
+void DiagnosticError::log(llvm::raw_ostream &OS) const {
+  // SourceMgr renders the `file:line:col: error:` line, the source line and
+  // the caret exactly as LLVM's own tools do.
+  llvm::SourceMgr SM;
+  unsigned Buf = SM.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(Source, BufferName,
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
+  for (const Diagnostic &D : Diags) {
+    llvm::SMLoc L;
+    if (D.Loc.isValid() && !Source.empty())
+      L = SM.FindLocForLineAndColumn(Buf, D.Loc.Line, D.Loc.Col);
+    if (L.isValid()) {
+      SM.PrintMessage(OS, L, llvm::SourceMgr::DK_Error, D.Message,
+                      std::nullopt, std::nullopt, /*ShowColors=*/false);
+      continue;
+    }
+    // No source text (a built module) or a position outside it.
+    OS << BufferName;
+    if (D.Loc.isValid())
+      OS << ':' << D.Loc.Line << ':' << D.Loc.Col;
+    OS << ": error: " << D.Message << '\n';
+  }
+  if (Truncated)
+    OS << BufferName << ": error: too many errors (" << DiagnosticEngine::MaxErrors
+       << "); stopping\n";
+}
+
+std::error_code DiagnosticError::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+
+void DiagnosticEngine::error(SourceLoc Loc, std::string Message) {
+  ++NumErrors;
+  if (Diags.size() < MaxErrors)
+    Diags.push_back({Loc, std::move(Message)});
+}
+
+llvm::Error DiagnosticEngine::takeError() {
+  if (!NumErrors)
+    return llvm::Error::success();
+  bool Truncated = NumErrors > Diags.size();
+  NumErrors = 0;
+  return llvm::make_error<DiagnosticError>(BufferName, Source, std::move(Diags),
+                                           Truncated);
+}

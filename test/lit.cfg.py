@@ -1,0 +1,41 @@
+# -*- Python -*-
+# lit configuration for gridjit's FileCheck suites. The build directory's
+# lit.site.cfg.py (generated from lit.site.cfg.py.in) sets the paths, then
+# loads this file.
+
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "gridjit"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".kir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.gridjit_obj_root, "test")
+
+# Every FileCheck runs strict: captured variables do not leak between
+# CHECK-LABEL blocks, and a misspelt prefix is an error, not a silent pass.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+# Diagnostics must not depend on the terminal.
+config.environment["TERM"] = "dumb"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.gridjit_tools_dir, append_path=True)
+
+tools = ["jit-run", "FileCheck", "not", "count", "split-file"]
+llvm_config.add_tool_substitutions(tools, [config.gridjit_tools_dir, config.llvm_tools_dir])
+
+config.substitutions.append(("%examples", os.path.join(config.gridjit_src_root, "examples")))
+config.substitutions.append(("%docs", os.path.join(config.gridjit_src_root, "docs")))
+config.substitutions.append(("%python", config.python_executable))
+
+# ptxas from the CUDA toolkit, when there is one: every PTX test is then
+# also assembled.
+if config.ptxas and os.path.exists(config.ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))

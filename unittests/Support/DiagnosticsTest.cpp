@@ -1,0 +1,95 @@
+//===- DiagnosticsTest.cpp - Rendering of located errors ------------------===//
+//
+// Part of gridjit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Support/Diagnostics.h"
+#include "gridjit/IR/Type.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+using namespace gridjit;
+
+namespace {
+
+std::string render(llvm::Error E) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  llvm::handleAllErrors(std::move(E), [&](const llvm::ErrorInfoBase &EI) { EI.log(OS); });
+  return S;
+}
+
+TEST(DiagnosticsTest, NoErrorIsSuccess) {
+  DiagnosticEngine D("a.kir", "kernel k() {}\n");
+  EXPECT_FALSE(D.hasErrors());
+  llvm::Error E = D.takeError();
+  EXPECT_FALSE(static_cast<bool>(E));
+}
+
+TEST(DiagnosticsTest, RendersLineColumnSourceAndCaret) {
+  DiagnosticEngine D("a.kir", "kernel k() {\n  let x: i32 = y;\n}\n");
+  D.error({2, 16}, "use of undeclared name 'y'");
+  ASSERT_TRUE(D.hasErrors());
+  EXPECT_EQ(render(D.takeError()), "a.kir:2:16: error: use of undeclared name 'y'\n"
+                                   "  let x: i32 = y;\n"
+                                   "               ^\n");
+}
+
+TEST(DiagnosticsTest, KeepsEveryErrorInOrder) {
+  DiagnosticEngine D("m", "ab\ncd\n");
+  D.error({2, 1}, "second");
+  D.error({1, 2}, "first");
+  llvm::Error E = D.takeError();
+  ASSERT_TRUE(E.isA<DiagnosticError>());
+  std::string Text = render(std::move(E));
+  EXPECT_LT(Text.find("m:2:1: error: second"), Text.find("m:1:2: error: first"));
+}
+
+TEST(DiagnosticsTest, WithoutSourceOrLocationStillNamesTheBuffer) {
+  DiagnosticEngine D("built", "");
+  D.error({3, 4}, "bad thing");
+  D.error({}, "no place");
+  EXPECT_EQ(render(D.takeError()), "built:3:4: error: bad thing\nbuilt: error: no place\n");
+}
+
+TEST(DiagnosticsTest, StopsCollectingAfterTheLimit) {
+  DiagnosticEngine D("m", "x\n");
+  for (unsigned I = 0; I < DiagnosticEngine::MaxErrors + 10; ++I)
+    D.error({1, 1}, "e");
+  EXPECT_EQ(D.getNumErrors(), DiagnosticEngine::MaxErrors + 10);
+  EXPECT_EQ(D.getDiagnostics().size(), DiagnosticEngine::MaxErrors);
+  EXPECT_NE(render(D.takeError()).find("too many errors"), std::string::npos);
+}
+
+TEST(TypeTest, SpellingsAndEquality) {
+  EXPECT_EQ(Type::getScalar(ScalarKind::I32).str(), "i32");
+  EXPECT_EQ(Type::getPointer(ScalarKind::F32).str(), "ptr<f32>");
+  EXPECT_EQ(Type::getPointer(ScalarKind::F32, AddrSpace::Shared).str(), "ptr<f32, shared>");
+  EXPECT_EQ(Type::getPointer(ScalarKind::U8, AddrSpace::Local).str(), "ptr<u8, local>");
+  EXPECT_EQ(Type::getArray(ScalarKind::F64, 16).str(), "[f64; 16]");
+  EXPECT_EQ(Type::getArray(ScalarKind::F64, 0).str(), "[f64]");
+  EXPECT_EQ(Type::getPointer(ScalarKind::F32), Type::getPointer(ScalarKind::F32));
+  EXPECT_NE(Type::getPointer(ScalarKind::F32),
+            Type::getPointer(ScalarKind::F32, AddrSpace::Shared));
+  EXPECT_NE(Type::getScalar(ScalarKind::I32), Type::getScalar(ScalarKind::U32));
+  EXPECT_FALSE(Type().isValid());
+}
+
+TEST(TypeTest, ScalarProperties) {
+  for (const char *Name : {"bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"}) {
+    auto K = scalarFromName(Name);
+    ASSERT_TRUE(K.has_value()) << Name;
+    EXPECT_EQ(scalarName(*K), Name);
+  }
+  EXPECT_FALSE(scalarFromName("i128").has_value());
+  EXPECT_TRUE(Type::getScalar(ScalarKind::I8).isSignedInteger());
+  EXPECT_TRUE(Type::getScalar(ScalarKind::U64).isUnsignedInteger());
+  EXPECT_FALSE(Type::getScalar(ScalarKind::Bool).isInteger());
+  EXPECT_TRUE(Type::getScalar(ScalarKind::F32).isFloat());
+  EXPECT_EQ(Type::getScalar(ScalarKind::U16).getBits(), 16u);
+}
+
+} // namespace

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+#===- utils/setup.sh - Install what gridjit needs, configure and build ---===#
+#
+# Usage: bash utils/setup.sh [PRESET]
+#
+# Installs the Debian packages the build and the tests need (only the
+# missing ones; `apt-get update` runs only when something is missing),
+# configures the CMake preset (default: release; `ci` when $CI is set, which
+# adds -Werror) into its build directory, and builds. Safe to run again.
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+preset=${1:-}
+if [ -z "$preset" ]; then
+  if [ -n "${CI:-}" ]; then preset=ci; else preset=release; fi
+fi
+
+packages=(
+  cmake ninja-build ccache python3
+  llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev
+  libzstd-dev zlib1g-dev
+  libgtest-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
+fi
+
+case "$preset" in
+  release|ci) build_dir=build ;;
+  *) build_dir="build-$preset" ;;
+esac
+
+# Re-configure when the directory is new or was configured by another preset.
+stamp="$build_dir/.gridjit-preset"
+if [ ! -f "$build_dir/build.ninja" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$preset" ]; then
+  cmake --preset "$preset" >/dev/null
+  echo "$preset" > "$stamp"
+fi
+cmake --build "$build_dir"
