@@ -1,0 +1,368 @@
+//===- CommonLowerings.cpp - Op lowerings every target shares -------------===//
+//
+// Part of gridjit. One small function per op: arithmetic, comparisons,
+// casts, memory, atomics, selection and the integer and exactly-rounded
+// float math that LLVM expresses the same way on every target. Targets
+// register these in their constructors next to their own lowerings (thread
+// indices, barriers, warp operations, transcendental math, shared memory).
+//
+// Semantics that C leaves undefined are defined here, the same on every
+// target: integer division and remainder by zero give 0 and never trap
+// (see lowerIntDivRem), shift amounts are taken modulo the width, and
+// float → int conversions saturate (NaN → 0).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommonLowerings.h"
+
+#include "gridjit/Lower/LoweringContext.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+using namespace gridjit;
+using llvm::Expected;
+using llvm::Value;
+
+namespace {
+
+Value *op0(const OpArgs &A) { return A.Operands[0]; }
+Value *op1(const OpArgs &A) { return A.Operands[1]; }
+
+//===----------------------------------------------------------------------===//
+// Arithmetic
+//===----------------------------------------------------------------------===//
+
+Expected<Value *> lowerAdd(LoweringContext &C, const OpArgs &A) {
+  return A.OperandTy.isFloat() ? C.B.CreateFAdd(op0(A), op1(A)) : C.B.CreateAdd(op0(A), op1(A));
+}
+Expected<Value *> lowerSub(LoweringContext &C, const OpArgs &A) {
+  return A.OperandTy.isFloat() ? C.B.CreateFSub(op0(A), op1(A)) : C.B.CreateSub(op0(A), op1(A));
+}
+Expected<Value *> lowerMul(LoweringContext &C, const OpArgs &A) {
+  return A.OperandTy.isFloat() ? C.B.CreateFMul(op0(A), op1(A)) : C.B.CreateMul(op0(A), op1(A));
+}
+
+// Integer x / y and x % y never trap: a zero divisor gives 0, and for
+// signed types MIN / -1 gives MIN (the wrapped quotient) and MIN % -1 gives
+// 0. The divisor is made safe first so the division itself is defined.
+Value *lowerIntDivRem(LoweringContext &C, const OpArgs &A, bool IsRem) {
+  llvm::IRBuilder<> &B = C.B;
+  Value *X = op0(A), *Y = op1(A);
+  llvm::Type *Ty = X->getType();
+  Value *Zero = llvm::ConstantInt::get(Ty, 0);
+  Value *One = llvm::ConstantInt::get(Ty, 1);
+  Value *IsZero = B.CreateICmpEQ(Y, Zero);
+  if (!A.OperandTy.isSignedInteger()) {
+    Value *SafeY = B.CreateSelect(IsZero, One, Y);
+    Value *R = IsRem ? B.CreateURem(X, SafeY) : B.CreateUDiv(X, SafeY);
+    return B.CreateSelect(IsZero, Zero, R);
+  }
+  // y == -1 is handled without dividing: x / -1 == 0 - x (wrapping),
+  // x % -1 == 0.
+  Value *IsMinusOne = B.CreateICmpEQ(Y, llvm::ConstantInt::getSigned(Ty, -1));
+  Value *Special = B.CreateOr(IsZero, IsMinusOne);
+  Value *SafeY = B.CreateSelect(Special, One, Y);
+  Value *R = IsRem ? B.CreateSRem(X, SafeY) : B.CreateSDiv(X, SafeY);
+  Value *MinusOneResult = IsRem ? Zero : B.CreateSub(Zero, X);
+  return B.CreateSelect(IsZero, Zero, B.CreateSelect(IsMinusOne, MinusOneResult, R));
+}
+
+Expected<Value *> lowerDiv(LoweringContext &C, const OpArgs &A) {
+  if (A.OperandTy.isFloat())
+    return C.B.CreateFDiv(op0(A), op1(A));
+  return lowerIntDivRem(C, A, /*IsRem=*/false);
+}
+Expected<Value *> lowerRem(LoweringContext &C, const OpArgs &A) {
+  if (A.OperandTy.isFloat()) // not reachable from verified KIR; kept total
+    return C.B.CreateFRem(op0(A), op1(A));
+  return lowerIntDivRem(C, A, /*IsRem=*/true);
+}
+
+// Shift amounts are taken modulo the width (as on x86), so every shift has
+// a defined result.
+Value *shiftAmount(LoweringContext &C, Value *Amt) {
+  unsigned Bits = Amt->getType()->getIntegerBitWidth();
+  return C.B.CreateAnd(Amt, llvm::ConstantInt::get(Amt->getType(), Bits - 1));
+}
+Expected<Value *> lowerShl(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateShl(op0(A), shiftAmount(C, op1(A)));
+}
+Expected<Value *> lowerShr(LoweringContext &C, const OpArgs &A) {
+  Value *Amt = shiftAmount(C, op1(A));
+  return A.OperandTy.isSignedInteger() ? C.B.CreateAShr(op0(A), Amt) : C.B.CreateLShr(op0(A), Amt);
+}
+Expected<Value *> lowerAnd(LoweringContext &C, const OpArgs &A) { return C.B.CreateAnd(op0(A), op1(A)); }
+Expected<Value *> lowerOr(LoweringContext &C, const OpArgs &A) { return C.B.CreateOr(op0(A), op1(A)); }
+Expected<Value *> lowerXor(LoweringContext &C, const OpArgs &A) { return C.B.CreateXor(op0(A), op1(A)); }
+
+//===----------------------------------------------------------------------===//
+// Comparisons: floats compare ordered, except != which is true for NaN (C).
+//===----------------------------------------------------------------------===//
+
+Value *compare(LoweringContext &C, const OpArgs &A, llvm::CmpInst::Predicate F,
+               llvm::CmpInst::Predicate S, llvm::CmpInst::Predicate U) {
+  if (A.OperandTy.isFloat())
+    return C.B.CreateFCmp(F, op0(A), op1(A));
+  bool Signed = A.OperandTy.isSignedInteger();
+  return C.B.CreateICmp(Signed ? S : U, op0(A), op1(A));
+}
+using P = llvm::CmpInst::Predicate;
+Expected<Value *> lowerEq(LoweringContext &C, const OpArgs &A) {
+  return compare(C, A, P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ);
+}
+Expected<Value *> lowerNe(LoweringContext &C, const OpArgs &A) {
+  return compare(C, A, P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE);
+}
+Expected<Value *> lowerLt(LoweringContext &C, const OpArgs &A) {
+  return compare(C, A, P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT);
+}
+Expected<Value *> lowerLe(LoweringContext &C, const OpArgs &A) {
+  return compare(C, A, P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE);
+}
+Expected<Value *> lowerGt(LoweringContext &C, const OpArgs &A) {
+  return compare(C, A, P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT);
+}
+Expected<Value *> lowerGe(LoweringContext &C, const OpArgs &A) {
+  return compare(C, A, P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE);
+}
+
+//===----------------------------------------------------------------------===//
+// Unary operators and casts
+//===----------------------------------------------------------------------===//
+
+Expected<Value *> lowerNeg(LoweringContext &C, const OpArgs &A) {
+  return A.OperandTy.isFloat() ? C.B.CreateFNeg(op0(A)) : C.B.CreateNeg(op0(A));
+}
+Expected<Value *> lowerNot(LoweringContext &C, const OpArgs &A) { return C.B.CreateNot(op0(A)); }
+Expected<Value *> lowerBitNot(LoweringContext &C, const OpArgs &A) { return C.B.CreateNot(op0(A)); }
+
+// `e as T` with the spec's semantics (docs/LangRef.md, "Types").
+Expected<Value *> lowerCast(LoweringContext &C, const OpArgs &A) {
+  llvm::IRBuilder<> &B = C.B;
+  Type From = A.OperandTy, To = A.ResultTy;
+  Value *V = op0(A);
+  llvm::Type *DestTy = C.toLLVM(To);
+  if (From == To)
+    return V;
+  if (From.isFloat() && To.isFloat())
+    return B.CreateFPCast(V, DestTy);
+  if (From.isFloat()) {
+    // Rounds toward zero and saturates; NaN gives 0.
+    llvm::Intrinsic::ID ID =
+        To.isSignedInteger() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    return B.CreateIntrinsic(ID, {DestTy, V->getType()}, {V});
+  }
+  bool SrcSigned = From.isSignedInteger(); // bool extends as unsigned (0/1)
+  if (To.isFloat())
+    return SrcSigned ? B.CreateSIToFP(V, DestTy) : B.CreateUIToFP(V, DestTy);
+  return B.CreateIntCast(V, DestTy, SrcSigned);
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+Expected<Value *> lowerPtrOffset(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateGEP(C.memType(A.OperandTy.getScalarKind()), op0(A), op1(A), "offset");
+}
+
+// The base is a pointer, or the address of an array; operand 1 is an i64.
+Expected<Value *> lowerElementAddr(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateGEP(C.memType(A.OperandTy.getScalarKind()), op0(A), op1(A), "elt");
+}
+
+Expected<Value *> lowerLoad(LoweringContext &C, const OpArgs &A) {
+  ScalarKind K = A.ResultTy.getScalarKind();
+  Value *V = C.B.CreateLoad(C.memType(K), op0(A));
+  if (K == ScalarKind::Bool)
+    V = C.B.CreateICmpNE(V, C.B.getInt8(0));
+  return V;
+}
+
+Expected<Value *> lowerStore(LoweringContext &C, const OpArgs &A) {
+  Value *V = op1(A);
+  if (A.ResultTy.isBool())
+    V = C.B.CreateZExt(V, C.B.getInt8Ty());
+  C.B.CreateStore(V, op0(A));
+  return nullptr;
+}
+
+// `var a: [T; N];` is zero-filled every time the declaration runs.
+Expected<Value *> lowerLocalArray(LoweringContext &C, const OpArgs &A) {
+  llvm::Type *Ty = C.toLLVM(A.ResultTy);
+  llvm::AllocaInst *Slot = C.createEntryAlloca(Ty, A.Var ? A.Var->Name : "array");
+  const llvm::DataLayout &DL = C.IR.getDataLayout();
+  C.B.CreateMemSet(Slot, C.B.getInt8(0), DL.getTypeAllocSize(Ty), Slot->getAlign());
+  return Slot;
+}
+
+Expected<Value *> lowerCallFunction(LoweringContext &C, const OpArgs &A) {
+  auto *Callee = llvm::cast<llvm::Function>(op0(A));
+  return C.B.CreateCall(Callee, A.Operands.drop_front());
+}
+
+//===----------------------------------------------------------------------===//
+// Atomics: relaxed (monotonic), returning the old value.
+//===----------------------------------------------------------------------===//
+
+Value *atomicRMW(LoweringContext &C, const OpArgs &A, llvm::AtomicRMWInst::BinOp Op) {
+  auto *I = C.B.CreateAtomicRMW(Op, op0(A), op1(A), llvm::MaybeAlign(),
+                                llvm::AtomicOrdering::Monotonic);
+  return I;
+}
+Expected<Value *> lowerAtomicAdd(LoweringContext &C, const OpArgs &A) {
+  return atomicRMW(C, A, A.ResultTy.isFloat() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add);
+}
+Expected<Value *> lowerAtomicSub(LoweringContext &C, const OpArgs &A) {
+  return atomicRMW(C, A, llvm::AtomicRMWInst::Sub);
+}
+Expected<Value *> lowerAtomicExch(LoweringContext &C, const OpArgs &A) {
+  return atomicRMW(C, A, llvm::AtomicRMWInst::Xchg);
+}
+Expected<Value *> lowerAtomicMin(LoweringContext &C, const OpArgs &A) {
+  return atomicRMW(C, A, A.ResultTy.isSignedInteger() ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin);
+}
+Expected<Value *> lowerAtomicMax(LoweringContext &C, const OpArgs &A) {
+  return atomicRMW(C, A, A.ResultTy.isSignedInteger() ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax);
+}
+Expected<Value *> lowerAtomicAnd(LoweringContext &C, const OpArgs &A) {
+  return atomicRMW(C, A, llvm::AtomicRMWInst::And);
+}
+Expected<Value *> lowerAtomicOr(LoweringContext &C, const OpArgs &A) {
+  return atomicRMW(C, A, llvm::AtomicRMWInst::Or);
+}
+Expected<Value *> lowerAtomicXor(LoweringContext &C, const OpArgs &A) {
+  return atomicRMW(C, A, llvm::AtomicRMWInst::Xor);
+}
+Expected<Value *> lowerAtomicCas(LoweringContext &C, const OpArgs &A) {
+  auto *I = C.B.CreateAtomicCmpXchg(op0(A), op1(A), A.Operands[2], llvm::MaybeAlign(),
+                                    llvm::AtomicOrdering::Monotonic,
+                                    llvm::AtomicOrdering::Monotonic);
+  return C.B.CreateExtractValue(I, 0, "old");
+}
+
+//===----------------------------------------------------------------------===//
+// Selection and math that is exact (or exactly rounded) everywhere.
+//===----------------------------------------------------------------------===//
+
+Expected<Value *> lowerSelect(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateSelect(op0(A), op1(A), A.Operands[2]);
+}
+
+Value *unaryIntrinsic(LoweringContext &C, llvm::Intrinsic::ID ID, Value *V) {
+  return C.B.CreateUnaryIntrinsic(ID, V);
+}
+
+Expected<Value *> lowerSqrt(LoweringContext &C, const OpArgs &A) {
+  return unaryIntrinsic(C, llvm::Intrinsic::sqrt, op0(A));
+}
+Expected<Value *> lowerFloor(LoweringContext &C, const OpArgs &A) {
+  return unaryIntrinsic(C, llvm::Intrinsic::floor, op0(A));
+}
+Expected<Value *> lowerCeil(LoweringContext &C, const OpArgs &A) {
+  return unaryIntrinsic(C, llvm::Intrinsic::ceil, op0(A));
+}
+// CUDA's round(): halfway cases away from zero.
+Expected<Value *> lowerRound(LoweringContext &C, const OpArgs &A) {
+  return unaryIntrinsic(C, llvm::Intrinsic::round, op0(A));
+}
+Expected<Value *> lowerTrunc(LoweringContext &C, const OpArgs &A) {
+  return unaryIntrinsic(C, llvm::Intrinsic::trunc, op0(A));
+}
+Expected<Value *> lowerFma(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateIntrinsic(llvm::Intrinsic::fma, {op0(A)->getType()},
+                             {op0(A), op1(A), A.Operands[2]});
+}
+Expected<Value *> lowerAbs(LoweringContext &C, const OpArgs &A) {
+  if (A.ResultTy.isFloat())
+    return unaryIntrinsic(C, llvm::Intrinsic::fabs, op0(A));
+  // abs(MIN) is MIN (wrapping), not poison.
+  return C.B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, op0(A), C.B.getFalse());
+}
+// Floats: CUDA's fminf/fmaxf return the other operand when one is NaN.
+Expected<Value *> lowerMin(LoweringContext &C, const OpArgs &A) {
+  llvm::Intrinsic::ID ID = A.ResultTy.isFloat()           ? llvm::Intrinsic::minnum
+                           : A.ResultTy.isSignedInteger() ? llvm::Intrinsic::smin
+                                                          : llvm::Intrinsic::umin;
+  return C.B.CreateBinaryIntrinsic(ID, op0(A), op1(A));
+}
+Expected<Value *> lowerMax(LoweringContext &C, const OpArgs &A) {
+  llvm::Intrinsic::ID ID = A.ResultTy.isFloat()           ? llvm::Intrinsic::maxnum
+                           : A.ResultTy.isSignedInteger() ? llvm::Intrinsic::smax
+                                                          : llvm::Intrinsic::umax;
+  return C.B.CreateBinaryIntrinsic(ID, op0(A), op1(A));
+}
+// clz(0) is the width, as CUDA's __clz.
+Expected<Value *> lowerClz(LoweringContext &C, const OpArgs &A) {
+  Value *N = C.B.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, op0(A), C.B.getFalse());
+  return C.B.CreateIntCast(N, C.B.getInt32Ty(), /*isSigned=*/false);
+}
+Expected<Value *> lowerPopc(LoweringContext &C, const OpArgs &A) {
+  Value *N = C.B.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, op0(A));
+  return C.B.CreateIntCast(N, C.B.getInt32Ty(), /*isSigned=*/false);
+}
+
+} // namespace
+
+llvm::Error gridjit::registerCommonLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit) {
+  struct Entry {
+    Op O;
+    LowerFn Fn;
+  };
+  const Entry Table[] = {
+      {Op::Add, lowerAdd},
+      {Op::Sub, lowerSub},
+      {Op::Mul, lowerMul},
+      {Op::Div, lowerDiv},
+      {Op::Rem, lowerRem},
+      {Op::Shl, lowerShl},
+      {Op::Shr, lowerShr},
+      {Op::And, lowerAnd},
+      {Op::Or, lowerOr},
+      {Op::Xor, lowerXor},
+      {Op::Eq, lowerEq},
+      {Op::Ne, lowerNe},
+      {Op::Lt, lowerLt},
+      {Op::Le, lowerLe},
+      {Op::Gt, lowerGt},
+      {Op::Ge, lowerGe},
+      {Op::Neg, lowerNeg},
+      {Op::Not, lowerNot},
+      {Op::BitNot, lowerBitNot},
+      {Op::Cast, lowerCast},
+      {Op::PtrOffset, lowerPtrOffset},
+      {Op::ElementAddr, lowerElementAddr},
+      {Op::Load, lowerLoad},
+      {Op::Store, lowerStore},
+      {Op::LocalArray, lowerLocalArray},
+      {Op::CallFunction, lowerCallFunction},
+      {Op::BuiltinAtomicAdd, lowerAtomicAdd},
+      {Op::BuiltinAtomicSub, lowerAtomicSub},
+      {Op::BuiltinAtomicExch, lowerAtomicExch},
+      {Op::BuiltinAtomicMin, lowerAtomicMin},
+      {Op::BuiltinAtomicMax, lowerAtomicMax},
+      {Op::BuiltinAtomicAnd, lowerAtomicAnd},
+      {Op::BuiltinAtomicOr, lowerAtomicOr},
+      {Op::BuiltinAtomicXor, lowerAtomicXor},
+      {Op::BuiltinAtomicCas, lowerAtomicCas},
+      {Op::BuiltinSelect, lowerSelect},
+      {Op::BuiltinSqrt, lowerSqrt},
+      {Op::BuiltinFloor, lowerFloor},
+      {Op::BuiltinCeil, lowerCeil},
+      {Op::BuiltinRound, lowerRound},
+      {Op::BuiltinTrunc, lowerTrunc},
+      {Op::BuiltinFma, lowerFma},
+      {Op::BuiltinAbs, lowerAbs},
+      {Op::BuiltinMin, lowerMin},
+      {Op::BuiltinMax, lowerMax},
+      {Op::BuiltinClz, lowerClz},
+      {Op::BuiltinPopc, lowerPopc},
+  };
+  for (const Entry &E : Table) {
+    if (llvm::is_contained(Omit, E.O))
+      continue;
+    if (llvm::Error Err = R.add(E.O, E.Fn))
+      return Err;
+  }
+  return llvm::Error::success();
+}

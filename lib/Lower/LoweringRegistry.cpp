@@ -1,0 +1,113 @@
+//===- LoweringRegistry.cpp - Per-target table of op lowerings ------------===//
+//
+// Part of gridjit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Lower/LoweringRegistry.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/BLAKE3.h"
+
+using namespace gridjit;
+
+namespace {
+constexpr std::string_view OpNames[] = {
+#define GRIDJIT_X(Id, Name) Name,
+    GRIDJIT_CORE_OPS(GRIDJIT_X)
+#undef GRIDJIT_X
+    "thread_idx", "block_idx", "block_dim", "grid_dim", "lane_id", "warp_size",
+#define GRIDJIT_X(Id, Name) Name,
+    GRIDJIT_BUILTIN_FUNCS(GRIDJIT_X)
+#undef GRIDJIT_X
+};
+static_assert(std::size(OpNames) == NumOps, "every op needs a name");
+} // namespace
+
+std::string_view gridjit::opName(Op O) { return OpNames[static_cast<unsigned>(O)]; }
+
+Op gridjit::opFor(BinaryOp B) {
+  switch (B) {
+  case BinaryOp::Add: return Op::Add;
+  case BinaryOp::Sub: return Op::Sub;
+  case BinaryOp::Mul: return Op::Mul;
+  case BinaryOp::Div: return Op::Div;
+  case BinaryOp::Rem: return Op::Rem;
+  case BinaryOp::Shl: return Op::Shl;
+  case BinaryOp::Shr: return Op::Shr;
+  case BinaryOp::And: return Op::And;
+  case BinaryOp::Or: return Op::Or;
+  case BinaryOp::Xor: return Op::Xor;
+  case BinaryOp::Eq: return Op::Eq;
+  case BinaryOp::Ne: return Op::Ne;
+  case BinaryOp::Lt: return Op::Lt;
+  case BinaryOp::Le: return Op::Le;
+  case BinaryOp::Gt: return Op::Gt;
+  case BinaryOp::Ge: return Op::Ge;
+  case BinaryOp::LAnd:
+  case BinaryOp::LOr:
+    break;
+  }
+  llvm_unreachable("short-circuit operators are control flow, not ops");
+}
+
+Op gridjit::opFor(UnaryOp U) {
+  switch (U) {
+  case UnaryOp::Neg: return Op::Neg;
+  case UnaryOp::Not: return Op::Not;
+  case UnaryOp::BitNot: return Op::BitNot;
+  case UnaryOp::AddrOf: return Op::ElementAddr;
+  }
+  llvm_unreachable("unknown unary operator");
+}
+
+Op gridjit::opFor(BuiltinValue V) {
+  assert(V != BuiltinValue::None && "not a builtin value");
+  return static_cast<Op>(static_cast<unsigned>(Op::ThreadIdx) + static_cast<unsigned>(V) -
+                         static_cast<unsigned>(BuiltinValue::ThreadIdx));
+}
+
+Op gridjit::opFor(BuiltinFunc F) {
+  assert(F != BuiltinFunc::None && "not a builtin function");
+  return static_cast<Op>(static_cast<unsigned>(Op::BuiltinSyncThreads) + static_cast<unsigned>(F) -
+                         static_cast<unsigned>(BuiltinFunc::SyncThreads));
+}
+
+llvm::Error LoweringRegistry::add(Op O, LowerFn Fn, unsigned Version) {
+  if (isFrozen())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "lowering registry of target '%s' is frozen: cannot "
+                                   "register a lowering for '%s' after construction",
+                                   TargetName.c_str(), std::string(opName(O)).c_str());
+  Entry &E = Entries[static_cast<unsigned>(O)];
+  if (E.Fn)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "target '%s' registers two lowerings for '%s'",
+                                   TargetName.c_str(), std::string(opName(O)).c_str());
+  E.Fn = Fn;
+  E.Version = Version;
+  return llvm::Error::success();
+}
+
+std::vector<Op> LoweringRegistry::missing() const {
+  std::vector<Op> Ops;
+  for (unsigned I = 0; I < NumOps; ++I)
+    if (!Entries[I].Fn)
+      Ops.push_back(static_cast<Op>(I));
+  return Ops;
+}
+
+std::string LoweringRegistry::fingerprint() const {
+  llvm::BLAKE3 Hasher;
+  auto AddText = [&](std::string_view S) {
+    Hasher.update(llvm::StringRef(S.data(), S.size()));
+    Hasher.update(llvm::StringRef("\0", 1));
+  };
+  AddText(TargetName);
+  for (unsigned I = 0; I < NumOps; ++I) {
+    AddText(OpNames[I]);
+    AddText(Entries[I].Fn ? std::to_string(Entries[I].Version) : "absent");
+  }
+  auto Digest = Hasher.final();
+  return llvm::toHex(Digest, /*LowerCase=*/true);
+}

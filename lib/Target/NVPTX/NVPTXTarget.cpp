@@ -1,0 +1,587 @@
+//===- NVPTXTarget.cpp - KIR to PTX through LLVM's NVPTX backend ----------===//
+//
+// Part of gridjit. The NVPTX target: its lowering registry (the common
+// lowerings plus the GPU-specific ones below: thread indices, barriers,
+// fences, warp operations, shared memory, grid_sync and libdevice math),
+// the optimisation pipeline and PTX emission.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../Lower/CommonLowerings.h"
+#include "gridjit/Lower/LoweringContext.h"
+#include "gridjit/Target/Target.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <mutex>
+
+using namespace gridjit;
+using llvm::Expected;
+using llvm::Value;
+
+namespace {
+
+constexpr const char *Triple = "nvptx64-nvidia-cuda";
+
+// PTX ISA version per architecture: the lowest that supports the
+// architecture, so the PTX loads on the oldest driver that knows the GPU.
+constexpr NVPTXArchInfo Archs[] = {
+    {"sm_70", 70, 60}, {"sm_72", 72, 61}, {"sm_75", 75, 63}, {"sm_80", 80, 70},
+    {"sm_86", 86, 71}, {"sm_87", 87, 74}, {"sm_89", 89, 78}, {"sm_90", 90, 78},
+};
+
+/// LLVM keeps its targets in process-wide registries; filling them is
+/// idempotent and done once, before the first NVPTX target exists.
+void initializeNVPTXBackend() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+class NVPTXTarget : public Target {
+public:
+  NVPTXTarget(const NVPTXArchInfo &Arch, std::string Libdevice, std::string LibdevicePath)
+      : Target("nvptx"), Arch(Arch), Libdevice(std::move(Libdevice)),
+        LibdevicePath(std::move(LibdevicePath)) {}
+
+  llvm::Error init(llvm::ArrayRef<Op> Omit);
+
+  std::string_view getName() const override { return "nvptx"; }
+  std::string_view getArch() const override { return Arch.Arch; }
+  std::string getFingerprint() const override { return Fingerprint; }
+  unsigned getAddrSpace(AddrSpace AS) const override {
+    switch (AS) {
+    case AddrSpace::Global:
+      return 1;
+    case AddrSpace::Shared:
+      return 3;
+    case AddrSpace::Local:
+      // Allocas are generic pointers in NVPTX IR (NVPTXLowerAlloca turns
+      // them into local accesses), so `ptr<T, local>` is generic.
+      return 0;
+    }
+    return 0;
+  }
+  llvm::Error prepareModule(llvm::Module &IR) const override {
+    IR.setTargetTriple(Triple);
+    IR.setDataLayout(DataLayout);
+    return llvm::Error::success();
+  }
+  void markKernel(llvm::Module &IR, llvm::Function &F) const override;
+  llvm::Error finishModule(llvm::Module &IR) const override;
+  llvm::Error optimize(llvm::Module &IR, const CompileOptions &Opts) const override;
+  Expected<std::string> codegen(llvm::Module &IR, EmitKind Kind,
+                                const CompileOptions &Opts) const override;
+
+  bool hasLibdevice() const { return !Libdevice.empty(); }
+
+private:
+  Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(unsigned OptLevel) const;
+
+  NVPTXArchInfo Arch;
+  std::string Libdevice; ///< libdevice bitcode, read once; empty if absent
+  std::string LibdevicePath;
+  std::string DataLayout;
+  std::string Fingerprint;
+};
+
+//===----------------------------------------------------------------------===//
+// GPU-specific lowerings
+//===----------------------------------------------------------------------===//
+
+Value *readSReg(LoweringContext &C, llvm::Intrinsic::ID X, llvm::Intrinsic::ID Y,
+                llvm::Intrinsic::ID Z, unsigned Field) {
+  llvm::Intrinsic::ID IDs[] = {X, Y, Z};
+  return C.B.CreateIntrinsic(IDs[Field], {}, {});
+}
+
+Expected<Value *> lowerThreadIdx(LoweringContext &C, const OpArgs &A) {
+  using namespace llvm::Intrinsic;
+  return readSReg(C, nvvm_read_ptx_sreg_tid_x, nvvm_read_ptx_sreg_tid_y, nvvm_read_ptx_sreg_tid_z,
+                  A.Field);
+}
+Expected<Value *> lowerBlockIdx(LoweringContext &C, const OpArgs &A) {
+  using namespace llvm::Intrinsic;
+  return readSReg(C, nvvm_read_ptx_sreg_ctaid_x, nvvm_read_ptx_sreg_ctaid_y,
+                  nvvm_read_ptx_sreg_ctaid_z, A.Field);
+}
+Expected<Value *> lowerBlockDim(LoweringContext &C, const OpArgs &A) {
+  using namespace llvm::Intrinsic;
+  return readSReg(C, nvvm_read_ptx_sreg_ntid_x, nvvm_read_ptx_sreg_ntid_y,
+                  nvvm_read_ptx_sreg_ntid_z, A.Field);
+}
+Expected<Value *> lowerGridDim(LoweringContext &C, const OpArgs &A) {
+  using namespace llvm::Intrinsic;
+  return readSReg(C, nvvm_read_ptx_sreg_nctaid_x, nvvm_read_ptx_sreg_nctaid_y,
+                  nvvm_read_ptx_sreg_nctaid_z, A.Field);
+}
+Expected<Value *> lowerLaneId(LoweringContext &C, const OpArgs &) {
+  return C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid, {}, {});
+}
+Expected<Value *> lowerWarpSize(LoweringContext &C, const OpArgs &) { return C.B.getInt32(32); }
+
+Expected<Value *> lowerSyncThreads(LoweringContext &C, const OpArgs &) {
+  C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  return nullptr;
+}
+Expected<Value *> lowerSyncWarp(LoweringContext &C, const OpArgs &) {
+  C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {C.B.getInt32(-1)});
+  return nullptr;
+}
+Expected<Value *> lowerFence(LoweringContext &C, const OpArgs &) {
+  C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
+  return nullptr;
+}
+Expected<Value *> lowerFenceBlock(LoweringContext &C, const OpArgs &) {
+  C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_cta, {}, {});
+  return nullptr;
+}
+
+/// The module's grid barrier function, made on first use. See lowerGridSync.
+llvm::Function *getGridSyncFunction(LoweringContext &C) {
+  constexpr const char *Name = "__gridjit_grid_sync";
+  if (llvm::Function *F = C.IR.getFunction(Name))
+    return F;
+  llvm::LLVMContext &Ctx = C.getContext();
+  llvm::Type *I32 = llvm::Type::getInt32Ty(Ctx);
+  auto MakeCounter = [&](const char *N) {
+    return new llvm::GlobalVariable(C.IR, I32, /*isConstant=*/false,
+                                    llvm::GlobalValue::InternalLinkage,
+                                    llvm::ConstantInt::get(I32, 0), N, nullptr,
+                                    llvm::GlobalValue::NotThreadLocal, /*AddressSpace=*/1);
+  };
+  llvm::GlobalVariable *Count = MakeCounter("__gridjit_grid_count");
+  llvm::GlobalVariable *Gen = MakeCounter("__gridjit_grid_generation");
+
+  auto *F = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(Ctx), false),
+                                   llvm::GlobalValue::InternalLinkage, Name, C.IR);
+  F->addFnAttr(llvm::Attribute::NoInline);
+  F->addFnAttr(llvm::Attribute::Convergent);
+  auto *Entry = llvm::BasicBlock::Create(Ctx, "entry", F);
+  auto *Leader = llvm::BasicBlock::Create(Ctx, "leader", F);
+  auto *Last = llvm::BasicBlock::Create(Ctx, "last", F);
+  auto *Wait = llvm::BasicBlock::Create(Ctx, "wait", F);
+  auto *Done = llvm::BasicBlock::Create(Ctx, "done", F);
+  llvm::IRBuilder<> B(Entry);
+  using namespace llvm::Intrinsic;
+  auto SReg = [&](llvm::Intrinsic::ID ID) { return B.CreateIntrinsic(ID, {}, {}); };
+
+  // Every thread of the block arrives; thread (0,0,0) then represents it.
+  B.CreateIntrinsic(nvvm_barrier0, {}, {});
+  Value *Tid = B.CreateOr(B.CreateOr(SReg(nvvm_read_ptx_sreg_tid_x), SReg(nvvm_read_ptx_sreg_tid_y)),
+                          SReg(nvvm_read_ptx_sreg_tid_z));
+  B.CreateCondBr(B.CreateICmpEQ(Tid, B.getInt32(0)), Leader, Done);
+
+  // The leader reads the generation before arriving; the last block to
+  // arrive resets the count and bumps the generation, releasing the rest.
+  B.SetInsertPoint(Leader);
+  Value *Blocks = B.CreateMul(B.CreateMul(SReg(nvvm_read_ptx_sreg_nctaid_x),
+                                          SReg(nvvm_read_ptx_sreg_nctaid_y)),
+                              SReg(nvvm_read_ptx_sreg_nctaid_z));
+  B.CreateIntrinsic(nvvm_membar_gl, {}, {});
+  llvm::LoadInst *MyGen = B.CreateLoad(I32, Gen, /*isVolatile=*/true, "gen");
+  Value *Arrived = B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Count, B.getInt32(1),
+                                     llvm::MaybeAlign(4), llvm::AtomicOrdering::SequentiallyConsistent);
+  B.CreateCondBr(B.CreateICmpEQ(Arrived, B.CreateSub(Blocks, B.getInt32(1))), Last, Wait);
+
+  B.SetInsertPoint(Last);
+  B.CreateStore(B.getInt32(0), Count, /*isVolatile=*/true);
+  B.CreateIntrinsic(nvvm_membar_gl, {}, {});
+  B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Gen, B.getInt32(1), llvm::MaybeAlign(4),
+                    llvm::AtomicOrdering::SequentiallyConsistent);
+  B.CreateBr(Done);
+
+  B.SetInsertPoint(Wait);
+  Value *Now = B.CreateLoad(I32, Gen, /*isVolatile=*/true, "now");
+  B.CreateCondBr(B.CreateICmpEQ(Now, MyGen), Wait, Done);
+
+  B.SetInsertPoint(Done);
+  B.CreateIntrinsic(nvvm_membar_gl, {}, {});
+  B.CreateIntrinsic(nvvm_barrier0, {}, {});
+  B.CreateRetVoid();
+  return F;
+}
+
+// grid_sync(): a grid-wide barrier built from a counter and a generation
+// number in global memory (no libcudadevrt). It relies on every block of
+// the grid being resident at once, which the cooperative launch that the
+// runtime uses for kernels marked Cooperative guarantees. Two cooperative
+// launches of one loaded module must not run at the same time (they would
+// share the counter); the runtime serialises them.
+Expected<Value *> lowerGridSync(LoweringContext &C, const OpArgs &) {
+  llvm::CallInst *Call = C.B.CreateCall(getGridSyncFunction(C));
+  Call->addFnAttr(llvm::Attribute::Convergent);
+  return nullptr;
+}
+
+// Warp shuffles: 32-bit values use one shfl.sync; 64-bit ones are split into
+// two halves. The clamp operand is 0x1f for idx/down/xor and 0 for up, as in
+// CUDA's __shfl_*_sync with the full warp.
+Value *shuffle32(LoweringContext &C, BuiltinFunc Kind, Value *V, Value *Lane) {
+  using namespace llvm::Intrinsic;
+  bool F = V->getType()->isFloatTy();
+  llvm::Intrinsic::ID ID;
+  unsigned Clamp = 0x1f;
+  switch (Kind) {
+  case BuiltinFunc::ShflUp:
+    ID = F ? nvvm_shfl_sync_up_f32 : nvvm_shfl_sync_up_i32;
+    Clamp = 0;
+    break;
+  case BuiltinFunc::ShflDown:
+    ID = F ? nvvm_shfl_sync_down_f32 : nvvm_shfl_sync_down_i32;
+    break;
+  case BuiltinFunc::ShflXor:
+    ID = F ? nvvm_shfl_sync_bfly_f32 : nvvm_shfl_sync_bfly_i32;
+    break;
+  default:
+    ID = F ? nvvm_shfl_sync_idx_f32 : nvvm_shfl_sync_idx_i32;
+    break;
+  }
+  return C.B.CreateIntrinsic(ID, {}, {C.B.getInt32(-1), V, Lane, C.B.getInt32(Clamp)});
+}
+
+Value *shuffle(LoweringContext &C, BuiltinFunc Kind, const OpArgs &A) {
+  llvm::IRBuilder<> &B = C.B;
+  Value *V = A.Operands[0], *Lane = A.Operands[1];
+  llvm::Type *Ty = V->getType();
+  if (Ty->getPrimitiveSizeInBits() == 32)
+    return shuffle32(C, Kind, V, Lane);
+  Value *Bits = Ty->isDoubleTy() ? B.CreateBitCast(V, B.getInt64Ty()) : V;
+  Value *Lo = shuffle32(C, Kind, B.CreateTrunc(Bits, B.getInt32Ty()), Lane);
+  Value *Hi = shuffle32(C, Kind, B.CreateTrunc(B.CreateLShr(Bits, 32), B.getInt32Ty()), Lane);
+  Value *R = B.CreateOr(B.CreateZExt(Lo, B.getInt64Ty()),
+                        B.CreateShl(B.CreateZExt(Hi, B.getInt64Ty()), 32));
+  return Ty->isDoubleTy() ? B.CreateBitCast(R, Ty) : R;
+}
+Expected<Value *> lowerShfl(LoweringContext &C, const OpArgs &A) {
+  return shuffle(C, BuiltinFunc::Shfl, A);
+}
+Expected<Value *> lowerShflUp(LoweringContext &C, const OpArgs &A) {
+  return shuffle(C, BuiltinFunc::ShflUp, A);
+}
+Expected<Value *> lowerShflDown(LoweringContext &C, const OpArgs &A) {
+  return shuffle(C, BuiltinFunc::ShflDown, A);
+}
+Expected<Value *> lowerShflXor(LoweringContext &C, const OpArgs &A) {
+  return shuffle(C, BuiltinFunc::ShflXor, A);
+}
+Expected<Value *> lowerVoteAny(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_any_sync, {}, {C.B.getInt32(-1), A.Operands[0]});
+}
+Expected<Value *> lowerVoteAll(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_all_sync, {}, {C.B.getInt32(-1), A.Operands[0]});
+}
+Expected<Value *> lowerBallot(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {}, {C.B.getInt32(-1), A.Operands[0]});
+}
+
+// `shared t: [T; N];` is a module-level array in the shared address space,
+// one per declaration, named after the kernel and the variable.
+Expected<Value *> lowerSharedArray(LoweringContext &C, const OpArgs &A) {
+  llvm::Type *Ty = C.toLLVM(A.ResultTy);
+  std::string Name = C.CurDecl->Name + "." + A.Var->Name;
+  auto *G = new llvm::GlobalVariable(C.IR, Ty, /*isConstant=*/false,
+                                     llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(Ty),
+                                     Name, nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  G->setAlignment(llvm::Align(16));
+  return G;
+}
+
+// `shared t: [T];`: every kernel's dynamic shared memory starts at the same
+// external symbol; the launch decides its size.
+Expected<Value *> lowerDynamicShared(LoweringContext &C, const OpArgs &) {
+  constexpr const char *Name = "__gridjit_dynamic_shared";
+  if (llvm::GlobalVariable *G = C.IR.getGlobalVariable(Name))
+    return G;
+  llvm::Type *Ty = llvm::ArrayType::get(C.B.getInt8Ty(), 0);
+  auto *G = new llvm::GlobalVariable(C.IR, Ty, /*isConstant=*/false,
+                                     llvm::GlobalValue::ExternalLinkage, nullptr, Name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, 3);
+  G->setAlignment(llvm::Align(16));
+  return G;
+}
+
+// Transcendental math calls libdevice (`__nv_sinf`, `__nv_sin`, ...), which
+// meets CUDA's documented accuracy because it is CUDA's implementation.
+Expected<Value *> callLibdevice(LoweringContext &C, const OpArgs &A, llvm::StringRef Base) {
+  const auto &T = static_cast<const NVPTXTarget &>(C.T);
+  if (!T.hasLibdevice())
+    return C.error(A.Loc, "'" + Base + "' on target 'nvptx' needs libdevice from the CUDA "
+                          "toolkit, which was not found (set CUDA_HOME)");
+  bool F32 = A.ResultTy.getScalarKind() == ScalarKind::F32;
+  std::string Name = ("__nv_" + Base + (F32 ? "f" : "")).str();
+  llvm::Type *Ty = A.Operands[0]->getType();
+  std::vector<llvm::Type *> Params(A.Operands.size(), Ty);
+  llvm::FunctionCallee Fn = C.IR.getOrInsertFunction(Name, llvm::FunctionType::get(Ty, Params, false));
+  return C.B.CreateCall(Fn, A.Operands);
+}
+
+#define GRIDJIT_LIBDEVICE(Fn, Base)                                                                \
+  Expected<Value *> Fn(LoweringContext &C, const OpArgs &A) { return callLibdevice(C, A, Base); }
+GRIDJIT_LIBDEVICE(lowerRsqrt, "rsqrt")
+GRIDJIT_LIBDEVICE(lowerExp, "exp")
+GRIDJIT_LIBDEVICE(lowerExp2, "exp2")
+GRIDJIT_LIBDEVICE(lowerLog, "log")
+GRIDJIT_LIBDEVICE(lowerLog2, "log2")
+GRIDJIT_LIBDEVICE(lowerLog10, "log10")
+GRIDJIT_LIBDEVICE(lowerSin, "sin")
+GRIDJIT_LIBDEVICE(lowerCos, "cos")
+GRIDJIT_LIBDEVICE(lowerTan, "tan")
+GRIDJIT_LIBDEVICE(lowerTanh, "tanh")
+GRIDJIT_LIBDEVICE(lowerPow, "pow")
+#undef GRIDJIT_LIBDEVICE
+
+//===----------------------------------------------------------------------===//
+// NVPTXTarget
+//===----------------------------------------------------------------------===//
+
+llvm::Error NVPTXTarget::init(llvm::ArrayRef<Op> Omit) {
+  LoweringRegistry &R = getMutableRegistry();
+  if (llvm::Error E = registerCommonLowerings(R, Omit))
+    return E;
+  struct Entry {
+    Op O;
+    LowerFn Fn;
+  };
+  const Entry Table[] = {
+      {Op::ThreadIdx, lowerThreadIdx},
+      {Op::BlockIdx, lowerBlockIdx},
+      {Op::BlockDim, lowerBlockDim},
+      {Op::GridDim, lowerGridDim},
+      {Op::LaneId, lowerLaneId},
+      {Op::WarpSize, lowerWarpSize},
+      {Op::SharedArray, lowerSharedArray},
+      {Op::DynamicShared, lowerDynamicShared},
+      {Op::BuiltinSyncThreads, lowerSyncThreads},
+      {Op::BuiltinSyncWarp, lowerSyncWarp},
+      {Op::BuiltinGridSync, lowerGridSync},
+      {Op::BuiltinFence, lowerFence},
+      {Op::BuiltinFenceBlock, lowerFenceBlock},
+      {Op::BuiltinShfl, lowerShfl},
+      {Op::BuiltinShflUp, lowerShflUp},
+      {Op::BuiltinShflDown, lowerShflDown},
+      {Op::BuiltinShflXor, lowerShflXor},
+      {Op::BuiltinVoteAny, lowerVoteAny},
+      {Op::BuiltinVoteAll, lowerVoteAll},
+      {Op::BuiltinBallot, lowerBallot},
+      {Op::BuiltinRsqrt, lowerRsqrt},
+      {Op::BuiltinExp, lowerExp},
+      {Op::BuiltinExp2, lowerExp2},
+      {Op::BuiltinLog, lowerLog},
+      {Op::BuiltinLog2, lowerLog2},
+      {Op::BuiltinLog10, lowerLog10},
+      {Op::BuiltinSin, lowerSin},
+      {Op::BuiltinCos, lowerCos},
+      {Op::BuiltinTan, lowerTan},
+      {Op::BuiltinTanh, lowerTanh},
+      {Op::BuiltinPow, lowerPow},
+  };
+  for (const Entry &E : Table) {
+    if (llvm::is_contained(Omit, E.O))
+      continue;
+    if (llvm::Error Err = R.add(E.O, E.Fn))
+      return Err;
+  }
+  // Complete before use: a gap here is a bug in gridjit, caught when the
+  // target is made rather than when some kernel first needs the op.
+  if (Omit.empty() && !R.missing().empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: target 'nvptx' has no lowering for '%s'",
+                                   std::string(opName(R.missing().front())).c_str());
+  R.freeze();
+
+  auto TM = createTargetMachine(3);
+  if (!TM)
+    return TM.takeError();
+  DataLayout = (*TM)->createDataLayout().getStringRepresentation();
+
+  llvm::BLAKE3 H;
+  H.update(R.fingerprint());
+  H.update(Arch.Arch);
+  H.update(std::to_string(Arch.PtxVersion));
+  H.update(Libdevice);
+  Fingerprint = llvm::toHex(H.final(), /*LowerCase=*/true);
+  return llvm::Error::success();
+}
+
+Expected<std::unique_ptr<llvm::TargetMachine>>
+NVPTXTarget::createTargetMachine(unsigned OptLevel) const {
+  std::string Err;
+  const llvm::Target *T = llvm::TargetRegistry::lookupTarget(Triple, Err);
+  if (!T)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the NVPTX backend is not available: %s", Err.c_str());
+  llvm::TargetOptions Options;
+  auto Level = llvm::CodeGenOptLevel::Aggressive;
+  if (OptLevel == 0)
+    Level = llvm::CodeGenOptLevel::None;
+  else if (OptLevel == 1)
+    Level = llvm::CodeGenOptLevel::Less;
+  else if (OptLevel == 2)
+    Level = llvm::CodeGenOptLevel::Default;
+  std::string Features = "+ptx" + std::to_string(Arch.PtxVersion);
+  std::unique_ptr<llvm::TargetMachine> TM(T->createTargetMachine(
+      Triple, Arch.Arch, Features, Options, std::nullopt, std::nullopt, Level));
+  if (!TM)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot create an NVPTX target machine for %s", Arch.Arch);
+  return std::move(TM);
+}
+
+void NVPTXTarget::markKernel(llvm::Module &IR, llvm::Function &F) const {
+  // LLVM 19's NVPTX backend recognises kernels by this annotation.
+  llvm::LLVMContext &Ctx = IR.getContext();
+  llvm::Metadata *MD[] = {llvm::ValueAsMetadata::get(&F), llvm::MDString::get(Ctx, "kernel"),
+                          llvm::ConstantAsMetadata::get(
+                              llvm::ConstantInt::get(llvm::Type::getInt32Ty(Ctx), 1))};
+  IR.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(Ctx, MD));
+}
+
+// Links the libdevice functions the module calls (only those), then makes
+// every non-kernel function internal so the optimiser may inline or drop it.
+llvm::Error NVPTXTarget::finishModule(llvm::Module &IR) const {
+  bool NeedsLibdevice = false;
+  for (const llvm::Function &F : IR)
+    if (F.isDeclaration() && F.getName().starts_with("__nv_"))
+      NeedsLibdevice = true;
+  if (NeedsLibdevice) {
+    // Lazy loading materialises only the functions the linker pulls in,
+    // which is far cheaper than parsing all of libdevice for every compile.
+    auto Lib = llvm::getLazyBitcodeModule(llvm::MemoryBufferRef(Libdevice, LibdevicePath),
+                                          IR.getContext());
+    if (!Lib)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cannot read libdevice '%s': %s", LibdevicePath.c_str(),
+                                     llvm::toString(Lib.takeError()).c_str());
+    (*Lib)->setTargetTriple(IR.getTargetTriple());
+    (*Lib)->setDataLayout(IR.getDataLayout());
+    if (llvm::Linker::linkModules(IR, std::move(*Lib), llvm::Linker::LinkOnlyNeeded))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cannot link libdevice '%s'", LibdevicePath.c_str());
+  }
+  llvm::DenseSet<const llvm::Function *> Kernels;
+  if (llvm::NamedMDNode *A = IR.getNamedMetadata("nvvm.annotations"))
+    for (const llvm::MDNode *N : A->operands())
+      if (auto *F = llvm::mdconst::dyn_extract_or_null<llvm::Function>(N->getOperand(0)))
+        Kernels.insert(F);
+  for (llvm::Function &F : IR)
+    if (!F.isDeclaration() && !Kernels.count(&F))
+      F.setLinkage(llvm::GlobalValue::InternalLinkage);
+  return llvm::Error::success();
+}
+
+llvm::Error NVPTXTarget::optimize(llvm::Module &IR, const CompileOptions &Opts) const {
+  auto TM = createTargetMachine(Opts.OptLevel);
+  if (!TM)
+    return TM.takeError();
+  llvm::LoopAnalysisManager LAM;
+  llvm::FunctionAnalysisManager FAM;
+  llvm::CGSCCAnalysisManager CGAM;
+  llvm::ModuleAnalysisManager MAM;
+  llvm::PassBuilder PB(TM->get());
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  llvm::OptimizationLevel Levels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+                                      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  llvm::OptimizationLevel L = Levels[std::min(Opts.OptLevel, 3u)];
+  llvm::ModulePassManager MPM =
+      Opts.OptLevel == 0 ? PB.buildO0DefaultPipeline(L) : PB.buildPerModuleDefaultPipeline(L);
+  MPM.run(IR, MAM);
+  std::string Problems;
+  llvm::raw_string_ostream OS(Problems);
+  if (llvm::verifyModule(IR, &OS))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: optimisation produced invalid LLVM IR:\n%s",
+                                   Problems.c_str());
+  return llvm::Error::success();
+}
+
+Expected<std::string> NVPTXTarget::codegen(llvm::Module &IR, EmitKind Kind,
+                                           const CompileOptions &Opts) const {
+  if (Kind == EmitKind::Object)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the nvptx target emits PTX ('--emit=ptx'); a cubin is made "
+                                   "by the CUDA driver when the module is loaded");
+  auto TM = createTargetMachine(Opts.OptLevel);
+  if (!TM)
+    return TM.takeError();
+  llvm::SmallString<0> Out;
+  llvm::raw_svector_ostream OS(Out);
+  llvm::legacy::PassManager PM;
+  if ((*TM)->addPassesToEmitFile(PM, OS, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the NVPTX backend cannot emit assembly");
+  PM.run(IR);
+  return std::string(Out.str());
+}
+
+/// Reads libdevice from \p Path, or from the usual CUDA locations when
+/// \p Path is empty. Returns the path used ("" when none was found).
+Expected<std::pair<std::string, std::string>> findLibdevice(const std::string &Path) {
+  std::vector<std::string> Candidates;
+  if (!Path.empty()) {
+    Candidates.push_back(Path);
+  } else {
+    if (std::optional<std::string> Home = llvm::sys::Process::GetEnv("CUDA_HOME"))
+      Candidates.push_back(*Home + "/nvvm/libdevice/libdevice.10.bc");
+    Candidates.push_back("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc");
+  }
+  for (const std::string &C : Candidates) {
+    auto Buf = llvm::MemoryBuffer::getFile(C);
+    if (Buf)
+      return std::make_pair(C, (*Buf)->getBuffer().str());
+    if (!Path.empty())
+      return llvm::createStringError(Buf.getError(), "cannot read libdevice '%s': %s",
+                                     C.c_str(), Buf.getError().message().c_str());
+  }
+  return std::make_pair(std::string(), std::string());
+}
+
+} // namespace
+
+llvm::ArrayRef<NVPTXArchInfo> gridjit::getNVPTXArchs() { return Archs; }
+
+Expected<std::unique_ptr<Target>> gridjit::createNVPTXTarget(const NVPTXTargetOptions &Opts) {
+  const NVPTXArchInfo *Arch = nullptr;
+  for (const NVPTXArchInfo &A : Archs)
+    if (Opts.Arch == A.Arch)
+      Arch = &A;
+  if (!Arch) {
+    std::string Known;
+    for (const NVPTXArchInfo &A : Archs)
+      Known += (Known.empty() ? "" : ", ") + std::string(A.Arch);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown NVPTX architecture '%s' (known: %s)",
+                                   Opts.Arch.c_str(), Known.c_str());
+  }
+  initializeNVPTXBackend();
+  auto Lib = findLibdevice(Opts.LibdevicePath);
+  if (!Lib)
+    return Lib.takeError();
+  auto T = std::make_unique<NVPTXTarget>(*Arch, std::move(Lib->second), std::move(Lib->first));
+  if (llvm::Error E = T->init(Opts.OmitLowerings))
+    return std::move(E);
+  return std::move(T);
+}

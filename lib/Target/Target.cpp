@@ -1,0 +1,74 @@
+//===- Target.cpp - The compile pipeline around a target ------------------===//
+//
+// Part of gridjit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Target/Target.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace gridjit;
+
+namespace {
+/// Adds the milliseconds since construction to *Slot (if any) when destroyed.
+class PhaseTimer {
+public:
+  explicit PhaseTimer(double *Slot) : Slot(Slot), Start(std::chrono::steady_clock::now()) {}
+  ~PhaseTimer() {
+    if (Slot)
+      *Slot += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start)
+                   .count();
+  }
+
+private:
+  double *Slot;
+  std::chrono::steady_clock::time_point Start;
+};
+} // namespace
+
+llvm::Expected<std::string> Target::emit(const Module &M, EmitKind Kind,
+                                         const CompileOptions &Opts, PhaseTimes *Times) const {
+  // Each compile owns its context: nothing LLVM-side is shared between
+  // threads compiling at the same time.
+  llvm::LLVMContext Ctx;
+  std::unique_ptr<llvm::Module> IR;
+  {
+    PhaseTimer T(Times ? &Times->LowerMs : nullptr);
+    auto L = lower(M, Ctx);
+    if (!L)
+      return L.takeError();
+    IR = std::move(*L);
+  }
+  {
+    PhaseTimer T(Times ? &Times->OptimizeMs : nullptr);
+    if (llvm::Error E = optimize(*IR, Opts))
+      return std::move(E);
+  }
+  if (Kind == EmitKind::LLVM) {
+    std::string Text;
+    llvm::raw_string_ostream OS(Text);
+    IR->print(OS, nullptr);
+    return Text;
+  }
+  PhaseTimer T(Times ? &Times->CodegenMs : nullptr);
+  return codegen(*IR, Kind, Opts);
+}
+
+llvm::Expected<Artifact> Target::compile(const Module &M, const CompileOptions &Opts,
+                                         PhaseTimes *Times) const {
+  EmitKind Kind = getName() == "nvptx" ? EmitKind::Assembly : EmitKind::Object;
+  auto Payload = emit(M, Kind, Opts, Times);
+  if (!Payload)
+    return Payload.takeError();
+  Artifact A;
+  A.TargetName = std::string(getName());
+  A.Arch = std::string(getArch());
+  A.Payload = std::move(*Payload);
+  A.Kernels = describeKernels(M);
+  return A;
+}
