@@ -1,0 +1,323 @@
+//===- BuilderTest.cpp - Building KIR modules from C++ --------------------===//
+//
+// Part of gridjit. Each test builds a module with the builder API and checks
+// that it prints exactly as the equivalent hand-written text does after
+// parsing, and that the verifier accepts it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/IR/Builder.h"
+#include "gridjit/IR/Printer.h"
+#include "gridjit/Parse/Parser.h"
+#include "gridjit/Sema/Verifier.h"
+
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+using namespace gridjit;
+using namespace gridjit::kir;
+
+namespace {
+
+/// The message of \p E (empty for success); consumes it.
+std::string errorText(llvm::Error E) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  llvm::handleAllErrors(std::move(E),
+                        [&](const llvm::ErrorInfoBase &EI) { EI.log(OS); });
+  return S;
+}
+
+/// print(parse(Text)), or "PARSE ERROR: ..." so that a failure shows why.
+std::string canonical(std::string_view Text) {
+  auto M = parseModule(Text, "expected.kir");
+  if (!M)
+    return "PARSE ERROR: " + errorText(M.takeError());
+  return printModule(**M);
+}
+
+/// The built module prints as \p Text does, and both it and the parsed text
+/// pass the verifier.
+void expectBuilds(Module &Built, std::string_view Text) {
+  EXPECT_EQ(printModule(Built), canonical(Text));
+  EXPECT_EQ(errorText(verifyModule(Built)), "");
+  EXPECT_TRUE(Built.Verified);
+  // Verification fills in semantic fields only: the text is unchanged.
+  EXPECT_EQ(printModule(Built), canonical(Text));
+}
+
+TEST(BuilderTest, Saxpy) {
+  ModuleBuilder MB("saxpy.kir");
+  FunctionBuilder K = MB.kernel(
+      "saxpy",
+      {{"n", i32()}, {"a", f32()}, {"x", ptr(f32())}, {"y", ptr(f32())}});
+  K.let("i", i32(), add(mul(blockIdx(0), blockDim(0)), threadIdx(0)));
+  IfBuilder Then = K.ifThen(lt(name("i"), name("n")));
+  Then.assign(index(name("y"), name("i")),
+              add(mul(name("a"), index(name("x"), name("i"))),
+                  index(name("y"), name("i"))));
+  std::unique_ptr<Module> M = MB.take();
+  ASSERT_TRUE(M);
+  EXPECT_EQ(M->Name, "saxpy.kir");
+  EXPECT_EQ(M->getKernels().size(), 1u);
+  // Builder-made nodes have no location.
+  EXPECT_FALSE(M->Decls[0]->getLoc().isValid());
+  expectBuilds(*M, R"(
+kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {
+  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;
+  if i < n { y[i] = a * x[i] + y[i]; }
+}
+)");
+}
+
+TEST(BuilderTest, SharedMemoryReduction) {
+  ModuleBuilder MB("reduce.kir");
+  MB.constant("BLOCK", i32(), lit(256));
+  FunctionBuilder K = MB.kernel(
+      "reduce", {{"n", i32()}, {"x", ptr(f32())}, {"result", ptr(f32())}});
+  K.sharedArray("partial", f32(), "BLOCK");
+  K.let("tid", i32(), threadIdx(0));
+  K.let("i", i32(), add(mul(blockIdx(0), blockDim(0)), name("tid")));
+  K.var("v", f32(), lit(0.0));
+  K.ifThen(lt(name("i"), name("n")))
+      .assign(name("v"), index(name("x"), name("i")));
+  K.assign(index(name("partial"), name("tid")), name("v"));
+  K.call(BuiltinFunc::SyncThreads);
+  K.var("stride", i32(), div(name("BLOCK"), lit(2)));
+  BlockBuilder Loop = K.whileLoop(gt(name("stride"), lit(0)));
+  Loop.ifThen(lt(name("tid"), name("stride")))
+      .assign(index(name("partial"), name("tid")), AssignOp::Add,
+              index(name("partial"), add(name("tid"), name("stride"))));
+  Loop.call("sync_threads").assign(name("stride"), AssignOp::Shr, lit(1));
+  K.ifThen(eq(name("tid"), lit(0)))
+      .call("atomic_add", name("result"), index(name("partial"), lit(0)));
+  expectBuilds(*MB.take(), R"(
+const BLOCK: i32 = 256;
+kernel reduce(n: i32, x: ptr<f32>, result: ptr<f32>) {
+  shared partial: [f32; BLOCK];
+  let tid: i32 = thread_idx.x;
+  let i: i32 = block_idx.x * block_dim.x + tid;
+  var v: f32 = 0.0;
+  if i < n { v = x[i]; }
+  partial[tid] = v;
+  sync_threads();
+  var stride: i32 = BLOCK / 2;
+  while stride > 0 {
+    if tid < stride { partial[tid] += partial[tid + stride]; }
+    sync_threads();
+    stride >>= 1;
+  }
+  if tid == 0 { atomic_add(result, partial[0]); }
+}
+)");
+}
+
+TEST(BuilderTest, FunctionWithIfElseAndWhile) {
+  ModuleBuilder MB;
+  // fn collatz(n: u32) -> u32: the number of steps to reach 1.
+  FunctionBuilder F = MB.function("collatz", {{"n", u32()}}, u32());
+  F.var("v", u32(), name("n"));
+  F.var("steps", u32(), lit(0u, u32()));
+  BlockBuilder Loop = F.whileLoop(ne(name("v"), lit(1)));
+  IfBuilder If = Loop.ifThen(eq(rem(name("v"), lit(2)), lit(0)));
+  If.assign(name("v"), AssignOp::Div, lit(2));
+  IfBuilder ElseIf = If.elseIf(gt(name("v"), div(lit(4000000000u), lit(3))));
+  ElseIf.ret(lit(0));
+  ElseIf.elseBlock().assign(name("v"), add(mul(lit(3), name("v")), lit(1)));
+  Loop.assign(name("steps"), AssignOp::Add, lit(1));
+  F.ret(name("steps"));
+
+  FunctionBuilder K =
+      MB.kernel("collatz_steps", {{"n", i32()}, {"out", ptr(u32())}});
+  K.let("i", i32(), add(mul(blockIdx(0), blockDim(0)), threadIdx(0)));
+  IfBuilder Guard = K.ifThen(ge(name("i"), name("n")));
+  Guard.ret();
+  K.assign(index(name("out"), name("i")),
+           call("collatz", add(cast(name("i"), u32()), lit(1))));
+  expectBuilds(*MB.take(), R"(
+fn collatz(n: u32) -> u32 {
+  var v: u32 = n;
+  var steps: u32 = 0u32;
+  while v != 1 {
+    if v % 2 == 0 {
+      v /= 2;
+    } else if v > 4000000000 / 3 {
+      return 0;
+    } else {
+      v = 3 * v + 1;
+    }
+    steps += 1;
+  }
+  return steps;
+}
+kernel collatz_steps(n: i32, out: ptr<u32>) {
+  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;
+  if i >= n { return; }
+  out[i] = collatz(i as u32 + 1);
+}
+)");
+}
+
+TEST(BuilderTest, GridSync) {
+  ModuleBuilder MB;
+  FunctionBuilder K = MB.kernel(
+      "two_phase", {{"n", i32()}, {"x", ptr(f32())}, {"tmp", ptr(f32())}});
+  K.let("first", i32(), add(mul(blockIdx(0), blockDim(0)), threadIdx(0)));
+  K.let("stride", i32(), mul(gridDim(0), blockDim(0)));
+  K.forLoop("i", name("first"), name("n"), name("stride"))
+      .assign(index(name("tmp"), name("i")),
+              mul(index(name("x"), name("i")), index(name("x"), name("i"))));
+  K.call(BuiltinFunc::GridSync);
+  K.forLoop("i", name("first"), name("n"), name("stride"))
+      .assign(index(name("x"), name("i")),
+              index(name("tmp"), rem(add(name("i"), lit(1)), name("n"))));
+  std::unique_ptr<Module> M = MB.take();
+  expectBuilds(*M, R"(
+kernel two_phase(n: i32, x: ptr<f32>, tmp: ptr<f32>) {
+  let first: i32 = block_idx.x * block_dim.x + thread_idx.x;
+  let stride: i32 = grid_dim.x * block_dim.x;
+  for i in first..n step stride { tmp[i] = x[i] * x[i]; }
+  grid_sync();
+  for i in first..n step stride { x[i] = tmp[(i + 1) % n]; }
+}
+)");
+  EXPECT_TRUE(M->getFunction("two_phase")->UsesGridSync);
+}
+
+TEST(BuilderTest, ConstsArraysAndEveryStatement) {
+  ModuleBuilder MB("all.kir");
+  MB.constant("N", i32(), lit(8));
+  MB.constant("SCALE", f64(), lit(0.5, f64()));
+  FunctionBuilder K = MB.kernel("k", {{"p", ptr(i32())}, {"q", ptr(f64())}});
+  K.varArray("loc", i32(), "N");
+  K.varArray("buf", f32(), 4);
+  K.sharedArray("tile", i32(), 32);
+  K.dynamicShared("dyn", f32());
+  K.let("t", i32(), threadIdx(0));
+  K.let("big", u64(), lit(0xffu, u64()));
+  K.let("flag", boolTy(), logicalAnd(lit(true), logicalNot(lit(false))));
+  K.var("acc", i32(), neg(lit(1)));
+  const AssignOp Ops[] = {AssignOp::Assign, AssignOp::Add, AssignOp::Sub,
+                          AssignOp::Mul,    AssignOp::Div, AssignOp::Rem,
+                          AssignOp::And,    AssignOp::Or,  AssignOp::Xor,
+                          AssignOp::Shl,    AssignOp::Shr};
+  for (AssignOp Op : Ops)
+    K.assign(name("acc"), Op, lit(1));
+  BlockBuilder Loop = K.forLoop("j", lit(0), name("N"));
+  Loop.assign(index(name("loc"), name("j")), bitXor(name("j"), name("t")));
+  Loop.ifThen(eq(name("j"), lit(3))).continueLoop();
+  Loop.ifThen(logicalOr(name("flag"), gt(name("j"), lit(6)))).breakLoop();
+  BlockBuilder Inner = K.block();
+  Inner.let("w", ptr(i32(), AddrSpace::Shared),
+            addrOf(index(name("tile"), name("t"))));
+  Inner.assign(index(name("w"), lit(0)),
+               bitOr(shl(name("t"), lit(2)), bitAnd(name("acc"), lit(3))));
+  Inner.assign(index(name("tile"), lit(0)), bitNot(name("acc")));
+  K.assign(index(name("buf"), lit(0)), cast(index(name("loc"), lit(1)), f32()));
+  K.assign(index(name("dyn"), name("t")), index(name("buf"), lit(0)));
+  K.call("sync_warp");
+  K.assign(index(name("q"), lit(0)),
+           mul(name("SCALE"), call("sqrt", cast(name("acc"), f64()))));
+  K.eval(call("atomic_max", add(name("p"), lit(1)), name("acc")));
+  K.assign(index(name("p"), lit(2)),
+           call(BuiltinFunc::Select, le(name("acc"), lit(0)), lit(1), lit(2)));
+  K.ret();
+  expectBuilds(*MB.take(), R"(
+const N: i32 = 8;
+const SCALE: f64 = 0.5f64;
+kernel k(p: ptr<i32>, q: ptr<f64>) {
+  var loc: [i32; N];
+  var buf: [f32; 4];
+  shared tile: [i32; 32];
+  shared dyn: [f32];
+  let t: i32 = thread_idx.x;
+  let big: u64 = 0xffu64;
+  let flag: bool = true && !false;
+  var acc: i32 = -1;
+  acc = 1; acc += 1; acc -= 1; acc *= 1; acc /= 1; acc %= 1;
+  acc &= 1; acc |= 1; acc ^= 1; acc <<= 1; acc >>= 1;
+  for j in 0..N {
+    loc[j] = j ^ t;
+    if j == 3 { continue; }
+    if flag || j > 6 { break; }
+  }
+  {
+    let w: ptr<i32, shared> = &tile[t];
+    w[0] = t << 2 | acc & 3;
+    tile[0] = ~acc;
+  }
+  buf[0] = loc[1] as f32;
+  dyn[t] = buf[0];
+  sync_warp();
+  q[0] = SCALE * sqrt(acc as f64);
+  atomic_max(p + 1, acc);
+  p[2] = select(acc <= 0, 1, 2);
+  return;
+}
+)");
+}
+
+TEST(BuilderTest, WarpOps) {
+  ModuleBuilder MB;
+  FunctionBuilder K = MB.kernel("warp", {{"x", ptr(f32())}, {"m", ptr(u32())}});
+  K.var("v", f32(), index(name("x"), threadIdx(0)));
+  for (BuiltinFunc F : {BuiltinFunc::ShflDown, BuiltinFunc::ShflUp,
+                        BuiltinFunc::ShflXor, BuiltinFunc::Shfl})
+    K.assign(name("v"), AssignOp::Add, call(F, name("v"), lit(1)));
+  K.assign(index(name("m"), laneId()),
+           call(BuiltinFunc::Ballot, lt(name("v"), lit(0.0))));
+  K.ifThen(logicalAnd(call("vote_any", gt(name("v"), lit(1.0))),
+                      call("vote_all", lt(laneId(), warpSize()))))
+      .call(BuiltinFunc::FenceBlock);
+  expectBuilds(*MB.take(), R"(
+kernel warp(x: ptr<f32>, m: ptr<u32>) {
+  var v: f32 = x[thread_idx.x];
+  v += shfl_down(v, 1);
+  v += shfl_up(v, 1);
+  v += shfl_xor(v, 1);
+  v += shfl(v, 1);
+  m[lane_id] = ballot(v < 0.0);
+  if vote_any(v > 1.0) && vote_all(lane_id < warp_size) { fence_block(); }
+}
+)");
+}
+
+TEST(BuilderTest, NegativeLiteralsAreNegatedMagnitudes) {
+  ExprPtr I = lit(-7);
+  auto *U = llvm::dyn_cast<UnaryExpr>(I.get());
+  ASSERT_NE(U, nullptr);
+  EXPECT_EQ(U->Op, UnaryOp::Neg);
+  ASSERT_TRUE(llvm::isa<IntLitExpr>(U->Operand.get()));
+  EXPECT_EQ(llvm::cast<IntLitExpr>(U->Operand.get())->Value, 7u);
+
+  ExprPtr F = lit(-2.5, f64());
+  U = llvm::dyn_cast<UnaryExpr>(F.get());
+  ASSERT_NE(U, nullptr);
+  auto *FL = llvm::dyn_cast<FloatLitExpr>(U->Operand.get());
+  ASSERT_NE(FL, nullptr);
+  EXPECT_EQ(FL->Value, 2.5);
+  EXPECT_EQ(FL->Suffix, ScalarKind::F64);
+}
+
+TEST(BuilderTest, TakeStartsAFreshModule) {
+  ModuleBuilder MB("m");
+  MB.kernel("a", {});
+  std::unique_ptr<Module> First = MB.take();
+  MB.kernel("b", {});
+  std::unique_ptr<Module> Second = MB.take();
+  EXPECT_EQ(printModule(*First), "kernel a() {\n}\n");
+  EXPECT_EQ(printModule(*Second), "kernel b() {\n}\n");
+  EXPECT_EQ(Second->Name, "m");
+}
+
+TEST(BuilderTest, HandlesOutliveTake) {
+  ModuleBuilder MB;
+  FunctionBuilder K = MB.kernel("k", {});
+  std::unique_ptr<Module> M = MB.take();
+  K.call("sync_threads");
+  EXPECT_EQ(printModule(*M), "kernel k() {\n  sync_threads();\n}\n");
+}
+
+} // namespace
