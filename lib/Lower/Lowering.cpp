@@ -322,7 +322,12 @@ llvm::Error ModuleLowering::lowerAssign(const AssignStmt &S) {
     A.ResultTy = Ty;
     Value *Ops[] = {*Old, *RHS};
     A.Operands = Ops;
-    Expected<Value *> V = Ctx.lower(compoundOp(S.Op), A);
+    Op O = compoundOp(S.Op);
+    if (Ty.isPointer()) { // `p += i`: the only compound form on pointers
+      Ops[1] = Ctx.toIndex(*RHS, S.Value->Ty);
+      O = Op::PtrOffset;
+    }
+    Expected<Value *> V = Ctx.lower(O, A);
     if (!V)
       return V.takeError();
     NewVal = *V;

@@ -9,6 +9,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <chrono>
 
@@ -44,9 +45,12 @@ llvm::Expected<std::string> Target::emit(const Module &M, EmitKind Kind,
       return L.takeError();
     IR = std::move(*L);
   }
+  auto TM = createTargetMachine(Opts);
+  if (!TM)
+    return TM.takeError();
   {
     PhaseTimer T(Times ? &Times->OptimizeMs : nullptr);
-    if (llvm::Error E = optimize(*IR, Opts))
+    if (llvm::Error E = optimize(*IR, **TM, Opts))
       return std::move(E);
   }
   if (Kind == EmitKind::LLVM) {
@@ -56,7 +60,7 @@ llvm::Expected<std::string> Target::emit(const Module &M, EmitKind Kind,
     return Text;
   }
   PhaseTimer T(Times ? &Times->CodegenMs : nullptr);
-  return codegen(*IR, Kind, Opts);
+  return codegen(*IR, **TM, Kind);
 }
 
 llvm::Expected<Artifact> Target::compile(const Module &M, const CompileOptions &Opts,

@@ -96,11 +96,16 @@ public:
   /// KIR → LLVM IR (before optimisation) in \p Ctx. \p M must be verified.
   llvm::Expected<std::unique_ptr<llvm::Module>> lower(const Module &M,
                                                       llvm::LLVMContext &Ctx) const;
+  /// A new TargetMachine for one compile (TargetMachines are not shared
+  /// between compiles, so compiles on different threads share nothing).
+  virtual llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+  createTargetMachine(const CompileOptions &Opts) const = 0;
   /// Runs the optimisation pipeline for OptLevel on \p IR and verifies it.
-  virtual llvm::Error optimize(llvm::Module &IR, const CompileOptions &Opts) const = 0;
+  virtual llvm::Error optimize(llvm::Module &IR, llvm::TargetMachine &TM,
+                               const CompileOptions &Opts) const = 0;
   /// Generates target assembly (PTX for NVPTX) or an object file.
-  virtual llvm::Expected<std::string> codegen(llvm::Module &IR, EmitKind Kind,
-                                              const CompileOptions &Opts) const = 0;
+  virtual llvm::Expected<std::string> codegen(llvm::Module &IR, llvm::TargetMachine &TM,
+                                              EmitKind Kind) const = 0;
 
   /// Lowers, optimises and generates code for \p M; fills \p Times if given
   /// (LowerMs, OptimizeMs, CodegenMs).

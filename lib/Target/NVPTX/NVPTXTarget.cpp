@@ -38,6 +38,8 @@ namespace {
 
 constexpr const char *Triple = "nvptx64-nvidia-cuda";
 
+std::string renumberCallSites(llvm::StringRef PTX);
+
 // PTX ISA version per architecture: the lowest that supports the
 // architecture, so the PTX loads on the oldest driver that knows the GPU.
 constexpr NVPTXArchInfo Archs[] = {
@@ -88,14 +90,19 @@ public:
   }
   void markKernel(llvm::Module &IR, llvm::Function &F) const override;
   llvm::Error finishModule(llvm::Module &IR) const override;
-  llvm::Error optimize(llvm::Module &IR, const CompileOptions &Opts) const override;
-  Expected<std::string> codegen(llvm::Module &IR, EmitKind Kind,
-                                const CompileOptions &Opts) const override;
+  Expected<std::unique_ptr<llvm::TargetMachine>>
+  createTargetMachine(const CompileOptions &Opts) const override {
+    return makeTargetMachine(Opts.OptLevel);
+  }
+  llvm::Error optimize(llvm::Module &IR, llvm::TargetMachine &TM,
+                       const CompileOptions &Opts) const override;
+  Expected<std::string> codegen(llvm::Module &IR, llvm::TargetMachine &TM,
+                                EmitKind Kind) const override;
 
   bool hasLibdevice() const { return !Libdevice.empty(); }
 
 private:
-  Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(unsigned OptLevel) const;
+  Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(unsigned OptLevel) const;
 
   NVPTXArchInfo Arch;
   std::string Libdevice; ///< libdevice bitcode, read once; empty if absent
@@ -409,7 +416,7 @@ llvm::Error NVPTXTarget::init(llvm::ArrayRef<Op> Omit) {
                                    std::string(opName(R.missing().front())).c_str());
   R.freeze();
 
-  auto TM = createTargetMachine(3);
+  auto TM = makeTargetMachine(3);
   if (!TM)
     return TM.takeError();
   DataLayout = (*TM)->createDataLayout().getStringRepresentation();
@@ -424,7 +431,7 @@ llvm::Error NVPTXTarget::init(llvm::ArrayRef<Op> Omit) {
 }
 
 Expected<std::unique_ptr<llvm::TargetMachine>>
-NVPTXTarget::createTargetMachine(unsigned OptLevel) const {
+NVPTXTarget::makeTargetMachine(unsigned OptLevel) const {
   std::string Err;
   const llvm::Target *T = llvm::TargetRegistry::lookupTarget(Triple, Err);
   if (!T)
@@ -489,15 +496,13 @@ llvm::Error NVPTXTarget::finishModule(llvm::Module &IR) const {
   return llvm::Error::success();
 }
 
-llvm::Error NVPTXTarget::optimize(llvm::Module &IR, const CompileOptions &Opts) const {
-  auto TM = createTargetMachine(Opts.OptLevel);
-  if (!TM)
-    return TM.takeError();
+llvm::Error NVPTXTarget::optimize(llvm::Module &IR, llvm::TargetMachine &TM,
+                                  const CompileOptions &Opts) const {
   llvm::LoopAnalysisManager LAM;
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;
   llvm::ModuleAnalysisManager MAM;
-  llvm::PassBuilder PB(TM->get());
+  llvm::PassBuilder PB(&TM);
   PB.registerModuleAnalyses(MAM);
   PB.registerCGSCCAnalyses(CGAM);
   PB.registerFunctionAnalyses(FAM);
@@ -518,23 +523,54 @@ llvm::Error NVPTXTarget::optimize(llvm::Module &IR, const CompileOptions &Opts) 
   return llvm::Error::success();
 }
 
-Expected<std::string> NVPTXTarget::codegen(llvm::Module &IR, EmitKind Kind,
-                                           const CompileOptions &Opts) const {
+Expected<std::string> NVPTXTarget::codegen(llvm::Module &IR, llvm::TargetMachine &TM,
+                                           EmitKind Kind) const {
   if (Kind == EmitKind::Object)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the nvptx target emits PTX ('--emit=ptx'); a cubin is made "
                                    "by the CUDA driver when the module is loaded");
-  auto TM = createTargetMachine(Opts.OptLevel);
-  if (!TM)
-    return TM.takeError();
   llvm::SmallString<0> Out;
   llvm::raw_svector_ostream OS(Out);
   llvm::legacy::PassManager PM;
-  if ((*TM)->addPassesToEmitFile(PM, OS, nullptr, llvm::CodeGenFileType::AssemblyFile))
+  if (TM.addPassesToEmitFile(PM, OS, nullptr, llvm::CodeGenFileType::AssemblyFile))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the NVPTX backend cannot emit assembly");
   PM.run(IR);
-  return std::string(Out.str());
+  return renumberCallSites(Out.str());
+}
+
+/// LLVM 19's NVPTX backend numbers call sites ("// callseq 12, 0") from one
+/// process-wide counter, so the same module compiled twice in one process
+/// gives different text. The numbers only appear in comments (and in the
+/// names of indirect-call prototypes, which KIR never makes), so renumber
+/// them from 0 in order of appearance: the PTX of a module is then the same
+/// in every compile. Workaround; it can go once the counter is per target
+/// machine (it is in later LLVM releases).
+std::string renumberCallSites(llvm::StringRef PTX) {
+  std::string Out;
+  Out.reserve(PTX.size());
+  llvm::DenseMap<unsigned, unsigned> Renamed;
+  constexpr llvm::StringLiteral Key = "callseq ";
+  while (true) {
+    size_t Pos = PTX.find(Key);
+    if (Pos == llvm::StringRef::npos)
+      break;
+    size_t Digits = Pos + Key.size();
+    size_t End = Digits;
+    while (End < PTX.size() && llvm::isDigit(PTX[End]))
+      ++End;
+    Out += PTX.substr(0, Digits);
+    unsigned N;
+    if (End > Digits && !PTX.substr(Digits, End - Digits).getAsInteger(10, N)) {
+      auto [It, New] = Renamed.try_emplace(N, Renamed.size());
+      Out += std::to_string(It->second);
+    } else {
+      Out += PTX.substr(Digits, End - Digits);
+    }
+    PTX = PTX.substr(End);
+  }
+  Out += PTX;
+  return Out;
 }
 
 /// Reads libdevice from \p Path, or from the usual CUDA locations when

@@ -1,0 +1,7 @@
+// The CUDA C++ equivalent of examples/saxpy.kir, for comparing compile
+// latency with `nvcc -ptx` (benchmarks/CompileBench.cpp).
+extern "C" __global__ void saxpy(int n, float a, const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = a * x[i] + y[i];
+}
