@@ -468,7 +468,7 @@ Expected<Value *> ModuleLowering::constantOf(const ConstValue &V) {
   llvm::Type *Ty = Ctx.toLLVM(V.Ty);
   if (V.Ty.isFloat())
     return llvm::ConstantFP::get(Ty, V.Float);
-  return llvm::ConstantInt::get(Ty, V.Int);
+  return llvm::ConstantInt::get(Ty, V.Int, /*isSigned=*/V.Ty.isSignedInteger());
 }
 
 Expected<Value *> ModuleLowering::lowerExpr(const Expr &E) {
@@ -686,6 +686,11 @@ const KernelInfo *Artifact::getKernel(std::string_view Name) const {
   return nullptr;
 }
 
+llvm::Error Target::lowerFunctions(const Module &M, llvm::Module &IR) const {
+  ModuleLowering L(*this, M, IR);
+  return L.run();
+}
+
 Expected<std::unique_ptr<llvm::Module>> Target::lower(const Module &M,
                                                       llvm::LLVMContext &Ctx) const {
   if (!M.Verified)
@@ -695,8 +700,7 @@ Expected<std::unique_ptr<llvm::Module>> Target::lower(const Module &M,
   auto IR = std::make_unique<llvm::Module>(M.Name, Ctx);
   if (llvm::Error E = prepareModule(*IR))
     return std::move(E);
-  ModuleLowering L(*this, M, *IR);
-  if (llvm::Error E = L.run())
+  if (llvm::Error E = lowerFunctions(M, *IR))
     return std::move(E);
   if (llvm::Error E = finishModule(*IR))
     return std::move(E);

@@ -326,7 +326,9 @@ private:
 /// The value of a constant expression, as computed by the verifier.
 struct ConstValue {
   Type Ty;
-  uint64_t Int = 0; ///< integers (two's complement bits) and bool (0/1)
+  /// Integers: the value sign-extended to 64 bits for signed types and
+  /// zero-extended for unsigned ones; bool: 0 or 1.
+  uint64_t Int = 0;
   double Float = 0; ///< f32 (already rounded to float) and f64
 };
 

@@ -1,0 +1,572 @@
+//===- CheckStmt.cpp - KIR verifier: statements and scopes ----------------===//
+//
+// Part of gridjit. Function bodies: lexical scopes (no shadowing),
+// declarations and arrays, assignments, control flow, and the conservative
+// "every path returns a value" rule for non-void functions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checker.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <climits>
+
+using namespace gridjit;
+using namespace gridjit::sema;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
+using llvm::isa;
+
+//===----------------------------------------------------------------------===//
+// Reachability
+//===----------------------------------------------------------------------===//
+
+/// True when \p S contains a `break` that leaves the loop \p S is the body
+/// of (breaks inside nested loops leave those instead).
+static bool containsBreak(const Stmt *S) {
+  if (!S)
+    return false;
+  switch (S->getKind()) {
+  case Stmt::Break:
+    return true;
+  case Stmt::Block:
+    for (const StmtPtr &Child : cast<BlockStmt>(S)->Body)
+      if (containsBreak(Child.get()))
+        return true;
+    return false;
+  case Stmt::If: {
+    const auto *I = cast<IfStmt>(S);
+    return containsBreak(I->Then.get()) || containsBreak(I->Else.get());
+  }
+  default:
+    return false;
+  }
+}
+
+/// The conservative rule for "control cannot reach the end of \p S":
+/// `return`; a block with such a statement; an `if` with an `else` whose
+/// arms both qualify; `while true` without a `break` of its own. Nothing
+/// else (in particular no `for`, and no other constant condition).
+static bool alwaysReturns(const Stmt *S) {
+  if (!S)
+    return false;
+  switch (S->getKind()) {
+  case Stmt::Return:
+    return true;
+  case Stmt::Block:
+    for (const StmtPtr &Child : cast<BlockStmt>(S)->Body)
+      if (alwaysReturns(Child.get()))
+        return true;
+    return false;
+  case Stmt::If: {
+    const auto *I = cast<IfStmt>(S);
+    return alwaysReturns(I->Then.get()) && alwaysReturns(I->Else.get());
+  }
+  case Stmt::While: {
+    const auto *W = cast<WhileStmt>(S);
+    const auto *Lit = dyn_cast_or_null<BoolLitExpr>(W->Cond.get());
+    return Lit && Lit->Value && !containsBreak(W->Body.get());
+  }
+  default:
+    return false;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Scopes
+//===----------------------------------------------------------------------===//
+
+void Checker::declareLocal(const VarDecl &V) {
+  if (!checkIdentifier(V.Name, V.Loc) || Scopes.empty())
+    return;
+  auto &Inner = Scopes.back();
+  if (Inner.count(V.Name)) {
+    error(V.Loc, "redeclaration of " + quote(V.Name));
+    return;
+  }
+  if (lookupLocal(V.Name) || ModuleNames.count(V.Name))
+    error(V.Loc, quote(V.Name) + " shadows an earlier declaration");
+  Inner[V.Name] = &V;
+}
+
+//===----------------------------------------------------------------------===//
+// Functions and blocks
+//===----------------------------------------------------------------------===//
+
+void Checker::checkFunctionBody(FunctionDecl &F) {
+  CurFn = &F;
+  LoopDepth = 0;
+  DynSharedLoc.reset();
+  if (F.IsKernel)
+    CurReturnTy = F.ReturnTy.isVoid() ? F.ReturnTy : Type();
+  else
+    CurReturnTy =
+        F.ReturnTy.isVoid() || F.ReturnTy.isScalar() ? F.ReturnTy : Type();
+
+  Scopes.clear();
+  pushScope();
+  for (auto &P : F.Params)
+    if (P)
+      declareLocal(*P);
+
+  llvm::StringRef What = F.IsKernel ? "kernel " : "function ";
+  if (!F.Body) {
+    error(F.getLoc(),
+          "malformed module: " + What + quote(F.Name) + " has no body");
+  } else {
+    checkBlock(F.Body.get(), F.getLoc());
+    if (CurReturnTy.isScalar() && !alwaysReturns(F.Body.get()))
+      error(nameLoc(F), "function " + quote(F.Name) +
+                            " can reach its end without returning a value");
+  }
+  Scopes.clear();
+  CurFn = nullptr;
+}
+
+void Checker::checkBlock(BlockStmt *B, SourceLoc ParentLoc) {
+  if (!B) {
+    error(ParentLoc, "malformed module: missing block");
+    return;
+  }
+  pushScope();
+  for (StmtPtr &S : B->Body)
+    checkStmt(S.get(), B->getLoc());
+  popScope();
+}
+
+void Checker::checkStmt(Stmt *S, SourceLoc ParentLoc) {
+  if (!S) {
+    error(ParentLoc, "malformed module: null statement");
+    return;
+  }
+  switch (S->getKind()) {
+  case Stmt::Decl:
+    return checkDeclStmt(*cast<DeclStmt>(S));
+  case Stmt::Assign:
+    return checkAssign(*cast<AssignStmt>(S));
+  case Stmt::If:
+    return checkIf(*cast<IfStmt>(S));
+  case Stmt::While: {
+    auto *W = cast<WhileStmt>(S);
+    checkCondition(W->Cond.get(), W->getLoc());
+    ++LoopDepth;
+    checkBlock(W->Body.get(), W->getLoc());
+    --LoopDepth;
+    return;
+  }
+  case Stmt::For:
+    return checkFor(*cast<ForStmt>(S));
+  case Stmt::Break:
+    if (!LoopDepth)
+      error(S->getLoc(), "'break' outside of a loop");
+    return;
+  case Stmt::Continue:
+    if (!LoopDepth)
+      error(S->getLoc(), "'continue' outside of a loop");
+    return;
+  case Stmt::Return:
+    return checkReturn(*cast<ReturnStmt>(S));
+  case Stmt::ExprS:
+    return checkExprStmt(*cast<ExprStmt>(S));
+  case Stmt::Block:
+    return checkBlock(cast<BlockStmt>(S), ParentLoc);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Declarations
+//===----------------------------------------------------------------------===//
+
+static llvm::StringRef storageKeyword(StorageKind K) {
+  switch (K) {
+  case StorageKind::Let:
+    return "let";
+  case StorageKind::Var:
+    return "var";
+  case StorageKind::Shared:
+    return "shared";
+  default:
+    return "?";
+  }
+}
+
+void Checker::checkDeclStmt(DeclStmt &D) {
+  VarDecl &V = D.Var;
+  if (V.Storage != StorageKind::Let && V.Storage != StorageKind::Var &&
+      V.Storage != StorageKind::Shared) {
+    error(D.getLoc(),
+          "malformed module: a declaration statement must be 'let', "
+          "'var' or 'shared'");
+    BadDecls.insert(&V);
+  }
+  if (V.Storage == StorageKind::Shared && CurFn && !CurFn->IsKernel)
+    error(D.getLoc(), "'shared' declarations are only allowed in kernels");
+
+  if (V.Ty.isArray()) {
+    checkArrayDecl(D);
+  } else {
+    Type T = V.Ty;
+    if (V.Storage == StorageKind::Shared) {
+      error(V.Loc, "shared " + quote(V.Name) + " must be an array");
+      BadDecls.insert(&V);
+    } else if (!T.isScalar() && !T.isPointer()) {
+      error(V.Loc, quote(V.Name) + " cannot have type " + quote(T));
+      BadDecls.insert(&V);
+      T = Type();
+    }
+    if (!D.Init) {
+      if (V.Storage != StorageKind::Shared)
+        error(V.Loc, "'" + storageKeyword(V.Storage) + " " + V.Name +
+                         "' needs an initializer");
+    } else {
+      Type IT = checkValue(D.Init.get(), D.getLoc(), T);
+      if (T.isValid() && IT.isValid() && T != IT)
+        error(startLoc(D.Init), "cannot initialize " + quote(V.Name) +
+                                    " of type " + quote(T) +
+                                    " with a value of type " + quote(IT));
+    }
+  }
+  // Declared after its initializer: `let x: i32 = x;` does not see itself.
+  declareLocal(V);
+}
+
+/// The largest element count of an array.
+static constexpr uint64_t MaxArrayCount = INT32_MAX;
+
+// The size is an integer literal or the name of an integer const; without
+// one (the builder may leave it out) the count in the type is used, and 0
+// there is the unsized dynamic shared array.
+void Checker::checkArrayDecl(DeclStmt &D) {
+  VarDecl &V = D.Var;
+  ScalarKind Elem = V.Ty.getScalarKind();
+  bool Bad = false;
+  if (V.Storage == StorageKind::Let) {
+    error(V.Loc, "'let' cannot declare an array; use 'var'");
+    Bad = true;
+  }
+  if (D.Init)
+    error(startLoc(D.Init),
+          "array " + quote(V.Name) + " cannot have an initializer");
+
+  if (Expr *Size = V.ArraySize.get()) {
+    // Signed so that a negative const is caught; counts above INT64_MAX
+    // (from a u64 const) are caught by the limit below.
+    std::optional<int64_t> Count;
+    bool Reported = false;
+    if (auto *Lit = dyn_cast<IntLitExpr>(Size)) {
+      Type T = Type::getScalar(Lit->Suffix.value_or(ScalarKind::I32));
+      Lit->Ty = T;
+      if (T.isInteger())
+        Count = static_cast<int64_t>(std::min<uint64_t>(Lit->Value, INT64_MAX));
+    } else if (auto *N = dyn_cast<NameExpr>(Size)) {
+      Type T = checkName(*N, /*AllowArray=*/false);
+      Reported = !T.isValid();
+      auto It = N->Decl ? ConstOf.find(N->Decl) : ConstOf.end();
+      if (T.isInteger() && It != ConstOf.end()) {
+        if (It->second->Value) {
+          uint64_t Bits = It->second->Value->Int;
+          Count =
+              T.isSignedInteger()
+                  ? static_cast<int64_t>(Bits)
+                  : static_cast<int64_t>(std::min<uint64_t>(Bits, INT64_MAX));
+        } else {
+          Reported = true; // the const's own error was reported
+        }
+      }
+    }
+    if (!Count) {
+      if (!Reported)
+        error(Size->getLoc(), "array size must be a positive integer constant");
+      Bad = true;
+    } else if (*Count <= 0) {
+      error(Size->getLoc(), "array size must be a positive integer constant");
+      Bad = true;
+    } else if (static_cast<uint64_t>(*Count) > MaxArrayCount) {
+      error(Size->getLoc(), "array size " + std::to_string(*Count) +
+                                " is too large; the limit is " +
+                                std::to_string(MaxArrayCount));
+      Bad = true;
+    } else {
+      V.Ty = Type::getArray(Elem, static_cast<uint64_t>(*Count));
+    }
+  } else if (V.Ty.getArrayCount() > MaxArrayCount) {
+    error(V.Loc, "array size " + std::to_string(V.Ty.getArrayCount()) +
+                     " is too large; the limit is " +
+                     std::to_string(MaxArrayCount));
+    Bad = true;
+  } else if (V.Ty.getArrayCount() == 0) {
+    // The dynamic shared array: `shared s: [T];`.
+    if (V.Storage != StorageKind::Shared) {
+      error(V.Loc, "only a 'shared' array may be unsized");
+      Bad = true;
+    } else if (CurFn && CurFn->IsKernel) {
+      if (DynSharedLoc) {
+        std::string Where;
+        if (DynSharedLoc->isValid())
+          Where = " (the first is at " + std::to_string(DynSharedLoc->Line) +
+                  ":" + std::to_string(DynSharedLoc->Col) + ")";
+        error(V.Loc,
+              "a kernel may declare at most one dynamic shared array" + Where);
+      } else {
+        DynSharedLoc = V.Loc;
+      }
+    }
+  }
+  if (Bad)
+    BadDecls.insert(&V);
+}
+
+//===----------------------------------------------------------------------===//
+// Assignments
+//===----------------------------------------------------------------------===//
+
+static BinaryOp compoundOp(AssignOp Op) {
+  switch (Op) {
+  case AssignOp::Add:
+    return BinaryOp::Add;
+  case AssignOp::Sub:
+    return BinaryOp::Sub;
+  case AssignOp::Mul:
+    return BinaryOp::Mul;
+  case AssignOp::Div:
+    return BinaryOp::Div;
+  case AssignOp::Rem:
+    return BinaryOp::Rem;
+  case AssignOp::And:
+    return BinaryOp::And;
+  case AssignOp::Or:
+    return BinaryOp::Or;
+  case AssignOp::Xor:
+    return BinaryOp::Xor;
+  case AssignOp::Shl:
+    return BinaryOp::Shl;
+  case AssignOp::Shr:
+    return BinaryOp::Shr;
+  case AssignOp::Assign:
+    break;
+  }
+  return BinaryOp::Add;
+}
+
+/// Why a named declaration cannot be assigned, or "" when it can.
+static std::string notAssignableReason(const VarDecl &V) {
+  if (V.Ty.isArray())
+    return "cannot assign to array " + quote(V.Name) +
+           "; assign to its elements";
+  switch (V.Storage) {
+  case StorageKind::Var:
+    return "";
+  case StorageKind::Param:
+    return "cannot assign to " + quote(V.Name) + ": it is a parameter";
+  case StorageKind::Let:
+    return "cannot assign to " + quote(V.Name) + ": it is declared with 'let'";
+  case StorageKind::LoopIndex:
+    return "cannot assign to " + quote(V.Name) + ": it is a loop index";
+  case StorageKind::Const:
+    return "cannot assign to " + quote(V.Name) + ": it is a constant";
+  case StorageKind::Shared:
+    return "cannot assign to array " + quote(V.Name) +
+           "; assign to its elements";
+  }
+  return "";
+}
+
+Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
+  if (auto *N = dyn_cast<NameExpr>(&Target)) {
+    What = quote(N->Ident);
+    Resolved R = resolveName(N->Ident);
+    if (R.Const) {
+      N->Decl = R.Var;
+      error(N->getLoc(),
+            "cannot assign to " + quote(N->Ident) + ": it is a constant");
+    } else if (R.Var) {
+      N->Decl = R.Var;
+      N->Ty = R.Var->Ty;
+      if (BadDecls.contains(R.Var))
+        return Type();
+      std::string Reason = notAssignableReason(*R.Var);
+      if (Reason.empty())
+        return R.Var->Ty;
+      error(N->getLoc(), Reason);
+    } else if (R.Fn) {
+      error(N->getLoc(),
+            "cannot assign to " + quote(N->Ident) + ": it is a function");
+    } else if (R.Value != BuiltinValue::None || R.Func != BuiltinFunc::None) {
+      error(N->getLoc(), "cannot assign to builtin " + quote(N->Ident));
+    } else {
+      error(N->getLoc(), "use of undeclared name " + quote(N->Ident));
+    }
+    return Type();
+  }
+  if (auto *I = dyn_cast<IndexExpr>(&Target)) {
+    What = "an element";
+    I->Ty = checkIndex(*I); // lowering reads the element type from the target
+    return I->Ty;
+  }
+  auto *Mem = dyn_cast<MemberExpr>(&Target);
+  if (Mem && checkMember(*Mem).isValid()) {
+    auto *Base = cast<NameExpr>(Mem->Base.get());
+    error(startLoc(&Target), "cannot assign to builtin " + quote(Base->Ident));
+    return Type();
+  }
+  if (!Mem && checkExpr(&Target, startLoc(&Target)).isValid())
+    error(startLoc(&Target),
+          "cannot assign to this expression; the target must be "
+          "a 'var', an array element or 'p[i]'");
+  return Type();
+}
+
+void Checker::checkAssign(AssignStmt &A) {
+  std::string What;
+  Type T;
+  if (!A.Target)
+    error(A.getLoc(), "malformed module: missing assignment target");
+  else
+    T = checkAssignTarget(*A.Target, What);
+
+  if (A.Op == AssignOp::Assign) {
+    Type VT = checkValue(A.Value.get(), A.getLoc(), T);
+    if (T.isValid() && VT.isValid() && T != VT)
+      error(startLoc(A.Value), "cannot assign a value of type " + quote(VT) +
+                                   " to " + What + " of type " + quote(T));
+    return;
+  }
+  // `p += i` offsets a pointer by an integer of any type: no hint then.
+  BinaryOp Op = compoundOp(A.Op);
+  Type VT = checkValue(A.Value.get(), A.getLoc(), T.isPointer() ? Type() : T);
+  if (!A.Value)
+    return;
+  std::string OpText = (binaryOpSpelling(Op) + "=").str();
+  binaryResult(Op, OpText, T, VT, A.Target ? startLoc(A.Target) : A.getLoc(),
+               startLoc(A.Value));
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+void Checker::checkCondition(Expr *Cond, SourceLoc ParentLoc) {
+  Type T = checkValue(Cond, ParentLoc);
+  if (T.isValid() && !T.isBool())
+    error(startLoc(Cond), "condition must be 'bool', found " + quote(T));
+}
+
+void Checker::checkIf(IfStmt &S) {
+  checkCondition(S.Cond.get(), S.getLoc());
+  checkBlock(S.Then.get(), S.getLoc());
+  if (!S.Else)
+    return;
+  if (isa<BlockStmt>(*S.Else) || isa<IfStmt>(*S.Else))
+    checkStmt(S.Else.get(), S.getLoc());
+  else
+    error(S.Else->getLoc(),
+          "malformed module: 'else' must be followed by a block or 'if'");
+}
+
+// The bounds and step share one integer type. Typed parts are checked
+// first; the first of them (in source order) gives the type that untyped
+// literals adopt. With only literals the type is i32.
+void Checker::checkFor(ForStmt &S) {
+  Expr *Parts[3] = {S.Begin.get(), S.End.get(), S.Step.get()};
+  bool Present[3] = {true, true, S.Step != nullptr};
+  Type Types[3];
+  Type Common;
+  for (unsigned I = 0; I < 3; ++I)
+    if (Present[I] && !isUntypedLiteral(Parts[I])) {
+      Types[I] = checkValue(Parts[I], S.getLoc());
+      if (!Common.isValid() && Types[I].isInteger())
+        Common = Types[I];
+    }
+  for (unsigned I = 0; I < 3; ++I)
+    if (Present[I] && isUntypedLiteral(Parts[I]))
+      Types[I] = checkValue(Parts[I], S.getLoc(), Common);
+
+  Type IdxT;
+  bool OK = true;
+  for (unsigned I = 0; I < 3; ++I) {
+    if (!Present[I] || !Types[I].isValid()) {
+      OK &= !Present[I];
+      continue;
+    }
+    if (!Types[I].isInteger()) {
+      error(startLoc(Parts[I]),
+            llvm::Twine(I == 2 ? "loop step" : "loop range") +
+                " must have an integer type, found " + quote(Types[I]));
+      OK = false;
+    } else if (!IdxT.isValid()) {
+      IdxT = Types[I];
+    } else if (Types[I] != IdxT) {
+      error(startLoc(Parts[I]),
+            "loop range and step must have the same type, found " +
+                quote(IdxT) + " and " + quote(Types[I]));
+      OK = false;
+    }
+  }
+
+  if (OK && S.Step) {
+    ConstValue V;
+    const Expr *Culprit = nullptr;
+    if (fold(*S.Step, V, Culprit) == FoldStatus::Constant) {
+      bool Positive =
+          IdxT.isSignedInteger() ? static_cast<int64_t>(V.Int) > 0 : V.Int != 0;
+      if (!Positive)
+        error(startLoc(S.Step),
+              "loop step must be positive, found " +
+                  (IdxT.isSignedInteger()
+                       ? std::to_string(static_cast<int64_t>(V.Int))
+                       : std::to_string(V.Int)));
+    }
+  }
+
+  if (S.Index.Storage != StorageKind::LoopIndex)
+    error(S.Index.Loc,
+          "malformed module: a loop index must have loop-index storage");
+  S.Index.Ty = OK ? IdxT : Type();
+  if (!OK)
+    BadDecls.insert(&S.Index);
+  pushScope();
+  declareLocal(S.Index);
+  ++LoopDepth;
+  checkBlock(S.Body.get(), S.getLoc());
+  --LoopDepth;
+  popScope();
+}
+
+void Checker::checkReturn(ReturnStmt &S) {
+  llvm::StringRef Name = CurFn ? llvm::StringRef(CurFn->Name) : "";
+  bool IsKernel = CurFn && CurFn->IsKernel;
+  if (!S.Value) {
+    if (CurReturnTy.isScalar())
+      error(S.getLoc(), "function " + quote(Name) +
+                            " must return a value of type " +
+                            quote(CurReturnTy));
+    return;
+  }
+  if (!CurReturnTy.isScalar()) {
+    // Still look inside the value for errors of its own.
+    Type VT = checkExpr(S.Value.get(), S.getLoc());
+    if (CurReturnTy.isVoid() && VT.isValid())
+      error(startLoc(S.Value),
+            IsKernel
+                ? "kernel " + quote(Name) + " cannot return a value"
+                : "void function " + quote(Name) + " cannot return a value");
+    return;
+  }
+  Type VT = checkValue(S.Value.get(), S.getLoc(), CurReturnTy);
+  if (VT.isValid() && VT != CurReturnTy)
+    error(startLoc(S.Value), "cannot return a value of type " + quote(VT) +
+                                 " from function " + quote(Name) +
+                                 " returning " + quote(CurReturnTy));
+}
+
+void Checker::checkExprStmt(ExprStmt &S) {
+  if (S.E && isa<CallExpr>(*S.E)) {
+    checkExpr(S.E.get(), S.getLoc());
+    return;
+  }
+  checkValue(S.E.get(), S.getLoc());
+  if (S.E)
+    error(startLoc(S.E), "only a call can be used as a statement");
+}

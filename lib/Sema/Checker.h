@@ -1,0 +1,250 @@
+//===- Checker.h - The KIR verifier's state, shared by lib/Sema -*- C++ -*-===//
+//
+// Part of gridjit. Private to lib/Sema. One Checker verifies one Module: it
+// walks the declarations, statements and expressions, reports every error it
+// finds and fills in the module's semantic fields. The work is split over
+// several files:
+//
+//   Verifier.cpp      module level: names, consts, signatures, call graph
+//   CheckStmt.cpp     statements, declarations, scopes, reachability
+//   CheckExpr.cpp     expressions and literal typing
+//   BuiltinRules.cpp  the overloads of the builtin functions
+//   ConstEval.cpp     folding constant expressions
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_LIB_SEMA_CHECKER_H
+#define GRIDJIT_LIB_SEMA_CHECKER_H
+
+#include "gridjit/IR/AST.h"
+#include "gridjit/Support/Diagnostics.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gridjit::sema {
+
+/// Where an expression starts in the source. The parser locates some nodes
+/// at their operator (`[`, `.`, `as`); diagnostics about a whole expression
+/// point at its first character instead.
+SourceLoc startLoc(const Expr *E);
+inline SourceLoc startLoc(const ExprPtr &E) { return startLoc(E.get()); }
+/// `'T'`: a type quoted for a diagnostic.
+std::string quote(Type T);
+/// `'name'`: a name quoted for a diagnostic.
+std::string quote(llvm::StringRef Name);
+/// The spelling of a binary operator (`+`, `<<`, `&&`, ...).
+llvm::StringRef binaryOpSpelling(BinaryOp Op);
+
+/// True for an expression built only from unsuffixed literals with unary
+/// `-`/`~` and arithmetic or bitwise binary operators. Such an expression
+/// has no type of its own: it takes the type of its context.
+bool isUntypedLiteral(const Expr *E);
+/// True when the untyped literal expression \p E has a float literal.
+bool containsFloatLit(const Expr *E);
+/// The type of an untyped literal expression with no usable context:
+/// f32 when it has a float literal, else i32.
+Type defaultLiteralType(bool HasFloat);
+/// Whether an untyped literal expression may take the context type \p Hint:
+/// a numeric type, and a float type when a float literal is involved (a
+/// float literal never becomes an integer). Otherwise the expression keeps
+/// its default type and the usual type rules report the mismatch.
+bool hintUsable(bool HasFloat, Type Hint);
+
+/// What a name refers to at the point of use. At most one of Var, Fn,
+/// Value and Func is set (Var and Const together for a const).
+struct Resolved {
+  const VarDecl *Var = nullptr; ///< a local, parameter, loop index or const
+  ConstDecl *Const = nullptr;   ///< the const, when Var is one
+  FunctionDecl *Fn = nullptr;   ///< a device function or kernel
+  BuiltinValue Value = BuiltinValue::None;
+  BuiltinFunc Func = BuiltinFunc::None;
+};
+
+/// "'f' takes 2 arguments, found 3".
+std::string arityMessage(llvm::StringRef Callee, size_t Expected, size_t Found);
+
+/// The outcome of folding an expression to a constant.
+enum class FoldStatus {
+  Constant,    ///< folded; the value is in the output argument
+  NotConstant, ///< the expression reads something that is not a constant
+  Failed,      ///< an error was reported (or an operand had one before)
+};
+
+/// Verifies one module. Not reusable: make one per verification.
+class Checker {
+public:
+  explicit Checker(Module &M) : M(M) {}
+
+  /// Runs every check, fills the semantic fields and returns the errors
+  /// (sorted by source position) as one DiagnosticError.
+  llvm::Error run();
+
+  //===--------------------------------------------------------------------===//
+  // Diagnostics
+  //===--------------------------------------------------------------------===//
+
+  void error(SourceLoc L, const llvm::Twine &Msg);
+
+  //===--------------------------------------------------------------------===//
+  // Module level (Verifier.cpp)
+  //===--------------------------------------------------------------------===//
+
+  void collectModuleNames();
+  /// Checks a const (once) and folds its value; handles use-before-check
+  /// and cycles between consts. \p UseLoc is where the const is named.
+  void requireConst(ConstDecl &C, SourceLoc UseLoc);
+  void checkConst(ConstDecl &C);
+  void checkSignature(FunctionDecl &F);
+  /// The offset of \p L in M.Source, if it lies inside it.
+  std::optional<size_t> sourceOffset(SourceLoc L) const;
+  /// Where the name of \p F is written (the node itself is located at its
+  /// `fn`/`kernel` keyword); the keyword's location when unknown.
+  SourceLoc nameLoc(const FunctionDecl &F) const;
+  void checkCallGraph();
+  /// Reports a name that is empty, not an identifier, a keyword or a
+  /// builtin's name; true if the name can be declared.
+  bool checkIdentifier(llvm::StringRef Name, SourceLoc L);
+
+  //===--------------------------------------------------------------------===//
+  // Statements and scopes (CheckStmt.cpp)
+  //===--------------------------------------------------------------------===//
+
+  void checkFunctionBody(FunctionDecl &F);
+  void checkBlock(BlockStmt *B, SourceLoc ParentLoc);
+  void checkStmt(Stmt *S, SourceLoc ParentLoc);
+  void checkDeclStmt(DeclStmt &D);
+  void checkArrayDecl(DeclStmt &D);
+  void checkAssign(AssignStmt &A);
+  void checkIf(IfStmt &S);
+  void checkFor(ForStmt &S);
+  void checkReturn(ReturnStmt &S);
+  void checkExprStmt(ExprStmt &S);
+  /// The type of an assignment target, or Invalid (after an error).
+  Type checkAssignTarget(Expr &Target, std::string &What);
+  /// Checks a condition of `if`/`while`.
+  void checkCondition(Expr *Cond, SourceLoc ParentLoc);
+
+  /// Adds \p V to the innermost scope, reporting reserved names, shadowing
+  /// and redeclaration.
+  void declareLocal(const VarDecl &V);
+  /// The local declaration (or parameter) of \p Name, innermost first.
+  const VarDecl *lookupLocal(llvm::StringRef Name) const;
+  /// Resolves a name: locals, then module-level names, then builtins.
+  Resolved resolveName(llvm::StringRef Name) const;
+  void pushScope() { Scopes.emplace_back(); }
+  void popScope() { Scopes.pop_back(); }
+
+  //===--------------------------------------------------------------------===//
+  // Expressions (CheckExpr.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// Checks \p E and returns its type: Void for a call of a void function,
+  /// Invalid after an error. \p Hint is the type the context expects (or
+  /// Invalid for none); an untyped literal expression takes it when it can.
+  /// A null \p E is reported as missing at \p ParentLoc.
+  Type checkExpr(Expr *E, SourceLoc ParentLoc, Type Hint = Type());
+  /// checkExpr, and a void call is an error: a value is needed here.
+  Type checkValue(Expr *E, SourceLoc ParentLoc, Type Hint = Type());
+  /// Gives an untyped literal expression the type \p T (its context's type
+  /// when usable, else its default) and checks that every literal fits.
+  Type typeLiteral(Expr &E, Type Hint);
+  void assignLiteralType(Expr &E, Type T);
+  /// The type of `op T`, reporting a wrong operand type at \p Loc.
+  Type unaryResult(UnaryOp Op, Type T, SourceLoc Loc);
+  bool checkIntLitFits(const IntLitExpr &L, Type T, bool Negated, SourceLoc At);
+  bool checkFloatLitFits(const FloatLitExpr &L, Type T);
+  Type checkIntLit(IntLitExpr &L);
+  Type checkFloatLit(FloatLitExpr &L);
+  Type checkName(NameExpr &N, bool AllowArray);
+  Type checkUnary(UnaryExpr &U, Type Hint);
+  Type checkAddrOf(UnaryExpr &U);
+  Type checkBinary(BinaryExpr &B, Type Hint);
+  /// The result type of `L op R`, reporting any rule broken. \p OpText is
+  /// the operator as written (`+`, `+=`); \p RLoc locates a type mismatch.
+  Type binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R,
+                    SourceLoc OpLoc, SourceLoc RLoc);
+  Type checkCast(CastExpr &C);
+  Type checkIndex(IndexExpr &I);
+  Type checkMember(MemberExpr &Mem);
+  Type checkCall(CallExpr &C, Type Hint);
+  Type checkFunctionCall(CallExpr &C, const FunctionDecl &Fn);
+  /// The text of a literal as written in the source, or its value.
+  std::string literalText(const Expr &E) const;
+
+  //===--------------------------------------------------------------------===//
+  // Builtins (BuiltinRules.cpp)
+  //===--------------------------------------------------------------------===//
+
+  Type checkBuiltinCall(CallExpr &C, BuiltinFunc F, Type Hint);
+  /// Checks argument \p I of a call against the type \p T it must have.
+  Type checkArgAs(CallExpr &C, unsigned I, Type T);
+  /// The common type T of the arguments \p Idx of a generic builtin:
+  /// typed arguments decide it, literals adopt it (or \p Hint, when all of
+  /// them are literals). Invalid after an error.
+  Type inferGenericType(CallExpr &C, llvm::ArrayRef<unsigned> Idx, Type Hint);
+
+  //===--------------------------------------------------------------------===//
+  // Constants (ConstEval.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// Folds a checked expression. Division by zero and out-of-range shift
+  /// amounts are reported here. On NotConstant, \p Culprit is the first
+  /// subexpression that is not constant.
+  FoldStatus fold(const Expr &E, ConstValue &Out, const Expr *&Culprit);
+  /// The first node that can never be part of a constant expression (a
+  /// call, an index, a member, `&`), or null.
+  static const Expr *findNonConstantNode(const Expr *E);
+
+  //===--------------------------------------------------------------------===//
+  // State
+  //===--------------------------------------------------------------------===//
+
+  Module &M;
+  /// Diagnostics in the order found; sorted by position at the end.
+  std::vector<Diagnostic> Diags;
+
+  /// Module-level names: consts, functions and kernels (the first of each).
+  llvm::StringMap<Decl *> ModuleNames;
+  /// The ConstDecl that owns a const's VarDecl.
+  llvm::DenseMap<const VarDecl *, ConstDecl *> ConstOf;
+  enum class ConstState { Unchecked, InProgress, Done };
+  llvm::DenseMap<const ConstDecl *, ConstState> ConstStates;
+  /// Consts being checked, outermost first (for the cycle message).
+  std::vector<const ConstDecl *> ConstStack;
+
+  /// Declarations whose type is unusable after an error: uses of them are
+  /// silently Invalid so that one error does not cascade.
+  llvm::DenseSet<const VarDecl *> BadDecls;
+  /// Lexical scopes of the function being checked; [0] holds its params.
+  std::vector<llvm::StringMap<const VarDecl *>> Scopes;
+
+  /// The function or kernel whose body is being checked (null for consts).
+  FunctionDecl *CurFn = nullptr;
+  /// The return type `return` is checked against; Invalid when the
+  /// signature was wrong (no cascades).
+  Type CurReturnTy;
+  unsigned LoopDepth = 0;
+  /// Where the current kernel declared its dynamic shared array, if it did.
+  std::optional<SourceLoc> DynSharedLoc;
+
+  /// Calls from each function to device functions, in source order, with
+  /// the location of the first call of each callee.
+  llvm::DenseMap<const FunctionDecl *,
+                 std::vector<std::pair<const FunctionDecl *, SourceLoc>>>
+      Calls;
+  /// Functions that call grid_sync() themselves.
+  llvm::DenseSet<const FunctionDecl *> CallsGridSync;
+};
+
+} // namespace gridjit::sema
+
+#endif // GRIDJIT_LIB_SEMA_CHECKER_H

@@ -1,0 +1,383 @@
+//===- ConstEval.cpp - KIR verifier: folding constant expressions ---------===//
+//
+// Part of gridjit. Folds checked expressions made of literals, consts,
+// unary and binary operators and casts, with the run-time semantics of the
+// spec: integers wrap at their width (two's complement), `>>` is arithmetic
+// for signed types, f32 arithmetic rounds to f32 after every operation,
+// float->int casts round toward zero and saturate (NaN gives 0).
+//
+// ConstValue::Int holds integers sign-extended (signed types) or
+// zero-extended (unsigned types) to 64 bits, and bool as 0/1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checker.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/APInt.h"
+#include "llvm/Support/Casting.h"
+
+#include <cmath>
+
+using namespace gridjit;
+using namespace gridjit::sema;
+using llvm::APInt;
+using llvm::cast;
+
+//===----------------------------------------------------------------------===//
+// Value helpers
+//===----------------------------------------------------------------------===//
+
+static unsigned intBits(Type T) { return T.isBool() ? 1 : T.getBits(); }
+
+static APInt toAPInt(const ConstValue &V) {
+  return APInt(64, V.Int).trunc(intBits(V.Ty));
+}
+
+static ConstValue fromAPInt(Type T, const APInt &A) {
+  ConstValue V;
+  V.Ty = T;
+  V.Int = T.isSignedInteger() ? static_cast<uint64_t>(A.getSExtValue())
+                              : A.getZExtValue();
+  return V;
+}
+
+static ConstValue makeBool(bool B) {
+  ConstValue V;
+  V.Ty = Type::getScalar(ScalarKind::Bool);
+  V.Int = B;
+  return V;
+}
+
+/// A float value of type \p T; f32 values are rounded to float.
+static ConstValue makeFloat(Type T, double D) {
+  ConstValue V;
+  V.Ty = T;
+  V.Float = T.getBits() == 32 ? static_cast<double>(static_cast<float>(D)) : D;
+  return V;
+}
+
+static const llvm::fltSemantics &semanticsOf(Type T) {
+  return T.getBits() == 32 ? llvm::APFloat::IEEEsingle()
+                           : llvm::APFloat::IEEEdouble();
+}
+
+/// int -> float, rounding once to the nearest value of \p T.
+static ConstValue intToFloat(Type T, const APInt &A, bool IsSigned) {
+  llvm::APFloat F(semanticsOf(T));
+  F.convertFromAPInt(A, IsSigned, llvm::APFloat::rmNearestTiesToEven);
+  return makeFloat(T, T.getBits() == 32 ? F.convertToFloat()
+                                        : F.convertToDouble());
+}
+
+/// float -> int: round toward zero, saturate, NaN -> 0.
+static ConstValue floatToInt(Type T, double X) {
+  unsigned Bits = T.getBits();
+  APInt R(Bits, 0);
+  if (!std::isnan(X)) {
+    X = std::trunc(X);
+    if (T.isSignedInteger()) {
+      double Lim = std::ldexp(1.0, Bits - 1);
+      if (X <= -Lim)
+        R = APInt::getSignedMinValue(Bits);
+      else if (X >= Lim)
+        R = APInt::getSignedMaxValue(Bits);
+      else
+        R = APInt(64, static_cast<uint64_t>(static_cast<int64_t>(X)))
+                .trunc(Bits);
+    } else {
+      double Lim = std::ldexp(1.0, Bits);
+      if (X >= Lim)
+        R = APInt::getMaxValue(Bits);
+      else if (X > 0)
+        R = APInt(64, static_cast<uint64_t>(X)).trunc(Bits);
+    }
+  }
+  return fromAPInt(T, R);
+}
+
+static ConstValue castValue(const ConstValue &V, Type To) {
+  Type From = V.Ty;
+  if (From == To)
+    return V;
+  if (To.isFloat()) {
+    if (From.isFloat())
+      return makeFloat(To, V.Float);
+    return intToFloat(To, toAPInt(V), From.isSignedInteger());
+  }
+  if (From.isFloat())
+    return floatToInt(To, V.Float);
+  // int/bool -> int: extend by the source's signedness, or truncate.
+  APInt A = toAPInt(V);
+  unsigned Bits = To.getBits();
+  return fromAPInt(To, From.isSignedInteger() ? A.sextOrTrunc(Bits)
+                                              : A.zextOrTrunc(Bits));
+}
+
+//===----------------------------------------------------------------------===//
+// Operators
+//===----------------------------------------------------------------------===//
+
+static FoldStatus foldUnary(UnaryOp Op, const ConstValue &A, ConstValue &Out) {
+  Type T = A.Ty;
+  switch (Op) {
+  case UnaryOp::Neg:
+    Out = T.isFloat() ? makeFloat(T, -A.Float) : fromAPInt(T, -toAPInt(A));
+    return FoldStatus::Constant;
+  case UnaryOp::Not:
+    Out = makeBool(!A.Int);
+    return FoldStatus::Constant;
+  case UnaryOp::BitNot:
+    Out = fromAPInt(T, ~toAPInt(A));
+    return FoldStatus::Constant;
+  case UnaryOp::AddrOf:
+    break;
+  }
+  return FoldStatus::NotConstant;
+}
+
+static bool compareFloats(BinaryOp Op, double X, double Y) {
+  switch (Op) {
+  case BinaryOp::Eq:
+    return X == Y;
+  case BinaryOp::Ne:
+    return X != Y;
+  case BinaryOp::Lt:
+    return X < Y;
+  case BinaryOp::Le:
+    return X <= Y;
+  case BinaryOp::Gt:
+    return X > Y;
+  case BinaryOp::Ge:
+    return X >= Y;
+  default:
+    return false;
+  }
+}
+
+static bool compareInts(BinaryOp Op, const APInt &X, const APInt &Y,
+                        bool Signed) {
+  switch (Op) {
+  case BinaryOp::Eq:
+    return X == Y;
+  case BinaryOp::Ne:
+    return X != Y;
+  case BinaryOp::Lt:
+    return Signed ? X.slt(Y) : X.ult(Y);
+  case BinaryOp::Le:
+    return Signed ? X.sle(Y) : X.ule(Y);
+  case BinaryOp::Gt:
+    return Signed ? X.sgt(Y) : X.ugt(Y);
+  case BinaryOp::Ge:
+    return Signed ? X.sge(Y) : X.uge(Y);
+  default:
+    return false;
+  }
+}
+
+/// Float arithmetic in the precision of \p T.
+static double floatArith(BinaryOp Op, Type T, double X, double Y) {
+  if (T.getBits() == 32) {
+    float A = static_cast<float>(X), B = static_cast<float>(Y);
+    switch (Op) {
+    case BinaryOp::Add:
+      return A + B;
+    case BinaryOp::Sub:
+      return A - B;
+    case BinaryOp::Mul:
+      return A * B;
+    default:
+      return A / B;
+    }
+  }
+  switch (Op) {
+  case BinaryOp::Add:
+    return X + Y;
+  case BinaryOp::Sub:
+    return X - Y;
+  case BinaryOp::Mul:
+    return X * Y;
+  default:
+    return X / Y;
+  }
+}
+
+namespace {
+/// Folds one binary operator; reports division by zero and shift amounts
+/// outside the type's width at \p Loc.
+struct BinaryFolder {
+  Checker &C;
+  SourceLoc Loc;
+
+  FoldStatus fold(BinaryOp Op, const ConstValue &L, const ConstValue &R,
+                  ConstValue &Out) {
+    Type T = L.Ty;
+    if (Op >= BinaryOp::Eq) {
+      Out = makeBool(T.isFloat() ? compareFloats(Op, L.Float, R.Float)
+                                 : compareInts(Op, toAPInt(L), toAPInt(R),
+                                               T.isSignedInteger()));
+      return FoldStatus::Constant;
+    }
+    if (T.isFloat()) {
+      Out = makeFloat(T, floatArith(Op, T, L.Float, R.Float));
+      return FoldStatus::Constant;
+    }
+    APInt X = toAPInt(L), Y = toAPInt(R);
+    bool Signed = T.isSignedInteger();
+    switch (Op) {
+    case BinaryOp::Add:
+      X += Y;
+      break;
+    case BinaryOp::Sub:
+      X -= Y;
+      break;
+    case BinaryOp::Mul:
+      X *= Y;
+      break;
+    case BinaryOp::Div:
+    case BinaryOp::Rem:
+      if (Y.isZero()) {
+        C.error(Loc, "division by zero in constant expression");
+        return FoldStatus::Failed;
+      }
+      // sdiv/srem wrap: INT_MIN / -1 == INT_MIN, INT_MIN % -1 == 0.
+      if (Op == BinaryOp::Div)
+        X = Signed ? X.sdiv(Y) : X.udiv(Y);
+      else
+        X = Signed ? X.srem(Y) : X.urem(Y);
+      break;
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
+      if ((Signed && Y.isNegative()) || Y.uge(X.getBitWidth())) {
+        C.error(Loc, "shift amount " +
+                         (Signed ? std::to_string(Y.getSExtValue())
+                                 : std::to_string(Y.getZExtValue())) +
+                         " is out of range for type " + quote(T) +
+                         " in constant expression");
+        return FoldStatus::Failed;
+      }
+      if (Op == BinaryOp::Shl)
+        X = X.shl(Y);
+      else
+        X = Signed ? X.ashr(Y) : X.lshr(Y);
+      break;
+    case BinaryOp::And:
+    case BinaryOp::LAnd:
+      X &= Y;
+      break;
+    case BinaryOp::Or:
+    case BinaryOp::LOr:
+      X |= Y;
+      break;
+    case BinaryOp::Xor:
+      X ^= Y;
+      break;
+    default:
+      break;
+    }
+    Out = fromAPInt(T, X);
+    return FoldStatus::Constant;
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+const Expr *Checker::findNonConstantNode(const Expr *E) {
+  if (!E)
+    return nullptr;
+  switch (E->getKind()) {
+  case Expr::IntLit:
+  case Expr::FloatLit:
+  case Expr::BoolLit:
+  case Expr::Name:
+    return nullptr;
+  case Expr::Unary: {
+    const auto *U = cast<UnaryExpr>(E);
+    return U->Op == UnaryOp::AddrOf ? E : findNonConstantNode(U->Operand.get());
+  }
+  case Expr::Binary: {
+    const auto *B = cast<BinaryExpr>(E);
+    if (const Expr *L = findNonConstantNode(B->LHS.get()))
+      return L;
+    return findNonConstantNode(B->RHS.get());
+  }
+  case Expr::Cast:
+    return findNonConstantNode(cast<CastExpr>(E)->Operand.get());
+  case Expr::Call:
+  case Expr::Index:
+  case Expr::Member:
+    return E;
+  }
+  return E;
+}
+
+FoldStatus Checker::fold(const Expr &E, ConstValue &Out, const Expr *&Culprit) {
+  Type T = E.Ty;
+  if (!T.isScalar())
+    return FoldStatus::Failed;
+  switch (E.getKind()) {
+  case Expr::IntLit: {
+    uint64_t V = cast<IntLitExpr>(E).Value;
+    if (T.isFloat())
+      Out = makeFloat(T, static_cast<double>(V)); // exact: checked on typing
+    else
+      Out = fromAPInt(T, APInt(64, V).trunc(intBits(T)));
+    return FoldStatus::Constant;
+  }
+  case Expr::FloatLit:
+    Out = makeFloat(T, cast<FloatLitExpr>(E).Value);
+    return FoldStatus::Constant;
+  case Expr::BoolLit:
+    Out = makeBool(cast<BoolLitExpr>(E).Value);
+    return FoldStatus::Constant;
+  case Expr::Name: {
+    const auto &N = cast<NameExpr>(E);
+    auto It = N.Decl ? ConstOf.find(N.Decl) : ConstOf.end();
+    if (It == ConstOf.end()) {
+      Culprit = &E;
+      return FoldStatus::NotConstant;
+    }
+    if (!It->second->Value)
+      return FoldStatus::Failed;
+    Out = *It->second->Value;
+    return FoldStatus::Constant;
+  }
+  case Expr::Unary: {
+    const auto &U = cast<UnaryExpr>(E);
+    if (U.Op == UnaryOp::AddrOf) {
+      Culprit = &E;
+      return FoldStatus::NotConstant;
+    }
+    ConstValue A;
+    FoldStatus S = fold(*U.Operand, A, Culprit);
+    return S == FoldStatus::Constant ? foldUnary(U.Op, A, Out) : S;
+  }
+  case Expr::Binary: {
+    const auto &B = cast<BinaryExpr>(E);
+    ConstValue L, R;
+    FoldStatus SL = fold(*B.LHS, L, Culprit);
+    if (SL == FoldStatus::NotConstant)
+      return SL;
+    FoldStatus SR = fold(*B.RHS, R, Culprit);
+    if (SL != FoldStatus::Constant || SR != FoldStatus::Constant)
+      return SR == FoldStatus::NotConstant ? SR : FoldStatus::Failed;
+    return BinaryFolder{*this, B.getLoc()}.fold(B.Op, L, R, Out);
+  }
+  case Expr::Cast: {
+    ConstValue A;
+    FoldStatus S = fold(*cast<CastExpr>(E).Operand, A, Culprit);
+    if (S == FoldStatus::Constant)
+      Out = castValue(A, T);
+    return S;
+  }
+  case Expr::Call:
+  case Expr::Index:
+  case Expr::Member:
+    Culprit = &E;
+    return FoldStatus::NotConstant;
+  }
+  return FoldStatus::Failed;
+}
