@@ -1,0 +1,1141 @@
+//===- Parser.cpp - KIR text to a Module ----------------------------------===//
+//
+// Part of gridjit. A recursive-descent parser with one function per grammar
+// rule (binary operators by precedence climbing). It checks syntax only;
+// the verifier checks types, scopes and the other semantic rules.
+//
+// Error handling: every problem is reported into a DiagnosticEngine, and
+// parsing goes on so that one run reports every independent error:
+//  - a failing rule returns null (or an invalid Type) after reporting;
+//  - a failed statement is skipped up to the next `;` at its brace depth or
+//    the end of its block; a failed module-level declaration up to the next
+//    `kernel`, `fn` or `const`;
+//  - at most one error is reported per source position, and none at a token
+//    the lexer has already reported (Token::Diagnosed), to avoid cascades.
+//
+// Robustness: recursion (blocks, parentheses, unary operators, arguments,
+// indices) and the height of expression trees are limited to MaxNesting,
+// so neither this parser nor a later pass recursing over the tree (or
+// destroying it) can overflow the stack; every loop consumes a token or
+// exits.
+//
+// Locations: a node's location is its first token, except for
+//  BinaryExpr (first token of the LHS), UnaryExpr (the operator),
+//  CastExpr (`as`), CallExpr (the callee name), IndexExpr (`[`),
+//  MemberExpr (`.`); VarDecl::Loc is the name's location.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Parse/Parser.h"
+#include "gridjit/Parse/Lexer.h"
+#include "gridjit/Support/Diagnostics.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <optional>
+#include <string>
+
+using namespace gridjit;
+
+namespace {
+
+/// Deepest nesting of blocks, parentheses, unary operators and the like,
+/// and highest expression tree, that the parser accepts.
+constexpr unsigned MaxNesting = 256;
+
+/// An expression being built, with what the parser needs to know about it
+/// besides the AST: the location of its first token (parentheses are not
+/// kept in the AST, so this may be a '(' ) and the height of its tree (a
+/// leaf is 1), checked against MaxNesting as the tree grows.
+struct ParsedExpr {
+  ExprPtr E;
+  SourceLoc Start;
+  unsigned Height = 0;
+  explicit operator bool() const { return E != nullptr; }
+};
+
+/// Binary operator precedence levels, lowest first. 0 means "not a binary
+/// operator".
+enum Precedence : unsigned {
+  PrecNone = 0,
+  PrecLOr,
+  PrecLAnd,
+  PrecComparison, // non-associative
+  PrecBitOr,
+  PrecBitXor,
+  PrecBitAnd,
+  PrecShift,
+  PrecAdditive,
+  PrecMultiplicative,
+};
+
+struct BinaryOpInfo {
+  Precedence Prec = PrecNone;
+  BinaryOp Op = BinaryOp::Add;
+};
+
+BinaryOpInfo binaryOpInfo(TokenKind K) {
+  switch (K) {
+  case TokenKind::PipePipe:
+    return {PrecLOr, BinaryOp::LOr};
+  case TokenKind::AmpAmp:
+    return {PrecLAnd, BinaryOp::LAnd};
+  case TokenKind::EqEq:
+    return {PrecComparison, BinaryOp::Eq};
+  case TokenKind::BangEq:
+    return {PrecComparison, BinaryOp::Ne};
+  case TokenKind::Less:
+    return {PrecComparison, BinaryOp::Lt};
+  case TokenKind::LessEq:
+    return {PrecComparison, BinaryOp::Le};
+  case TokenKind::Greater:
+    return {PrecComparison, BinaryOp::Gt};
+  case TokenKind::GreaterEq:
+    return {PrecComparison, BinaryOp::Ge};
+  case TokenKind::Pipe:
+    return {PrecBitOr, BinaryOp::Or};
+  case TokenKind::Caret:
+    return {PrecBitXor, BinaryOp::Xor};
+  case TokenKind::Amp:
+    return {PrecBitAnd, BinaryOp::And};
+  case TokenKind::LessLess:
+    return {PrecShift, BinaryOp::Shl};
+  case TokenKind::GreaterGreater:
+    return {PrecShift, BinaryOp::Shr};
+  case TokenKind::Plus:
+    return {PrecAdditive, BinaryOp::Add};
+  case TokenKind::Minus:
+    return {PrecAdditive, BinaryOp::Sub};
+  case TokenKind::Star:
+    return {PrecMultiplicative, BinaryOp::Mul};
+  case TokenKind::Slash:
+    return {PrecMultiplicative, BinaryOp::Div};
+  case TokenKind::Percent:
+    return {PrecMultiplicative, BinaryOp::Rem};
+  default:
+    return {};
+  }
+}
+
+std::optional<UnaryOp> unaryOp(TokenKind K) {
+  switch (K) {
+  case TokenKind::Minus:
+    return UnaryOp::Neg;
+  case TokenKind::Bang:
+    return UnaryOp::Not;
+  case TokenKind::Tilde:
+    return UnaryOp::BitNot;
+  case TokenKind::Amp:
+    return UnaryOp::AddrOf;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<AssignOp> assignOp(TokenKind K) {
+  switch (K) {
+  case TokenKind::Equal:
+    return AssignOp::Assign;
+  case TokenKind::PlusEq:
+    return AssignOp::Add;
+  case TokenKind::MinusEq:
+    return AssignOp::Sub;
+  case TokenKind::StarEq:
+    return AssignOp::Mul;
+  case TokenKind::SlashEq:
+    return AssignOp::Div;
+  case TokenKind::PercentEq:
+    return AssignOp::Rem;
+  case TokenKind::AmpEq:
+    return AssignOp::And;
+  case TokenKind::PipeEq:
+    return AssignOp::Or;
+  case TokenKind::CaretEq:
+    return AssignOp::Xor;
+  case TokenKind::LessLessEq:
+    return AssignOp::Shl;
+  case TokenKind::GreaterGreaterEq:
+    return AssignOp::Shr;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// The tokens that start a module-level declaration; recovery stops there.
+bool isDeclKeyword(TokenKind K) {
+  return K == TokenKind::KwKernel || K == TokenKind::KwFn ||
+         K == TokenKind::KwConst;
+}
+
+bool canStartExpression(TokenKind K) {
+  switch (K) {
+  case TokenKind::Identifier:
+  case TokenKind::IntLiteral:
+  case TokenKind::FloatLiteral:
+  case TokenKind::KwTrue:
+  case TokenKind::KwFalse:
+  case TokenKind::LParen:
+    return true;
+  default:
+    return unaryOp(K).has_value();
+  }
+}
+
+class Parser {
+public:
+  Parser(std::string_view Source, DiagnosticEngine &Diags)
+      : Lex(Source, Diags), Diags(Diags) {
+    Tok = Lex.lex();
+  }
+
+  void parseModule(Module &M);
+
+private:
+  class NestingScope;
+
+  // Tokens and diagnostics.
+  void consume();
+  bool consumeIf(TokenKind K);
+  bool consumeGreater();
+  void error(SourceLoc Loc, std::string Message);
+  void errorAtTok(std::string Message);
+  void errorExpected(std::string_view What);
+  std::string describeTok() const;
+  bool expect(TokenKind K, std::string_view Context);
+  bool expectSemi(std::string_view After = "statement");
+  void reportTooDeep(SourceLoc Loc);
+
+  // Recovery.
+  void skipStatement();
+  void skipToDecl();
+
+  // Module level.
+  std::unique_ptr<Decl> parseDecl();
+  std::unique_ptr<ConstDecl> parseConstDecl();
+  std::unique_ptr<FunctionDecl> parseFunction();
+  std::unique_ptr<VarDecl> parseParam();
+  bool parseParamList(FunctionDecl &F);
+
+  // Types.
+  Type parseType(bool AllowArray, ExprPtr *ArraySize = nullptr);
+  Type parseArrayType(bool AllowArray, ExprPtr *ArraySize);
+  Type parseArrayTypeRest(ExprPtr *ArraySize);
+  void skipArrayTypeRest();
+  Type parsePointerType();
+  std::optional<ScalarKind> parseScalarTypeName(std::string_view What);
+
+  // Statements.
+  BlockPtr parseBlock(std::string_view Context);
+  StmtPtr parseStatement();
+  StmtPtr parseDeclStmt();
+  StmtPtr parseIfStmt();
+  bool parseIfHead(IfStmt &S);
+  StmtPtr parseWhileStmt();
+  StmtPtr parseForStmt();
+  StmtPtr parseJumpStmt();
+  StmtPtr parseReturnStmt();
+  StmtPtr parseAssignOrCallStmt();
+
+  // Expressions.
+  ExprPtr parseExpr();
+  ParsedExpr parseExprWithInfo();
+  ParsedExpr parseBinary(unsigned MinPrec);
+  ParsedExpr parseCast();
+  ParsedExpr parseUnary();
+  ParsedExpr parsePostfix();
+  ParsedExpr parseCall(ParsedExpr Callee);
+  ParsedExpr parseIndex(ParsedExpr Base);
+  ParsedExpr parseMember(ParsedExpr Base);
+  ParsedExpr parsePrimary();
+  ParsedExpr parseParenExpr();
+  ParsedExpr node(ExprPtr E, SourceLoc Start, unsigned Height);
+
+  Lexer Lex;
+  DiagnosticEngine &Diags;
+  Token Tok;
+  /// Just past the previous token: where a missing ';' is reported.
+  SourceLoc PrevEnd{1, 1};
+  /// Counts consumed tokens; loops compare it to make sure they progress.
+  unsigned long long NumConsumed = 0;
+  /// Current recursion depth (see NestingScope).
+  unsigned Depth = 0;
+  /// Where the last error was reported; a second one there is dropped.
+  SourceLoc LastErrorLoc;
+};
+
+/// One level of parser recursion (a block, a parenthesised or argument
+/// expression, an operand of a unary operator). Past MaxNesting it reports
+/// an error and the caller must give up (check ok()).
+class Parser::NestingScope {
+public:
+  NestingScope(Parser &P, SourceLoc Loc) : P(P) {
+    Ok = ++P.Depth <= MaxNesting;
+    if (!Ok)
+      P.reportTooDeep(Loc);
+  }
+  ~NestingScope() { --P.Depth; }
+  NestingScope(const NestingScope &) = delete;
+  NestingScope &operator=(const NestingScope &) = delete;
+  bool ok() const { return Ok; }
+
+private:
+  Parser &P;
+  bool Ok;
+};
+
+//===----------------------------------------------------------------------===//
+// Tokens and diagnostics
+//===----------------------------------------------------------------------===//
+
+void Parser::consume() {
+  PrevEnd = SourceLoc{Tok.Loc.Line,
+                      Tok.Loc.Col + static_cast<unsigned>(Tok.Text.size())};
+  Tok = Lex.lex();
+  ++NumConsumed;
+}
+
+bool Parser::consumeIf(TokenKind K) {
+  if (Tok.isNot(K))
+    return false;
+  consume();
+  return true;
+}
+
+// Consumes a '>' that closes `ptr<...>`. A token that starts with '>' (as
+// in `ptr<f32>= p` or `ptr<f32>>`) is split, its rest staying current.
+bool Parser::consumeGreater() {
+  TokenKind Rest;
+  switch (Tok.Kind) {
+  case TokenKind::Greater:
+    consume();
+    return true;
+  case TokenKind::GreaterEq:
+    Rest = TokenKind::Equal;
+    break;
+  case TokenKind::GreaterGreater:
+    Rest = TokenKind::Greater;
+    break;
+  case TokenKind::GreaterGreaterEq:
+    Rest = TokenKind::GreaterEq;
+    break;
+  default:
+    return false;
+  }
+  PrevEnd = SourceLoc{Tok.Loc.Line, Tok.Loc.Col + 1};
+  Tok.Kind = Rest;
+  Tok.Text.remove_prefix(1);
+  Tok.Loc.Col += 1;
+  ++NumConsumed;
+  return true;
+}
+
+void Parser::error(SourceLoc Loc, std::string Message) {
+  if (Loc.Line == LastErrorLoc.Line && Loc.Col == LastErrorLoc.Col)
+    return;
+  LastErrorLoc = Loc;
+  Diags.error(Loc, std::move(Message));
+}
+
+// Reports at the current token, unless the lexer already reported it.
+void Parser::errorAtTok(std::string Message) {
+  if (Tok.Diagnosed)
+    return;
+  error(Tok.Loc, std::move(Message));
+}
+
+/// "expected WHAT, found 'TOKEN'" at the current token.
+void Parser::errorExpected(std::string_view What) {
+  errorAtTok("expected " + std::string(What) + ", found " + describeTok());
+}
+
+// The current token for a message: its text in quotes (shortened if very
+// long) or "end of file".
+std::string Parser::describeTok() const {
+  if (Tok.is(TokenKind::Eof))
+    return "end of file";
+  constexpr size_t MaxShown = 40;
+  if (Tok.Text.size() > MaxShown)
+    return "'" + std::string(Tok.Text.substr(0, MaxShown)) + "...'";
+  return "'" + std::string(Tok.Text) + "'";
+}
+
+/// Consumes a token of kind \p K, or reports "expected 'K' CONTEXT, found
+/// ..." and returns false.
+bool Parser::expect(TokenKind K, std::string_view Context) {
+  if (consumeIf(K))
+    return true;
+  std::string What(tokenKindName(K));
+  if (!Context.empty())
+    What += " " + std::string(Context);
+  errorExpected(What);
+  return false;
+}
+
+// Expects the ';' that ends a statement or a const declaration. A missing
+// one is reported just after the previous token. Returns true (the
+// statement is complete) when parsing can simply go on: the next token is
+// on a later line, or ends the block, or is the end of input. Otherwise the
+// caller drops the statement and skips the rest of it.
+bool Parser::expectSemi(std::string_view After) {
+  if (consumeIf(TokenKind::Semi))
+    return true;
+  if (!Tok.Diagnosed)
+    error(PrevEnd, "expected ';' after " + std::string(After));
+  return Tok.Loc.Line > PrevEnd.Line || Tok.is(TokenKind::RBrace) ||
+         Tok.is(TokenKind::Eof);
+}
+
+void Parser::reportTooDeep(SourceLoc Loc) {
+  error(Loc, "nesting is too deep (limit " + std::to_string(MaxNesting) + ")");
+}
+
+//===----------------------------------------------------------------------===//
+// Recovery
+//===----------------------------------------------------------------------===//
+
+// Skips the rest of a failed statement: up to and including the next ';' at
+// the statement's brace depth (not one inside `[T; N]`), or past a `{ ... }`
+// group that closes at that depth (and any `else` parts after it); stops
+// before a '}' that closes the enclosing block, before a module-level
+// keyword, and at the end of input.
+void Parser::skipStatement() {
+  unsigned BraceDepth = 0, BracketDepth = 0;
+  while (Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind)) {
+    switch (Tok.Kind) {
+    case TokenKind::RBrace:
+      if (BraceDepth == 0)
+        return;
+      consume();
+      if (--BraceDepth == 0 && Tok.isNot(TokenKind::KwElse))
+        return;
+      continue;
+    case TokenKind::LBrace:
+      ++BraceDepth;
+      break;
+    case TokenKind::LBracket:
+      ++BracketDepth;
+      break;
+    case TokenKind::RBracket:
+      BracketDepth -= BracketDepth != 0;
+      break;
+    case TokenKind::Semi:
+      if (BraceDepth == 0 && BracketDepth == 0) {
+        consume();
+        return;
+      }
+      break;
+    default:
+      break;
+    }
+    consume();
+  }
+}
+
+// Skips to the next `kernel`, `fn` or `const`, or the end of input.
+void Parser::skipToDecl() {
+  while (Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind))
+    consume();
+}
+
+//===----------------------------------------------------------------------===//
+// Module level
+//===----------------------------------------------------------------------===//
+
+void Parser::parseModule(Module &M) {
+  while (Tok.isNot(TokenKind::Eof)) {
+    auto Before = NumConsumed;
+    if (std::unique_ptr<Decl> D = parseDecl()) {
+      M.Decls.push_back(std::move(D));
+      continue;
+    }
+    skipToDecl();
+    // A failed declaration has always consumed a token by now; this is only
+    // a guard against looping forever should that ever change.
+    if (NumConsumed == Before)
+      consume();
+  }
+}
+
+// decl ::= const-decl | function
+std::unique_ptr<Decl> Parser::parseDecl() {
+  switch (Tok.Kind) {
+  case TokenKind::KwConst:
+    return parseConstDecl();
+  case TokenKind::KwFn:
+  case TokenKind::KwKernel:
+    return parseFunction();
+  default:
+    errorExpected("'const', 'fn' or 'kernel' at top level");
+    return nullptr;
+  }
+}
+
+// const-decl ::= 'const' NAME ':' type ['=' expr] ';'
+std::unique_ptr<ConstDecl> Parser::parseConstDecl() {
+  auto C = std::make_unique<ConstDecl>(Tok.Loc);
+  consume(); // 'const'
+  if (Tok.isNot(TokenKind::Identifier)) {
+    errorExpected("constant name after 'const'");
+    return nullptr;
+  }
+  C->Var.Storage = StorageKind::Const;
+  C->Var.Loc = Tok.Loc;
+  C->Var.Name = std::string(Tok.Text);
+  consume();
+  if (!expect(TokenKind::Colon, "after constant name"))
+    return nullptr;
+  C->Var.Ty = parseType(/*AllowArray=*/false);
+  if (!C->Var.Ty.isValid())
+    return nullptr;
+  if (consumeIf(TokenKind::Equal) && !(C->Init = parseExpr()))
+    return nullptr;
+  if (!expectSemi("declaration"))
+    return nullptr;
+  return C;
+}
+
+// function ::= ('kernel' | 'fn') NAME '(' params ')' ['->' type] block
+std::unique_ptr<FunctionDecl> Parser::parseFunction() {
+  bool IsKernel = Tok.is(TokenKind::KwKernel);
+  auto F = std::make_unique<FunctionDecl>(Tok.Loc, IsKernel);
+  consume(); // 'kernel' or 'fn'
+  if (Tok.isNot(TokenKind::Identifier)) {
+    errorExpected(IsKernel ? "kernel name after 'kernel'"
+                           : "function name after 'fn'");
+    return nullptr;
+  }
+  F->Name = std::string(Tok.Text);
+  consume();
+  if (!expect(TokenKind::LParen, "after function name") || !parseParamList(*F))
+    return nullptr;
+  std::string_view BodyContext = "or '->' after parameter list";
+  if (consumeIf(TokenKind::Arrow)) {
+    F->ReturnTy = parseType(/*AllowArray=*/false);
+    if (!F->ReturnTy.isValid())
+      return nullptr;
+    BodyContext = "to start function body";
+  }
+  if (!(F->Body = parseBlock(BodyContext)))
+    return nullptr;
+  return F;
+}
+
+// params ::= [param (',' param)*] ')'   (the '(' is already consumed)
+bool Parser::parseParamList(FunctionDecl &F) {
+  if (consumeIf(TokenKind::RParen))
+    return true;
+  while (true) {
+    std::unique_ptr<VarDecl> P = parseParam();
+    if (!P)
+      return false;
+    F.Params.push_back(std::move(P));
+    if (consumeIf(TokenKind::RParen))
+      return true;
+    if (!consumeIf(TokenKind::Comma)) {
+      errorExpected("',' or ')' after parameter");
+      return false;
+    }
+  }
+}
+
+// param ::= NAME ':' type
+std::unique_ptr<VarDecl> Parser::parseParam() {
+  if (Tok.isNot(TokenKind::Identifier)) {
+    errorExpected("parameter name");
+    return nullptr;
+  }
+  auto P = std::make_unique<VarDecl>();
+  P->Storage = StorageKind::Param;
+  P->Loc = Tok.Loc;
+  P->Name = std::string(Tok.Text);
+  consume();
+  if (!expect(TokenKind::Colon, "after parameter name"))
+    return nullptr;
+  P->Ty = parseType(/*AllowArray=*/false);
+  if (!P->Ty.isValid())
+    return nullptr;
+  return P;
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+// type ::= scalar | 'ptr' '<' scalar [',' ('shared' | 'local')] '>'
+//        | '[' scalar [';' size] ']'           (declarations only)
+// Arrays are parsed everywhere, for good recovery, but are an error unless
+// \p AllowArray; their size expression goes to *ArraySize when given.
+// Returns an invalid Type after reporting an error, except for an unknown
+// type name (`float`): that one is reported and parsing goes on with `i32`
+// in its place (the module is rejected anyway), so that a misspelt type
+// does not cost the rest of the declaration.
+Type Parser::parseType(bool AllowArray, ExprPtr *ArraySize) {
+  if (Tok.is(TokenKind::LBracket))
+    return parseArrayType(AllowArray, ArraySize);
+  if (Tok.is(TokenKind::Identifier) && Tok.Text == "ptr")
+    return parsePointerType();
+  if (Tok.is(TokenKind::Identifier) && !scalarFromName(Tok.Text)) {
+    errorAtTok("unknown type " + describeTok());
+    consume();
+    return Type::getScalar(ScalarKind::I32);
+  }
+  std::optional<ScalarKind> S = parseScalarTypeName("type");
+  return S ? Type::getScalar(*S) : Type();
+}
+
+// Consumes a scalar type name (`i32`, `bool`, ...) or reports "expected
+// WHAT, found ...".
+std::optional<ScalarKind> Parser::parseScalarTypeName(std::string_view What) {
+  std::optional<ScalarKind> S;
+  if (Tok.is(TokenKind::Identifier))
+    S = scalarFromName(Tok.Text);
+  if (!S) {
+    errorExpected(What);
+    return std::nullopt;
+  }
+  consume();
+  return S;
+}
+
+// array-type ::= '[' scalar ']' | '[' scalar ';' (INT | NAME) ']'
+Type Parser::parseArrayType(bool AllowArray, ExprPtr *ArraySize) {
+  if (!AllowArray)
+    errorAtTok("array types are only allowed in 'var' and 'shared' "
+               "declarations");
+  consume(); // '['
+  Type T = parseArrayTypeRest(ArraySize);
+  if (!T.isValid())
+    skipArrayTypeRest();
+  return T;
+}
+
+// Parses what follows the '[' of an array type, up to and including the
+// ']'.
+Type Parser::parseArrayTypeRest(ExprPtr *ArraySize) {
+  // The element is parsed as a scalar or pointer type, so that
+  // `[ptr<f32>; 4]` is consumed whole, then checked to be a scalar. (Not as
+  // an array: there is no recursion in types.)
+  if (Tok.is(TokenKind::LBracket)) {
+    errorExpected("scalar element type after '['");
+    return Type();
+  }
+  std::string ElemText = describeTok();
+  SourceLoc ElemLoc = Tok.Loc;
+  bool ElemDiagnosed = Tok.Diagnosed;
+  Type ElemTy = parseType(/*AllowArray=*/false);
+  if (!ElemTy.isValid())
+    return Type();
+  if (!ElemTy.isScalar() && !ElemDiagnosed)
+    error(ElemLoc, "expected scalar element type after '[', found " + ElemText);
+  ScalarKind Elem = ElemTy.getScalarKind();
+  if (consumeIf(TokenKind::RBracket))
+    return Type::getArray(Elem, 0);
+  if (!consumeIf(TokenKind::Semi)) {
+    errorExpected("';' or ']' after array element type");
+    return Type();
+  }
+  ExprPtr Size;
+  uint64_t Count = 0;
+  if (Tok.is(TokenKind::IntLiteral)) {
+    Count = Tok.IntValue;
+    Size = std::make_unique<IntLitExpr>(Tok.Loc, Tok.IntValue, Tok.Suffix);
+  } else if (Tok.is(TokenKind::Identifier)) {
+    Size = std::make_unique<NameExpr>(Tok.Loc, std::string(Tok.Text));
+  } else {
+    errorExpected("array size (an integer literal or a constant name)");
+    return Type();
+  }
+  consume();
+  if (!expect(TokenKind::RBracket, "after array size"))
+    return Type();
+  if (ArraySize)
+    *ArraySize = std::move(Size);
+  return Type::getArray(Elem, Count);
+}
+
+// After an error inside an array type: skips to the ']' that closes it (and
+// consumes it), so that the ';' of `[T; N]` is not taken for the end of the
+// statement. Stops early before '{', '}', '=', a module-level keyword or the
+// end of input.
+void Parser::skipArrayTypeRest() {
+  unsigned BracketDepth = 1;
+  while (Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind) &&
+         Tok.isNot(TokenKind::LBrace) && Tok.isNot(TokenKind::RBrace) &&
+         Tok.isNot(TokenKind::Equal)) {
+    if (Tok.is(TokenKind::LBracket))
+      ++BracketDepth;
+    bool Closes = Tok.is(TokenKind::RBracket) && --BracketDepth == 0;
+    consume();
+    if (Closes)
+      return;
+  }
+}
+
+// pointer-type ::= 'ptr' '<' scalar [',' ('shared' | 'local')] '>'
+Type Parser::parsePointerType() {
+  consume(); // 'ptr'
+  if (!expect(TokenKind::Less, "after 'ptr'"))
+    return Type();
+  std::optional<ScalarKind> Pointee =
+      parseScalarTypeName("scalar type after 'ptr<'");
+  if (!Pointee)
+    return Type();
+  AddrSpace AS = AddrSpace::Global;
+  if (consumeIf(TokenKind::Comma)) {
+    if (Tok.is(TokenKind::KwShared)) {
+      AS = AddrSpace::Shared;
+    } else if (Tok.is(TokenKind::Identifier) && Tok.Text == "local") {
+      AS = AddrSpace::Local;
+    } else {
+      errorExpected("'shared' or 'local' after ',' in pointer type");
+      return Type();
+    }
+    consume();
+  }
+  if (!consumeGreater()) {
+    errorExpected("'>' at end of pointer type");
+    return Type();
+  }
+  return Type::getPointer(*Pointee, AS);
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+// block ::= '{' statement* '}'
+// \p Context completes the message when the '{' is missing ("expected '{'
+// CONTEXT, found ..."). A block that runs into the end of input or a
+// module-level keyword is reported and returned as it is, so that the
+// following declarations are still parsed.
+BlockPtr Parser::parseBlock(std::string_view Context) {
+  if (Tok.isNot(TokenKind::LBrace)) {
+    errorExpected("'{' " + std::string(Context));
+    return nullptr;
+  }
+  NestingScope Nest(*this, Tok.Loc);
+  if (!Nest.ok())
+    return nullptr;
+  auto B = std::make_unique<BlockStmt>(Tok.Loc);
+  consume(); // '{'
+  while (!consumeIf(TokenKind::RBrace)) {
+    if (Tok.is(TokenKind::Eof) || isDeclKeyword(Tok.Kind)) {
+      errorExpected("'}' at end of block");
+      return B;
+    }
+    auto Before = NumConsumed;
+    if (StmtPtr S = parseStatement()) {
+      B->Body.push_back(std::move(S));
+      continue;
+    }
+    skipStatement();
+    if (NumConsumed == Before && Tok.isNot(TokenKind::RBrace) &&
+        Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind))
+      consume(); // cannot happen, but never loop without progress
+  }
+  return B;
+}
+
+// statement ::= decl-stmt | if-stmt | while-stmt | for-stmt | 'break' ';'
+//             | 'continue' ';' | return-stmt | block | assign-or-call
+StmtPtr Parser::parseStatement() {
+  switch (Tok.Kind) {
+  case TokenKind::KwLet:
+  case TokenKind::KwVar:
+  case TokenKind::KwShared:
+    return parseDeclStmt();
+  case TokenKind::KwIf:
+    return parseIfStmt();
+  case TokenKind::KwWhile:
+    return parseWhileStmt();
+  case TokenKind::KwFor:
+    return parseForStmt();
+  case TokenKind::KwBreak:
+  case TokenKind::KwContinue:
+    return parseJumpStmt();
+  case TokenKind::KwReturn:
+    return parseReturnStmt();
+  case TokenKind::LBrace:
+    return parseBlock("");
+  default:
+    return parseAssignOrCallStmt();
+  }
+}
+
+// decl-stmt ::= ('let' | 'var' | 'shared') NAME ':' type ['=' expr] ';'
+StmtPtr Parser::parseDeclStmt() {
+  auto D = std::make_unique<DeclStmt>(Tok.Loc);
+  D->Var.Storage = Tok.is(TokenKind::KwLet)   ? StorageKind::Let
+                   : Tok.is(TokenKind::KwVar) ? StorageKind::Var
+                                              : StorageKind::Shared;
+  std::string Context = "after " + std::string(tokenKindName(Tok.Kind));
+  consume(); // 'let', 'var' or 'shared'
+  if (Tok.isNot(TokenKind::Identifier)) {
+    errorExpected("variable name " + Context);
+    return nullptr;
+  }
+  D->Var.Loc = Tok.Loc;
+  D->Var.Name = std::string(Tok.Text);
+  consume();
+  if (!expect(TokenKind::Colon, "after variable name"))
+    return nullptr;
+  D->Var.Ty = parseType(/*AllowArray=*/true, &D->Var.ArraySize);
+  if (!D->Var.Ty.isValid())
+    return nullptr;
+  if (consumeIf(TokenKind::Equal) && !(D->Init = parseExpr()))
+    return nullptr;
+  if (!expectSemi())
+    return nullptr;
+  return D;
+}
+
+// if-stmt ::= 'if' expr block ('else' 'if' expr block)* ['else' block]
+// An `else if` chain is built in a loop, not by recursion, but each link
+// counts as one level of nesting: the chain is that deep in the AST.
+StmtPtr Parser::parseIfStmt() {
+  auto First = std::make_unique<IfStmt>(Tok.Loc);
+  if (!parseIfHead(*First))
+    return nullptr;
+  IfStmt *Last = First.get();
+  unsigned ChainLength = 0;
+  while (consumeIf(TokenKind::KwElse)) {
+    if (Tok.is(TokenKind::KwIf)) {
+      if (Depth + ++ChainLength > MaxNesting) {
+        reportTooDeep(Tok.Loc);
+        return nullptr;
+      }
+      auto Next = std::make_unique<IfStmt>(Tok.Loc);
+      if (!parseIfHead(*Next))
+        return nullptr;
+      IfStmt *NextPtr = Next.get();
+      Last->Else = std::move(Next);
+      Last = NextPtr;
+      continue;
+    }
+    if (!(Last->Else = parseBlock("or 'if' after 'else'")))
+      return nullptr;
+    break;
+  }
+  return First;
+}
+
+// Parses `'if' expr block` into S.
+bool Parser::parseIfHead(IfStmt &S) {
+  consume(); // 'if'
+  return (S.Cond = parseExpr()) &&
+         (S.Then = parseBlock("after 'if' condition"));
+}
+
+// while-stmt ::= 'while' expr block
+StmtPtr Parser::parseWhileStmt() {
+  auto W = std::make_unique<WhileStmt>(Tok.Loc);
+  consume(); // 'while'
+  if (!(W->Cond = parseExpr()) ||
+      !(W->Body = parseBlock("after 'while' condition")))
+    return nullptr;
+  return W;
+}
+
+// for-stmt ::= 'for' NAME 'in' expr '..' expr ['step' expr] block
+StmtPtr Parser::parseForStmt() {
+  auto F = std::make_unique<ForStmt>(Tok.Loc);
+  consume(); // 'for'
+  if (Tok.isNot(TokenKind::Identifier)) {
+    errorExpected("loop variable name after 'for'");
+    return nullptr;
+  }
+  F->Index.Storage = StorageKind::LoopIndex;
+  F->Index.Loc = Tok.Loc;
+  F->Index.Name = std::string(Tok.Text);
+  consume();
+  if (!expect(TokenKind::KwIn, "after loop variable") ||
+      !(F->Begin = parseExpr()) ||
+      !expect(TokenKind::DotDot, "in 'for' range") || !(F->End = parseExpr()))
+    return nullptr;
+  if (consumeIf(TokenKind::KwStep) && !(F->Step = parseExpr()))
+    return nullptr;
+  if (!(F->Body = parseBlock("after 'for' range")))
+    return nullptr;
+  return F;
+}
+
+// 'break' ';' | 'continue' ';'
+StmtPtr Parser::parseJumpStmt() {
+  SourceLoc Loc = Tok.Loc;
+  bool IsBreak = Tok.is(TokenKind::KwBreak);
+  consume();
+  if (!expectSemi())
+    return nullptr;
+  if (IsBreak)
+    return std::make_unique<BreakStmt>(Loc);
+  return std::make_unique<ContinueStmt>(Loc);
+}
+
+// return-stmt ::= 'return' [expr] ';'
+StmtPtr Parser::parseReturnStmt() {
+  auto R = std::make_unique<ReturnStmt>(Tok.Loc);
+  consume(); // 'return'
+  if (Tok.isNot(TokenKind::Semi) && !(R->Value = parseExpr()))
+    return nullptr;
+  if (!expectSemi())
+    return nullptr;
+  return R;
+}
+
+// assign-or-call ::= expr ASSIGN-OP expr ';' | call ';'
+// The target is any expression here; the verifier checks that it can be
+// assigned to.
+StmtPtr Parser::parseAssignOrCallStmt() {
+  SourceLoc Start = Tok.Loc;
+  if (!canStartExpression(Tok.Kind)) {
+    errorExpected("statement");
+    return nullptr;
+  }
+  ExprPtr E = parseExpr();
+  if (!E)
+    return nullptr;
+  if (std::optional<AssignOp> Op = assignOp(Tok.Kind)) {
+    consume();
+    ExprPtr Value = parseExpr();
+    if (!Value || !expectSemi())
+      return nullptr;
+    return std::make_unique<AssignStmt>(Start, *Op, std::move(E),
+                                        std::move(Value));
+  }
+  if (!llvm::isa<CallExpr>(E.get())) {
+    error(Start, "expected an assignment or a call");
+    return nullptr;
+  }
+  if (!expectSemi())
+    return nullptr;
+  return std::make_unique<ExprStmt>(Start, std::move(E));
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+ExprPtr Parser::parseExpr() { return parseExprWithInfo().E; }
+
+// expr ::= binary expression at the lowest precedence. Each nested expr
+// (parentheses, arguments, indices) is one level of nesting.
+ParsedExpr Parser::parseExprWithInfo() {
+  NestingScope Nest(*this, Tok.Loc);
+  if (!Nest.ok())
+    return {};
+  return parseBinary(PrecLOr);
+}
+
+// Wraps a freshly built node, refusing it when the tree gets too high.
+ParsedExpr Parser::node(ExprPtr E, SourceLoc Start, unsigned Height) {
+  if (Height > MaxNesting) {
+    reportTooDeep(E->getLoc());
+    return {};
+  }
+  return {std::move(E), Start, Height};
+}
+
+// Precedence climbing over the binary operators with precedence at least
+// MinPrec; all are left-associative except comparisons, which cannot be
+// chained (`a < b < c` is an error, reported once per chain at the second
+// operator; the parser then goes on as if it were left-associative).
+ParsedExpr Parser::parseBinary(unsigned MinPrec) {
+  ParsedExpr LHS = parseCast();
+  if (!LHS)
+    return {};
+  bool LastWasComparison = false, ChainReported = false;
+  while (true) {
+    BinaryOpInfo Info = binaryOpInfo(Tok.Kind);
+    if (Info.Prec == PrecNone || Info.Prec < MinPrec)
+      return LHS;
+    bool IsComparison = Info.Prec == PrecComparison;
+    if (IsComparison && LastWasComparison && !ChainReported) {
+      errorAtTok("comparison operators cannot be chained; add parentheses");
+      ChainReported = true;
+    }
+    if (!IsComparison)
+      ChainReported = false;
+    LastWasComparison = IsComparison;
+    consume();
+    ParsedExpr RHS = parseBinary(Info.Prec + 1);
+    if (!RHS)
+      return {};
+    unsigned Height = std::max(LHS.Height, RHS.Height) + 1;
+    SourceLoc Start = LHS.Start;
+    LHS = node(std::make_unique<BinaryExpr>(Start, Info.Op, std::move(LHS.E),
+                                            std::move(RHS.E)),
+               Start, Height);
+    if (!LHS)
+      return {};
+  }
+}
+
+// cast ::= unary ('as' type)*
+ParsedExpr Parser::parseCast() {
+  ParsedExpr E = parseUnary();
+  while (E && Tok.is(TokenKind::KwAs)) {
+    SourceLoc AsLoc = Tok.Loc;
+    consume();
+    Type T = parseType(/*AllowArray=*/false);
+    if (!T.isValid())
+      return {};
+    E = node(std::make_unique<CastExpr>(AsLoc, std::move(E.E), T), E.Start,
+             E.Height + 1);
+  }
+  return E;
+}
+
+// unary ::= ('-' | '!' | '~' | '&') unary | postfix
+ParsedExpr Parser::parseUnary() {
+  std::optional<UnaryOp> Op = unaryOp(Tok.Kind);
+  if (!Op)
+    return parsePostfix();
+  SourceLoc OpLoc = Tok.Loc;
+  NestingScope Nest(*this, OpLoc);
+  if (!Nest.ok())
+    return {};
+  consume();
+  ParsedExpr Operand = parseUnary();
+  if (!Operand)
+    return {};
+  return node(std::make_unique<UnaryExpr>(OpLoc, *Op, std::move(Operand.E)),
+              OpLoc, Operand.Height + 1);
+}
+
+// postfix ::= primary (call-args | '[' expr ']' | '.' ('x'|'y'|'z'))*
+ParsedExpr Parser::parsePostfix() {
+  ParsedExpr E = parsePrimary();
+  while (E) {
+    switch (Tok.Kind) {
+    case TokenKind::LParen:
+      E = parseCall(std::move(E));
+      break;
+    case TokenKind::LBracket:
+      E = parseIndex(std::move(E));
+      break;
+    case TokenKind::Dot:
+      E = parseMember(std::move(E));
+      break;
+    default:
+      return E;
+    }
+  }
+  return E;
+}
+
+// call-args ::= '(' [expr (',' expr)*] ')'. The callee must be a plain
+// name (not parenthesised, not an element or a member).
+ParsedExpr Parser::parseCall(ParsedExpr Callee) {
+  auto *Name = llvm::dyn_cast<NameExpr>(Callee.E.get());
+  if (!Name || Callee.Start.Line != Name->getLoc().Line ||
+      Callee.Start.Col != Name->getLoc().Col) {
+    errorAtTok("only a function name can be called");
+    return {};
+  }
+  consume(); // '('
+  std::vector<ExprPtr> Args;
+  unsigned Height = 1;
+  if (!consumeIf(TokenKind::RParen)) {
+    while (true) {
+      ParsedExpr Arg = parseExprWithInfo();
+      if (!Arg)
+        return {};
+      Height = std::max(Height, Arg.Height + 1);
+      Args.push_back(std::move(Arg.E));
+      if (consumeIf(TokenKind::RParen))
+        break;
+      if (!consumeIf(TokenKind::Comma)) {
+        errorExpected("',' or ')' after call argument");
+        return {};
+      }
+    }
+  }
+  return node(
+      std::make_unique<CallExpr>(Name->getLoc(), Name->Ident, std::move(Args)),
+      Callee.Start, Height);
+}
+
+// index ::= postfix '[' expr ']'
+ParsedExpr Parser::parseIndex(ParsedExpr Base) {
+  SourceLoc BracketLoc = Tok.Loc;
+  consume(); // '['
+  ParsedExpr Idx = parseExprWithInfo();
+  if (!Idx || !expect(TokenKind::RBracket, "after index"))
+    return {};
+  unsigned Height = std::max(Base.Height, Idx.Height) + 1;
+  return node(std::make_unique<IndexExpr>(BracketLoc, std::move(Base.E),
+                                          std::move(Idx.E)),
+              Base.Start, Height);
+}
+
+// member ::= postfix '.' ('x' | 'y' | 'z')
+ParsedExpr Parser::parseMember(ParsedExpr Base) {
+  SourceLoc DotLoc = Tok.Loc;
+  consume(); // '.'
+  unsigned Field = 3;
+  if (Tok.is(TokenKind::Identifier) && Tok.Text.size() == 1)
+    Field = std::string_view("xyz").find(Tok.Text[0]);
+  if (Field > 2) {
+    errorExpected("'x', 'y' or 'z' after '.'");
+    return {};
+  }
+  consume();
+  return node(std::make_unique<MemberExpr>(DotLoc, std::move(Base.E), Field),
+              Base.Start, Base.Height + 1);
+}
+
+// primary ::= INT | FLOAT | 'true' | 'false' | NAME | '(' expr ')'
+ParsedExpr Parser::parsePrimary() {
+  SourceLoc Loc = Tok.Loc;
+  ExprPtr E;
+  switch (Tok.Kind) {
+  case TokenKind::IntLiteral:
+    E = std::make_unique<IntLitExpr>(Loc, Tok.IntValue, Tok.Suffix);
+    break;
+  case TokenKind::FloatLiteral:
+    E = std::make_unique<FloatLitExpr>(Loc, Tok.FloatValue, Tok.Suffix);
+    break;
+  case TokenKind::KwTrue:
+  case TokenKind::KwFalse:
+    E = std::make_unique<BoolLitExpr>(Loc, Tok.is(TokenKind::KwTrue));
+    break;
+  case TokenKind::Identifier:
+    E = std::make_unique<NameExpr>(Loc, std::string(Tok.Text));
+    break;
+  case TokenKind::LParen:
+    return parseParenExpr();
+  default:
+    errorExpected("expression");
+    return {};
+  }
+  consume();
+  return {std::move(E), Loc, 1};
+}
+
+// paren-expr ::= '(' expr ')'. The parentheses are not kept in the AST, but
+// the expression's start becomes the '('.
+ParsedExpr Parser::parseParenExpr() {
+  SourceLoc Open = Tok.Loc;
+  consume(); // '('
+  ParsedExpr E = parseExprWithInfo();
+  if (!E || !expect(TokenKind::RParen, "after expression"))
+    return {};
+  E.Start = Open;
+  return E;
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<Module>>
+gridjit::parseModule(std::string_view Source, std::string_view BufferName) {
+  DiagnosticEngine Diags(BufferName, Source);
+  auto M = std::make_unique<Module>();
+  M->Name = std::string(BufferName);
+  M->Source = std::string(Source);
+  // The lexer's tokens point into M->Source, which outlives the parser.
+  Parser P(M->Source, Diags);
+  P.parseModule(*M);
+  if (llvm::Error Err = Diags.takeError())
+    return std::move(Err);
+  return std::move(M);
+}
