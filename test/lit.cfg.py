@@ -22,6 +22,9 @@ config.test_exec_root = os.path.join(config.gridjit_obj_root, "test")
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 # Diagnostics must not depend on the terminal.
 config.environment["TERM"] = "dumb"
+# jit-run caches compiled kernels (docs/Cache.md): keep the suite's cache in
+# the build tree, never in the user's home directory.
+config.environment["GRIDJIT_CACHE_DIR"] = os.path.join(config.gridjit_obj_root, "test", "jit-cache")
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -39,3 +42,15 @@ config.substitutions.append(("%python", config.python_executable))
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
+
+# libdevice, which the NVPTX target links for rsqrt exp exp2 log log2 log10
+# sin cos tan tanh pow: found where the target looks for it
+# ($CUDA_HOME/nvvm/libdevice, then /usr/local/cuda/nvvm/libdevice). CUDA_HOME
+# is passed on to the tests so that jit-run looks in the same place.
+_libdevice_paths = []
+if os.environ.get("CUDA_HOME"):
+    config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]
+    _libdevice_paths.append(os.path.join(os.environ["CUDA_HOME"], "nvvm", "libdevice", "libdevice.10.bc"))
+_libdevice_paths.append("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc")
+if any(os.path.exists(p) for p in _libdevice_paths):
+    config.available_features.add("libdevice")

@@ -176,6 +176,11 @@ llvm::Error ModuleLowering::declareFunction(const FunctionDecl &F) {
                                      "' clashes with a symbol the target defines");
   for (unsigned I = 0; I < F.Params.size(); ++I)
     Fn->getArg(I)->setName(F.Params[I]->Name);
+  // As clang does for CUDA: every function may contain a barrier or a warp
+  // operation, so no transformation may make a call to it control-dependent
+  // on more values than it was (e.g. duplicate it into divergent branches).
+  // The optimiser drops the attribute where it proves it unnecessary.
+  Fn->addFnAttr(llvm::Attribute::Convergent);
   if (F.IsKernel)
     Ctx.T.markKernel(Ctx.IR, *Fn);
   Functions[&F] = Fn;

@@ -223,6 +223,14 @@ bool Checker::checkIdentifier(llvm::StringRef Name, SourceLoc L) {
                  ": the name is reserved for a builtin");
     return false;
   }
+  // gridjit's own symbols (__gridjit_grid_sync, ...) and those of the
+  // libraries targets link (libdevice's __nv_*) must not be taken over by
+  // user code, so the whole `__` prefix is reserved, as in C.
+  if (Name.starts_with("__")) {
+    error(L, "cannot declare " + quote(Name) +
+                 ": names beginning with '__' are reserved");
+    return false;
+  }
   return true;
 }
 

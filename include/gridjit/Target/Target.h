@@ -128,6 +128,12 @@ public:
   virtual void markKernel(llvm::Module &IR, llvm::Function &F) const = 0;
   /// Called once after every function is lowered (e.g. to link libraries).
   virtual llvm::Error finishModule(llvm::Module &IR) const { return llvm::Error::success(); }
+  /// Lowers every function and kernel of verified \p M into \p IR; lower()
+  /// calls it between prepareModule() and finishModule(). The default is the
+  /// shared structural lowering of lib/Lower/Lowering.cpp. The host target
+  /// replaces it with its thread-loop lowering (lib/Target/Host), which
+  /// still lowers every operation through the registry.
+  virtual llvm::Error lowerFunctions(const Module &M, llvm::Module &IR) const;
 
 protected:
   explicit Target(std::string_view Name) : Registry(std::string(Name)) {}
@@ -144,9 +150,13 @@ struct NVPTXTargetOptions {
   /// Default sm_80.
   std::string Arch = "sm_80";
   /// Path of libdevice.10.bc. Empty: look in $CUDA_HOME/nvvm/libdevice and
-  /// /usr/local/cuda/nvvm/libdevice. Math builtins that need it fail to
-  /// compile, naming the function, when it is not found.
+  /// /usr/local/cuda/nvvm/libdevice. When it is not found, f32 math uses
+  /// approximate instructions and f64 math fails to compile, naming the
+  /// function.
   std::string LibdevicePath;
+  /// False: do not look for libdevice at all. f32 math then uses the GPU's
+  /// approximate instructions and f64 math fails to compile (docs/Targets.md).
+  bool UseLibdevice = true;
   /// For tests: ops to leave out of the registry, to check that a missing
   /// lowering is reported as an error.
   std::vector<Op> OmitLowerings;
@@ -164,6 +174,24 @@ struct NVPTXArchInfo {
   unsigned PtxVersion;
 };
 llvm::ArrayRef<NVPTXArchInfo> getNVPTXArchs();
+
+/// Options of the host target (docs/HostTarget.md).
+struct HostTargetOptions {
+  /// The CPU to generate code for, as LLVM names it ("skylake-avx512",
+  /// "x86-64-v3", ...). Empty (the default): the CPU this process runs on
+  /// (llvm::sys::getHostCPUName) with the features it reports, which is
+  /// what an artifact that runs here wants.
+  std::string CPU;
+  /// For tests: ops to leave out of the registry, to check that a missing
+  /// lowering is reported as an error.
+  std::vector<Op> OmitLowerings;
+};
+
+/// Creates the host target: kernels become native code for this CPU that
+/// runs every thread of a block in loops split at synchronisation points,
+/// loaded and launched by gridjit::HostRuntime. Errors: the native backend
+/// is missing from this build, or an unknown CPU name.
+llvm::Expected<std::unique_ptr<Target>> createHostTarget(const HostTargetOptions &Opts = {});
 
 } // namespace gridjit
 

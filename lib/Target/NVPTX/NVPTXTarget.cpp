@@ -9,6 +9,7 @@
 
 #include "../../Lower/CommonLowerings.h"
 #include "gridjit/Lower/LoweringContext.h"
+#include "gridjit/Support/Environment.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -23,7 +24,6 @@
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -206,6 +206,11 @@ llvm::Function *getGridSyncFunction(LoweringContext &C) {
                               SReg(nvvm_read_ptx_sreg_nctaid_z));
   B.CreateIntrinsic(nvvm_membar_gl, {}, {});
   llvm::LoadInst *MyGen = B.CreateLoad(I32, Gen, /*isVolatile=*/true, "gen");
+  // The generation must be read before this block arrives: were the read
+  // satisfied after the last block's increment, this leader would wait for
+  // an increment that never comes. Relaxed accesses to different addresses
+  // may be reordered in PTX, so a fence keeps them in program order.
+  B.CreateIntrinsic(nvvm_membar_gl, {}, {});
   Value *Arrived = B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Count, B.getInt32(1),
                                      llvm::MaybeAlign(4), llvm::AtomicOrdering::SequentiallyConsistent);
   B.CreateCondBr(B.CreateICmpEQ(Arrived, B.CreateSub(Blocks, B.getInt32(1))), Last, Wait);
@@ -329,12 +334,57 @@ Expected<Value *> lowerDynamicShared(LoweringContext &C, const OpArgs &) {
 
 // Transcendental math calls libdevice (`__nv_sinf`, `__nv_sin`, ...), which
 // meets CUDA's documented accuracy because it is CUDA's implementation.
+/// Without libdevice, f32 math falls back to the GPU's approximate
+/// instructions (ex2.approx, lg2.approx, sin.approx, cos.approx,
+/// rsqrt.approx); docs/Targets.md gives their accuracy, which is below
+/// CUDA's bounds for the same functions. There is no such fallback for f64.
+Expected<Value *> approximateF32(LoweringContext &C, const OpArgs &A, llvm::StringRef Base) {
+  using namespace llvm::Intrinsic;
+  llvm::IRBuilder<> &B = C.B;
+  Value *X = A.Operands[0];
+  auto Approx = [&](llvm::Intrinsic::ID ID, Value *V) { return B.CreateIntrinsic(ID, {}, {V}); };
+  auto F = [&](double D) { return llvm::ConstantFP::get(B.getFloatTy(), D); };
+  constexpr double Log2E = 1.4426950408889634, Ln2 = 0.6931471805599453,
+                   Log10Of2 = 0.30102999566398120;
+  if (Base == "rsqrt")
+    return Approx(nvvm_rsqrt_approx_f, X);
+  if (Base == "exp2")
+    return Approx(nvvm_ex2_approx_f, X);
+  if (Base == "exp")
+    return Approx(nvvm_ex2_approx_f, B.CreateFMul(X, F(Log2E)));
+  if (Base == "log2")
+    return Approx(nvvm_lg2_approx_f, X);
+  if (Base == "log")
+    return B.CreateFMul(Approx(nvvm_lg2_approx_f, X), F(Ln2));
+  if (Base == "log10")
+    return B.CreateFMul(Approx(nvvm_lg2_approx_f, X), F(Log10Of2));
+  if (Base == "sin")
+    return Approx(nvvm_sin_approx_f, X);
+  if (Base == "cos")
+    return Approx(nvvm_cos_approx_f, X);
+  if (Base == "tan")
+    return B.CreateFDiv(Approx(nvvm_sin_approx_f, X), Approx(nvvm_cos_approx_f, X));
+  if (Base == "pow") // x^y = 2^(y * log2 x): NaN for x < 0, as powf is for non-integer y
+    return Approx(nvvm_ex2_approx_f, B.CreateFMul(A.Operands[1], Approx(nvvm_lg2_approx_f, X)));
+  if (Base == "tanh") {
+    // tanh|x| = (1 - e) / (1 + e) with e = 2^(-2 log2(e) |x|), sign restored.
+    Value *AbsX = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, X);
+    Value *E = Approx(nvvm_ex2_approx_f, B.CreateFMul(AbsX, F(-2 * Log2E)));
+    Value *T = B.CreateFDiv(B.CreateFSub(F(1), E), B.CreateFAdd(F(1), E));
+    return B.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, T, X);
+  }
+  return C.error(A.Loc, "no approximation of '" + Base + "' for f32 on target 'nvptx'");
+}
+
 Expected<Value *> callLibdevice(LoweringContext &C, const OpArgs &A, llvm::StringRef Base) {
   const auto &T = static_cast<const NVPTXTarget &>(C.T);
-  if (!T.hasLibdevice())
-    return C.error(A.Loc, "'" + Base + "' on target 'nvptx' needs libdevice from the CUDA "
-                          "toolkit, which was not found (set CUDA_HOME)");
   bool F32 = A.ResultTy.getScalarKind() == ScalarKind::F32;
+  if (!T.hasLibdevice()) {
+    if (F32)
+      return approximateF32(C, A, Base);
+    return C.error(A.Loc, "'" + Base + "' on f64 on target 'nvptx' needs libdevice from the "
+                          "CUDA toolkit, which was not found (set CUDA_HOME)");
+  }
   std::string Name = ("__nv_" + Base + (F32 ? "f" : "")).str();
   llvm::Type *Ty = A.Operands[0]->getType();
   std::vector<llvm::Type *> Params(A.Operands.size(), Ty);
@@ -463,6 +513,26 @@ void NVPTXTarget::markKernel(llvm::Module &IR, llvm::Function &F) const {
   IR.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(Ctx, MD));
 }
 
+/// True for names ptxas rejects or reads as something else: `_`, the
+/// predefined `WARP_SZ`, and the names NVPTX gives parameters and return
+/// values (`param0`, `retval0`, `<kernel>_param_<n>`).
+bool isReservedInPTX(llvm::StringRef Name,
+                     const llvm::DenseSet<const llvm::Function *> &Kernels) {
+  if (Name == "_" || Name == "WARP_SZ")
+    return true;
+  auto DigitsAfter = [&](llvm::StringRef Prefix) {
+    llvm::StringRef Rest = Name;
+    return Rest.consume_front(Prefix) && !Rest.empty() &&
+           llvm::all_of(Rest, [](char C) { return llvm::isDigit(C); });
+  };
+  if (DigitsAfter("param") || DigitsAfter("retval"))
+    return true;
+  for (const llvm::Function *K : Kernels)
+    if (DigitsAfter((K->getName() + "_param_").str()))
+      return true;
+  return false;
+}
+
 // Links the libdevice functions the module calls (only those), then makes
 // every non-kernel function internal so the optimiser may inline or drop it.
 llvm::Error NVPTXTarget::finishModule(llvm::Module &IR) const {
@@ -490,9 +560,21 @@ llvm::Error NVPTXTarget::finishModule(llvm::Module &IR) const {
     for (const llvm::MDNode *N : A->operands())
       if (auto *F = llvm::mdconst::dyn_extract_or_null<llvm::Function>(N->getOperand(0)))
         Kernels.insert(F);
-  for (llvm::Function &F : IR)
-    if (!F.isDeclaration() && !Kernels.count(&F))
-      F.setLinkage(llvm::GlobalValue::InternalLinkage);
+  for (const llvm::Function *K : Kernels)
+    if (isReservedInPTX(K->getName(), Kernels))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "kernel '%s' cannot be compiled for nvptx: PTX reserves "
+                                     "that name; rename the kernel",
+                                     K->getName().str().c_str());
+  for (llvm::Function &F : IR) {
+    if (F.isDeclaration() || Kernels.count(&F))
+      continue;
+    F.setLinkage(llvm::GlobalValue::InternalLinkage);
+    // Internal names are free to change: move device functions off names
+    // that PTX gives another meaning (the '__' prefix is not open to KIR).
+    if (isReservedInPTX(F.getName(), Kernels))
+      F.setName("__gridjit_fn_" + F.getName());
+  }
   return llvm::Error::success();
 }
 
@@ -580,7 +662,7 @@ Expected<std::pair<std::string, std::string>> findLibdevice(const std::string &P
   if (!Path.empty()) {
     Candidates.push_back(Path);
   } else {
-    if (std::optional<std::string> Home = llvm::sys::Process::GetEnv("CUDA_HOME"))
+    if (std::optional<std::string> Home = getEnv(EnvVar::CudaHome))
       Candidates.push_back(*Home + "/nvvm/libdevice/libdevice.10.bc");
     Candidates.push_back("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc");
   }
@@ -613,7 +695,9 @@ Expected<std::unique_ptr<Target>> gridjit::createNVPTXTarget(const NVPTXTargetOp
                                    Opts.Arch.c_str(), Known.c_str());
   }
   initializeNVPTXBackend();
-  auto Lib = findLibdevice(Opts.LibdevicePath);
+  Expected<std::pair<std::string, std::string>> Lib = std::make_pair(std::string(), std::string());
+  if (Opts.UseLibdevice)
+    Lib = findLibdevice(Opts.LibdevicePath);
   if (!Lib)
     return Lib.takeError();
   auto T = std::make_unique<NVPTXTarget>(*Arch, std::move(Lib->second), std::move(Lib->first));

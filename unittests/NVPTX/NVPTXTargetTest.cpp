@@ -1,0 +1,110 @@
+//===- NVPTXTargetTest.cpp - NVPTX target options and fallbacks -----------===//
+//
+// Part of gridjit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Sema/Verifier.h"
+#include "gridjit/Target/Target.h"
+
+#include "gtest/gtest.h"
+
+using namespace gridjit;
+
+namespace {
+
+std::string ptxOf(const Target &T, const char *Text, std::string &Error) {
+  auto M = parseAndVerify(Text, "t.kir");
+  if (!M) {
+    Error = llvm::toString(M.takeError());
+    return "";
+  }
+  auto PTX = T.emit(**M, EmitKind::Assembly, {});
+  if (!PTX) {
+    Error = llvm::toString(PTX.takeError());
+    return "";
+  }
+  return *PTX;
+}
+
+// Without libdevice, f32 math uses the GPU's approximate instructions
+// (documented accuracy) and f64 math is a located error naming the
+// function.
+TEST(NVPTXTargetTest, MathWithoutLibdevice) {
+  NVPTXTargetOptions Opts;
+  Opts.UseLibdevice = false;
+  auto T = createNVPTXTarget(Opts);
+  ASSERT_TRUE(static_cast<bool>(T)) << llvm::toString(T.takeError());
+  std::string Err;
+  std::string PTX = ptxOf(**T,
+                          "kernel k(x: ptr<f32>) {\n"
+                          "  x[0] = sin(x[0]) + cos(x[1]) + exp(x[2]) + log2(x[3]) +\n"
+                          "         rsqrt(x[4]) + pow(x[5], x[6]) + tanh(x[7]) + tan(x[8]);\n"
+                          "}\n",
+                          Err);
+  ASSERT_TRUE(Err.empty()) << Err;
+  for (const char *Insn : {"sin.approx.f32", "cos.approx.f32", "ex2.approx", "lg2.approx",
+                           "rsqrt.approx"})
+    EXPECT_NE(PTX.find(Insn), std::string::npos) << Insn << "\n" << PTX;
+  EXPECT_EQ(PTX.find("__nv_"), std::string::npos);
+
+  PTX = ptxOf(**T,
+              "kernel k(x: ptr<f64>) {\n"
+              "  x[0] = sin(x[0]);\n"
+              "}\n",
+              Err);
+  EXPECT_NE(Err.find("t.kir:2:10: error: 'sin' on f64 on target 'nvptx' needs libdevice"),
+            std::string::npos)
+      << Err;
+}
+
+TEST(NVPTXTargetTest, FingerprintDependsOnArchAndLibdevice) {
+  NVPTXTargetOptions A, B, C;
+  B.Arch = "sm_90";
+  C.UseLibdevice = false;
+  auto TA = createNVPTXTarget(A), TB = createNVPTXTarget(B), TC = createNVPTXTarget(C);
+  ASSERT_TRUE(TA && TB && TC);
+  EXPECT_NE((*TA)->getFingerprint(), (*TB)->getFingerprint());
+  EXPECT_NE((*TA)->getFingerprint(), (*TC)->getFingerprint());
+  // The registry itself is the same: only what the target links differs.
+  EXPECT_EQ((*TA)->getRegistry().fingerprint(), (*TB)->getRegistry().fingerprint());
+}
+
+TEST(NVPTXTargetTest, KernelMetadataForALaunch) {
+  auto T = createNVPTXTarget();
+  ASSERT_TRUE(static_cast<bool>(T));
+  auto M = parseAndVerify("fn bar() { grid_sync(); }\n"
+                          "kernel coop(n: i32, flag: bool, x: ptr<f64>) {\n"
+                          "  shared a: [f32; 64];\n"
+                          "  if n > 0 { shared b: [u8; 3]; b[0] = 1u8; }\n"
+                          "  shared dyn: [i32];\n"
+                          "  bar();\n"
+                          "}\n"
+                          "kernel plain(x: ptr<f32>) { x[0] = 1.0; }\n",
+                          "meta.kir");
+  ASSERT_TRUE(static_cast<bool>(M)) << llvm::toString(M.takeError());
+  auto A = (*T)->compile(**M, {});
+  ASSERT_TRUE(static_cast<bool>(A)) << llvm::toString(A.takeError());
+  EXPECT_EQ(A->TargetName, "nvptx");
+  EXPECT_EQ(A->Arch, "sm_80");
+  ASSERT_EQ(A->Kernels.size(), 2u);
+  const KernelInfo *Coop = A->getKernel("coop");
+  ASSERT_NE(Coop, nullptr);
+  EXPECT_TRUE(Coop->Cooperative);
+  EXPECT_EQ(Coop->StaticSharedBytes, 64u * 4 + 3);
+  EXPECT_TRUE(Coop->UsesDynamicShared);
+  ASSERT_EQ(Coop->Params.size(), 3u);
+  EXPECT_EQ(Coop->Params[0].Name, "n");
+  EXPECT_EQ(Coop->Params[0].Size, 4u);
+  EXPECT_EQ(Coop->Params[1].Size, 1u);
+  EXPECT_EQ(Coop->Params[2].Ty, Type::getPointer(ScalarKind::F64));
+  EXPECT_EQ(Coop->Params[2].Size, 8u);
+  const KernelInfo *Plain = A->getKernel("plain");
+  ASSERT_NE(Plain, nullptr);
+  EXPECT_FALSE(Plain->Cooperative);
+  EXPECT_EQ(Plain->StaticSharedBytes, 0u);
+  EXPECT_FALSE(Plain->UsesDynamicShared);
+  EXPECT_NE(A->Payload.find(".entry coop("), std::string::npos);
+}
+
+} // namespace
