@@ -23,6 +23,9 @@ packages=(
   llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev
   libzstd-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
+  # bench-HostExecBench also runs its kernels through PoCL, the usual way
+  # of running GPU-style kernels on a CPU, for comparison.
+  pocl-opencl-icd ocl-icd-opencl-dev
 )
 
 missing=()

@@ -1,0 +1,480 @@
+//===- HostRuntime.cpp - Load and launch host kernels ---------------------===//
+//
+// Part of gridjit. Each LoadedModule owns an ORC LLJIT holding one
+// artifact's object file. A launch checks the configuration and the
+// arguments against the artifact's metadata, then hands blocks to the
+// worker pool in chunks; each participating thread has its own block
+// memory (shared memory and frames) and calls the kernel's entry for a
+// range of blocks. A cooperative (grid_sync) launch keeps every block's
+// memory and runs the grid in phases: all blocks up to their next
+// grid_sync, then all blocks on from it (docs/HostTarget.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Runtime/HostRuntime.h"
+
+#include "../Target/Host/HostABI.h"
+#include "WorkerPool.h"
+
+#include "gridjit/Support/Diagnostics.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <sched.h>
+#include <thread>
+
+using namespace gridjit;
+namespace abi = gridjit::hostabi;
+using llvm::Error;
+
+namespace {
+
+Error fail(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+std::string dimString(const Dim3 &D) {
+  return "(" + std::to_string(D.X) + ", " + std::to_string(D.Y) + ", " + std::to_string(D.Z) + ")";
+}
+
+/// Memory for one block, 64-byte aligned: shared, frame, block frame.
+struct BlockLayout {
+  uint64_t SharedBytes = 0, FrameBytes = 0, BlockFrameBytes = 0;
+  uint64_t total() const { return SharedBytes + FrameBytes + BlockFrameBytes; }
+};
+
+struct FreeDeleter {
+  void operator()(char *P) const { std::free(P); }
+};
+using Buffer = std::unique_ptr<char[], FreeDeleter>;
+
+/// Zero-initialised, 64-byte aligned; null when the memory is not there.
+Buffer allocate(uint64_t Bytes) {
+  Bytes = llvm::alignTo(std::max<uint64_t>(Bytes, 64), 64);
+  void *P = std::aligned_alloc(64, Bytes);
+  if (P)
+    std::memset(P, 0, Bytes);
+  return Buffer(static_cast<char *>(P));
+}
+
+void bindBlockMemory(abi::BlockContext &C, char *Mem, const BlockLayout &L) {
+  C.Shared = Mem;
+  C.Frame = Mem + L.SharedBytes;
+  C.BlockFrame = Mem + L.SharedBytes + L.FrameBytes;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LoadedModule
+//===----------------------------------------------------------------------===//
+
+struct LoadedModule::Impl {
+  struct Kernel {
+    const KernelInfo *Info = nullptr;
+    abi::EntryFn Entry = nullptr;
+    abi::Descriptor Desc{};
+  };
+  std::unique_ptr<llvm::orc::LLJIT> JIT;
+  std::vector<KernelInfo> Kernels;
+  llvm::StringMap<Kernel> ByName;
+};
+
+LoadedModule::LoadedModule(std::unique_ptr<Impl> I) : P(std::move(I)) {}
+LoadedModule::~LoadedModule() = default;
+const std::vector<KernelInfo> &LoadedModule::getKernels() const { return P->Kernels; }
+
+//===----------------------------------------------------------------------===//
+// HostRuntime
+//===----------------------------------------------------------------------===//
+
+struct HostRuntime::Impl {
+  explicit Impl(const HostRuntimeOptions &O)
+      : Opts(O), Pool(O.NumThreads ? O.NumThreads : HostRuntime::availableCPUs()) {}
+  HostRuntimeOptions Opts;
+  WorkerPool Pool;
+
+  Error runBlocks(const LoadedModule::Impl::Kernel &K, const LaunchConfig &Cfg,
+                  void *const *Args, const BlockLayout &L, LaunchStats &Stats);
+  Error runCooperative(const LoadedModule::Impl::Kernel &K, const LaunchConfig &Cfg,
+                       void *const *Args, const BlockLayout &L, LaunchStats &Stats);
+};
+
+HostRuntime::HostRuntime(std::unique_ptr<Impl> I) : P(std::move(I)) {}
+HostRuntime::~HostRuntime() = default;
+
+unsigned HostRuntime::getNumThreads() const { return P->Pool.size(); }
+const HostRuntimeOptions &HostRuntime::getOptions() const { return P->Opts; }
+
+unsigned HostRuntime::availableCPUs() {
+  // Large enough for any machine this runs on; CPU_ALLOC avoids the
+  // 1024-CPU limit of a plain cpu_set_t.
+  constexpr int MaxCPUs = 16384;
+  cpu_set_t *Set = CPU_ALLOC(MaxCPUs);
+  size_t Size = CPU_ALLOC_SIZE(MaxCPUs);
+  unsigned N = 0;
+  if (Set) {
+    CPU_ZERO_S(Size, Set);
+    if (sched_getaffinity(0, Size, Set) == 0)
+      N = CPU_COUNT_S(Size, Set);
+    CPU_FREE(Set);
+  }
+  if (N == 0)
+    N = std::thread::hardware_concurrency();
+  return std::max(1u, N);
+}
+
+llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRuntimeOptions &Opts) {
+  if (Opts.MaxCooperativeBlocks == 0)
+    return fail("HostRuntimeOptions::MaxCooperativeBlocks must be at least 1");
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  return std::unique_ptr<HostRuntime>(new HostRuntime(std::make_unique<Impl>(Opts)));
+}
+
+llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &A) {
+  if (A.TargetName != "host")
+    return fail("cannot load an artifact for target '" + A.TargetName +
+                "' into the host runtime (compile it with the host target)");
+  auto JIT = llvm::orc::LLJITBuilder().create();
+  if (!JIT)
+    return JIT.takeError();
+  // Kernels call the C library (libm, memset, memcpy) from this process.
+  auto Gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*JIT)->getDataLayout().getGlobalPrefix());
+  if (!Gen)
+    return Gen.takeError();
+  (*JIT)->getMainJITDylib().addGenerator(std::move(*Gen));
+  if (Error E = (*JIT)->addObjectFile(
+          llvm::MemoryBuffer::getMemBufferCopy(A.Payload, "gridjit-host-module")))
+    return std::move(E);
+
+  auto I = std::make_unique<LoadedModule::Impl>();
+  I->Kernels = A.Kernels;
+  for (const KernelInfo &KI : I->Kernels) {
+    auto Entry = (*JIT)->lookup(abi::EntryPrefix + KI.Name);
+    if (!Entry)
+      return fail("kernel '" + KI.Name + "' has no entry in the loaded object: " +
+                  llvm::toString(Entry.takeError()));
+    auto Desc = (*JIT)->lookup(abi::DescriptorPrefix + KI.Name);
+    if (!Desc)
+      return fail("kernel '" + KI.Name + "' has no descriptor in the loaded object: " +
+                  llvm::toString(Desc.takeError()));
+    LoadedModule::Impl::Kernel K;
+    K.Info = &KI;
+    K.Entry = Entry->toPtr<abi::EntryFn>();
+    std::memcpy(&K.Desc, Desc->toPtr<const void *>(), sizeof(K.Desc));
+    if (K.Desc.Version != abi::ABIVersion)
+      return fail("kernel '" + KI.Name + "' was compiled for host ABI version " +
+                  std::to_string(K.Desc.Version) + ", this runtime runs version " +
+                  std::to_string(abi::ABIVersion));
+    I->ByName[KI.Name] = K;
+  }
+  I->JIT = std::move(*JIT);
+  return std::unique_ptr<LoadedModule>(new LoadedModule(std::move(I)));
+}
+
+//===----------------------------------------------------------------------===//
+// Checks before a launch
+//===----------------------------------------------------------------------===//
+
+static std::string signature(const KernelInfo &K) {
+  std::string S;
+  for (const KernelParamInfo &P : K.Params)
+    S += (S.empty() ? "" : ", ") + P.Name + ": " + P.Ty.str();
+  return S;
+}
+
+static Error checkConfig(const KernelInfo &K, const abi::Descriptor &D, const LaunchConfig &C,
+                         const HostRuntimeOptions &Opts) {
+  std::string Where = "kernel '" + K.Name + "' launched with grid " + dimString(C.Grid) +
+                      " and block " + dimString(C.Block);
+  if (!C.Grid.X || !C.Grid.Y || !C.Grid.Z)
+    return fail(Where + ": every grid dimension must be at least 1");
+  if (!C.Block.X || !C.Block.Y || !C.Block.Z)
+    return fail(Where + ": every block dimension must be at least 1");
+  if (C.Block.count() > 1024)
+    return fail(Where + ": a block of " + std::to_string(C.Block.count()) +
+                " threads exceeds the limit of 1024 threads per block");
+  if (C.Block.X > 1024 || C.Block.Y > 1024 || C.Block.Z > 64)
+    return fail(Where + ": block dimensions are limited to (1024, 1024, 64)");
+  if (C.Grid.X > 0x7fffffffu || C.Grid.Y > 65535 || C.Grid.Z > 65535)
+    return fail(Where + ": grid dimensions are limited to (2147483647, 65535, 65535)");
+  if (K.UsesDynamicShared && C.DynamicSharedBytes == 0)
+    return fail(Where + ": the kernel declares dynamic shared memory ('shared NAME: [T];') but "
+                        "the launch provides none (give its size in bytes, e.g. --shared)");
+  if (!K.UsesDynamicShared && C.DynamicSharedBytes != 0)
+    return fail(Where + ": the launch provides " + std::to_string(C.DynamicSharedBytes) +
+                " bytes of dynamic shared memory but the kernel declares none");
+  uint64_t Shared = D.StaticSharedBytes + C.DynamicSharedBytes;
+  if (Shared > Opts.MaxSharedBytes)
+    return fail(Where + ": " + std::to_string(Shared) +
+                " bytes of shared memory per block exceed the limit of " +
+                std::to_string(Opts.MaxSharedBytes) + " bytes");
+  if (K.Cooperative && C.Grid.count() > Opts.MaxCooperativeBlocks)
+    return fail(Where + ": the kernel calls grid_sync(), so its whole grid must be resident at "
+                        "once, but " +
+                std::to_string(C.Grid.count()) +
+                " blocks exceed the host's co-residency limit of " +
+                std::to_string(Opts.MaxCooperativeBlocks) + " blocks");
+  return Error::success();
+}
+
+static Error checkArgs(const KernelInfo &K, llvm::ArrayRef<KernelArg> Args) {
+  if (Args.size() != K.Params.size())
+    return fail("kernel '" + K.Name + "' takes " + std::to_string(K.Params.size()) +
+                " argument" + (K.Params.size() == 1 ? "" : "s") + " (" + signature(K) + "), " +
+                std::to_string(Args.size()) + " given");
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const KernelParamInfo &P = K.Params[I];
+    const KernelArg &A = Args[I];
+    std::string Which = "kernel '" + K.Name + "': argument " + std::to_string(I + 1) + " ('" +
+                        P.Name + ": " + P.Ty.str() + "')";
+    if (P.Ty.isPointer()) {
+      if (!A.isPointer())
+        return fail(Which + " must be a pointer, but a " +
+                    std::string(scalarName(*A.getKind())) + " was given");
+      if (A.getKind() && *A.getKind() != P.Ty.getScalarKind())
+        return fail(Which + " must point to " + std::string(scalarName(P.Ty.getScalarKind())) +
+                    ", but a pointer to " + std::string(scalarName(*A.getKind())) +
+                    " was given");
+      continue;
+    }
+    if (A.isPointer())
+      return fail(Which + " must be a " + P.Ty.str() + ", but a pointer was given");
+    if (*A.getKind() != P.Ty.getScalarKind())
+      return fail(Which + " must be a " + P.Ty.str() + ", but a " +
+                  std::string(scalarName(*A.getKind())) + " was given");
+  }
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Errors found while running
+//===----------------------------------------------------------------------===//
+
+/// A located error at a synchronisation point, rendered like a compile
+/// error (file:line:col, the source line, a caret).
+static Error siteError(const abi::SyncSite &S, const std::string &Msg) {
+  std::string Source;
+  if (S.Line)
+    Source = std::string(S.Line - 1, '\n') + S.SourceLine + "\n";
+  SourceLoc Loc;
+  Loc.Line = S.Line;
+  Loc.Col = S.Col;
+  return llvm::make_error<DiagnosticError>(S.Module, Source,
+                                           std::vector<Diagnostic>{{Loc, Msg}}, false);
+}
+
+static std::string blockString(uint64_t Id, const Dim3 &Grid) {
+  Dim3 B;
+  B.X = uint32_t(Id % Grid.X);
+  B.Y = uint32_t(Id / Grid.X % Grid.Y);
+  B.Z = uint32_t(Id / Grid.X / Grid.Y);
+  return dimString(B);
+}
+
+static Error divergenceError(const abi::BlockContext &C, const Dim3 &Grid) {
+  if (!C.ErrSite)
+    return fail("internal error: a kernel failed without saying where");
+  const abi::SyncSite &S = *C.ErrSite;
+  std::string Msg = "divergent " + std::string(S.What) + " in kernel '" + S.Kernel +
+                    "': reached by " + std::to_string(C.ErrArrived) + " of the " +
+                    std::to_string(C.ErrExpected);
+  if (C.ErrWarp == abi::NoWarp)
+    Msg += " threads of block " + blockString(C.ErrBlock, Grid) +
+           "; every thread of a block must reach it, or none";
+  else
+    Msg += " lanes of warp " + std::to_string(C.ErrWarp) + " of block " +
+           blockString(C.ErrBlock, Grid) + "; every lane of a warp must take part, or none";
+  return siteError(S, Msg);
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+Error HostRuntime::launch(LoadedModule &M, llvm::StringRef Name, const LaunchConfig &Config,
+                          llvm::ArrayRef<KernelArg> Args, LaunchStats *Stats) {
+  auto It = M.P->ByName.find(Name);
+  if (It == M.P->ByName.end()) {
+    std::string Known;
+    for (const KernelInfo &K : M.P->Kernels)
+      Known += (Known.empty() ? "" : ", ") + K.Name;
+    return fail("no kernel '" + Name + "' in the loaded module (kernels: " +
+                (Known.empty() ? std::string("none") : Known) + ")");
+  }
+  const LoadedModule::Impl::Kernel &K = It->second;
+  if (Error E = checkConfig(*K.Info, K.Desc, Config, P->Opts))
+    return E;
+  if (Error E = checkArgs(*K.Info, Args))
+    return E;
+
+  // The argument block: Ptrs[i] points to argument i's value.
+  std::vector<uint64_t> Values(Args.size());
+  std::vector<void *> Ptrs(Args.size());
+  for (size_t I = 0; I < Args.size(); ++I) {
+    if (Args[I].isPointer()) {
+      void *Ptr = Args[I].getPointer();
+      std::memcpy(&Values[I], &Ptr, sizeof(Ptr));
+    } else {
+      std::memcpy(&Values[I], Args[I].getScalarBytes(), 8);
+    }
+    Ptrs[I] = &Values[I];
+  }
+
+  BlockLayout L;
+  L.SharedBytes = llvm::alignTo(K.Desc.StaticSharedBytes + Config.DynamicSharedBytes, 64);
+  L.FrameBytes = llvm::alignTo(K.Desc.FrameBytesPerThread * Config.Block.count(), 64);
+  L.BlockFrameBytes = llvm::alignTo(K.Desc.FrameBytesPerBlock, 64);
+
+  LaunchStats Local;
+  auto Start = std::chrono::steady_clock::now();
+  Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, Local)
+                                : P->runBlocks(K, Config, Ptrs.data(), L, Local);
+  Local.Milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
+  Local.Blocks = Config.Grid.count();
+  if (Stats)
+    *Stats = Local;
+  return E;
+}
+
+static abi::BlockContext makeContext(const LaunchConfig &Cfg) {
+  abi::BlockContext C{};
+  C.GridDim[0] = Cfg.Grid.X;
+  C.GridDim[1] = Cfg.Grid.Y;
+  C.GridDim[2] = Cfg.Grid.Z;
+  C.BlockDim[0] = Cfg.Block.X;
+  C.BlockDim[1] = Cfg.Block.Y;
+  C.BlockDim[2] = Cfg.Block.Z;
+  return C;
+}
+
+static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) {
+  return fail("kernel '" + K.Name + "': cannot allocate " + std::to_string(Bytes) +
+              " bytes for " + What);
+}
+
+// Independent blocks: workers take chunks of consecutive blocks from a
+// shared counter; each worker's block memory is reused from one block to
+// the next (CUDA's shared memory starts undefined in every block too).
+Error HostRuntime::Impl::runBlocks(const LoadedModule::Impl::Kernel &K, const LaunchConfig &Cfg,
+                                   void *const *Args, const BlockLayout &L, LaunchStats &Stats) {
+  uint64_t NumBlocks = Cfg.Grid.count();
+  unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
+  // About 16 chunks per worker: big enough that the counter is not
+  // contended, small enough to even out blocks of different cost.
+  uint64_t Chunk = std::max<uint64_t>(1, NumBlocks / (uint64_t(Workers) * 16));
+  std::atomic<uint64_t> Next{0};
+  std::atomic<bool> Failed{false};
+  std::mutex ErrorLock;
+  std::optional<abi::BlockContext> FirstFailure;
+  bool NoMemory = false;
+  std::atomic<unsigned> Participants{0};
+
+  Pool.run(Workers, [&](unsigned) {
+    Participants.fetch_add(1, std::memory_order_relaxed);
+    Buffer Mem = allocate(L.total());
+    if (!Mem) {
+      std::lock_guard<std::mutex> G(ErrorLock);
+      NoMemory = true;
+      Failed = true;
+      return;
+    }
+    abi::BlockContext C = makeContext(Cfg);
+    bindBlockMemory(C, Mem.get(), L);
+    while (!Failed.load(std::memory_order_relaxed)) {
+      uint64_t First = Next.fetch_add(Chunk, std::memory_order_relaxed);
+      if (First >= NumBlocks)
+        break;
+      uint64_t End = std::min(NumBlocks, First + Chunk);
+      if (K.Entry(Args, &C, First, End) != abi::EntryDone) {
+        std::lock_guard<std::mutex> G(ErrorLock);
+        if (!FirstFailure || C.ErrBlock < FirstFailure->ErrBlock)
+          FirstFailure = C;
+        Failed = true;
+        break;
+      }
+    }
+  });
+  Stats.Phases = 1;
+  Stats.Workers = Participants.load();
+  if (NoMemory)
+    return outOfMemory(*K.Info, L.total(), "a block's shared memory and thread state");
+  if (FirstFailure)
+    return divergenceError(*FirstFailure, Cfg.Grid);
+  return Error::success();
+}
+
+// A cooperative grid: every block keeps its memory and context; each phase
+// runs every block up to its next grid_sync (or its end). All blocks must
+// stop at the same grid_sync, or all finish.
+Error HostRuntime::Impl::runCooperative(const LoadedModule::Impl::Kernel &K,
+                                        const LaunchConfig &Cfg, void *const *Args,
+                                        const BlockLayout &L, LaunchStats &Stats) {
+  uint64_t NumBlocks = Cfg.Grid.count();
+  uint64_t PerBlock = llvm::alignTo(std::max<uint64_t>(L.total(), 64), 64);
+  uint64_t Bytes = PerBlock * NumBlocks;
+  Buffer Mem = allocate(Bytes);
+  if (!Mem)
+    return outOfMemory(*K.Info, Bytes, "the state of a cooperative grid");
+  std::vector<abi::BlockContext> Ctxs(NumBlocks, makeContext(Cfg));
+  for (uint64_t B = 0; B < NumBlocks; ++B)
+    bindBlockMemory(Ctxs[B], Mem.get() + B * PerBlock, L);
+  std::vector<int32_t> Status(NumBlocks);
+  unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
+  uint32_t Resume = 0;
+  std::atomic<unsigned> Participants{0};
+  for (;;) {
+    std::atomic<uint64_t> Next{0};
+    Pool.run(Workers, [&](unsigned) {
+      Participants.fetch_add(1, std::memory_order_relaxed);
+      for (;;) {
+        uint64_t B = Next.fetch_add(1, std::memory_order_relaxed);
+        if (B >= NumBlocks)
+          break;
+        Ctxs[B].Resume = Resume;
+        Status[B] = K.Entry(Args, &Ctxs[B], B, B + 1);
+      }
+    });
+    ++Stats.Phases;
+    for (uint64_t B = 0; B < NumBlocks; ++B)
+      if (Status[B] == abi::EntryError)
+        return divergenceError(Ctxs[B], Cfg.Grid);
+    for (uint64_t B = 1; B < NumBlocks; ++B) {
+      if (Status[B] == Status[0])
+        continue;
+      // Name a block that stopped at a grid_sync and one that did not
+      // stop there.
+      uint64_t At = Status[0] > 0 ? 0 : B, Other = At == 0 ? B : 0;
+      const abi::SyncSite &S = *Ctxs[At].ErrSite;
+      std::string OtherDid =
+          Status[Other] > 0
+              ? "stopped at the grid_sync() on line " + std::to_string(Ctxs[Other].ErrSite->Line)
+              : std::string("finished without reaching it");
+      return siteError(S, "divergent grid_sync() in kernel '" + K.Info->Name +
+                              "': block " + blockString(At, Cfg.Grid) + " reached it but block " +
+                              blockString(Other, Cfg.Grid) + " " + OtherDid +
+                              "; every thread of the grid must reach the same grid_sync()");
+    }
+    if (Status[0] == abi::EntryDone)
+      break;
+    Resume = uint32_t(Status[0]);
+  }
+  Stats.Workers = std::min<unsigned>(Participants.load(), Workers);
+  return Error::success();
+}

@@ -1,0 +1,1036 @@
+//===- BlockCode.cpp - Block-level code: thread loops and sync points -----===//
+//
+// Part of gridjit. A synchronising body (a kernel, or a device function
+// inlined because it synchronises) runs at block level, once per block:
+//
+//  - consecutive statements without synchronisation become one thread
+//    loop (`for tz, ty, tx { statements }`), which LLVM can vectorise;
+//  - sync_threads() is the boundary between two thread loops; sync_warp()
+//    and the warp operations are boundaries too, at warp granularity: the
+//    operands are computed in one loop, the results (from the other lanes'
+//    operands) in the next;
+//  - a synchronising if/while/for runs its control at block level: a
+//    uniform condition (the same in every thread) is evaluated once; any
+//    other condition is evaluated per thread, and the threads for which it
+//    does not hold are masked (their state word says why) until the
+//    construct ends;
+//  - `break`, `continue` and `return` in thread loops record the thread's
+//    state, and later thread loops skip it;
+//  - at a synchronisation point every thread of the block (or warp) must
+//    be active, or none: anything else is the divergence CUDA leaves
+//    undefined, and the entry returns an error naming the point;
+//  - grid_sync() ends a phase: the block's registers are saved, the entry
+//    returns, and the next call resumes there.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostABI.h"
+#include "HostLowering.h"
+
+#include "gridjit/Target/Target.h"
+
+#include "llvm/IR/Constants.h"
+
+using namespace gridjit;
+using namespace gridjit::host;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::Expected;
+using llvm::isa;
+using llvm::Value;
+
+/// Bytes of a value of KIR type \p Ty in memory.
+static uint64_t valueBytes(Type Ty) {
+  if (Ty.isPointer())
+    return 8;
+  return Ty.isBool() ? 1 : Ty.getBits() / 8;
+}
+
+static llvm::StringRef builtinSpelling(BuiltinFunc F, std::string &Buf) {
+  Buf = std::string(builtinFuncName(F)) + "()";
+  return Buf;
+}
+
+//===----------------------------------------------------------------------===//
+// Thread loops and the state word
+//===----------------------------------------------------------------------===//
+
+Value *HostModuleLowering::stateAddr(Value *Thread) { return slotAddr(StateSlot, Thread); }
+
+void HostModuleLowering::escape(int32_t Code) {
+  B.CreateStore(B.getInt32(Code), stateAddr(Env.Linear));
+  B.CreateBr(ThreadExit);
+}
+
+llvm::Error HostModuleLowering::emitThreadLoop(
+    llvm::function_ref<llvm::Error()> Body,
+    std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange) {
+  bool CheckState = maybeInactive();
+  Value *XLo = B.getInt32(0), *XHi = Env.BDim[0];
+  llvm::BasicBlock *Skip = nullptr;
+  if (XRange) {
+    // [lo, hi) within [0, block_dim.x); nothing to run when empty.
+    XLo = XRange->first;
+    XHi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, XRange->second, Env.BDim[0], nullptr,
+                                  "x.end");
+    Skip = newBlock("threads.none");
+    llvm::BasicBlock *Run = newBlock("threads.some");
+    B.CreateCondBr(B.CreateICmpULT(XLo, XHi), Run, Skip);
+    B.SetInsertPoint(Run);
+  }
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  llvm::BasicBlock *ZH = newBlock("tz"), *YH = newBlock("ty"), *XH = newBlock("tx");
+  llvm::BasicBlock *Run = newBlock("thread");
+  llvm::BasicBlock *XL = newBlock("tx.next"), *YL = newBlock("ty.next"), *ZL = newBlock("tz.next");
+  llvm::BasicBlock *Exit = newBlock("threads.done");
+  llvm::Type *I32 = B.getInt32Ty();
+  B.CreateBr(ZH);
+  B.SetInsertPoint(ZH);
+  llvm::PHINode *TZ = B.CreatePHI(I32, 2, "thread_idx.z");
+  TZ->addIncoming(B.getInt32(0), Pre);
+  B.CreateBr(YH);
+  B.SetInsertPoint(YH);
+  llvm::PHINode *TY = B.CreatePHI(I32, 2, "thread_idx.y");
+  TY->addIncoming(B.getInt32(0), ZH);
+  Value *Row = B.CreateMul(
+      B.CreateAdd(B.CreateMul(TZ, Env.BDim[1], "", true, true), TY, "", true, true), Env.BDim[0],
+      "row", true, true);
+  Value *Row64 = B.CreateZExt(Row, B.getInt64Ty(), "row64");
+  B.CreateBr(XH);
+  B.SetInsertPoint(XH);
+  llvm::PHINode *TX = B.CreatePHI(I32, 2, "thread_idx.x");
+  TX->addIncoming(XLo, YH);
+  Value *Linear = B.CreateAdd(Row, TX, "thread", true, true);
+  Env.Tid[0] = TX;
+  Env.Tid[1] = TY;
+  Env.Tid[2] = TZ;
+  Env.Linear = Linear;
+  Env.Linear64 = B.CreateAdd(Row64, B.CreateZExt(TX, B.getInt64Ty()), "thread64", true, true);
+  RematValues.clear();
+  if (CheckState)
+    RematPoint = B.CreateCondBr(
+        B.CreateICmpEQ(B.CreateLoad(I32, stateAddr(Linear), "state"), B.getInt32(0)), Run, XL);
+  else
+    RematPoint = B.CreateBr(Run);
+  B.SetInsertPoint(Run);
+  ThreadExit = XL;
+  llvm::Error E = Body();
+  if (!E && !terminated())
+    B.CreateBr(XL);
+
+  B.SetInsertPoint(XL);
+  Value *TXN = B.CreateAdd(TX, B.getInt32(1), "", true, true);
+  TX->addIncoming(TXN, XL);
+  B.CreateCondBr(B.CreateICmpULT(TXN, XHi), XH, YL);
+  B.SetInsertPoint(YL);
+  Value *TYN = B.CreateAdd(TY, B.getInt32(1), "", true, true);
+  TY->addIncoming(TYN, YL);
+  B.CreateCondBr(B.CreateICmpULT(TYN, Env.BDim[1]), YH, ZL);
+  B.SetInsertPoint(ZL);
+  Value *TZN = B.CreateAdd(TZ, B.getInt32(1), "", true, true);
+  TZ->addIncoming(TZN, ZL);
+  B.CreateCondBr(B.CreateICmpULT(TZN, Env.BDim[2]), ZH, Exit);
+  B.SetInsertPoint(Exit);
+  if (Skip) {
+    B.CreateBr(Skip);
+    B.SetInsertPoint(Skip);
+  }
+
+  for (Value *&V : Env.Tid)
+    V = nullptr;
+  Env.Linear = nullptr;
+  Env.Linear64 = nullptr;
+  ThreadExit = nullptr;
+  RematPoint = nullptr;
+  RematValues.clear();
+  return E;
+}
+
+/// Emits `for (i = 0; i < N; ++i) Body(i)` with N >= 1 and returns the
+/// value Body's accumulator has after the last iteration (null when
+/// \p Init is null).
+static Value *emitCountedLoop(llvm::IRBuilder<> &B, llvm::Function *F, Value *N, Value *Init,
+                              llvm::function_ref<Value *(Value *I, Value *Acc)> Body,
+                              const llvm::Twine &Name) {
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  llvm::BasicBlock *Loop = llvm::BasicBlock::Create(B.getContext(), Name, F);
+  llvm::BasicBlock *Exit = llvm::BasicBlock::Create(B.getContext(), Name + ".done", F);
+  B.CreateBr(Loop);
+  B.SetInsertPoint(Loop);
+  llvm::PHINode *I = B.CreatePHI(N->getType(), 2, "i");
+  I->addIncoming(llvm::ConstantInt::get(N->getType(), 0), Pre);
+  llvm::PHINode *Acc = nullptr;
+  if (Init) {
+    Acc = B.CreatePHI(Init->getType(), 2, "acc");
+    Acc->addIncoming(Init, Pre);
+  }
+  Value *NewAcc = Body(I, Acc);
+  llvm::BasicBlock *End = B.GetInsertBlock();
+  Value *Next = B.CreateAdd(I, llvm::ConstantInt::get(N->getType(), 1), "", true, true);
+  I->addIncoming(Next, End);
+  if (Acc)
+    Acc->addIncoming(NewAcc, End);
+  B.CreateCondBr(B.CreateICmpULT(Next, N), Loop, Exit);
+  B.SetInsertPoint(Exit);
+  return NewAcc;
+}
+
+Value *HostModuleLowering::countActive() {
+  return emitCountedLoop(
+      B, Ctx.CurFn, NumThreads, B.getInt32(0),
+      [&](Value *T, Value *Acc) {
+        Value *S = B.CreateLoad(B.getInt32Ty(), stateAddr(T));
+        return B.CreateAdd(Acc, B.CreateZExt(B.CreateICmpEQ(S, B.getInt32(0)), B.getInt32Ty()));
+      },
+      "count.active");
+}
+
+void HostModuleLowering::remapState(int32_t From, int32_t To) {
+  emitCountedLoop(
+      B, Ctx.CurFn, NumThreads, nullptr,
+      [&](Value *T, Value *) {
+        Value *Addr = stateAddr(T);
+        Value *S = B.CreateLoad(B.getInt32Ty(), Addr);
+        B.CreateStore(B.CreateSelect(B.CreateICmpEQ(S, B.getInt32(From)), B.getInt32(To), S), Addr);
+        return nullptr;
+      },
+      "state.remap");
+}
+
+void HostModuleLowering::swapState(int32_t From, int32_t ToMasked) {
+  emitCountedLoop(
+      B, Ctx.CurFn, NumThreads, nullptr,
+      [&](Value *T, Value *) {
+        Value *Addr = stateAddr(T);
+        Value *S = B.CreateLoad(B.getInt32Ty(), Addr);
+        Value *R = B.CreateSelect(B.CreateICmpEQ(S, B.getInt32(From)), B.getInt32(0), S);
+        R = B.CreateSelect(B.CreateICmpEQ(S, B.getInt32(0)), B.getInt32(ToMasked), R);
+        B.CreateStore(R, Addr);
+        return nullptr;
+      },
+      "state.swap");
+}
+
+void HostModuleLowering::emitSyncCheck(Value *Arrived, Value *Expected, llvm::Constant *Site,
+                                       Value *Warp) {
+  Value *Bad = B.CreateAnd(B.CreateICmpNE(Arrived, B.getInt32(0)),
+                           B.CreateICmpNE(Arrived, Expected), "divergent");
+  llvm::BasicBlock *Err = newBlock("divergent");
+  llvm::BasicBlock *Cont = newBlock("converged");
+  B.CreateCondBr(Bad, Err, Cont);
+  B.SetInsertPoint(Err);
+  emitErrorReturn(Site, Arrived, Expected, Warp);
+  B.SetInsertPoint(Cont);
+}
+
+llvm::AllocaInst *HostModuleLowering::uniformAlloca(llvm::Type *Ty, const llvm::Twine &Name) {
+  llvm::AllocaInst *A = Ctx.createEntryAlloca(Ty, Name);
+  // A cooperative kernel leaves the entry at every grid_sync; the values
+  // in scope are saved in the block frame and restored on resumption.
+  uint64_t Spill = Cooperative ? allocBlockFrame(8, 8) : 0;
+  UniformScope.push_back({A, Spill});
+  return A;
+}
+
+bool HostModuleLowering::isThreadIdxX(const Expr &E) const {
+  if (const auto *M = dyn_cast<MemberExpr>(&E))
+    return M->Field == 0 && cast<NameExpr>(*M->Base).Builtin == BuiltinValue::ThreadIdx;
+  // `let t: i32 = thread_idx.x;` recomputed in every thread loop.
+  const auto *N = dyn_cast<NameExpr>(&E);
+  if (!N || !N->Decl)
+    return false;
+  auto It = Vars.find(N->Decl);
+  return It != Vars.end() && It->second.K == VarSlot::Remat && It->second.Init &&
+         isThreadIdxX(*It->second.Init);
+}
+
+// A thread loop whose only statement is `if C { ... }` does nothing for a
+// thread where C is false. When C is (or starts with `&&`) a comparison of
+// thread_idx.x with a uniform i32 value, the loop can skip the threads for
+// which it is false: the tree steps of a reduction (`if t < stride`) and
+// single-thread epilogues (`if t == 0`) then cost what they do, not a pass
+// over the whole block. The condition is still evaluated in the loop.
+std::optional<std::pair<Value *, Value *>>
+HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
+  if (Stmts.size() != 1 || !Plan)
+    return std::nullopt;
+  const auto *If = dyn_cast<IfStmt>(Stmts[0]);
+  if (!If || If->Else)
+    return std::nullopt;
+  const Expr *C = If->Cond.get();
+  while (const auto *And = dyn_cast<BinaryExpr>(C)) {
+    if (And->Op != BinaryOp::LAnd)
+      break;
+    C = And->LHS.get();
+  }
+  const auto *Cmp = dyn_cast<BinaryExpr>(C);
+  if (!Cmp || Hoisted.count(Cmp) || !Cmp->LHS->Ty.isScalar() ||
+      Cmp->LHS->Ty.getScalarKind() != ScalarKind::I32)
+    return std::nullopt;
+  BinaryOp Op = Cmp->Op;
+  const Expr *Bound = nullptr;
+  if (isThreadIdxX(*Cmp->LHS)) {
+    Bound = Cmp->RHS.get();
+  } else if (isThreadIdxX(*Cmp->RHS)) {
+    Bound = Cmp->LHS.get(); // mirror: U > x is x < U, ...
+    switch (Op) {
+    case BinaryOp::Gt: Op = BinaryOp::Lt; break;
+    case BinaryOp::Ge: Op = BinaryOp::Le; break;
+    case BinaryOp::Lt: Op = BinaryOp::Gt; break;
+    case BinaryOp::Le: Op = BinaryOp::Ge; break;
+    default: break;
+    }
+  }
+  if (!Bound || Sync.hasSync(*Bound) || !Plan->isUniform(*Bound))
+    return std::nullopt;
+  llvm::Expected<Value *> U = lowerExpr(*Bound);
+  if (!U) {
+    llvm::consumeError(U.takeError());
+    return std::nullopt;
+  }
+  // thread_idx.x is in [0, 1024): a negative bound (as unsigned, huge)
+  // must give an empty range for < and <=, and all threads for > and >=.
+  Value *Neg = B.CreateICmpSLT(*U, B.getInt32(0));
+  Value *Zero = B.getInt32(0), *All = B.getInt32(1024);
+  switch (Op) {
+  case BinaryOp::Lt: // x < U: [0, U)
+    return std::make_pair(Zero, B.CreateSelect(Neg, Zero, *U));
+  case BinaryOp::Le: // x <= U: [0, U + 1)
+    return std::make_pair(
+        Zero, B.CreateSelect(Neg, Zero, B.CreateAdd(B.CreateBinaryIntrinsic(
+                                                        llvm::Intrinsic::umin, *U, All),
+                                                    B.getInt32(1))));
+  case BinaryOp::Eq: // x == U: [U, U + 1)
+    return std::make_pair(B.CreateSelect(Neg, All, *U),
+                          B.CreateSelect(Neg, All,
+                                         B.CreateAdd(B.CreateBinaryIntrinsic(
+                                                         llvm::Intrinsic::umin, *U, All),
+                                                     B.getInt32(1))));
+  case BinaryOp::Ge: // x >= U: [U, block_dim.x)
+    return std::make_pair(B.CreateSelect(Neg, Zero, *U), All);
+  case BinaryOp::Gt: // x > U: [U + 1, block_dim.x)
+    return std::make_pair(
+        B.CreateSelect(Neg, Zero,
+                       B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All),
+                                   B.getInt32(1))),
+        All);
+  default:
+    return std::nullopt;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronisation points (called by the registered lowerings)
+//===----------------------------------------------------------------------===//
+
+llvm::Error HostModuleLowering::blockBarrier(SourceLoc Loc, BuiltinFunc What) {
+  if (Env.Linear || !Kernel)
+    return Ctx.error(Loc, "internal error: block barrier inside a thread");
+  // Thread loops already run one after another: a barrier only has to
+  // check that every thread of the block arrived (or none).
+  if (!maybeInactive())
+    return llvm::Error::success();
+  std::string Buf;
+  emitSyncCheck(countActive(), NumThreads, siteFor(Loc, builtinSpelling(What, Buf)),
+                B.getInt32(hostabi::NoWarp));
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::warpBarrier(SourceLoc Loc, BuiltinFunc What) {
+  if (Env.Linear || !Kernel)
+    return Ctx.error(Loc, "internal error: warp barrier inside a thread");
+  if (!maybeInactive())
+    return llvm::Error::success();
+  std::string Buf;
+  llvm::Constant *Site = siteFor(Loc, builtinSpelling(What, Buf));
+  // Each warp: all of its lanes active, or none.
+  Value *NumWarps = B.CreateLShr(B.CreateAdd(NumThreads, B.getInt32(31)), 5, "warps");
+  emitCountedLoop(
+      B, Ctx.CurFn, NumWarps, nullptr,
+      [&](Value *W, Value *) {
+        Value *First = B.CreateShl(W, 5);
+        Value *Width = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(32),
+                                               B.CreateSub(NumThreads, First), nullptr, "width");
+        Value *Arrived = emitCountedLoop(
+            B, Ctx.CurFn, Width, B.getInt32(0),
+            [&](Value *L, Value *Acc) {
+              Value *S = B.CreateLoad(B.getInt32Ty(), stateAddr(B.CreateAdd(First, L)));
+              return B.CreateAdd(Acc,
+                                 B.CreateZExt(B.CreateICmpEQ(S, B.getInt32(0)), B.getInt32Ty()));
+            },
+            "count.lanes");
+        emitSyncCheck(Arrived, Width, Site, W);
+        return nullptr;
+      },
+      "check.warps");
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::gridSync(SourceLoc Loc) {
+  if (Env.Linear || !Kernel || !ResumeSwitch)
+    return Ctx.error(Loc, "internal error: grid_sync outside a cooperative kernel's block code");
+  llvm::Constant *Site = siteFor(Loc, "grid_sync()");
+  unsigned K = ++NumGridSyncs;
+  llvm::BasicBlock *Suspend = newBlock("grid_sync.suspend");
+  llvm::BasicBlock *Resume = newBlock("grid_sync.resume");
+  llvm::BasicBlock *Cont = newBlock("grid_sync.done");
+  if (maybeInactive()) {
+    // No active thread: this block does not take part (the runtime then
+    // sees the blocks disagree); some: divergence; all: suspend.
+    Value *N = countActive();
+    emitSyncCheck(N, NumThreads, Site, B.getInt32(hostabi::NoWarp));
+    B.CreateCondBr(B.CreateICmpEQ(N, B.getInt32(0)), Cont, Suspend);
+  } else {
+    B.CreateBr(Suspend);
+  }
+  B.SetInsertPoint(Suspend);
+  auto SpillAddr = [&](const UniformVar &U) {
+    return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), BlockFrameBase, U.Spill);
+  };
+  for (const UniformVar &U : UniformScope)
+    B.CreateStore(B.CreateLoad(U.A->getAllocatedType(), U.A), SpillAddr(U));
+  B.CreateStore(Site, ctxField(hostabi::CtxErrSite));
+  B.CreateRet(B.getInt32(K));
+  ResumeSwitch->addCase(B.getInt32(K), Resume);
+  B.SetInsertPoint(Resume);
+  for (const UniformVar &U : UniformScope)
+    B.CreateStore(B.CreateLoad(U.A->getAllocatedType(), SpillAddr(U)), U.A);
+  B.CreateBr(Cont);
+  B.SetInsertPoint(Cont);
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Statement lists
+//===----------------------------------------------------------------------===//
+
+bool HostModuleLowering::isUniformDecl(const Stmt &S) const {
+  const auto *D = dyn_cast<DeclStmt>(&S);
+  return D && !D->Var.Ty.isArray() && Plan && Plan->getStorage(&D->Var) == Storage::Uniform;
+}
+
+bool HostModuleLowering::isUniformAssign(const Stmt &S) const {
+  const auto *A = dyn_cast<AssignStmt>(&S);
+  if (!A)
+    return false;
+  const auto *N = dyn_cast<NameExpr>(A->Target.get());
+  return N && N->Decl && Plan && Plan->getStorage(N->Decl) == Storage::Uniform &&
+         N->Decl->Storage != StorageKind::Param;
+}
+
+llvm::Error HostModuleLowering::lowerUniformDecl(const DeclStmt &S) {
+  Expected<Value *> Init = lowerExpr(*S.Init);
+  if (!Init)
+    return Init.takeError();
+  llvm::Type *Ty = S.Var.Ty.isBool() ? B.getInt8Ty() : Ctx.toLLVM(S.Var.Ty);
+  llvm::AllocaInst *A = uniformAlloca(Ty, S.Var.Name);
+  storeScalar(A, *Init, S.Var.Ty);
+  Vars[&S.Var] = {VarSlot::Address, A, {}, nullptr};
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
+  if (Pending.empty())
+    return llvm::Error::success();
+  std::vector<const Stmt *> Stmts;
+  Stmts.swap(Pending);
+  auto Range = guardRange(Stmts);
+  llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
+    for (const Stmt *S : Stmts) {
+      if (terminated())
+        startDeadBlock();
+      llvm::Error E = isa<DeclStmt>(S) ? lowerDecl(cast<DeclStmt>(*S), /*BlockLevel=*/true)
+                                       : lowerThreadStmt(*S);
+      if (E)
+        return E;
+    }
+    return llvm::Error::success();
+  }, Range);
+  if (E)
+    return E;
+  for (const Stmt *S : Stmts) {
+    if (InKernelBody && containsReturn(*S))
+      ExitSeen = true;
+    if (leavesStmt(*S, /*CountReturns=*/!InKernelBody))
+      Masked = true;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::lowerBlockLevel(const BlockStmt &Blk) {
+  size_t ScopeMark = UniformScope.size();
+  std::vector<const Stmt *> Pending;
+  auto Fail = [&](llvm::Error E) {
+    UniformScope.resize(ScopeMark);
+    return E;
+  };
+  for (const StmtPtr &SP : Blk.Body) {
+    const Stmt &S = *SP;
+    if (!Sync.hasSync(S)) {
+      if (isUniformDecl(S)) {
+        // Runs once per block; nothing pending can refer to it yet.
+        if (llvm::Error E = lowerUniformDecl(cast<DeclStmt>(S)))
+          return Fail(std::move(E));
+      } else if (isUniformAssign(S)) {
+        if (llvm::Error E = flush(Pending))
+          return Fail(std::move(E));
+        if (llvm::Error E = lowerAssign(cast<AssignStmt>(S)))
+          return Fail(std::move(E));
+      } else {
+        Pending.push_back(&S);
+      }
+      continue;
+    }
+    if (llvm::Error E = flush(Pending))
+      return Fail(std::move(E));
+    llvm::Error E = llvm::Error::success();
+    switch (S.getKind()) {
+    case Stmt::ExprS: {
+      const auto *C = dyn_cast<CallExpr>(cast<ExprStmt>(S).E.get());
+      if (C && (C->Builtin == BuiltinFunc::SyncThreads || C->Builtin == BuiltinFunc::SyncWarp ||
+                C->Builtin == BuiltinFunc::GridSync)) {
+        OpArgs A;
+        A.Loc = C->getLoc();
+        E = Ctx.lower(opFor(C->Builtin), A).takeError();
+        break;
+      }
+      E = hoist(*cast<ExprStmt>(S).E);
+      Pending.push_back(&S);
+      break;
+    }
+    case Stmt::Decl:
+      E = hoist(*cast<DeclStmt>(S).Init);
+      Pending.push_back(&S);
+      break;
+    case Stmt::Assign:
+      E = hoist(*cast<AssignStmt>(S).Target);
+      if (!E)
+        E = hoist(*cast<AssignStmt>(S).Value);
+      Pending.push_back(&S);
+      break;
+    case Stmt::Return:
+      E = hoist(*cast<ReturnStmt>(S).Value);
+      Pending.push_back(&S);
+      break;
+    default:
+      E = lowerBlockLevelStmt(S);
+      break;
+    }
+    if (E)
+      return Fail(std::move(E));
+  }
+  if (llvm::Error E = flush(Pending))
+    return Fail(std::move(E));
+  UniformScope.resize(ScopeMark);
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::lowerBlockLevelStmt(const Stmt &S) {
+  switch (S.getKind()) {
+  case Stmt::Block:
+    return lowerBlockLevel(cast<BlockStmt>(S));
+  case Stmt::If:
+    return lowerBlockLevelIf(cast<IfStmt>(S));
+  case Stmt::While:
+    return lowerBlockLevelWhile(cast<WhileStmt>(S));
+  case Stmt::For:
+    return lowerBlockLevelFor(cast<ForStmt>(S));
+  default:
+    return Ctx.error(S.getLoc(), "internal error: unexpected synchronising statement");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow at block level
+//===----------------------------------------------------------------------===//
+
+llvm::Error HostModuleLowering::lowerBlockLevelElse(const Stmt &S) {
+  if (const auto *Blk = dyn_cast<BlockStmt>(&S))
+    return lowerBlockLevel(*Blk);
+  if (Sync.hasSync(S))
+    return lowerBlockLevelIf(cast<IfStmt>(S));
+  std::vector<const Stmt *> One = {&S};
+  return flush(One);
+}
+
+llvm::Error HostModuleLowering::lowerBlockLevelIf(const IfStmt &S) {
+  if (!Sync.hasSync(*S.Cond) && Plan->isUniform(*S.Cond)) {
+    // Every thread agrees: branch once.
+    Expected<Value *> C = lowerExpr(*S.Cond);
+    if (!C)
+      return C.takeError();
+    llvm::BasicBlock *Then = newBlock("uif.then");
+    llvm::BasicBlock *Else = S.Else ? newBlock("uif.else") : nullptr;
+    llvm::BasicBlock *End = newBlock("uif.end");
+    B.CreateCondBr(*C, Then, Else ? Else : End);
+    B.SetInsertPoint(Then);
+    if (llvm::Error E = lowerBlockLevel(*S.Then))
+      return E;
+    B.CreateBr(End);
+    if (Else) {
+      B.SetInsertPoint(Else);
+      if (llvm::Error E = lowerBlockLevelElse(*S.Else))
+        return E;
+      B.CreateBr(End);
+    }
+    B.SetInsertPoint(End);
+    return llvm::Error::success();
+  }
+
+  // Per-thread condition: the threads for which it is false wait, masked,
+  // while the others run the then-branch; then the roles swap.
+  if (llvm::Error E = hoist(*S.Cond))
+    return E;
+  int32_t ElseMask = NextCode++;
+  llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
+    Expected<Value *> C = lowerExpr(*S.Cond);
+    if (!C)
+      return C.takeError();
+    llvm::BasicBlock *Mask = newBlock("mask");
+    B.CreateCondBr(*C, ThreadExit, Mask);
+    B.SetInsertPoint(Mask);
+    escape(ElseMask);
+    return llvm::Error::success();
+  });
+  if (E)
+    return E;
+  bool SavedMasked = Masked;
+  Masked = true;
+  llvm::BasicBlock *Then = newBlock("dif.then");
+  llvm::BasicBlock *AfterThen = newBlock("dif.then.done");
+  B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), AfterThen, Then);
+  B.SetInsertPoint(Then);
+  if (llvm::Error E = lowerBlockLevel(*S.Then))
+    return E;
+  B.CreateBr(AfterThen);
+  B.SetInsertPoint(AfterThen);
+  if (S.Else) {
+    int32_t ThenMask = NextCode++;
+    swapState(ElseMask, ThenMask);
+    llvm::BasicBlock *Else = newBlock("dif.else");
+    llvm::BasicBlock *AfterElse = newBlock("dif.else.done");
+    B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), AfterElse, Else);
+    B.SetInsertPoint(Else);
+    if (llvm::Error E = lowerBlockLevelElse(*S.Else))
+      return E;
+    B.CreateBr(AfterElse);
+    B.SetInsertPoint(AfterElse);
+    remapState(ThenMask, 0);
+  } else {
+    remapState(ElseMask, 0);
+  }
+  Masked = SavedMasked || leavesStmt(S, !InKernelBody);
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
+  bool Uniform = !Sync.hasSync(*S.Cond) && Plan->isUniform(*S.Cond);
+  bool Leaves = leavesStmt(*S.Body, !InKernelBody);
+  int32_t BreakCode = NextCode++, ContinueCode = NextCode++;
+  bool SavedMasked = Masked;
+  if (!Uniform || Leaves)
+    Masked = true;
+  if (InKernelBody && containsReturn(*S.Body))
+    ExitSeen = true;
+  bool HeadCheck = maybeInactive();
+
+  llvm::BasicBlock *Head = newBlock("uwhile.cond");
+  llvm::BasicBlock *Body = newBlock("uwhile.body");
+  llvm::BasicBlock *Exit = newBlock("uwhile.end");
+  B.CreateBr(Head);
+  B.SetInsertPoint(Head);
+  if (Uniform) {
+    Expected<Value *> C = lowerExpr(*S.Cond);
+    if (!C)
+      return C.takeError();
+    if (HeadCheck) {
+      // Stop as well when no thread is left (all broke out or returned).
+      llvm::BasicBlock *Check = newBlock("uwhile.active");
+      B.CreateCondBr(*C, Check, Exit);
+      B.SetInsertPoint(Check);
+      B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), Exit, Body);
+    } else {
+      B.CreateCondBr(*C, Body, Exit);
+    }
+  } else {
+    if (llvm::Error E = hoist(*S.Cond))
+      return E;
+    llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
+      Expected<Value *> C = lowerExpr(*S.Cond);
+      if (!C)
+        return C.takeError();
+      llvm::BasicBlock *Stop = newBlock("stop");
+      B.CreateCondBr(*C, ThreadExit, Stop);
+      B.SetInsertPoint(Stop);
+      escape(BreakCode);
+      return llvm::Error::success();
+    });
+    if (E)
+      return E;
+    B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), Exit, Body);
+  }
+  B.SetInsertPoint(Body);
+  Loops.push_back({nullptr, nullptr, BreakCode, ContinueCode});
+  llvm::Error E = lowerBlockLevel(*S.Body);
+  Loops.pop_back();
+  if (E)
+    return E;
+  if (Leaves)
+    remapState(ContinueCode, 0);
+  B.CreateBr(Head);
+  B.SetInsertPoint(Exit);
+  if (!Uniform || Leaves)
+    remapState(BreakCode, 0);
+  Masked = SavedMasked || (!InKernelBody && containsReturn(*S.Body));
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::lowerBlockLevelFor(const ForStmt &S) {
+  Type Ty = S.Index.Ty;
+  bool Signed = Ty.isSignedInteger();
+  llvm::Type *LTy = Ctx.toLLVM(Ty);
+  bool Uniform = Plan->getStorage(&S.Index) == Storage::Uniform;
+  bool Leaves = leavesStmt(*S.Body, !InKernelBody);
+  int32_t BreakCode = NextCode++, ContinueCode = NextCode++;
+  auto StepOK = [&](Value *Step) {
+    Value *Zero = llvm::ConstantInt::get(LTy, 0);
+    return Signed ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
+  };
+  auto InRange = [&](Value *I, Value *End) {
+    return Signed ? B.CreateICmpSLT(I, End) : B.CreateICmpULT(I, End);
+  };
+  auto Eval = [&](const Expr *E) -> Expected<Value *> {
+    if (!E)
+      return llvm::ConstantInt::get(LTy, 1);
+    return lowerExpr(*E);
+  };
+  bool SavedMasked = Masked;
+  llvm::BasicBlock *BodyEntry = newBlock("ufor.entry");
+  llvm::BasicBlock *Body = newBlock("ufor.body");
+  llvm::BasicBlock *Latch = newBlock("ufor.latch");
+  llvm::BasicBlock *Exit = newBlock("ufor.end");
+
+  if (Uniform) {
+    // Bounds the same in every thread: one index per block.
+    Expected<Value *> Begin = Eval(S.Begin.get()), End = Eval(S.End.get()),
+                      Step = Eval(S.Step.get());
+    if (!Begin || !End || !Step) {
+      llvm::Error E = llvm::joinErrors(Begin.takeError(), End.takeError());
+      return llvm::joinErrors(std::move(E), Step.takeError());
+    }
+    llvm::AllocaInst *I = uniformAlloca(LTy, S.Index.Name);
+    llvm::AllocaInst *EndA = uniformAlloca(LTy, S.Index.Name + ".end");
+    llvm::AllocaInst *StepA = uniformAlloca(LTy, S.Index.Name + ".step");
+    B.CreateStore(*Begin, I);
+    B.CreateStore(*End, EndA);
+    B.CreateStore(*Step, StepA);
+    Vars[&S.Index] = {VarSlot::Address, I, {}, nullptr};
+    B.CreateCondBr(B.CreateAnd(StepOK(*Step), InRange(*Begin, *End)), BodyEntry, Exit);
+    if (Leaves)
+      Masked = true;
+    if (InKernelBody && containsReturn(*S.Body))
+      ExitSeen = true;
+    B.SetInsertPoint(BodyEntry);
+    if (maybeInactive())
+      B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), Exit, Body);
+    else
+      B.CreateBr(Body);
+    B.SetInsertPoint(Body);
+    Loops.push_back({nullptr, nullptr, BreakCode, ContinueCode});
+    llvm::Error E = lowerBlockLevel(*S.Body);
+    Loops.pop_back();
+    if (E)
+      return E;
+    B.CreateBr(Latch);
+    B.SetInsertPoint(Latch);
+    if (Leaves)
+      remapState(ContinueCode, 0);
+    Value *Cur = B.CreateLoad(LTy, I);
+    Value *StepV = B.CreateLoad(LTy, StepA);
+    llvm::BasicBlock *Next = newBlock("ufor.next");
+    B.CreateCondBr(B.CreateICmpULT(StepV, B.CreateSub(B.CreateLoad(LTy, EndA), Cur)), Next, Exit);
+    B.SetInsertPoint(Next);
+    B.CreateStore(B.CreateAdd(Cur, StepV), I);
+    B.CreateBr(BodyEntry);
+    B.SetInsertPoint(Exit);
+    if (Leaves)
+      remapState(BreakCode, 0);
+    Masked = SavedMasked || (!InKernelBody && containsReturn(*S.Body));
+    return llvm::Error::success();
+  }
+
+  // Bounds per thread: one index per thread; threads whose range ends
+  // wait, masked, for the others.
+  for (const Expr *E : {S.Begin.get(), S.End.get(), S.Step.get()})
+    if (E)
+      if (llvm::Error Err = hoist(*E))
+        return Err;
+  uint64_t Size = valueBytes(Ty);
+  FrameSlot IS = allocFrame(Size, Size), ES = allocFrame(Size, Size), SS = allocFrame(Size, Size);
+  Vars[&S.Index] = {VarSlot::Frame, nullptr, IS, nullptr};
+  llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
+    Expected<Value *> Begin = Eval(S.Begin.get()), End = Eval(S.End.get()),
+                      Step = Eval(S.Step.get());
+    if (!Begin || !End || !Step) {
+      llvm::Error E = llvm::joinErrors(Begin.takeError(), End.takeError());
+      return llvm::joinErrors(std::move(E), Step.takeError());
+    }
+    B.CreateStore(*Begin, slotAddr(IS, Env.Linear));
+    B.CreateStore(*End, slotAddr(ES, Env.Linear));
+    B.CreateStore(*Step, slotAddr(SS, Env.Linear));
+    llvm::BasicBlock *Stop = newBlock("stop");
+    B.CreateCondBr(B.CreateAnd(StepOK(*Step), InRange(*Begin, *End)), ThreadExit, Stop);
+    B.SetInsertPoint(Stop);
+    escape(BreakCode);
+    return llvm::Error::success();
+  });
+  if (E)
+    return E;
+  Masked = true;
+  if (InKernelBody && containsReturn(*S.Body))
+    ExitSeen = true;
+  B.CreateBr(BodyEntry);
+  B.SetInsertPoint(BodyEntry);
+  B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), Exit, Body);
+  B.SetInsertPoint(Body);
+  Loops.push_back({nullptr, nullptr, BreakCode, ContinueCode});
+  E = lowerBlockLevel(*S.Body);
+  Loops.pop_back();
+  if (E)
+    return E;
+  B.CreateBr(Latch);
+  B.SetInsertPoint(Latch);
+  if (Leaves)
+    remapState(ContinueCode, 0);
+  E = emitThreadLoop([&]() -> llvm::Error {
+    Value *Cur = B.CreateLoad(LTy, slotAddr(IS, Env.Linear));
+    Value *StepV = B.CreateLoad(LTy, slotAddr(SS, Env.Linear));
+    Value *EndV = B.CreateLoad(LTy, slotAddr(ES, Env.Linear));
+    llvm::BasicBlock *Next = newBlock("next");
+    llvm::BasicBlock *Stop = newBlock("stop");
+    B.CreateCondBr(B.CreateICmpULT(StepV, B.CreateSub(EndV, Cur)), Next, Stop);
+    B.SetInsertPoint(Next);
+    B.CreateStore(B.CreateAdd(Cur, StepV), slotAddr(IS, Env.Linear));
+    B.CreateBr(ThreadExit);
+    B.SetInsertPoint(Stop);
+    escape(BreakCode);
+    return llvm::Error::success();
+  });
+  if (E)
+    return E;
+  B.CreateBr(BodyEntry);
+  B.SetInsertPoint(Exit);
+  remapState(BreakCode, 0);
+  Masked = SavedMasked || (!InKernelBody && containsReturn(*S.Body));
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronising expressions
+//===----------------------------------------------------------------------===//
+
+// Evaluates, at block level and in evaluation order, every part of E that
+// synchronises: a warp operation (operands in one thread loop, results in
+// the next), a call of a synchronising function (inlined), and `a && b` /
+// `a || b` whose b synchronises (b then runs with the threads that need
+// it, the others masked). Each leaves one value per thread in the frame
+// (Hoisted); the thread code of the statement reads it from there. The
+// other parts of the statement are evaluated after these.
+llvm::Error HostModuleLowering::hoist(const Expr &E) {
+  if (!Sync.hasSync(E))
+    return llvm::Error::success();
+  auto HoistAll = [&](std::initializer_list<const Expr *> Es) -> llvm::Error {
+    for (const Expr *C : Es)
+      if (C)
+        if (llvm::Error Err = hoist(*C))
+          return Err;
+    return llvm::Error::success();
+  };
+  switch (E.getKind()) {
+  case Expr::Call: {
+    const auto &C = cast<CallExpr>(E);
+    if (isWarpOp(C.Builtin))
+      return hoistWarpOp(C);
+    if (C.Builtin == BuiltinFunc::SyncThreads || C.Builtin == BuiltinFunc::SyncWarp ||
+        C.Builtin == BuiltinFunc::GridSync)
+      return Ctx.error(C.getLoc(), "'" + llvm::Twine(C.Callee) +
+                                       "()' returns nothing and cannot be part of an expression");
+    for (const ExprPtr &A : C.Args)
+      if (llvm::Error Err = hoist(*A))
+        return Err;
+    if (C.Fn && Sync.hasSync(*C.Fn)) {
+      Expected<FrameSlot> R = inlineCall(C);
+      if (!R)
+        return R.takeError();
+      Hoisted[&C] = *R;
+    }
+    return llvm::Error::success();
+  }
+  case Expr::Binary: {
+    const auto &Bin = cast<BinaryExpr>(E);
+    if ((Bin.Op != BinaryOp::LAnd && Bin.Op != BinaryOp::LOr) || !Sync.hasSync(*Bin.RHS))
+      return HoistAll({Bin.LHS.get(), Bin.RHS.get()});
+    if (llvm::Error Err = hoist(*Bin.LHS))
+      return Err;
+    bool IsAnd = Bin.Op == BinaryOp::LAnd;
+    FrameSlot R = allocFrame(1, 1);
+    int32_t Skip = NextCode++;
+    llvm::Error Err = emitThreadLoop([&]() -> llvm::Error {
+      Expected<Value *> L = lowerExpr(*Bin.LHS);
+      if (!L)
+        return L.takeError();
+      storeScalar(slotAddr(R, Env.Linear), *L, Type::getScalar(ScalarKind::Bool));
+      // The right operand decides only where the left one did not.
+      llvm::BasicBlock *Done = newBlock("decided");
+      if (IsAnd)
+        B.CreateCondBr(*L, ThreadExit, Done);
+      else
+        B.CreateCondBr(*L, Done, ThreadExit);
+      B.SetInsertPoint(Done);
+      escape(Skip);
+      return llvm::Error::success();
+    });
+    if (Err)
+      return Err;
+    bool SavedMasked = Masked;
+    Masked = true;
+    llvm::BasicBlock *Run = newBlock("rhs");
+    llvm::BasicBlock *After = newBlock("rhs.done");
+    B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), After, Run);
+    B.SetInsertPoint(Run);
+    if (llvm::Error Err = hoist(*Bin.RHS))
+      return Err;
+    Err = emitThreadLoop([&]() -> llvm::Error {
+      Expected<Value *> V = lowerExpr(*Bin.RHS);
+      if (!V)
+        return V.takeError();
+      storeScalar(slotAddr(R, Env.Linear), *V, Type::getScalar(ScalarKind::Bool));
+      return llvm::Error::success();
+    });
+    if (Err)
+      return Err;
+    B.CreateBr(After);
+    B.SetInsertPoint(After);
+    remapState(Skip, 0);
+    Masked = SavedMasked;
+    Hoisted[&E] = R;
+    return llvm::Error::success();
+  }
+  case Expr::Unary:
+    return hoist(*cast<UnaryExpr>(E).Operand);
+  case Expr::Cast:
+    return hoist(*cast<CastExpr>(E).Operand);
+  case Expr::Index:
+    return HoistAll({cast<IndexExpr>(E).Base.get(), cast<IndexExpr>(E).Idx.get()});
+  default:
+    return llvm::Error::success();
+  }
+}
+
+llvm::Error HostModuleLowering::hoistWarpOp(const CallExpr &C) {
+  for (const ExprPtr &A : C.Args)
+    if (llvm::Error Err = hoist(*A))
+      return Err;
+  bool IsShuffle = C.Args.size() == 2;
+  Type ValTy = C.Args[0]->Ty;
+  FrameSlot Val = allocFrame(valueBytes(ValTy), valueBytes(ValTy));
+  FrameSlot Lane = IsShuffle ? allocFrame(4, 4) : FrameSlot();
+  // Every active thread publishes its operands...
+  llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
+    Expected<Value *> V = lowerExpr(*C.Args[0]);
+    if (!V)
+      return V.takeError();
+    storeScalar(slotAddr(Val, Env.Linear), *V, ValTy);
+    if (IsShuffle) {
+      Expected<Value *> L = lowerExpr(*C.Args[1]);
+      if (!L)
+        return L.takeError();
+      B.CreateStore(*L, slotAddr(Lane, Env.Linear));
+    }
+    return llvm::Error::success();
+  });
+  if (E)
+    return E;
+  // ...every warp must be complete...
+  if (llvm::Error Err = warpBarrier(C.getLoc(), C.Builtin))
+    return Err;
+  // ...and each thread computes its result from its warp's operands.
+  FrameSlot R = allocFrame(valueBytes(C.Ty), valueBytes(C.Ty));
+  E = emitThreadLoop([&]() -> llvm::Error {
+    Value *First = B.CreateAnd(Env.Linear, B.getInt32(~31u), "warp.first");
+    Value *LaneId = B.CreateAnd(Env.Linear, B.getInt32(31), "lane");
+    Value *Width = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(32),
+                                           B.CreateSub(NumThreads, First), nullptr, "warp.width");
+    Value *Lanes = slotAddr(Val, First);
+    OpArgs A;
+    A.Loc = C.getLoc();
+    A.OperandTy = ValTy;
+    A.ResultTy = C.Ty;
+    std::vector<Value *> Ops;
+    if (IsShuffle)
+      Ops = {Lanes, B.CreateLoad(B.getInt32Ty(), slotAddr(Lane, Env.Linear)), LaneId, Width};
+    else
+      Ops = {Lanes, Width};
+    A.Operands = Ops;
+    Expected<Value *> V = Ctx.lower(opFor(C.Builtin), A);
+    if (!V)
+      return V.takeError();
+    storeScalar(slotAddr(R, Env.Linear), *V, C.Ty);
+    return llvm::Error::success();
+  });
+  if (E)
+    return E;
+  Hoisted[&C] = R;
+  return llvm::Error::success();
+}
+
+// A call of a function that synchronises: its body is lowered here, at
+// block level, with its parameters and result in the frame. A `return` in
+// it masks the thread until the call ends.
+Expected<FrameSlot> HostModuleLowering::inlineCall(const CallExpr &C) {
+  const FunctionDecl &F = *C.Fn;
+  BodyPlan &P = planOf(F);
+  std::vector<FrameSlot> Params;
+  for (const auto &Param : F.Params) {
+    uint64_t Size = valueBytes(Param->Ty);
+    Params.push_back(allocFrame(Size, Size));
+  }
+  llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
+    for (size_t I = 0; I < F.Params.size(); ++I) {
+      Expected<Value *> V = lowerExpr(*C.Args[I]);
+      if (!V)
+        return V.takeError();
+      storeScalar(slotAddr(Params[I], Env.Linear), *V, F.Params[I]->Ty);
+    }
+    return llvm::Error::success();
+  });
+  if (E)
+    return std::move(E);
+  for (size_t I = 0; I < F.Params.size(); ++I)
+    Vars[F.Params[I].get()] = {VarSlot::Frame, nullptr, Params[I], nullptr};
+  FrameSlot Result;
+  if (!F.ReturnTy.isVoid()) {
+    uint64_t Size = valueBytes(F.ReturnTy);
+    Result = allocFrame(Size, Size);
+  }
+  int32_t Code = NextCode++;
+  std::vector<LoopTarget> SavedLoops;
+  SavedLoops.swap(Loops);
+  ReturnTarget SavedRet = Ret;
+  const BodyPlan *SavedPlan = Plan;
+  bool SavedInKernel = InKernelBody, SavedMasked = Masked;
+  Ret = {ReturnTarget::Inline, Code, Result, F.ReturnTy};
+  Plan = &P;
+  InKernelBody = false;
+  E = lowerBlockLevel(*F.Body);
+  Loops.swap(SavedLoops);
+  Ret = SavedRet;
+  Plan = SavedPlan;
+  InKernelBody = SavedInKernel;
+  if (E)
+    return std::move(E);
+  if (containsReturn(*F.Body))
+    remapState(Code, 0);
+  Masked = SavedMasked;
+  return Result;
+}

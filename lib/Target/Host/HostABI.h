@@ -1,0 +1,108 @@
+//===- HostABI.h - Contract between host kernel code and the runtime -*- C++ -*-===//
+//
+// Part of gridjit (internal header). The host target compiles each kernel
+// into one entry function that runs a range of blocks, and a descriptor
+// constant; lib/Runtime/HostRuntime.cpp calls the one and reads the other.
+// Both sides include this header, so the layout below is their only
+// agreement. Bump ABIVersion whenever it changes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_LIB_TARGET_HOST_HOSTABI_H
+#define GRIDJIT_LIB_TARGET_HOST_HOSTABI_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gridjit::hostabi {
+
+constexpr uint64_t ABIVersion = 1;
+
+/// Symbol prefixes; the kernel's name follows.
+constexpr const char *EntryPrefix = "__gridjit_entry_";
+constexpr const char *DescriptorPrefix = "__gridjit_desc_";
+
+/// A synchronisation point, as the compiler records it for messages: one
+/// constant per sync_threads(), sync_warp(), grid_sync() and warp
+/// operation in the generated code.
+struct SyncSite {
+  const char *Module;     ///< the module name (the file name as given)
+  uint32_t Line, Col;     ///< 1-based; 0 when unknown
+  const char *What;       ///< "sync_threads()", "shfl_down()", ...
+  const char *SourceLine; ///< the text of line Line ("" when unknown)
+  const char *Kernel;     ///< the kernel's name
+};
+
+/// What the runtime passes to an entry, one per worker thread (or one per
+/// block for cooperative kernels, whose blocks keep their state between
+/// grid-wide phases).
+struct BlockContext {
+  uint32_t GridDim[3];  ///< in
+  uint32_t BlockDim[3]; ///< in
+  /// In: 0 to start the blocks, k to resume them after grid_sync number k.
+  uint32_t Resume;
+  uint32_t ErrArrived; ///< out: threads (or lanes) that reached ErrSite
+  /// In: the block's shared memory: the static arrays at the offsets the
+  /// compiler chose, then (16-byte aligned) the dynamic shared memory.
+  char *Shared;
+  /// In: per-thread state, Descriptor::FrameBytesPerThread × threads of
+  /// the block. 64-byte aligned.
+  char *Frame;
+  /// In: per-block state, Descriptor::FrameBytesPerBlock. 64-byte aligned.
+  char *BlockFrame;
+  /// Out, when the entry returns EntryError (or suspends): the sync point.
+  const SyncSite *ErrSite;
+  uint64_t ErrBlock;     ///< out: linear index of the failing block
+  uint32_t ErrExpected;  ///< out: threads (or lanes) that should have come
+  uint32_t ErrWarp;      ///< out: the warp, or NoWarp for block-level sync
+};
+constexpr uint32_t NoWarp = 0xffffffffu;
+
+// Byte offsets that the code generator uses.
+constexpr unsigned CtxGridDim = offsetof(BlockContext, GridDim);
+constexpr unsigned CtxBlockDim = offsetof(BlockContext, BlockDim);
+constexpr unsigned CtxResume = offsetof(BlockContext, Resume);
+constexpr unsigned CtxErrArrived = offsetof(BlockContext, ErrArrived);
+constexpr unsigned CtxShared = offsetof(BlockContext, Shared);
+constexpr unsigned CtxFrame = offsetof(BlockContext, Frame);
+constexpr unsigned CtxBlockFrame = offsetof(BlockContext, BlockFrame);
+constexpr unsigned CtxErrSite = offsetof(BlockContext, ErrSite);
+constexpr unsigned CtxErrBlock = offsetof(BlockContext, ErrBlock);
+constexpr unsigned CtxErrExpected = offsetof(BlockContext, ErrExpected);
+constexpr unsigned CtxErrWarp = offsetof(BlockContext, ErrWarp);
+static_assert(CtxGridDim == 0 && CtxBlockDim == 12 && CtxResume == 24 && CtxErrArrived == 28 &&
+                  CtxShared == 32 && CtxFrame == 40 && CtxBlockFrame == 48 && CtxErrSite == 56 &&
+                  CtxErrBlock == 64 && CtxErrExpected == 72 && CtxErrWarp == 76,
+              "the generated code assumes this layout");
+
+/// `__gridjit_desc_<kernel>`: what the runtime allocates for a block.
+struct Descriptor {
+  uint64_t Version;             ///< ABIVersion
+  uint64_t FrameBytesPerThread; ///< a multiple of 16
+  uint64_t FrameBytesPerBlock;
+  /// Bytes of the static shared arrays as laid out (each 16-byte aligned);
+  /// the dynamic shared memory starts here.
+  uint64_t StaticSharedBytes;
+  uint64_t NumGridSyncs; ///< grid_sync() points; 0 for other kernels
+};
+
+/// Status returned by an entry.
+constexpr int32_t EntryDone = 0;
+/// A sync point was reached by only part of a block or warp; the context's
+/// Err* fields say where.
+constexpr int32_t EntryError = -1;
+// A positive value k: every block in the range stopped at grid_sync number
+// k (with ErrSite naming it); call again with Resume = k once every block
+// of the grid has.
+
+/// `int32_t __gridjit_entry_<kernel>(void *const *Args, BlockContext *Ctx,
+///                                    uint64_t FirstBlock, uint64_t EndBlock)`
+/// runs blocks [FirstBlock, EndBlock) (linear indices: x fastest). Args[i]
+/// points to parameter i's value (pointers as 8 bytes, bool as 1 byte).
+/// Cooperative kernels are always called with one block.
+using EntryFn = int32_t (*)(void *const *Args, BlockContext *Ctx, uint64_t FirstBlock,
+                            uint64_t EndBlock);
+
+} // namespace gridjit::hostabi
+
+#endif // GRIDJIT_LIB_TARGET_HOST_HOSTABI_H

@@ -1,0 +1,273 @@
+//===- HostLowering.h - KIR to thread-loop LLVM IR for the host -*- C++ -*-===//
+//
+// Part of gridjit (internal header). The host target's replacement for the
+// shared structural lowering: every kernel becomes an entry function that
+// runs a range of blocks, each block as a sequence of thread loops split
+// at synchronisation points (docs/HostTarget.md). Every KIR operation is
+// still lowered through the target's registry.
+//
+// The class is implemented in four files, one per stage:
+//   ThreadCode.cpp   statements and expressions of one thread (inside a
+//                    thread loop, and device functions)
+//   BlockCode.cpp    block-level code: thread loops, barriers, masks,
+//                    divergence checks, warp operations, inlining,
+//                    grid_sync phases
+//   KernelEntry.cpp  the entry function, the frame, shared memory and the
+//                    descriptor the runtime reads
+//   HostLowerings.cpp the registered op lowerings that need host state
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_LIB_TARGET_HOST_HOSTLOWERING_H
+#define GRIDJIT_LIB_TARGET_HOST_HOSTLOWERING_H
+
+#include "KernelAnalysis.h"
+
+#include "gridjit/Lower/LoweringContext.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/IR/IRBuilder.h"
+
+#include <map>
+#include <optional>
+#include <memory>
+#include <vector>
+
+namespace gridjit {
+class Target;
+namespace host {
+
+class HostModuleLowering;
+
+/// The LoweringContext of the host target: the registered host lowerings
+/// reach the lowering's state (thread indices, shared memory, barriers)
+/// through it.
+class HostLoweringContext : public LoweringContext {
+public:
+  HostLoweringContext(const Target &T, const Module &KM, llvm::Module &IR, llvm::IRBuilder<> &B,
+                      HostModuleLowering &L)
+      : LoweringContext(T, KM, IR, B), L(L) {}
+  HostModuleLowering &L;
+};
+
+/// One value per thread in the block's frame: threads × Size bytes at
+/// Offset × threads, thread t's element at t × Size.
+struct FrameSlot {
+  uint64_t Offset = 0;
+  uint64_t Size = 0;
+  /// A thread's local array: kernel code can take its elements' addresses,
+  /// so its accesses are not tagged as private (see tagMemoryAccesses).
+  bool Array = false;
+};
+
+/// Where a named value lives while its function is lowered.
+struct VarSlot {
+  enum Kind : uint8_t {
+    None,
+    Value,   ///< an SSA value (kernel parameters)
+    Address, ///< memory at V: an alloca, a shared array, a per-block copy
+    Frame,   ///< one element per thread in the frame (F)
+    Remat,   ///< recomputed from Init in every thread loop
+  } K = None;
+  llvm::Value *V = nullptr;
+  FrameSlot F;
+  const Expr *Init = nullptr;
+};
+
+/// The builtin values at the current insertion point.
+struct ThreadEnv {
+  llvm::Value *Tid[3] = {};        ///< null outside thread code
+  llvm::Value *Linear = nullptr;   ///< linear thread id (x fastest)
+  /// The same as i64, computed so that frame addresses stay affine in the
+  /// loop's induction variable (LLVM then vectorises them).
+  llvm::Value *Linear64 = nullptr;
+  llvm::Value *Bid[3] = {};        ///< block index
+  llvm::Value *BDim[3] = {};       ///< block dimensions
+  llvm::Value *GDim[3] = {};       ///< grid dimensions
+  llvm::Value *EnvPtr = nullptr;   ///< device functions: their environment
+};
+
+class HostModuleLowering {
+public:
+  HostModuleLowering(const Target &T, const Module &KM, llvm::Module &IR);
+  llvm::Error run();
+
+  // For the registered lowerings (HostLowerings.cpp).
+  llvm::Expected<llvm::Value *> threadValue(BuiltinValue V, unsigned Field, SourceLoc Loc);
+  llvm::Expected<llvm::Value *> sharedArray(const VarDecl &V, SourceLoc Loc);
+  llvm::Expected<llvm::Value *> dynamicShared(SourceLoc Loc);
+  llvm::Error blockBarrier(SourceLoc Loc, BuiltinFunc What);
+  llvm::Error warpBarrier(SourceLoc Loc, BuiltinFunc What);
+  llvm::Error gridSync(SourceLoc Loc);
+
+private:
+  friend class HostLoweringContext;
+
+  //===--- Module --------------------------------------------------------===//
+  const Target &T;
+  const Module &KM;
+  llvm::Module &IR;
+  llvm::IRBuilder<> B;
+  HostLoweringContext Ctx;
+  SyncInfo Sync;
+  llvm::DenseMap<const FunctionDecl *, llvm::Function *> Functions;
+  llvm::DenseMap<const VarDecl *, const ConstDecl *> Consts;
+  std::map<const FunctionDecl *, std::unique_ptr<BodyPlan>> Plans;
+  llvm::StructType *EnvTy = nullptr; ///< {[3 x i32] tid, bid, bdim, gdim}
+
+  BodyPlan &planOf(const FunctionDecl &F);
+
+  //===--- ThreadCode.cpp: one thread's statements and expressions -------===//
+  struct LoopTarget {
+    llvm::BasicBlock *Break = nullptr, *Continue = nullptr; ///< a loop in thread code
+    int32_t BreakCode = 0, ContinueCode = 0;                ///< a block-level loop
+  };
+  struct ReturnTarget {
+    enum Kind { Real, Kernel, Inline } K = Real;
+    int32_t Code = 0;  ///< Inline: the mask code of the call
+    FrameSlot Result;  ///< Inline: where the value goes
+    Type ResultTy;
+  };
+  llvm::DenseMap<const VarDecl *, VarSlot> Vars;
+  std::vector<LoopTarget> Loops;
+  ReturnTarget Ret;
+  ThreadEnv Env;
+
+  llvm::Error lowerDeviceFunction(const FunctionDecl &F);
+  llvm::Error lowerThreadBlock(const BlockStmt &Blk);
+  llvm::Error lowerThreadStmt(const Stmt &S);
+  llvm::Error lowerDecl(const DeclStmt &S, bool BlockLevel);
+  llvm::Error lowerAssign(const AssignStmt &S);
+  llvm::Error lowerIf(const IfStmt &S);
+  llvm::Error lowerWhile(const WhileStmt &S);
+  llvm::Error lowerFor(const ForStmt &S);
+  llvm::Error lowerReturn(const ReturnStmt &S);
+  llvm::Error lowerBreakContinue(bool IsBreak, SourceLoc Loc);
+
+  llvm::Expected<llvm::Value *> lowerExpr(const Expr &E);
+  llvm::Expected<llvm::Value *> lowerName(const NameExpr &E);
+  llvm::Expected<llvm::Value *> lowerUnary(const UnaryExpr &E);
+  llvm::Expected<llvm::Value *> lowerBinary(const BinaryExpr &E);
+  llvm::Expected<llvm::Value *> lowerShortCircuit(const BinaryExpr &E);
+  llvm::Expected<llvm::Value *> lowerCall(const CallExpr &E);
+  llvm::Expected<llvm::Value *> lowerAddress(const Expr &E);
+  llvm::Expected<llvm::Value *> arrayBase(const NameExpr &N);
+  llvm::Value *constantOf(const ConstValue &V);
+  /// The recomputed value of a Remat variable in the current thread loop.
+  llvm::Expected<llvm::Value *> rematValue(const VarDecl &V);
+
+  bool terminated() const { return B.GetInsertBlock()->getTerminator() != nullptr; }
+  void startDeadBlock();
+  llvm::BasicBlock *newBlock(const llvm::Twine &Name);
+  llvm::Value *loadScalar(llvm::Value *Addr, Type Ty);
+  void storeScalar(llvm::Value *Addr, llvm::Value *V, Type Ty);
+
+  //===--- KernelEntry.cpp: the entry, frame and shared memory -----------===//
+  const FunctionDecl *Kernel = nullptr;
+  bool NeedsState = false;      ///< the kernel keeps a per-thread state word
+  bool Cooperative = false;     ///< calls grid_sync
+  llvm::Value *CtxArg = nullptr;
+  llvm::Value *NumThreads = nullptr; ///< i32 threads per block
+  llvm::Value *FrameBase = nullptr, *BlockFrameBase = nullptr, *SharedBase = nullptr;
+  llvm::Value *BlockId = nullptr;   ///< i64 linear block index
+  llvm::Value *NumThreads64 = nullptr;
+  llvm::AllocaInst *EnvAlloca = nullptr;
+  uint64_t FrameBytes = 0;          ///< per thread
+  uint64_t BlockFrameBytes = 0;     ///< per block
+  uint64_t StaticSharedBytes = 0;
+  llvm::DenseMap<const VarDecl *, uint64_t> SharedOffsets;
+  FrameSlot StateSlot;
+  llvm::SwitchInst *ResumeSwitch = nullptr;
+  unsigned NumGridSyncs = 0;
+  std::map<std::string, llvm::Constant *> Sites;
+
+  llvm::Error lowerKernel(const FunctionDecl &K);
+  void layoutShared(const Stmt &S);
+  FrameSlot allocFrame(uint64_t Size, uint64_t Align);
+  uint64_t allocBlockFrame(uint64_t Size, uint64_t Align);
+  llvm::Value *slotAddr(const FrameSlot &S, llvm::Value *Thread);
+  /// Addresses of frame slots that only the generated plumbing accesses
+  /// (never an array: no kernel pointer can point into them).
+  llvm::DenseSet<llvm::Value *> PrivateAddrs;
+  llvm::MDNode *PrivateScope = nullptr; ///< alias scope list of those
+  /// Tells LLVM that the plumbing's frame accesses and every other memory
+  /// access in \p F never alias, so that a value kept in the frame does
+  /// not stop thread loops from being vectorised.
+  void tagMemoryAccesses(llvm::Function &F);
+  llvm::Value *ctxField(unsigned Offset);
+  llvm::Constant *siteFor(SourceLoc Loc, llvm::StringRef What);
+  /// Stores the error report in the context and returns EntryError.
+  void emitErrorReturn(llvm::Constant *Site, llvm::Value *Arrived, llvm::Value *Expected,
+                       llvm::Value *Warp);
+
+  //===--- BlockCode.cpp: block-level code -------------------------------===//
+  const BodyPlan *Plan = nullptr;
+  bool InKernelBody = true;  ///< false inside an inlined function body
+  int32_t NextCode = 2;      ///< state codes: 0 active, 1 returned from the kernel
+  /// Some thread may be masked (divergent condition, break, continue, a
+  /// function's return) / may have returned from the kernel.
+  bool Masked = false, ExitSeen = false;
+  llvm::DenseMap<const Expr *, FrameSlot> Hoisted;
+  struct UniformVar {
+    llvm::AllocaInst *A;
+    uint64_t Spill; ///< offset in the block frame (grid_sync spills)
+  };
+  std::vector<UniformVar> UniformScope;
+  // Inside a thread loop:
+  llvm::BasicBlock *ThreadExit = nullptr;
+  llvm::Instruction *RematPoint = nullptr;
+  llvm::DenseMap<const VarDecl *, llvm::Value *> RematValues;
+
+  bool maybeInactive() const { return NeedsState && (Masked || ExitSeen); }
+  llvm::Error lowerBlockLevel(const BlockStmt &Blk);
+  llvm::Error lowerBlockLevelStmt(const Stmt &S);
+  llvm::Error lowerBlockLevelIf(const IfStmt &S);
+  llvm::Error lowerBlockLevelElse(const Stmt &S);
+  llvm::Error lowerBlockLevelWhile(const WhileStmt &S);
+  llvm::Error lowerBlockLevelFor(const ForStmt &S);
+  llvm::Error lowerUniformDecl(const DeclStmt &S);
+  llvm::Error lowerUniformAssign(const AssignStmt &S);
+  bool isUniformDecl(const Stmt &S) const;
+  bool isUniformAssign(const Stmt &S) const;
+  /// One thread loop running \p Stmts (consecutive block-level statements
+  /// without synchronisation) for every active thread.
+  llvm::Error flush(std::vector<const Stmt *> &Stmts);
+  /// Emits a loop over the threads of the block running \p Body for each
+  /// (only for active ones when the state may say otherwise).
+  /// With \p XRange, only threads with thread_idx.x in [first, second)
+  /// (clamped to the block) run: the caller has proved that the others
+  /// would do nothing.
+  llvm::Error emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
+                             std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange = {});
+  /// For a thread loop running only `if C { ... }` where C bounds
+  /// thread_idx.x by a uniform value (`t < n`, `t == 0`, ...): the range of
+  /// thread_idx.x for which C can hold.
+  std::optional<std::pair<llvm::Value *, llvm::Value *>>
+  guardRange(const std::vector<const Stmt *> &Stmts);
+  bool isThreadIdxX(const Expr &E) const;
+  /// Evaluates the synchronising parts of \p E at block level.
+  llvm::Error hoist(const Expr &E);
+  llvm::Error hoistWarpOp(const CallExpr &E);
+  llvm::Expected<FrameSlot> inlineCall(const CallExpr &E);
+  llvm::Value *stateAddr(llvm::Value *Thread);
+  /// Sets the current thread's state to \p Code and ends its iteration.
+  void escape(int32_t Code);
+  llvm::Value *countActive();
+  /// Threads in state \p From get \p To.
+  void remapState(int32_t From, int32_t To);
+  /// Active threads get \p ToMasked, threads in \p From become active.
+  void swapState(int32_t From, int32_t ToMasked);
+  void emitSyncCheck(llvm::Value *Arrived, llvm::Value *Expected, llvm::Constant *Site,
+                     llvm::Value *Warp);
+  llvm::AllocaInst *uniformAlloca(llvm::Type *Ty, const llvm::Twine &Name);
+};
+
+/// Registers every lowering of the host target (the common ones and the
+/// host's own, HostLowerings.cpp) except those in \p Omit.
+llvm::Error registerHostLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit);
+
+} // namespace host
+} // namespace gridjit
+
+#endif // GRIDJIT_LIB_TARGET_HOST_HOSTLOWERING_H

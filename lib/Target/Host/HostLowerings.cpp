@@ -1,0 +1,360 @@
+//===- HostLowerings.cpp - The host target's own op lowerings -------------===//
+//
+// Part of gridjit. One small function per op that the host lowers
+// differently from the common lowerings: builtin values (from the thread
+// loops), shared memory (the block's buffer), local arrays (the frame for
+// those that live across thread loops), barriers (divergence checks at
+// block level), fences, warp operations (computed from the warp's operands
+// in the frame) and libm math.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostLowering.h"
+
+#include "../../Lower/CommonLowerings.h"
+#include "gridjit/Target/Target.h"
+
+#include "llvm/IR/Constants.h"
+
+using namespace gridjit;
+using namespace gridjit::host;
+using llvm::Expected;
+using llvm::Value;
+
+namespace {
+
+HostModuleLowering &state(LoweringContext &C) { return static_cast<HostLoweringContext &>(C).L; }
+
+//===----------------------------------------------------------------------===//
+// Builtin values
+//===----------------------------------------------------------------------===//
+
+Expected<Value *> lowerThreadIdx(LoweringContext &C, const OpArgs &A) {
+  return state(C).threadValue(BuiltinValue::ThreadIdx, A.Field, A.Loc);
+}
+Expected<Value *> lowerBlockIdx(LoweringContext &C, const OpArgs &A) {
+  return state(C).threadValue(BuiltinValue::BlockIdx, A.Field, A.Loc);
+}
+Expected<Value *> lowerBlockDim(LoweringContext &C, const OpArgs &A) {
+  return state(C).threadValue(BuiltinValue::BlockDim, A.Field, A.Loc);
+}
+Expected<Value *> lowerGridDim(LoweringContext &C, const OpArgs &A) {
+  return state(C).threadValue(BuiltinValue::GridDim, A.Field, A.Loc);
+}
+Expected<Value *> lowerLaneId(LoweringContext &C, const OpArgs &A) {
+  return state(C).threadValue(BuiltinValue::LaneId, 0, A.Loc);
+}
+Expected<Value *> lowerWarpSize(LoweringContext &C, const OpArgs &) { return C.B.getInt32(32); }
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+Expected<Value *> lowerSharedArray(LoweringContext &C, const OpArgs &A) {
+  return state(C).sharedArray(*A.Var, A.Loc);
+}
+Expected<Value *> lowerDynamicShared(LoweringContext &C, const OpArgs &A) {
+  return state(C).dynamicShared(A.Loc);
+}
+
+// `var a: [T; N];` is zero-filled every time the declaration runs. With an
+// operand, the array lives there (a thread's array in the frame, or a
+// large array's per-block copy); otherwise on the stack.
+Expected<Value *> lowerLocalArray(LoweringContext &C, const OpArgs &A) {
+  llvm::Type *Ty = C.toLLVM(A.ResultTy);
+  const llvm::DataLayout &DL = C.IR.getDataLayout();
+  if (!A.Operands.empty()) {
+    Value *Addr = A.Operands[0];
+    C.B.CreateMemSet(Addr, C.B.getInt8(0), DL.getTypeAllocSize(Ty),
+                     llvm::MaybeAlign(DL.getABITypeAlign(Ty->getArrayElementType())));
+    return Addr;
+  }
+  llvm::AllocaInst *Slot = C.createEntryAlloca(Ty, A.Var ? A.Var->Name : "array");
+  C.B.CreateMemSet(Slot, C.B.getInt8(0), DL.getTypeAllocSize(Ty), Slot->getAlign());
+  return Slot;
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronisation and fences
+//===----------------------------------------------------------------------===//
+
+Expected<Value *> lowerSyncThreads(LoweringContext &C, const OpArgs &A) {
+  if (llvm::Error E = state(C).blockBarrier(A.Loc, BuiltinFunc::SyncThreads))
+    return std::move(E);
+  return nullptr;
+}
+Expected<Value *> lowerSyncWarp(LoweringContext &C, const OpArgs &A) {
+  if (llvm::Error E = state(C).warpBarrier(A.Loc, BuiltinFunc::SyncWarp))
+    return std::move(E);
+  return nullptr;
+}
+Expected<Value *> lowerGridSync(LoweringContext &C, const OpArgs &A) {
+  if (llvm::Error E = state(C).gridSync(A.Loc))
+    return std::move(E);
+  return nullptr;
+}
+// Blocks run on different worker threads: a device-scope fence is a full
+// hardware fence.
+Expected<Value *> lowerFence(LoweringContext &C, const OpArgs &) {
+  C.B.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+  return nullptr;
+}
+// The threads of a block run on one worker thread, one after another: a
+// block-scope fence only has to keep the compiler from moving memory
+// accesses across it.
+Expected<Value *> lowerFenceBlock(LoweringContext &C, const OpArgs &) {
+  C.B.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent,
+                  C.getContext().getOrInsertSyncScopeID("singlethread"));
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Warp operations. The block-level code has stored every lane's operand;
+// the operands here are: the address of lane 0's operand, (for shuffles)
+// this thread's second operand, its lane and the width of its warp (32,
+// or less for the last warp of a block whose size is not a multiple of
+// 32). As in PTX's shfl.sync with a full mask and clamp 31: the lane or
+// delta uses its low five bits, and a source lane outside the warp gives
+// the thread's own value.
+//===----------------------------------------------------------------------===//
+
+enum class ShuffleKind { Idx, Up, Down, Xor };
+
+Value *shuffle(LoweringContext &C, const OpArgs &A, ShuffleKind K) {
+  llvm::IRBuilder<> &B = C.B;
+  Value *Lanes = A.Operands[0], *Arg = A.Operands[1], *Lane = A.Operands[2],
+        *Width = A.Operands[3];
+  Value *Bits = B.CreateAnd(Arg, B.getInt32(31));
+  Value *Src, *Valid;
+  switch (K) {
+  case ShuffleKind::Idx:
+    Src = Bits;
+    Valid = B.CreateICmpULT(Src, Width);
+    break;
+  case ShuffleKind::Up:
+    Src = B.CreateSub(Lane, Bits);
+    Valid = B.CreateICmpUGE(Lane, Bits);
+    break;
+  case ShuffleKind::Down:
+    Src = B.CreateAdd(Lane, Bits);
+    Valid = B.CreateICmpULT(Src, Width);
+    break;
+  case ShuffleKind::Xor:
+    Src = B.CreateXor(Lane, Bits);
+    Valid = B.CreateICmpULT(Src, Width);
+    break;
+  }
+  Src = B.CreateSelect(Valid, Src, Lane, "src.lane");
+  llvm::Type *Ty = C.memType(A.ResultTy.getScalarKind());
+  return B.CreateLoad(Ty, B.CreateInBoundsGEP(Ty, Lanes, B.CreateZExt(Src, B.getInt64Ty())));
+}
+Expected<Value *> lowerShfl(LoweringContext &C, const OpArgs &A) {
+  return shuffle(C, A, ShuffleKind::Idx);
+}
+Expected<Value *> lowerShflUp(LoweringContext &C, const OpArgs &A) {
+  return shuffle(C, A, ShuffleKind::Up);
+}
+Expected<Value *> lowerShflDown(LoweringContext &C, const OpArgs &A) {
+  return shuffle(C, A, ShuffleKind::Down);
+}
+Expected<Value *> lowerShflXor(LoweringContext &C, const OpArgs &A) {
+  return shuffle(C, A, ShuffleKind::Xor);
+}
+
+enum class VoteKind { Any, All, Ballot };
+
+// The lanes' predicates are bytes (0 or 1); the vote loops over the warp.
+Value *vote(LoweringContext &C, const OpArgs &A, VoteKind K) {
+  llvm::IRBuilder<> &B = C.B;
+  Value *Lanes = A.Operands[0], *Width = A.Operands[1];
+  llvm::Function *F = B.GetInsertBlock()->getParent();
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  llvm::BasicBlock *Loop = llvm::BasicBlock::Create(C.getContext(), "vote", F);
+  llvm::BasicBlock *Exit = llvm::BasicBlock::Create(C.getContext(), "vote.done", F);
+  B.CreateBr(Loop);
+  B.SetInsertPoint(Loop);
+  llvm::PHINode *I = B.CreatePHI(B.getInt32Ty(), 2, "lane");
+  llvm::PHINode *Acc = B.CreatePHI(B.getInt32Ty(), 2, "acc");
+  I->addIncoming(B.getInt32(0), Pre);
+  Acc->addIncoming(B.getInt32(K == VoteKind::All ? 1 : 0), Pre);
+  Value *P = B.CreateZExt(
+      B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(),
+                                  B.CreateInBoundsGEP(B.getInt8Ty(), Lanes,
+                                                      B.CreateZExt(I, B.getInt64Ty()))),
+                     B.getInt8(0)),
+      B.getInt32Ty());
+  Value *Next;
+  switch (K) {
+  case VoteKind::Any:
+    Next = B.CreateOr(Acc, P);
+    break;
+  case VoteKind::All:
+    Next = B.CreateAnd(Acc, P);
+    break;
+  case VoteKind::Ballot:
+    Next = B.CreateOr(Acc, B.CreateShl(P, I));
+    break;
+  }
+  Value *INext = B.CreateAdd(I, B.getInt32(1), "", true, true);
+  I->addIncoming(INext, Loop);
+  Acc->addIncoming(Next, Loop);
+  B.CreateCondBr(B.CreateICmpULT(INext, Width), Loop, Exit);
+  B.SetInsertPoint(Exit);
+  if (K == VoteKind::Ballot)
+    return Next;
+  return B.CreateICmpNE(Next, B.getInt32(0));
+}
+Expected<Value *> lowerVoteAny(LoweringContext &C, const OpArgs &A) {
+  return vote(C, A, VoteKind::Any);
+}
+Expected<Value *> lowerVoteAll(LoweringContext &C, const OpArgs &A) {
+  return vote(C, A, VoteKind::All);
+}
+Expected<Value *> lowerBallot(LoweringContext &C, const OpArgs &A) {
+  return vote(C, A, VoteKind::Ballot);
+}
+
+//===----------------------------------------------------------------------===//
+// Math: the C library's functions (glibc's are within 1 ulp for f32 and
+// f64 where CUDA allows 1 to 4; see docs/HostTarget.md). They are declared
+// without side effects: gridjit never reads errno.
+//===----------------------------------------------------------------------===//
+
+Value *callLibm(LoweringContext &C, const OpArgs &A, llvm::StringRef Base) {
+  bool F32 = A.ResultTy.getScalarKind() == ScalarKind::F32;
+  std::string Name = (Base + (F32 ? "f" : "")).str();
+  llvm::Type *Ty = A.Operands[0]->getType();
+  std::vector<llvm::Type *> Params(A.Operands.size(), Ty);
+  llvm::FunctionCallee Fn =
+      C.IR.getOrInsertFunction(Name, llvm::FunctionType::get(Ty, Params, false));
+  if (auto *F = llvm::dyn_cast<llvm::Function>(Fn.getCallee())) {
+    F->setDoesNotAccessMemory();
+    F->setDoesNotThrow();
+    F->setWillReturn();
+  }
+  llvm::CallInst *Call = C.B.CreateCall(Fn, A.Operands);
+  Call->setDoesNotAccessMemory();
+  Call->setDoesNotThrow();
+  return Call;
+}
+
+#define GRIDJIT_LIBM(Fn, Base)                                                                     \
+  Expected<Value *> Fn(LoweringContext &C, const OpArgs &A) { return callLibm(C, A, Base); }
+GRIDJIT_LIBM(lowerExp, "exp")
+GRIDJIT_LIBM(lowerExp2, "exp2")
+GRIDJIT_LIBM(lowerLog, "log")
+GRIDJIT_LIBM(lowerLog2, "log2")
+GRIDJIT_LIBM(lowerLog10, "log10")
+GRIDJIT_LIBM(lowerSin, "sin")
+GRIDJIT_LIBM(lowerCos, "cos")
+GRIDJIT_LIBM(lowerTan, "tan")
+GRIDJIT_LIBM(lowerTanh, "tanh")
+GRIDJIT_LIBM(lowerPow, "pow")
+#undef GRIDJIT_LIBM
+
+// rsqrt(x) = 1 / sqrt(x), both correctly rounded: within 1 ulp of the
+// exact value (CUDA's rsqrtf allows 2).
+Expected<Value *> lowerRsqrt(LoweringContext &C, const OpArgs &A) {
+  Value *S = C.B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, A.Operands[0]);
+  return C.B.CreateFDiv(llvm::ConstantFP::get(S->getType(), 1.0), S);
+}
+
+} // namespace
+
+llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit) {
+  // The common local_array lowering is replaced by the host's (frame).
+  std::vector<Op> CommonOmit(Omit.begin(), Omit.end());
+  CommonOmit.push_back(Op::LocalArray);
+  if (llvm::Error E = registerCommonLowerings(R, CommonOmit))
+    return E;
+  struct Entry {
+    Op O;
+    LowerFn Fn;
+  };
+  const Entry Table[] = {
+      {Op::ThreadIdx, lowerThreadIdx},
+      {Op::BlockIdx, lowerBlockIdx},
+      {Op::BlockDim, lowerBlockDim},
+      {Op::GridDim, lowerGridDim},
+      {Op::LaneId, lowerLaneId},
+      {Op::WarpSize, lowerWarpSize},
+      {Op::LocalArray, lowerLocalArray},
+      {Op::SharedArray, lowerSharedArray},
+      {Op::DynamicShared, lowerDynamicShared},
+      {Op::BuiltinSyncThreads, lowerSyncThreads},
+      {Op::BuiltinSyncWarp, lowerSyncWarp},
+      {Op::BuiltinGridSync, lowerGridSync},
+      {Op::BuiltinFence, lowerFence},
+      {Op::BuiltinFenceBlock, lowerFenceBlock},
+      {Op::BuiltinShfl, lowerShfl},
+      {Op::BuiltinShflUp, lowerShflUp},
+      {Op::BuiltinShflDown, lowerShflDown},
+      {Op::BuiltinShflXor, lowerShflXor},
+      {Op::BuiltinVoteAny, lowerVoteAny},
+      {Op::BuiltinVoteAll, lowerVoteAll},
+      {Op::BuiltinBallot, lowerBallot},
+      {Op::BuiltinRsqrt, lowerRsqrt},
+      {Op::BuiltinExp, lowerExp},
+      {Op::BuiltinExp2, lowerExp2},
+      {Op::BuiltinLog, lowerLog},
+      {Op::BuiltinLog2, lowerLog2},
+      {Op::BuiltinLog10, lowerLog10},
+      {Op::BuiltinSin, lowerSin},
+      {Op::BuiltinCos, lowerCos},
+      {Op::BuiltinTan, lowerTan},
+      {Op::BuiltinTanh, lowerTanh},
+      {Op::BuiltinPow, lowerPow},
+  };
+  for (const Entry &E : Table) {
+    if (llvm::is_contained(Omit, E.O))
+      continue;
+    if (llvm::Error Err = R.add(E.O, E.Fn))
+      return Err;
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// The state those lowerings read
+//===----------------------------------------------------------------------===//
+
+Expected<Value *> HostModuleLowering::threadValue(BuiltinValue V, unsigned Field, SourceLoc Loc) {
+  Value *R = nullptr;
+  switch (V) {
+  case BuiltinValue::ThreadIdx:
+    R = Field < 3 ? Env.Tid[Field] : nullptr;
+    break;
+  case BuiltinValue::BlockIdx:
+    R = Field < 3 ? Env.Bid[Field] : nullptr;
+    break;
+  case BuiltinValue::BlockDim:
+    R = Field < 3 ? Env.BDim[Field] : nullptr;
+    break;
+  case BuiltinValue::GridDim:
+    R = Field < 3 ? Env.GDim[Field] : nullptr;
+    break;
+  case BuiltinValue::LaneId:
+    R = Env.Linear ? B.CreateAnd(Env.Linear, B.getInt32(31), "lane_id") : nullptr;
+    break;
+  default:
+    break;
+  }
+  if (!R)
+    return Ctx.error(Loc, "internal error: '" + llvm::Twine(builtinValueName(V)) +
+                              "' is not available here");
+  return R;
+}
+
+Expected<Value *> HostModuleLowering::sharedArray(const VarDecl &V, SourceLoc Loc) {
+  auto It = SharedOffsets.find(&V);
+  if (!SharedBase || It == SharedOffsets.end())
+    return Ctx.error(Loc, "internal error: shared array '" + llvm::Twine(V.Name) + "' not placed");
+  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), SharedBase, It->second, V.Name);
+}
+
+Expected<Value *> HostModuleLowering::dynamicShared(SourceLoc Loc) {
+  if (!SharedBase)
+    return Ctx.error(Loc, "internal error: dynamic shared memory outside a kernel");
+  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), SharedBase,
+                                      llvm::alignTo(StaticSharedBytes, 16), "dynamic.shared");
+}

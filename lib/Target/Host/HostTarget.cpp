@@ -1,0 +1,213 @@
+//===- HostTarget.cpp - KIR to native code for the CPU running gridjit ----===//
+//
+// Part of gridjit. The host target: its lowering registry (the common
+// lowerings plus HostLowerings.cpp), the thread-loop lowering of every
+// kernel (HostLowering.h), LLVM's optimisation pipeline with the loop and
+// SLP vectorisers, and an object file (or assembly) for this CPU, which
+// HostRuntime loads into an ORC LLJIT. See docs/HostTarget.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostLowering.h"
+
+#include "gridjit/Target/Target.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <mutex>
+
+using namespace gridjit;
+using llvm::Expected;
+
+namespace {
+
+/// LLVM keeps its targets in process-wide registries; filling them is
+/// idempotent and done once, before the first host target exists.
+void initializeNativeBackend() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+class HostTarget : public Target {
+public:
+  HostTarget(std::string Triple, std::string CPU, std::string Features)
+      : Target("host"), Triple(std::move(Triple)), CPU(std::move(CPU)),
+        Features(std::move(Features)) {}
+
+  llvm::Error init(llvm::ArrayRef<Op> Omit);
+
+  std::string_view getName() const override { return "host"; }
+  std::string_view getArch() const override { return CPU; }
+  std::string getFingerprint() const override { return Fingerprint; }
+  unsigned getAddrSpace(AddrSpace) const override { return 0; }
+  llvm::Error prepareModule(llvm::Module &IR) const override {
+    IR.setTargetTriple(Triple);
+    IR.setDataLayout(DataLayout);
+    return llvm::Error::success();
+  }
+  void markKernel(llvm::Module &, llvm::Function &) const override {}
+  llvm::Error lowerFunctions(const Module &M, llvm::Module &IR) const override {
+    host::HostModuleLowering L(*this, M, IR);
+    return L.run();
+  }
+  Expected<std::unique_ptr<llvm::TargetMachine>>
+  createTargetMachine(const CompileOptions &Opts) const override;
+  llvm::Error optimize(llvm::Module &IR, llvm::TargetMachine &TM,
+                       const CompileOptions &Opts) const override;
+  Expected<std::string> codegen(llvm::Module &IR, llvm::TargetMachine &TM,
+                                EmitKind Kind) const override;
+
+private:
+  std::string Triple, CPU, Features;
+  std::string DataLayout;
+  std::string Fingerprint;
+};
+
+llvm::Error HostTarget::init(llvm::ArrayRef<Op> Omit) {
+  LoweringRegistry &R = getMutableRegistry();
+  if (llvm::Error E = host::registerHostLowerings(R, Omit))
+    return E;
+  // Complete before use: a gap here is a bug in gridjit, caught when the
+  // target is made rather than when some kernel first needs the op.
+  if (Omit.empty() && !R.missing().empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: target 'host' has no lowering for '%s'",
+                                   std::string(opName(R.missing().front())).c_str());
+  R.freeze();
+
+  auto TM = createTargetMachine(CompileOptions());
+  if (!TM)
+    return TM.takeError();
+  DataLayout = (*TM)->createDataLayout().getStringRepresentation();
+
+  llvm::BLAKE3 H;
+  H.update(R.fingerprint());
+  H.update(Triple);
+  H.update(CPU);
+  H.update(Features);
+  Fingerprint = llvm::toHex(H.final(), /*LowerCase=*/true);
+  return llvm::Error::success();
+}
+
+Expected<std::unique_ptr<llvm::TargetMachine>>
+HostTarget::createTargetMachine(const CompileOptions &Opts) const {
+  std::string Err;
+  const llvm::Target *T = llvm::TargetRegistry::lookupTarget(Triple, Err);
+  if (!T)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the native backend for '%s' is not available: %s",
+                                   Triple.c_str(), Err.c_str());
+  llvm::CodeGenOptLevel Levels[] = {llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
+                                    llvm::CodeGenOptLevel::Default,
+                                    llvm::CodeGenOptLevel::Aggressive};
+  llvm::TargetOptions Options; // no fast-math, no contraction: IEEE results
+  std::unique_ptr<llvm::TargetMachine> TM(T->createTargetMachine(
+      Triple, CPU, Features, Options, llvm::Reloc::PIC_, llvm::CodeModel::Small,
+      Levels[std::min(Opts.OptLevel, 3u)]));
+  if (!TM)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot create a target machine for %s (cpu '%s')",
+                                   Triple.c_str(), CPU.c_str());
+  return std::move(TM);
+}
+
+llvm::Error HostTarget::optimize(llvm::Module &IR, llvm::TargetMachine &TM,
+                                 const CompileOptions &Opts) const {
+  llvm::LoopAnalysisManager LAM;
+  llvm::FunctionAnalysisManager FAM;
+  llvm::CGSCCAnalysisManager CGAM;
+  llvm::ModuleAnalysisManager MAM;
+  llvm::PipelineTuningOptions PTO;
+  // Thread loops are what the host target is built around: vectorise them.
+  PTO.LoopVectorization = Opts.OptLevel >= 2;
+  PTO.SLPVectorization = Opts.OptLevel >= 2;
+  llvm::PassBuilder PB(&TM, PTO);
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  llvm::OptimizationLevel Levels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+                                      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  llvm::OptimizationLevel L = Levels[std::min(Opts.OptLevel, 3u)];
+  llvm::ModulePassManager MPM =
+      Opts.OptLevel == 0 ? PB.buildO0DefaultPipeline(L) : PB.buildPerModuleDefaultPipeline(L);
+  MPM.run(IR, MAM);
+  std::string Problems;
+  llvm::raw_string_ostream OS(Problems);
+  if (llvm::verifyModule(IR, &OS))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: optimisation produced invalid LLVM IR:\n%s",
+                                   Problems.c_str());
+  return llvm::Error::success();
+}
+
+Expected<std::string> HostTarget::codegen(llvm::Module &IR, llvm::TargetMachine &TM,
+                                          EmitKind Kind) const {
+  llvm::SmallString<0> Out;
+  llvm::raw_svector_ostream OS(Out);
+  llvm::legacy::PassManager PM;
+  auto FileType = Kind == EmitKind::Object ? llvm::CodeGenFileType::ObjectFile
+                                           : llvm::CodeGenFileType::AssemblyFile;
+  if (TM.addPassesToEmitFile(PM, OS, nullptr, FileType))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the native backend cannot emit this file type");
+  PM.run(IR);
+  return std::string(Out.str());
+}
+
+/// The host CPU's features as a target-feature string, sorted so that it
+/// (and the fingerprint) is the same in every process.
+std::string hostFeatures() {
+  std::vector<std::string> List;
+  for (const auto &F : llvm::sys::getHostCPUFeatures())
+    List.push_back((F.second ? "+" : "-") + F.first().str());
+  llvm::sort(List);
+  return llvm::join(List, ",");
+}
+
+} // namespace
+
+Expected<std::unique_ptr<Target>> gridjit::createHostTarget(const HostTargetOptions &Opts) {
+  initializeNativeBackend();
+  std::string Triple = llvm::sys::getProcessTriple();
+  std::string CPU = Opts.CPU;
+  std::string Features;
+  if (CPU.empty()) {
+    CPU = llvm::sys::getHostCPUName().str();
+    Features = hostFeatures();
+  }
+  std::string Err;
+  const llvm::Target *T = llvm::TargetRegistry::lookupTarget(Triple, Err);
+  if (!T)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the native backend for '%s' is not in this build: %s",
+                                   Triple.c_str(), Err.c_str());
+  {
+    // Reject CPU names the backend does not know (it would only warn).
+    std::unique_ptr<llvm::MCSubtargetInfo> STI(T->createMCSubtargetInfo(Triple, "", ""));
+    if (STI && !STI->isCPUStringValid(CPU))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "unknown CPU '%s' for the host target (%s)", CPU.c_str(),
+                                     Triple.c_str());
+  }
+  auto HT = std::make_unique<HostTarget>(std::move(Triple), std::move(CPU), std::move(Features));
+  if (llvm::Error E = HT->init(Opts.OmitLowerings))
+    return std::move(E);
+  return std::move(HT);
+}

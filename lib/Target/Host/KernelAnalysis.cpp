@@ -1,0 +1,578 @@
+//===- KernelAnalysis.cpp - Synchronisation, uniformity and storage -------===//
+//
+// Part of gridjit. See KernelAnalysis.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelAnalysis.h"
+
+#include "llvm/Support/Casting.h"
+
+using namespace gridjit;
+using namespace gridjit::host;
+using llvm::cast;
+using llvm::dyn_cast_or_null;
+using llvm::dyn_cast;
+using llvm::isa;
+
+bool host::isWarpOp(BuiltinFunc F) {
+  switch (F) {
+  case BuiltinFunc::Shfl:
+  case BuiltinFunc::ShflUp:
+  case BuiltinFunc::ShflDown:
+  case BuiltinFunc::ShflXor:
+  case BuiltinFunc::VoteAny:
+  case BuiltinFunc::VoteAll:
+  case BuiltinFunc::Ballot:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool host::isSyncBuiltin(BuiltinFunc F) {
+  return isWarpOp(F) || F == BuiltinFunc::SyncThreads || F == BuiltinFunc::SyncWarp ||
+         F == BuiltinFunc::GridSync;
+}
+
+bool host::isPureBuiltin(BuiltinFunc F) {
+  switch (F) {
+  case BuiltinFunc::Select:
+  case BuiltinFunc::Sqrt:
+  case BuiltinFunc::Rsqrt:
+  case BuiltinFunc::Exp:
+  case BuiltinFunc::Exp2:
+  case BuiltinFunc::Log:
+  case BuiltinFunc::Log2:
+  case BuiltinFunc::Log10:
+  case BuiltinFunc::Sin:
+  case BuiltinFunc::Cos:
+  case BuiltinFunc::Tan:
+  case BuiltinFunc::Tanh:
+  case BuiltinFunc::Pow:
+  case BuiltinFunc::Fma:
+  case BuiltinFunc::Floor:
+  case BuiltinFunc::Ceil:
+  case BuiltinFunc::Round:
+  case BuiltinFunc::Trunc:
+  case BuiltinFunc::Abs:
+  case BuiltinFunc::Min:
+  case BuiltinFunc::Max:
+  case BuiltinFunc::Clz:
+  case BuiltinFunc::Popc:
+    return true;
+  default:
+    return false;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Walking the tree
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Calls \p F on every direct sub-expression of \p E, in evaluation order.
+template <typename Fn> void forEachChild(const Expr &E, Fn F) {
+  switch (E.getKind()) {
+  case Expr::Unary:
+    F(*cast<UnaryExpr>(E).Operand);
+    return;
+  case Expr::Binary:
+    F(*cast<BinaryExpr>(E).LHS);
+    F(*cast<BinaryExpr>(E).RHS);
+    return;
+  case Expr::Cast:
+    F(*cast<CastExpr>(E).Operand);
+    return;
+  case Expr::Call:
+    for (const ExprPtr &A : cast<CallExpr>(E).Args)
+      F(*A);
+    return;
+  case Expr::Index:
+    F(*cast<IndexExpr>(E).Base);
+    F(*cast<IndexExpr>(E).Idx);
+    return;
+  case Expr::Member:
+    F(*cast<MemberExpr>(E).Base);
+    return;
+  default:
+    return;
+  }
+}
+
+/// Calls \p OnExpr on every expression directly in \p S and \p OnStmt on
+/// every statement directly nested in it.
+template <typename EF, typename SF> void forEachPart(const Stmt &S, EF OnExpr, SF OnStmt) {
+  auto E = [&](const ExprPtr &P) {
+    if (P)
+      OnExpr(*P);
+  };
+  switch (S.getKind()) {
+  case Stmt::Decl: {
+    const auto &D = cast<DeclStmt>(S);
+    E(D.Init);
+    return;
+  }
+  case Stmt::Assign:
+    E(cast<AssignStmt>(S).Target);
+    E(cast<AssignStmt>(S).Value);
+    return;
+  case Stmt::If: {
+    const auto &I = cast<IfStmt>(S);
+    E(I.Cond);
+    if (I.Then)
+      OnStmt(*I.Then);
+    if (I.Else)
+      OnStmt(*I.Else);
+    return;
+  }
+  case Stmt::While: {
+    const auto &W = cast<WhileStmt>(S);
+    E(W.Cond);
+    if (W.Body)
+      OnStmt(*W.Body);
+    return;
+  }
+  case Stmt::For: {
+    const auto &F = cast<ForStmt>(S);
+    E(F.Begin);
+    E(F.End);
+    E(F.Step);
+    if (F.Body)
+      OnStmt(*F.Body);
+    return;
+  }
+  case Stmt::Return:
+    E(cast<ReturnStmt>(S).Value);
+    return;
+  case Stmt::ExprS:
+    E(cast<ExprStmt>(S).E);
+    return;
+  case Stmt::Block:
+    for (const StmtPtr &C : cast<BlockStmt>(S).Body)
+      OnStmt(*C);
+    return;
+  case Stmt::Break:
+  case Stmt::Continue:
+    return;
+  }
+}
+
+bool anyExpr(const Expr &E, llvm::function_ref<bool(const Expr &)> P) {
+  if (P(E))
+    return true;
+  bool Found = false;
+  forEachChild(E, [&](const Expr &C) { Found = Found || anyExpr(C, P); });
+  return Found;
+}
+
+bool anyInStmt(const Stmt &S, llvm::function_ref<bool(const Expr &)> P) {
+  bool Found = false;
+  forEachPart(
+      S, [&](const Expr &E) { Found = Found || anyExpr(E, P); },
+      [&](const Stmt &C) { Found = Found || anyInStmt(C, P); });
+  return Found;
+}
+
+bool leaves(const Stmt &S, bool CountReturns, unsigned LoopDepth) {
+  switch (S.getKind()) {
+  case Stmt::Break:
+  case Stmt::Continue:
+    return LoopDepth == 0;
+  case Stmt::Return:
+    return CountReturns;
+  case Stmt::While:
+  case Stmt::For:
+    ++LoopDepth;
+    break;
+  default:
+    break;
+  }
+  bool Found = false;
+  forEachPart(
+      S, [](const Expr &) {},
+      [&](const Stmt &C) { Found = Found || leaves(C, CountReturns, LoopDepth); });
+  return Found;
+}
+
+} // namespace
+
+void host::forEachBlockLevelBranch(const IfStmt &I, SyncInfo &Sync,
+                                   llvm::function_ref<void(const BlockStmt &)> F) {
+  const IfStmt *Cur = &I;
+  while (Cur) {
+    F(*Cur->Then);
+    const Stmt *E = Cur->Else.get();
+    Cur = nullptr;
+    if (const auto *EB = dyn_cast_or_null<BlockStmt>(E))
+      F(*EB);
+    else if (E && Sync.hasSync(*E))
+      Cur = cast<IfStmt>(E);
+  }
+}
+
+bool host::leavesStmt(const Stmt &S, bool CountReturns) {
+  // A loop's own break/continue target the loop itself.
+  return leaves(S, CountReturns, 0);
+}
+
+bool host::containsReturn(const Stmt &S) {
+  if (isa<ReturnStmt>(S))
+    return true;
+  bool Found = false;
+  forEachPart(
+      S, [](const Expr &) {}, [&](const Stmt &C) { Found = Found || containsReturn(C); });
+  return Found;
+}
+
+bool host::mentions(const Expr &E, const VarDecl *V) {
+  return anyExpr(E, [&](const Expr &X) {
+    const auto *N = dyn_cast<NameExpr>(&X);
+    return N && N->Decl == V;
+  });
+}
+
+bool host::mentions(const Stmt &S, const VarDecl *V) {
+  return anyInStmt(S, [&](const Expr &X) {
+    const auto *N = dyn_cast<NameExpr>(&X);
+    return N && N->Decl == V;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// SyncInfo
+//===----------------------------------------------------------------------===//
+
+bool SyncInfo::hasSync(const FunctionDecl &F) {
+  auto It = Fns.find(&F);
+  if (It != Fns.end())
+    return It->second;
+  Fns[&F] = false; // recursion is rejected by the verifier; this only guards
+  bool R = F.Body && hasSync(*F.Body);
+  Fns[&F] = R;
+  return R;
+}
+
+bool SyncInfo::hasSync(const Expr &E) {
+  auto It = Exprs.find(&E);
+  if (It != Exprs.end())
+    return It->second;
+  bool R = false;
+  if (const auto *C = dyn_cast<CallExpr>(&E))
+    R = isSyncBuiltin(C->Builtin) || (C->Fn && hasSync(*C->Fn));
+  if (!R)
+    forEachChild(E, [&](const Expr &C) { R = R || hasSync(C); });
+  Exprs[&E] = R;
+  return R;
+}
+
+bool SyncInfo::hasSync(const Stmt &S) {
+  auto It = Stmts.find(&S);
+  if (It != Stmts.end())
+    return It->second;
+  bool R = false;
+  forEachPart(
+      S, [&](const Expr &E) { R = R || hasSync(E); }, [&](const Stmt &C) { R = R || hasSync(C); });
+  Stmts[&S] = R;
+  return R;
+}
+
+//===----------------------------------------------------------------------===//
+// BodyPlan
+//===----------------------------------------------------------------------===//
+
+BodyPlan::BodyPlan(const BlockStmt &Body, bool IsKernel, SyncInfo &Sync)
+    : IsKernel(IsKernel), Sync(Sync) {
+  collectCandidates(Body);
+  // Dropping a variable can make a condition non-uniform, which can drop
+  // others: iterate to the fixpoint (the set only shrinks).
+  do {
+    Changed = false;
+    walkBlock(Body, /*Conv=*/true);
+  } while (Changed);
+  for (const VarDecl *V : Candidates)
+    Plan[V] = Storage::Uniform;
+  planLocality(Body);
+}
+
+Storage BodyPlan::getStorage(const VarDecl *V) const {
+  auto It = Plan.find(V);
+  return It == Plan.end() ? Storage::Frame : It->second;
+}
+
+// Every scalar declared at block level (directly in a synchronising body,
+// or in the blocks of its synchronising if/while/for) starts as a
+// candidate for uniform storage, and so does the index of a block-level
+// `for`.
+void BodyPlan::collectCandidates(const BlockStmt &B) {
+  for (const StmtPtr &SP : B.Body) {
+    const Stmt &S = *SP;
+    if (const auto *D = dyn_cast<DeclStmt>(&S)) {
+      if (!D->Var.Ty.isArray() && D->Init &&
+          (D->Var.Storage == StorageKind::Let || D->Var.Storage == StorageKind::Var))
+        Candidates.insert(&D->Var);
+      continue;
+    }
+    if (!Sync.hasSync(S))
+      continue;
+    if (const auto *I = dyn_cast<IfStmt>(&S)) {
+      forEachBlockLevelBranch(*I, Sync, [&](const BlockStmt &Blk) { collectCandidates(Blk); });
+    } else if (const auto *W = dyn_cast<WhileStmt>(&S)) {
+      collectCandidates(*W->Body);
+    } else if (const auto *F = dyn_cast<ForStmt>(&S)) {
+      Candidates.insert(&F->Index);
+      collectCandidates(*F->Body);
+    } else if (const auto *Blk = dyn_cast<BlockStmt>(&S)) {
+      collectCandidates(*Blk);
+    }
+  }
+}
+
+bool BodyPlan::isUniform(const Expr &E) const {
+  switch (E.getKind()) {
+  case Expr::IntLit:
+  case Expr::FloatLit:
+  case Expr::BoolLit:
+    return true;
+  case Expr::Name: {
+    const auto &N = cast<NameExpr>(E);
+    if (!N.Decl)
+      return N.Builtin == BuiltinValue::WarpSize;
+    if (N.Decl->Storage == StorageKind::Const)
+      return true;
+    if (N.Decl->Storage == StorageKind::Param)
+      return IsKernel; // a function's parameters differ per call
+    return Candidates.contains(N.Decl);
+  }
+  case Expr::Member: {
+    const auto &N = cast<NameExpr>(*cast<MemberExpr>(E).Base);
+    return N.Builtin == BuiltinValue::BlockIdx || N.Builtin == BuiltinValue::BlockDim ||
+           N.Builtin == BuiltinValue::GridDim;
+  }
+  case Expr::Unary:
+    return cast<UnaryExpr>(E).Op != UnaryOp::AddrOf && isUniform(*cast<UnaryExpr>(E).Operand);
+  case Expr::Binary:
+    return isUniform(*cast<BinaryExpr>(E).LHS) && isUniform(*cast<BinaryExpr>(E).RHS);
+  case Expr::Cast:
+    return isUniform(*cast<CastExpr>(E).Operand);
+  case Expr::Call: {
+    const auto &C = cast<CallExpr>(E);
+    if (C.Fn || !isPureBuiltin(C.Builtin))
+      return false;
+    for (const ExprPtr &A : C.Args)
+      if (!isUniform(*A))
+        return false;
+    return true;
+  }
+  case Expr::Index:
+    return false; // memory may differ between the threads' reads
+  }
+  return false;
+}
+
+// Pure: no memory reads, no side effects, no mutable variables. Such an
+// initializer can be evaluated again in any later thread loop and give the
+// same value (KIR arithmetic never traps).
+bool BodyPlan::isPure(const Expr &E) const {
+  switch (E.getKind()) {
+  case Expr::IntLit:
+  case Expr::FloatLit:
+  case Expr::BoolLit:
+  case Expr::Member:
+    return true;
+  case Expr::Name: {
+    const auto &N = cast<NameExpr>(E);
+    if (!N.Decl)
+      return true;
+    switch (N.Decl->Storage) {
+    case StorageKind::Const:
+    case StorageKind::Param:
+    case StorageKind::LoopIndex:
+      return true;
+    case StorageKind::Let: {
+      // Values kept only inside one thread loop are gone by the next.
+      auto It = Plan.find(N.Decl);
+      return It != Plan.end() && It->second != Storage::RegionLocal;
+    }
+    default:
+      return false;
+    }
+  }
+  case Expr::Unary: {
+    const auto &U = cast<UnaryExpr>(E);
+    if (U.Op != UnaryOp::AddrOf)
+      return isPure(*U.Operand);
+    // &a[i]: an address, not a read.
+    const auto *Ix = dyn_cast<IndexExpr>(U.Operand.get());
+    if (!Ix || !isPure(*Ix->Idx))
+      return false;
+    const auto *Base = dyn_cast<NameExpr>(Ix->Base.get());
+    if (Base && Base->Decl && Base->Decl->Ty.isArray()) {
+      auto It = Plan.find(Base->Decl);
+      return Base->Decl->Storage == StorageKind::Shared ||
+             (It != Plan.end() && It->second == Storage::Frame);
+    }
+    return isPure(*Ix->Base);
+  }
+  case Expr::Binary: {
+    // `&&` and `||` branch; a recomputation must be straight-line code.
+    const auto &Bin = cast<BinaryExpr>(E);
+    return Bin.Op != BinaryOp::LAnd && Bin.Op != BinaryOp::LOr && isPure(*Bin.LHS) &&
+           isPure(*Bin.RHS);
+  }
+  case Expr::Cast:
+    return isPure(*cast<CastExpr>(E).Operand);
+  case Expr::Call: {
+    const auto &C = cast<CallExpr>(E);
+    if (C.Fn || !isPureBuiltin(C.Builtin))
+      return false;
+    for (const ExprPtr &A : C.Args)
+      if (!isPure(*A))
+        return false;
+    return true;
+  }
+  case Expr::Index:
+    return false;
+  }
+  return false;
+}
+
+void BodyPlan::dropAssignedIn(const Stmt &S) {
+  if (const auto *A = dyn_cast<AssignStmt>(&S)) {
+    if (const auto *N = dyn_cast<NameExpr>(A->Target.get()))
+      if (Candidates.erase(N->Decl))
+        Changed = true;
+    return;
+  }
+  forEachPart(S, [](const Expr &) {}, [&](const Stmt &C) { dropAssignedIn(C); });
+}
+
+// One pass over the block-level statements. Conv ("convergent") is true
+// where every thread that is still running the body is active: no thread
+// is masked by a divergent condition, a `break`/`continue` or (in an
+// inlined function) a `return`. A uniform `var` may only be assigned
+// there: a masked thread would otherwise miss the assignment that its
+// private copy would not have seen.
+bool BodyPlan::walkBlock(const BlockStmt &B, bool Conv) {
+  for (const StmtPtr &S : B.Body)
+    Conv = walkStmt(*S, Conv);
+  return Conv;
+}
+
+bool BodyPlan::walkStmt(const Stmt &S, bool Conv) {
+  auto Drop = [&](const VarDecl *V) {
+    if (Candidates.erase(V))
+      Changed = true;
+  };
+  auto SyncFree = [&](const Expr *E) { return !E || !Sync.hasSync(*E); };
+  auto Uniform = [&](const Expr *E) { return !E || (SyncFree(E) && isUniform(*E)); };
+
+  if (!Sync.hasSync(S)) {
+    // A statement that runs inside a thread loop; only a direct
+    // declaration or assignment may keep a variable uniform.
+    if (const auto *D = dyn_cast<DeclStmt>(&S)) {
+      if (Candidates.contains(&D->Var) &&
+          (!Uniform(D->Init.get()) || (D->Var.Storage == StorageKind::Var && !Conv)))
+        Drop(&D->Var);
+    } else if (const auto *A = dyn_cast<AssignStmt>(&S);
+               A && isa<NameExpr>(*A->Target) && Candidates.contains(cast<NameExpr>(*A->Target).Decl)) {
+      if (!Conv || !Uniform(A->Value.get()))
+        Drop(cast<NameExpr>(*A->Target).Decl);
+    } else {
+      dropAssignedIn(S);
+    }
+    return Conv && !leavesStmt(S, /*CountReturns=*/!IsKernel);
+  }
+
+  switch (S.getKind()) {
+  case Stmt::Decl:
+    Drop(&cast<DeclStmt>(S).Var);
+    return Conv;
+  case Stmt::Assign:
+    dropAssignedIn(S);
+    return Conv;
+  case Stmt::Block:
+    return walkBlock(cast<BlockStmt>(S), Conv);
+  case Stmt::If: {
+    const auto &I = cast<IfStmt>(S);
+    bool U = Uniform(I.Cond.get());
+    walkBlock(*I.Then, Conv && U);
+    if (const auto *EB = dyn_cast_or_null<BlockStmt>(I.Else.get()))
+      walkBlock(*EB, Conv && U);
+    else if (I.Else)
+      walkStmt(*I.Else, Conv && U);
+    return Conv && !leavesStmt(S, !IsKernel);
+  }
+  case Stmt::While: {
+    const auto &W = cast<WhileStmt>(S);
+    bool U = Uniform(W.Cond.get());
+    walkBlock(*W.Body, Conv && U && !leavesStmt(*W.Body, !IsKernel));
+    return Conv && !leavesStmt(S, !IsKernel);
+  }
+  case Stmt::For: {
+    const auto &F = cast<ForStmt>(S);
+    bool U = Uniform(F.Begin.get()) && Uniform(F.End.get()) && Uniform(F.Step.get());
+    if (!U)
+      Drop(&F.Index);
+    walkBlock(*F.Body, Conv && U && !leavesStmt(*F.Body, !IsKernel));
+    return Conv && !leavesStmt(S, !IsKernel);
+  }
+  default:
+    return Conv;
+  }
+}
+
+// Non-uniform block-level declarations: a variable that no statement
+// after the next thread-loop boundary mentions lives in one thread loop;
+// an immutable one with a pure initializer is recomputed where needed;
+// the rest go to the frame.
+void BodyPlan::planLocality(const BlockStmt &B) {
+  auto IsBoundary = [&](const Stmt &S) {
+    if (Sync.hasSync(S))
+      return true;
+    // A uniform assignment runs once per block, between thread loops.
+    const auto *A = dyn_cast<AssignStmt>(&S);
+    if (!A)
+      return false;
+    const auto *N = dyn_cast<NameExpr>(A->Target.get());
+    return N && getStorage(N->Decl) == Storage::Uniform && Plan.count(N->Decl);
+  };
+  for (size_t I = 0; I < B.Body.size(); ++I) {
+    const Stmt &S = *B.Body[I];
+    if (const auto *D = dyn_cast<DeclStmt>(&S)) {
+      const VarDecl *V = &D->Var;
+      if (V->Storage != StorageKind::Let && V->Storage != StorageKind::Var)
+        continue;
+      if (Plan.count(V))
+        continue; // uniform
+      size_t J = I + 1;
+      while (J < B.Body.size() && !IsBoundary(*B.Body[J]))
+        ++J;
+      bool UsedLater = false;
+      for (size_t K = J; K < B.Body.size() && !UsedLater; ++K)
+        UsedLater = mentions(*B.Body[K], V);
+      if (!UsedLater)
+        Plan[V] = Storage::RegionLocal;
+      else if (V->Storage == StorageKind::Let && D->Init && !Sync.hasSync(*D->Init) &&
+               isPure(*D->Init))
+        Plan[V] = Storage::Remat;
+      else
+        Plan[V] = Storage::Frame;
+      continue;
+    }
+    if (!Sync.hasSync(S))
+      continue;
+    if (const auto *I = dyn_cast<IfStmt>(&S)) {
+      forEachBlockLevelBranch(*I, Sync, [&](const BlockStmt &Blk) { planLocality(Blk); });
+    } else if (const auto *W = dyn_cast<WhileStmt>(&S)) {
+      planLocality(*W->Body);
+    } else if (const auto *F = dyn_cast<ForStmt>(&S)) {
+      if (!Plan.count(&F->Index))
+        Plan[&F->Index] = Storage::Frame;
+      planLocality(*F->Body);
+    } else if (const auto *Blk = dyn_cast<BlockStmt>(&S)) {
+      planLocality(*Blk);
+    }
+  }
+}

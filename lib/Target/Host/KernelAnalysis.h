@@ -1,0 +1,117 @@
+//===- KernelAnalysis.h - What the host lowering needs to know first -*- C++ -*-===//
+//
+// Part of gridjit (internal header). Before a kernel is lowered for the
+// host, three questions are answered about its source:
+//
+//  1. Which statements synchronise: contain sync_threads(), sync_warp(),
+//     grid_sync() or a warp operation, directly or through a device function
+//     (SyncInfo). Those statements are executed "at block level": one
+//     thread loop per part between synchronisation points. Everything else
+//     runs inside thread loops.
+//  2. Which values are the same for every thread of a block (uniform):
+//     they are kept once per block instead of once per thread, conditions
+//     built from them are evaluated once, and thread loops that use them
+//     stay affine, so LLVM can vectorise them.
+//  3. Where every other block-level variable lives: only inside one thread
+//     loop (an ordinary local), recomputed in each loop from immutable
+//     inputs, or in the per-thread frame.
+//
+// See docs/HostTarget.md for the execution model these serve.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_LIB_TARGET_HOST_KERNELANALYSIS_H
+#define GRIDJIT_LIB_TARGET_HOST_KERNELANALYSIS_H
+
+#include "gridjit/IR/AST.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace gridjit::host {
+
+/// True for the warp-level builtins (shuffles, votes, ballot).
+bool isWarpOp(BuiltinFunc F);
+/// True for builtins that are synchronisation points: the warp operations,
+/// sync_warp, sync_threads and grid_sync.
+bool isSyncBuiltin(BuiltinFunc F);
+/// True for builtins without side effects whose value depends only on
+/// their operands (select and the math functions).
+bool isPureBuiltin(BuiltinFunc F);
+
+/// Which functions, statements and expressions of a module contain a
+/// synchronisation point. Answers are memoised; not thread-safe (one per
+/// lowering).
+class SyncInfo {
+public:
+  bool hasSync(const FunctionDecl &F);
+  bool hasSync(const Stmt &S);
+  bool hasSync(const Expr &E);
+
+private:
+  llvm::DenseMap<const FunctionDecl *, bool> Fns;
+  llvm::DenseMap<const Stmt *, bool> Stmts;
+  llvm::DenseMap<const Expr *, bool> Exprs;
+};
+
+/// True when \p S contains a `break` or `continue` that leaves \p S (one
+/// not inside a loop within S), or, with \p CountReturns, a `return`.
+bool leavesStmt(const Stmt &S, bool CountReturns);
+/// Calls \p F on the branches of the synchronising `if` \p I that the
+/// lowering runs at block level: its `then` block, an `else` block, and
+/// those of an `else if` that synchronises (one that does not runs inside a
+/// thread loop as a whole).
+void forEachBlockLevelBranch(const IfStmt &I, SyncInfo &Sync,
+                             llvm::function_ref<void(const BlockStmt &)> F);
+/// True when \p S contains a `return`.
+bool containsReturn(const Stmt &S);
+/// True when \p S mentions \p V (reads, assigns or takes an element's
+/// address).
+bool mentions(const Stmt &S, const VarDecl *V);
+bool mentions(const Expr &E, const VarDecl *V);
+
+/// Where a block-level variable of a synchronising body lives.
+enum class Storage : uint8_t {
+  Uniform,     ///< one copy per block (a register in the entry function)
+  RegionLocal, ///< used in one thread loop only: an ordinary local
+  Remat,       ///< immutable and pure: recomputed in every thread loop
+  Frame,       ///< one copy per thread in the block's frame
+};
+
+/// The storage of the block-level variables of one synchronising body (a
+/// kernel, or a device function that is inlined because it synchronises),
+/// and which of its expressions are uniform.
+class BodyPlan {
+public:
+  /// Plans \p Body; \p IsKernel: a `return` ends the thread for good (in
+  /// a function it only masks the thread until the call ends).
+  BodyPlan(const BlockStmt &Body, bool IsKernel, SyncInfo &Sync);
+
+  /// The storage of a variable declared at block level (including the
+  /// index of a block-level `for`); Frame for anything else.
+  Storage getStorage(const VarDecl *V) const;
+  /// True when \p E has the same value in every thread of the block
+  /// (built from literals, constants, kernel parameters, block_idx,
+  /// block_dim, grid_dim, warp_size and uniform variables by operators and
+  /// pure builtins).
+  bool isUniform(const Expr &E) const;
+
+private:
+  bool walkBlock(const BlockStmt &B, bool Conv);
+  bool walkStmt(const Stmt &S, bool Conv);
+  void collectCandidates(const BlockStmt &B);
+  void dropAssignedIn(const Stmt &S);
+  void planLocality(const BlockStmt &B);
+  bool isPure(const Expr &E) const;
+
+  bool IsKernel;
+  SyncInfo &Sync;
+  llvm::DenseSet<const VarDecl *> Candidates; ///< uniform so far
+  bool Changed = false;
+  llvm::DenseMap<const VarDecl *, Storage> Plan;
+};
+
+} // namespace gridjit::host
+
+#endif // GRIDJIT_LIB_TARGET_HOST_KERNELANALYSIS_H

@@ -1,0 +1,402 @@
+//===- KernelEntry.cpp - The entry function of a host kernel --------------===//
+//
+// Part of gridjit. Each kernel becomes
+//
+//   int32_t __gridjit_entry_<kernel>(void *const *Args, BlockContext *Ctx,
+//                                    uint64_t FirstBlock, uint64_t EndBlock)
+//
+// (HostABI.h): it reads the parameters and launch dimensions once, places
+// the shared arrays, and then runs blocks [FirstBlock, EndBlock) one after
+// another, each as the block-level code of BlockCode.cpp. It also lays out
+// the per-thread frame and records it, with the shared memory size, in the
+// descriptor `__gridjit_desc_<kernel>` that the runtime reads before a
+// launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostABI.h"
+#include "HostLowering.h"
+
+#include "gridjit/Target/Target.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Transforms/Utils/Local.h"
+
+using namespace gridjit;
+using namespace gridjit::host;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::Value;
+
+FrameSlot HostModuleLowering::allocFrame(uint64_t Size, uint64_t Align) {
+  uint64_t Off = llvm::alignTo(FrameBytes, std::max<uint64_t>(Align, 1));
+  FrameBytes = Off + Size;
+  return {Off, Size};
+}
+
+uint64_t HostModuleLowering::allocBlockFrame(uint64_t Size, uint64_t Align) {
+  uint64_t Off = llvm::alignTo(BlockFrameBytes, std::max<uint64_t>(Align, 1));
+  BlockFrameBytes = Off + Size;
+  return Off;
+}
+
+// Thread t's element of a slot: Frame + threads * Offset + t * Size. Slot
+// offsets are multiples of the element's alignment, so every element is
+// aligned, and consecutive threads' elements are adjacent (vector loads).
+Value *HostModuleLowering::slotAddr(const FrameSlot &S, Value *Thread) {
+  Value *Base = FrameBase;
+  if (S.Offset)
+    Base = B.CreateInBoundsGEP(B.getInt8Ty(), FrameBase,
+                               B.CreateMul(NumThreads64, B.getInt64(S.Offset), "", true, true));
+  Value *T64 = Thread == Env.Linear && Env.Linear64 ? Env.Linear64
+                                                     : B.CreateZExt(Thread, B.getInt64Ty());
+  Value *Addr = B.CreateInBoundsGEP(B.getInt8Ty(), Base,
+                                    B.CreateMul(T64, B.getInt64(S.Size), "", true, true));
+  if (!S.Array)
+    PrivateAddrs.insert(Addr);
+  return Addr;
+}
+
+// Scoped no-alias metadata: the plumbing's accesses to frame slots (the
+// state word, values kept across thread loops, warp operands, inlined
+// functions' parameters and results) get the "private" scope; every other
+// access is marked as not aliasing it. That is sound because kernel code
+// has no way to point into those slots (it can only point into arrays,
+// which are not tagged).
+void HostModuleLowering::tagMemoryAccesses(llvm::Function &F) {
+  if (!PrivateScope) {
+    llvm::MDBuilder MDB(IR.getContext());
+    llvm::MDNode *Domain = MDB.createAnonymousAliasScopeDomain("gridjit.frame");
+    llvm::MDNode *Scope = MDB.createAnonymousAliasScope(Domain, "gridjit.private");
+    PrivateScope = llvm::MDNode::get(IR.getContext(), {Scope});
+  }
+  auto IsPrivate = [&](Value *Ptr) {
+    while (Ptr) {
+      if (PrivateAddrs.contains(Ptr))
+        return true;
+      auto *GEP = dyn_cast<llvm::GetElementPtrInst>(Ptr);
+      Ptr = GEP ? GEP->getPointerOperand() : nullptr;
+    }
+    return false;
+  };
+  for (llvm::Instruction &I : llvm::instructions(F)) {
+    if (!I.mayReadOrWriteMemory())
+      continue;
+    Value *Ptr = nullptr;
+    if (auto *L = dyn_cast<llvm::LoadInst>(&I))
+      Ptr = L->getPointerOperand();
+    else if (auto *S = dyn_cast<llvm::StoreInst>(&I))
+      Ptr = S->getPointerOperand();
+    else if (auto *MS = dyn_cast<llvm::MemSetInst>(&I))
+      Ptr = MS->getDest();
+    if (Ptr && IsPrivate(Ptr))
+      I.setMetadata(llvm::LLVMContext::MD_alias_scope, PrivateScope);
+    else
+      I.setMetadata(llvm::LLVMContext::MD_noalias, PrivateScope);
+  }
+}
+
+Value *HostModuleLowering::ctxField(unsigned Offset) {
+  return B.CreateConstInBoundsGEP1_32(B.getInt8Ty(), CtxArg, Offset);
+}
+
+/// The text of line \p Line (1-based) of \p Source, without its newline.
+static llvm::StringRef sourceLine(llvm::StringRef Source, unsigned Line) {
+  for (unsigned L = 1; L < Line && !Source.empty(); ++L) {
+    size_t NL = Source.find('\n');
+    Source = NL == llvm::StringRef::npos ? llvm::StringRef() : Source.substr(NL + 1);
+  }
+  return Source.take_until([](char C) { return C == '\n' || C == '\r'; });
+}
+
+// One constant per synchronisation point, for the runtime's messages.
+llvm::Constant *HostModuleLowering::siteFor(SourceLoc Loc, llvm::StringRef What) {
+  std::string Key = std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col) + ":" + What.str();
+  llvm::Constant *&Site = Sites[Key];
+  if (Site)
+    return Site;
+  llvm::LLVMContext &C = IR.getContext();
+  auto Str = [&](llvm::StringRef S) -> llvm::Constant * {
+    auto *Init = llvm::ConstantDataArray::getString(C, S);
+    auto *G = new llvm::GlobalVariable(IR, Init->getType(), true,
+                                       llvm::GlobalValue::PrivateLinkage, Init, ".gridjit.str");
+    G->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return G;
+  };
+  llvm::Type *Ptr = llvm::PointerType::get(C, 0);
+  llvm::Type *I32 = llvm::Type::getInt32Ty(C);
+  auto *Ty = llvm::StructType::get(C, {Ptr, I32, I32, Ptr, Ptr, Ptr});
+  llvm::Constant *Fields[] = {Str(KM.Name),
+                              llvm::ConstantInt::get(I32, Loc.Line),
+                              llvm::ConstantInt::get(I32, Loc.Col),
+                              Str(What),
+                              Str(Loc.isValid() ? sourceLine(KM.Source, Loc.Line) : ""),
+                              Str(Kernel->Name)};
+  auto *G = new llvm::GlobalVariable(IR, Ty, true, llvm::GlobalValue::PrivateLinkage,
+                                     llvm::ConstantStruct::get(Ty, Fields), ".gridjit.site");
+  Site = G;
+  return Site;
+}
+
+void HostModuleLowering::emitErrorReturn(llvm::Constant *Site, Value *Arrived, Value *Expected,
+                                         Value *Warp) {
+  using namespace hostabi;
+  B.CreateStore(Site, ctxField(CtxErrSite));
+  B.CreateStore(Arrived, ctxField(CtxErrArrived));
+  B.CreateStore(Expected, ctxField(CtxErrExpected));
+  B.CreateStore(Warp, ctxField(CtxErrWarp));
+  B.CreateStore(BlockId, ctxField(CtxErrBlock));
+  B.CreateRet(B.getInt32(EntryError));
+}
+
+// Static shared arrays get 16-byte aligned offsets in declaration order;
+// the dynamic shared array starts after the last of them.
+void HostModuleLowering::layoutShared(const Stmt &S) {
+  if (const auto *D = dyn_cast<DeclStmt>(&S)) {
+    const VarDecl &V = D->Var;
+    if (V.Storage == StorageKind::Shared && V.Ty.getArrayCount() != 0) {
+      uint64_t Elem = V.Ty.getScalarKind() == ScalarKind::Bool ? 1 : V.Ty.getBits() / 8;
+      uint64_t Off = llvm::alignTo(StaticSharedBytes, 16);
+      SharedOffsets[&V] = Off;
+      StaticSharedBytes = Off + Elem * V.Ty.getArrayCount();
+    }
+    return;
+  }
+  auto Visit = [&](const Stmt *C) {
+    if (C)
+      layoutShared(*C);
+  };
+  if (const auto *Blk = dyn_cast<BlockStmt>(&S))
+    for (const StmtPtr &C : Blk->Body)
+      Visit(C.get());
+  else if (const auto *I = dyn_cast<IfStmt>(&S)) {
+    Visit(I->Then.get());
+    Visit(I->Else.get());
+  } else if (const auto *W = dyn_cast<WhileStmt>(&S))
+    Visit(W->Body.get());
+  else if (const auto *F = dyn_cast<ForStmt>(&S))
+    Visit(F->Body.get());
+}
+
+/// Calls \p F on every `shared` declaration in \p S, in source order.
+static void forEachShared(const Stmt &S, llvm::function_ref<void(const VarDecl &)> F) {
+  if (const auto *D = dyn_cast<DeclStmt>(&S)) {
+    if (D->Var.Storage == StorageKind::Shared)
+      F(D->Var);
+    return;
+  }
+  auto Visit = [&](const Stmt *C) {
+    if (C)
+      forEachShared(*C, F);
+  };
+  if (const auto *Blk = dyn_cast<BlockStmt>(&S))
+    for (const StmtPtr &C : Blk->Body)
+      Visit(C.get());
+  else if (const auto *I = dyn_cast<IfStmt>(&S)) {
+    Visit(I->Then.get());
+    Visit(I->Else.get());
+  } else if (const auto *W = dyn_cast<WhileStmt>(&S))
+    Visit(W->Body.get());
+  else if (const auto *Fr = dyn_cast<ForStmt>(&S))
+    Visit(Fr->Body.get());
+}
+
+/// True when a top-level statement of a kernel without synchronisation is
+/// an assignment of a uniform variable (it runs between two thread loops,
+/// so a thread that returned in the first must be skipped in the second).
+static bool splitsBody(const BlockStmt &Body, const BodyPlan &P) {
+  for (const StmtPtr &S : Body.Body)
+    if (const auto *A = dyn_cast<AssignStmt>(S.get()))
+      if (const auto *N = dyn_cast<NameExpr>(A->Target.get()))
+        if (N->Decl && P.getStorage(N->Decl) == Storage::Uniform)
+          return true;
+  return false;
+}
+
+llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
+  using namespace hostabi;
+  llvm::LLVMContext &C = IR.getContext();
+  std::string EntryName = EntryPrefix + K.Name;
+  std::string DescName = DescriptorPrefix + K.Name;
+  if (IR.getNamedValue(EntryName) || IR.getNamedValue(DescName))
+    return Ctx.error(K.getLoc(), "the name '" + llvm::Twine(K.Name) +
+                                     "' clashes with a symbol the host target defines");
+  llvm::Type *Ptr = llvm::PointerType::get(C, 0);
+  llvm::Type *I64 = llvm::Type::getInt64Ty(C);
+  auto *FT = llvm::FunctionType::get(llvm::Type::getInt32Ty(C), {Ptr, Ptr, I64, I64}, false);
+  auto *F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, EntryName, IR);
+  F->addFnAttr(llvm::Attribute::NoUnwind);
+  const char *ArgNames[] = {"args", "ctx", "first", "end"};
+  for (unsigned I = 0; I < 4; ++I)
+    F->getArg(I)->setName(ArgNames[I]);
+  // Nothing a kernel can name points into the argument array or the
+  // context.
+  for (unsigned I = 0; I < 2; ++I) {
+    F->addParamAttr(I, llvm::Attribute::NoAlias);
+    F->addParamAttr(I, llvm::Attribute::NoCapture);
+  }
+
+  // Per-kernel state.
+  Ctx.CurDecl = &K;
+  Ctx.CurFn = F;
+  Kernel = &K;
+  Vars.clear();
+  Loops.clear();
+  Ret = ReturnTarget();
+  Ret.K = ReturnTarget::Kernel;
+  Env = ThreadEnv();
+  Hoisted.clear();
+  UniformScope.clear();
+  RematValues.clear();
+  Sites.clear();
+  SharedOffsets.clear();
+  FrameBytes = BlockFrameBytes = StaticSharedBytes = 0;
+  NextCode = 2;
+  Masked = ExitSeen = false;
+  InKernelBody = true;
+  NumGridSyncs = 0;
+  ResumeSwitch = nullptr;
+  ThreadExit = nullptr;
+  RematPoint = nullptr;
+  Plan = &planOf(K);
+  Cooperative = K.UsesGridSync;
+  NeedsState = Sync.hasSync(K) || (containsReturn(*K.Body) && splitsBody(*K.Body, *Plan));
+
+  B.SetInsertPoint(llvm::BasicBlock::Create(C, "entry", F));
+  Value *Args = F->getArg(0);
+  CtxArg = F->getArg(1);
+  for (unsigned I = 0; I < K.Params.size(); ++I) {
+    const VarDecl &P = *K.Params[I];
+    Value *Slot = B.CreateLoad(Ptr, B.CreateConstInBoundsGEP1_32(Ptr, Args, I));
+    Value *V = loadScalar(Slot, P.Ty);
+    V->setName(P.Name);
+    Vars[&P] = {VarSlot::Value, V, {}, nullptr};
+  }
+  const char *Axis[] = {"x", "y", "z"};
+  // The runtime checks these ranges before a launch; telling LLVM lets it
+  // prove that index arithmetic on thread and block indices does not wrap,
+  // which keeps addresses affine (vectorisable).
+  llvm::MDBuilder MDB(C);
+  for (unsigned D = 0; D < 3; ++D) {
+    auto *G = B.CreateLoad(B.getInt32Ty(), ctxField(CtxGridDim + 4 * D),
+                           llvm::Twine("grid_dim.") + Axis[D]);
+    G->setMetadata(llvm::LLVMContext::MD_range,
+                   MDB.createRange(llvm::APInt(32, 1), llvm::APInt(32, D == 0 ? 0x80000000u : 65536)));
+    auto *BD = B.CreateLoad(B.getInt32Ty(), ctxField(CtxBlockDim + 4 * D),
+                            llvm::Twine("block_dim.") + Axis[D]);
+    BD->setMetadata(llvm::LLVMContext::MD_range,
+                    MDB.createRange(llvm::APInt(32, 1), llvm::APInt(32, D == 2 ? 65 : 1025)));
+    Env.GDim[D] = G;
+    Env.BDim[D] = BD;
+  }
+  // At most 1024 threads (the runtime checks), so no product overflows.
+  NumThreads = B.CreateMul(B.CreateMul(Env.BDim[0], Env.BDim[1], "", true, true), Env.BDim[2],
+                           "threads", true, true);
+  NumThreads64 = B.CreateZExt(NumThreads, I64, "threads64");
+  SharedBase = B.CreateLoad(Ptr, ctxField(CtxShared), "shared");
+  FrameBase = B.CreateLoad(Ptr, ctxField(CtxFrame), "frame");
+  BlockFrameBase = B.CreateLoad(Ptr, ctxField(CtxBlockFrame), "block.frame");
+  EnvAlloca = B.CreateAlloca(EnvTy, nullptr, "env");
+
+  // Shared arrays: fixed offsets in the block's shared memory, lowered
+  // here so that their addresses dominate every thread loop.
+  layoutShared(*K.Body);
+  llvm::Error SharedErr = llvm::Error::success();
+  forEachShared(*K.Body, [&](const VarDecl &V) {
+    if (SharedErr)
+      return;
+    OpArgs A;
+    A.Loc = V.Loc;
+    A.ResultTy = V.Ty;
+    A.Var = &V;
+    auto Addr = Ctx.lower(V.Ty.getArrayCount() ? Op::SharedArray : Op::DynamicShared, A);
+    if (!Addr) {
+      SharedErr = Addr.takeError();
+      return;
+    }
+    Vars[&V] = {VarSlot::Address, *Addr, {}, nullptr};
+  });
+  if (SharedErr)
+    return SharedErr;
+  if (NeedsState)
+    StateSlot = allocFrame(4, 4);
+
+  // The loop over blocks [first, end).
+  llvm::BasicBlock *Entry = B.GetInsertBlock();
+  llvm::BasicBlock *Head = newBlock("block");
+  llvm::BasicBlock *Body = newBlock("block.body");
+  llvm::BasicBlock *Latch = newBlock("block.next");
+  llvm::BasicBlock *Done = newBlock("done");
+  // The first block's indices need a division; the next ones are counted
+  // (x fastest), so that small blocks do not pay a division each.
+  Value *GX = B.CreateZExt(Env.GDim[0], I64), *GY = B.CreateZExt(Env.GDim[1], I64);
+  Value *First = F->getArg(2);
+  Value *FirstRest = B.CreateUDiv(First, GX);
+  Value *FirstIdx[] = {B.CreateTrunc(B.CreateURem(First, GX), B.getInt32Ty()),
+                       B.CreateTrunc(B.CreateURem(FirstRest, GY), B.getInt32Ty()),
+                       B.CreateTrunc(B.CreateUDiv(FirstRest, GY), B.getInt32Ty())};
+  B.CreateBr(Head);
+  B.SetInsertPoint(Head);
+  llvm::PHINode *Id = B.CreatePHI(I64, 2, "block.id");
+  Id->addIncoming(First, Entry);
+  llvm::PHINode *Idx[3];
+  for (unsigned D = 0; D < 3; ++D) {
+    Idx[D] = B.CreatePHI(B.getInt32Ty(), 2, llvm::Twine("block_idx.") + Axis[D]);
+    Idx[D]->addIncoming(FirstIdx[D], Entry);
+    Env.Bid[D] = Idx[D];
+  }
+  BlockId = Id;
+  B.CreateCondBr(B.CreateICmpULT(Id, F->getArg(3)), Body, Done);
+  B.SetInsertPoint(Body);
+  if (Cooperative) {
+    // A cooperative block runs in phases; grid_sync k returns k and the
+    // next call resumes after it.
+    llvm::BasicBlock *Start = newBlock("start");
+    ResumeSwitch = B.CreateSwitch(B.CreateLoad(B.getInt32Ty(), ctxField(CtxResume), "resume"),
+                                  Start);
+    B.SetInsertPoint(Start);
+  }
+  if (NeedsState)
+    B.CreateMemSet(slotAddr(StateSlot, B.getInt32(0)), B.getInt8(0),
+                   B.CreateMul(NumThreads64, B.getInt64(4)), llvm::MaybeAlign(4));
+
+  if (llvm::Error E = lowerBlockLevel(*K.Body))
+    return E;
+  if (!terminated())
+    B.CreateBr(Latch);
+  B.SetInsertPoint(Latch);
+  Value *Next = B.CreateAdd(Id, B.getInt64(1), "", true, true);
+  Id->addIncoming(Next, Latch);
+  Value *X1 = B.CreateAdd(Idx[0], B.getInt32(1), "", true, true);
+  Value *WrapX = B.CreateICmpEQ(X1, Env.GDim[0]);
+  Value *Y1 = B.CreateAdd(Idx[1], B.CreateZExt(WrapX, B.getInt32Ty()), "", true, true);
+  Value *WrapY = B.CreateICmpEQ(Y1, Env.GDim[1]);
+  Idx[0]->addIncoming(B.CreateSelect(WrapX, B.getInt32(0), X1), Latch);
+  Idx[1]->addIncoming(B.CreateSelect(WrapY, B.getInt32(0), Y1), Latch);
+  Idx[2]->addIncoming(B.CreateAdd(Idx[2], B.CreateZExt(WrapY, B.getInt32Ty()), "", true, true),
+                      Latch);
+  B.CreateBr(Head);
+  B.SetInsertPoint(Done);
+  B.CreateRet(B.getInt32(EntryDone));
+  llvm::removeUnreachableBlocks(*F);
+  tagMemoryAccesses(*F);
+  PrivateAddrs.clear();
+
+  // The descriptor.
+  llvm::Constant *Fields[] = {
+      llvm::ConstantInt::get(I64, ABIVersion),
+      llvm::ConstantInt::get(I64, llvm::alignTo(FrameBytes, 16)),
+      llvm::ConstantInt::get(I64, BlockFrameBytes),
+      llvm::ConstantInt::get(I64, llvm::alignTo(StaticSharedBytes, 16)),
+      llvm::ConstantInt::get(I64, NumGridSyncs),
+  };
+  auto *DescTy = llvm::ArrayType::get(I64, std::size(Fields));
+  new llvm::GlobalVariable(IR, DescTy, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantArray::get(DescTy, Fields), DescName);
+  return llvm::Error::success();
+}

@@ -1,0 +1,457 @@
+//===- KernelArgs.cpp - jit-run's --arg specs, buffers and .npy files -----===//
+//
+// Part of gridjit. See KernelArgs.h and docs/jit-run.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelArgs.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+using namespace jitrun;
+using gridjit::ScalarKind;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+char UsageError::ID = 0;
+
+Error jitrun::usageError(const llvm::Twine &Msg) {
+  return llvm::make_error<UsageError>(Msg.str());
+}
+
+static unsigned elemBytes(ScalarKind K) {
+  return K == ScalarKind::Bool ? 1 : gridjit::scalarBits(K) / 8;
+}
+
+gridjit::KernelArg ArgValue::toKernelArg() const {
+  using gridjit::KernelArg;
+  if (isPointer())
+    return KernelArg::pointer(const_cast<void *>(data()));
+  uint64_t Bits = Storage.empty() ? 0 : Storage[0];
+  double D;
+  float F;
+  switch (kind()) {
+  case ScalarKind::Bool:
+    return KernelArg::boolean(Bits & 1);
+  case ScalarKind::I8:
+    return KernelArg::i8(int8_t(Bits));
+  case ScalarKind::I16:
+    return KernelArg::i16(int16_t(Bits));
+  case ScalarKind::I32:
+    return KernelArg::i32(int32_t(Bits));
+  case ScalarKind::I64:
+    return KernelArg::i64(int64_t(Bits));
+  case ScalarKind::U8:
+    return KernelArg::u8(uint8_t(Bits));
+  case ScalarKind::U16:
+    return KernelArg::u16(uint16_t(Bits));
+  case ScalarKind::U32:
+    return KernelArg::u32(uint32_t(Bits));
+  case ScalarKind::U64:
+    return KernelArg::u64(Bits);
+  case ScalarKind::F32:
+    std::memcpy(&F, &Bits, 4);
+    return KernelArg::f32(F);
+  case ScalarKind::F64:
+    std::memcpy(&D, &Bits, 8);
+    return KernelArg::f64(D);
+  }
+  return KernelArg::u64(Bits);
+}
+
+//===----------------------------------------------------------------------===//
+// Literals
+//===----------------------------------------------------------------------===//
+
+/// Parses a literal of scalar type \p K into its little-endian bytes.
+static Expected<uint64_t> parseLiteral(ScalarKind K, StringRef Text, const llvm::Twine &Where) {
+  StringRef T = Text.trim();
+  auto Bad = [&](const llvm::Twine &Why) {
+    return usageError(Where + ": '" + T + "' is not " + Why);
+  };
+  if (K == ScalarKind::Bool) {
+    if (T == "true" || T == "1")
+      return 1;
+    if (T == "false" || T == "0")
+      return 0;
+    return Bad("a bool (true, false, 1 or 0)");
+  }
+  if (K == ScalarKind::F32 || K == ScalarKind::F64) {
+    std::string S = T.str();
+    char *End = nullptr;
+    errno = 0;
+    double D = S.empty() ? 0 : std::strtod(S.c_str(), &End);
+    if (S.empty() || *End != '\0')
+      return Bad(llvm::Twine("a number of type ") + gridjit::scalarName(K).data());
+    uint64_t Bits = 0;
+    if (K == ScalarKind::F32) {
+      float F = static_cast<float>(D);
+      std::memcpy(&Bits, &F, 4);
+    } else {
+      std::memcpy(&Bits, &D, 8);
+    }
+    return Bits;
+  }
+  bool Neg = T.consume_front("-");
+  uint64_t Mag;
+  bool Failed = T.starts_with_insensitive("0x") ? T.drop_front(2).getAsInteger(16, Mag)
+                                                : T.getAsInteger(10, Mag);
+  std::string TypeName(gridjit::scalarName(K));
+  if (Failed || T.empty())
+    return Bad("an integer of type " + TypeName);
+  unsigned Bits = gridjit::scalarBits(K);
+  if (gridjit::isSignedScalar(K)) {
+    uint64_t Limit = uint64_t(1) << (Bits - 1); // |MIN|
+    if ((Neg && Mag > Limit) || (!Neg && Mag > Limit - 1))
+      return usageError(Where + ": " + (Neg ? "-" : "") + T + " does not fit in " + TypeName);
+  } else {
+    if (Neg && Mag != 0)
+      return usageError(Where + ": -" + T + " does not fit in " + TypeName);
+    if (Bits < 64 && Mag >> Bits)
+      return usageError(Where + ": " + T + " does not fit in " + TypeName);
+  }
+  uint64_t V = Neg ? 0 - Mag : Mag;
+  if (Bits < 64)
+    V &= (uint64_t(1) << Bits) - 1;
+  return V;
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+static void setElem(ArgValue &A, size_t I, uint64_t Bits) {
+  unsigned Size = elemBytes(A.kind());
+  std::memcpy(reinterpret_cast<char *>(A.data()) + I * Size, &Bits, Size);
+}
+
+static uint64_t getElem(const ArgValue &A, size_t I) {
+  uint64_t Bits = 0;
+  unsigned Size = elemBytes(A.kind());
+  std::memcpy(&Bits, reinterpret_cast<const char *>(A.data()) + I * Size, Size);
+  return Bits;
+}
+
+static void resize(ArgValue &A, size_t Count) {
+  A.Count = Count;
+  size_t Bytes = Count * elemBytes(A.kind());
+  A.Storage.assign((Bytes + 7) / 8 + 2 * ArgValue::Pad, 0);
+}
+
+/// The bits of the number \p V converted to kind \p K (as `V as T`).
+static uint64_t fromDouble(ScalarKind K, double V) {
+  uint64_t Bits = 0;
+  if (K == ScalarKind::F32) {
+    float F = float(V);
+    std::memcpy(&Bits, &F, 4);
+  } else if (K == ScalarKind::F64) {
+    std::memcpy(&Bits, &V, 8);
+  } else if (K == ScalarKind::Bool) {
+    Bits = V != 0;
+  } else if (gridjit::isSignedScalar(K)) {
+    Bits = uint64_t(int64_t(V));
+  } else {
+    Bits = uint64_t(V);
+  }
+  return Bits;
+}
+
+static Expected<size_t> parseCount(StringRef T, const llvm::Twine &Where) {
+  size_t N;
+  if (T.trim().getAsInteger(10, N))
+    return usageError(Where + ": '" + T + "' is not an element count");
+  if (N > (size_t(1) << 34))
+    return usageError(Where + ": " + T + " elements is too many");
+  return N;
+}
+
+/// splitmix64: a small, well-mixed generator, so that `rand:N:SEED` gives
+/// the same data on every machine.
+static uint64_t splitmix64(uint64_t &State) {
+  uint64_t Z = (State += 0x9e3779b97f4a7c15ULL);
+  Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebULL;
+  return Z ^ (Z >> 31);
+}
+
+static const char *npyDescr(ScalarKind K) {
+  switch (K) {
+  case ScalarKind::Bool: return "|b1";
+  case ScalarKind::I8: return "|i1";
+  case ScalarKind::U8: return "|u1";
+  case ScalarKind::I16: return "<i2";
+  case ScalarKind::U16: return "<u2";
+  case ScalarKind::I32: return "<i4";
+  case ScalarKind::U32: return "<u4";
+  case ScalarKind::I64: return "<i8";
+  case ScalarKind::U64: return "<u8";
+  case ScalarKind::F32: return "<f4";
+  case ScalarKind::F64: return "<f8";
+  }
+  return "";
+}
+
+/// The value of key \p Key in a .npy header dictionary, as written.
+static StringRef headerValue(StringRef Header, StringRef Key) {
+  for (char Q : {'\'', '"'}) {
+    std::string Pat = std::string(1, Q) + Key.str() + std::string(1, Q);
+    size_t P = Header.find(Pat);
+    if (P == StringRef::npos)
+      continue;
+    StringRef Rest = Header.substr(P + Pat.size()).ltrim();
+    if (!Rest.consume_front(":"))
+      return {};
+    Rest = Rest.ltrim();
+    if (Rest.starts_with("(")) // a tuple
+      return Rest.take_until([](char C) { return C == ')'; }).drop_front();
+    if (Rest.starts_with("'") || Rest.starts_with("\""))
+      return Rest.drop_front().take_until([](char C) { return C == '\'' || C == '"'; });
+    return Rest.take_until([](char C) { return C == ',' || C == '}'; }).trim();
+  }
+  return {};
+}
+
+static Error readNpy(ArgValue &A, StringRef Path) {
+  auto Fail = [&](const llvm::Twine &Why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--arg " + A.Param.Name + "=@" + Path + ": " + Why);
+  };
+  auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false);
+  if (!Buf)
+    return Fail("cannot read the file: " + Buf.getError().message());
+  StringRef Data = (*Buf)->getBuffer();
+  if (Data.size() < 10 || !Data.starts_with("\x93NUMPY"))
+    return Fail("not a NumPy .npy file");
+  unsigned Major = uint8_t(Data[6]);
+  size_t HeaderLen, Start;
+  if (Major == 1) {
+    HeaderLen = uint8_t(Data[8]) | uint8_t(Data[9]) << 8;
+    Start = 10;
+  } else if (Major == 2 || Major == 3) {
+    if (Data.size() < 12)
+      return Fail("truncated header");
+    HeaderLen = uint32_t(uint8_t(Data[8])) | uint32_t(uint8_t(Data[9])) << 8 |
+                uint32_t(uint8_t(Data[10])) << 16 | uint32_t(uint8_t(Data[11])) << 24;
+    Start = 12;
+  } else {
+    return Fail("unsupported .npy format version " + llvm::Twine(Major));
+  }
+  if (Data.size() < Start + HeaderLen)
+    return Fail("truncated header");
+  StringRef Header = Data.substr(Start, HeaderLen);
+  StringRef Descr = headerValue(Header, "descr");
+  ScalarKind K = A.kind();
+  StringRef Want = npyDescr(K);
+  bool DescrOK = Descr == Want || (elemBytes(K) == 1 && Descr.size() == 3 &&
+                                   (Descr[0] == '<' || Descr[0] == '|') &&
+                                   Descr.drop_front() == Want.drop_front());
+  if (!DescrOK)
+    return Fail("dtype '" + Descr + "' does not match the parameter's element type " +
+                gridjit::scalarName(K).data() + " (dtype '" + Want + "')");
+  StringRef Shape = headerValue(Header, "shape");
+  size_t Count = 1;
+  unsigned Dims = 0;
+  llvm::SmallVector<StringRef, 4> Parts;
+  Shape.split(Parts, ',');
+  for (StringRef P : Parts) {
+    P = P.trim();
+    if (P.empty())
+      continue;
+    size_t D;
+    if (P.getAsInteger(10, D))
+      return Fail("cannot read the shape '(" + Shape + ")'");
+    Count *= D;
+    ++Dims;
+  }
+  if (headerValue(Header, "fortran_order") == "True" && Dims > 1)
+    return Fail("Fortran-ordered arrays are not supported; save it in C order");
+  size_t Need = Count * elemBytes(K);
+  StringRef Payload = Data.substr(Start + HeaderLen);
+  if (Payload.size() != Need)
+    return Fail("the shape (" + Shape + ") needs " + llvm::Twine(Need) + " bytes of data, the file has " +
+                llvm::Twine(Payload.size()));
+  resize(A, Count);
+  std::memcpy(A.data(), Payload.data(), Need);
+  if (K == ScalarKind::Bool)
+    for (size_t I = 0; I < Count; ++I)
+      setElem(A, I, getElem(A, I) != 0);
+  return Error::success();
+}
+
+Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef Spec) {
+  ArgValue A;
+  A.Param = P;
+  std::string Where = "--arg " + P.Name;
+  ScalarKind K = P.Ty.getScalarKind();
+  if (!P.Ty.isPointer()) {
+    auto Bits = parseLiteral(K, Spec, Where);
+    if (!Bits)
+      return Bits.takeError();
+    A.Storage = {*Bits};
+    return std::move(A);
+  }
+  StringRef S = Spec.trim();
+  if (S.consume_front("@")) {
+    if (Error E = readNpy(A, S))
+      return std::move(E);
+    return std::move(A);
+  }
+  if (S.consume_front("[")) {
+    if (!S.consume_back("]"))
+      return usageError(Where + ": a list must end with ']'");
+    llvm::SmallVector<StringRef, 16> Items;
+    if (!S.trim().empty())
+      S.split(Items, ',');
+    resize(A, Items.size());
+    for (size_t I = 0; I < Items.size(); ++I) {
+      auto Bits = parseLiteral(K, Items[I], Where + " element " + llvm::Twine(I));
+      if (!Bits)
+        return Bits.takeError();
+      setElem(A, I, *Bits);
+    }
+    return std::move(A);
+  }
+  auto [Kind, Rest] = S.split(':');
+  llvm::SmallVector<StringRef, 3> Fields;
+  Rest.split(Fields, ':');
+  auto NeedFields = [&](size_t Min, size_t Max, const char *Form) -> Error {
+    if (Rest.empty() || Fields.size() < Min || Fields.size() > Max)
+      return usageError(Where + ": expected '" + Form + "', got '" + Spec + "'");
+    return Error::success();
+  };
+  if (Kind == "zeros" || Kind == "iota") {
+    if (Error E = NeedFields(1, 1, Kind == "zeros" ? "zeros:N" : "iota:N"))
+      return std::move(E);
+    auto N = parseCount(Fields[0], Where);
+    if (!N)
+      return N.takeError();
+    resize(A, *N);
+    if (Kind == "iota")
+      for (size_t I = 0; I < *N; ++I)
+        setElem(A, I, K == ScalarKind::Bool ? (I & 1) : fromDouble(K, double(I)));
+    return std::move(A);
+  }
+  if (Kind == "fill") {
+    if (Error E = NeedFields(2, 2, "fill:N:V"))
+      return std::move(E);
+    auto N = parseCount(Fields[0], Where);
+    if (!N)
+      return N.takeError();
+    auto Bits = parseLiteral(K, Fields[1], Where);
+    if (!Bits)
+      return Bits.takeError();
+    resize(A, *N);
+    for (size_t I = 0; I < *N; ++I)
+      setElem(A, I, *Bits);
+    return std::move(A);
+  }
+  if (Kind == "rand") {
+    if (Error E = NeedFields(1, 2, "rand:N[:SEED]"))
+      return std::move(E);
+    auto N = parseCount(Fields[0], Where);
+    if (!N)
+      return N.takeError();
+    uint64_t Seed = 0;
+    if (Fields.size() == 2 && Fields[1].trim().getAsInteger(10, Seed))
+      return usageError(Where + ": '" + Fields[1] + "' is not a seed (an unsigned integer)");
+    resize(A, *N);
+    uint64_t State = Seed;
+    for (size_t I = 0; I < *N; ++I) {
+      uint64_t R = splitmix64(State);
+      uint64_t Bits;
+      if (K == ScalarKind::F32)
+        Bits = fromDouble(K, double(R >> 40) * 0x1p-24); // [0, 1)
+      else if (K == ScalarKind::F64)
+        Bits = fromDouble(K, double(R >> 11) * 0x1p-53);
+      else if (K == ScalarKind::Bool)
+        Bits = R >> 63;
+      else
+        Bits = R; // every bit pattern of the type, uniformly
+      setElem(A, I, Bits);
+    }
+    return std::move(A);
+  }
+  return usageError(Where + ": '" + Spec +
+                    "' is not a buffer (zeros:N, fill:N:V, iota:N, rand:N[:SEED], [v0,...] or "
+                    "@FILE.npy)");
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+std::string jitrun::formatBuffer(const ArgValue &A) {
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  OS << A.Param.Name << " = [";
+  ScalarKind K = A.kind();
+  for (size_t I = 0; I < A.Count; ++I) {
+    if (I)
+      OS << ", ";
+    uint64_t Bits = getElem(A, I);
+    switch (K) {
+    case ScalarKind::Bool:
+      OS << (Bits ? "true" : "false");
+      break;
+    case ScalarKind::F32: {
+      float F;
+      std::memcpy(&F, &Bits, 4);
+      if (std::isnan(F))
+        OS << "nan"; // a NaN's sign means nothing; C libraries print "-nan"
+      else
+        OS << llvm::format("%.9g", double(F));
+      break;
+    }
+    case ScalarKind::F64: {
+      double D;
+      std::memcpy(&D, &Bits, 8);
+      if (std::isnan(D))
+        OS << "nan";
+      else
+        OS << llvm::format("%.17g", D);
+      break;
+    }
+    default:
+      if (gridjit::isSignedScalar(K)) {
+        unsigned Shift = 64 - gridjit::scalarBits(K);
+        OS << (int64_t(Bits << Shift) >> Shift);
+      } else {
+        OS << Bits;
+      }
+    }
+  }
+  OS << "]";
+  return Out;
+}
+
+Error jitrun::writeNpy(StringRef Path, const ArgValue &A) {
+  std::string Header = "{'descr': '" + std::string(npyDescr(A.kind())) +
+                       "', 'fortran_order': False, 'shape': (" + std::to_string(A.Count) + ",), }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
+  size_t Total = 10 + Header.size() + 1;
+  Header.append((64 - Total % 64) % 64, ' ');
+  Header += '\n';
+  std::error_code EC;
+  llvm::raw_fd_ostream OS(Path, EC, llvm::sys::fs::OF_None);
+  if (EC)
+    return llvm::createStringError(EC, "--out %s: cannot open '%s' for writing: %s",
+                                   A.Param.Name.c_str(), Path.str().c_str(),
+                                   EC.message().c_str());
+  OS << "\x93NUMPY" << char(1) << char(0) << char(Header.size() & 0xff)
+     << char(Header.size() >> 8) << Header;
+  OS.write(reinterpret_cast<const char *>(A.data()), A.Count * elemBytes(A.kind()));
+  OS.close();
+  if (OS.has_error())
+    return llvm::createStringError(OS.error(), "--out %s: cannot write '%s'",
+                                   A.Param.Name.c_str(), Path.str().c_str());
+  return Error::success();
+}

@@ -1,0 +1,67 @@
+//===- KernelArgs.h - jit-run's --arg specs, buffers and .npy files -*- C++ -*-===//
+//
+// Part of gridjit. What `--arg NAME=SPEC` means for one kernel parameter
+// (docs/jit-run.md): a scalar literal, or a buffer made from a SPEC
+// (zeros, fill, iota, rand, a list, a NumPy file); and how buffers are
+// printed (`--print`) and written (`--out`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_TOOLS_JITRUN_KERNELARGS_H
+#define GRIDJIT_TOOLS_JITRUN_KERNELARGS_H
+
+#include "gridjit/Runtime/HostRuntime.h"
+#include "gridjit/Target/Target.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace jitrun {
+
+/// A misuse of the command line (exit status 2), as opposed to an error
+/// in the input (an unreadable or mismatched .npy file: status 1).
+class UsageError : public llvm::ErrorInfo<UsageError> {
+public:
+  static char ID;
+  explicit UsageError(std::string Msg) : Msg(std::move(Msg)) {}
+  void log(llvm::raw_ostream &OS) const override { OS << Msg; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+
+private:
+  std::string Msg;
+};
+
+llvm::Error usageError(const llvm::Twine &Msg);
+
+/// The value of one kernel argument.
+struct ArgValue {
+  gridjit::KernelParamInfo Param;
+  /// Scalars: the value's bytes. Buffers: the elements (8-byte aligned),
+  /// after Pad zero words and followed by Pad more, so that a kernel that
+  /// strays a few elements out of its buffer does not corrupt jit-run's
+  /// own memory.
+  std::vector<uint64_t> Storage;
+  static constexpr size_t Pad = 8;
+  size_t Count = 0; ///< buffer elements
+  bool isPointer() const { return Param.Ty.isPointer(); }
+  gridjit::ScalarKind kind() const { return Param.Ty.getScalarKind(); }
+  void *data() { return Storage.data() + (isPointer() ? Pad : 0); }
+  const void *data() const { return Storage.data() + (isPointer() ? Pad : 0); }
+  gridjit::KernelArg toKernelArg() const;
+};
+
+/// Parses \p Spec for \p P. Errors: UsageError for bad syntax or a value
+/// out of range; a plain error for .npy files that cannot be used.
+llvm::Expected<ArgValue> parseArg(const gridjit::KernelParamInfo &P, llvm::StringRef Spec);
+
+/// `NAME = [v0, v1, ...]` with every element (f32 as %.9g, f64 as %.17g).
+std::string formatBuffer(const ArgValue &A);
+
+/// Writes a buffer as a NumPy .npy file (format 1.0, little-endian).
+llvm::Error writeNpy(llvm::StringRef Path, const ArgValue &A);
+
+} // namespace jitrun
+
+#endif // GRIDJIT_TOOLS_JITRUN_KERNELARGS_H

@@ -1,0 +1,172 @@
+//===- HostTargetTest.cpp - The host target: registry, stages, threads ----===//
+//
+// Part of gridjit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Sema/Verifier.h"
+#include "gridjit/Target/Target.h"
+
+#include "llvm/TargetParser/Host.h"
+
+#include "gtest/gtest.h"
+
+#include <thread>
+
+using namespace gridjit;
+
+namespace {
+
+std::string errorText(llvm::Error E) { return llvm::toString(std::move(E)); }
+
+std::unique_ptr<Target> host(HostTargetOptions Opts = {}) {
+  auto T = createHostTarget(Opts);
+  if (!T) {
+    ADD_FAILURE() << errorText(T.takeError());
+    return nullptr;
+  }
+  return std::move(*T);
+}
+
+std::unique_ptr<Module> parse(const char *Source) {
+  auto M = parseAndVerify(Source, "test.kir");
+  if (!M) {
+    ADD_FAILURE() << errorText(M.takeError());
+    return nullptr;
+  }
+  return std::move(*M);
+}
+
+const char *Reduce = R"(
+fn twice(v: f32) -> f32 { return 2.0 * v; }
+kernel reduce(x: ptr<f32>, out: ptr<f32>) {
+  shared s: [f32; 64];
+  let t: i32 = thread_idx.x;
+  s[t] = twice(x[t]) + sin(0.0);
+  sync_threads();
+  var stride: i32 = 32;
+  while stride > 0 {
+    if t < stride { s[t] += s[t + stride]; }
+    sync_threads();
+    stride >>= 1;
+  }
+  if t == 0 { out[block_idx.x] = s[0] + shfl(1.0, 0) - 1.0; }
+}
+)";
+
+TEST(HostTargetTest, NameArchAndCompleteFrozenRegistry) {
+  auto T = host();
+  ASSERT_TRUE(T);
+  EXPECT_EQ(T->getName(), "host");
+  EXPECT_EQ(std::string(T->getArch()), llvm::sys::getHostCPUName().str());
+  EXPECT_TRUE(T->getRegistry().isFrozen());
+  EXPECT_TRUE(T->getRegistry().missing().empty());
+  EXPECT_EQ(T->getRegistry().getTargetName(), "host");
+  // Every op of the spec, grid_sync included, is registered up front.
+  EXPECT_NE(T->getRegistry().lookup(Op::BuiltinGridSync), nullptr);
+  EXPECT_NE(T->getRegistry().lookup(Op::BuiltinShflXor), nullptr);
+  // Late registration is refused (the registry is frozen).
+  EXPECT_TRUE(T->getRegistry().isFrozen());
+}
+
+TEST(HostTargetTest, FingerprintIsStableAndDependsOnTheCPU) {
+  auto A = host(), B = host();
+  HostTargetOptions Generic;
+  Generic.CPU = "x86-64";
+  auto C = host(Generic);
+  ASSERT_TRUE(A && B && C);
+  EXPECT_EQ(A->getFingerprint(), B->getFingerprint());
+  EXPECT_NE(A->getFingerprint(), C->getFingerprint());
+  EXPECT_EQ(C->getArch(), "x86-64");
+}
+
+TEST(HostTargetTest, UnknownCPUIsAnError) {
+  HostTargetOptions Opts;
+  Opts.CPU = "no-such-cpu";
+  auto T = createHostTarget(Opts);
+  ASSERT_FALSE(T);
+  EXPECT_NE(errorText(T.takeError()).find("unknown CPU 'no-such-cpu'"), std::string::npos);
+}
+
+TEST(HostTargetTest, MissingLoweringIsALocatedError) {
+  HostTargetOptions Opts;
+  Opts.OmitLowerings = {Op::BuiltinSin};
+  auto T = host(Opts);
+  auto M = parse(Reduce);
+  ASSERT_TRUE(T && M);
+  EXPECT_FALSE(T->getRegistry().missing().empty());
+  auto A = T->compile(*M, CompileOptions());
+  ASSERT_FALSE(A);
+  std::string Msg = errorText(A.takeError());
+  EXPECT_NE(Msg.find("no lowering for 'sin' on target 'host'"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("test.kir:6:"), std::string::npos) << Msg;
+}
+
+TEST(HostTargetTest, EveryStage) {
+  auto T = host();
+  auto M = parse(Reduce);
+  ASSERT_TRUE(T && M);
+  auto IR = T->emit(*M, EmitKind::LLVM, CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(IR)) << errorText(IR.takeError());
+  EXPECT_NE(IR->find("define"), std::string::npos);
+  EXPECT_NE(IR->find("@__gridjit_entry_reduce("), std::string::npos);
+  EXPECT_NE(IR->find("@__gridjit_desc_reduce"), std::string::npos);
+  auto Asm = T->emit(*M, EmitKind::Assembly, CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(Asm)) << errorText(Asm.takeError());
+  EXPECT_NE(Asm->find("__gridjit_entry_reduce:"), std::string::npos);
+  auto A = T->compile(*M, CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(A)) << errorText(A.takeError());
+  EXPECT_EQ(A->TargetName, "host");
+  EXPECT_EQ(A->Payload.substr(0, 4), "\x7f" "ELF");
+  ASSERT_EQ(A->Kernels.size(), 1u);
+  EXPECT_EQ(A->Kernels[0].Name, "reduce");
+  EXPECT_EQ(A->Kernels[0].StaticSharedBytes, 64u * 4);
+  EXPECT_FALSE(A->Kernels[0].Cooperative);
+}
+
+TEST(HostTargetTest, EveryOptimisationLevelCompiles) {
+  auto T = host();
+  auto M = parse(Reduce);
+  ASSERT_TRUE(T && M);
+  for (unsigned L = 0; L <= 3; ++L) {
+    CompileOptions O;
+    O.OptLevel = L;
+    auto A = T->compile(*M, O);
+    EXPECT_TRUE(static_cast<bool>(A)) << "-O" << L << ": " << errorText(A.takeError());
+  }
+}
+
+TEST(HostTargetTest, CompilesFromManyThreadsAtOnceWithIdenticalResults) {
+  auto T = host();
+  auto M = parse(Reduce);
+  ASSERT_TRUE(T && M);
+  auto Serial = T->compile(*M, CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(Serial)) << errorText(Serial.takeError());
+  std::vector<std::string> Payloads(4);
+  std::vector<std::thread> Threads;
+  for (unsigned I = 0; I < Payloads.size(); ++I)
+    Threads.emplace_back([&, I] {
+      auto A = T->compile(*M, CompileOptions());
+      Payloads[I] = A ? A->Payload : "error: " + errorText(A.takeError());
+    });
+  for (std::thread &Th : Threads)
+    Th.join();
+  for (const std::string &P : Payloads)
+    EXPECT_TRUE(P == Serial->Payload) << "a concurrent compile differs";
+}
+
+TEST(HostTargetTest, KIRNamesDoNotCaptureLibraryCalls) {
+  // A device function named like a C library function the generated code
+  // calls must not be what sin() calls.
+  auto T = host();
+  auto M = parse(R"(
+fn sinf(v: f32) -> f32 { return 42.0; }
+kernel k(p: ptr<f32>) { p[0] = sin(p[0]) + sinf(1.0); }
+)");
+  ASSERT_TRUE(T && M);
+  auto IR = T->emit(*M, EmitKind::LLVM, CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(IR)) << errorText(IR.takeError());
+  EXPECT_NE(IR->find("declare float @sinf(float"), std::string::npos) << *IR;
+}
+
+} // namespace

@@ -1,0 +1,371 @@
+//===- HostRuntimeTest.cpp - Loading, launching, validation, threads ------===//
+//
+// Part of gridjit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Runtime/HostRuntime.h"
+#include "gridjit/Sema/Verifier.h"
+#include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Target/Target.h"
+
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <numeric>
+#include <sched.h>
+#include <thread>
+
+using namespace gridjit;
+
+namespace {
+
+std::string errorText(llvm::Error E) { return llvm::toString(std::move(E)); }
+
+const char *Kernels = R"(
+kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {
+  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;
+  if i < n { y[i] = a * x[i] + y[i]; }
+}
+
+kernel count(hits: ptr<u64>) {
+  atomic_add(&hits[0], 1u64);
+}
+
+kernel dyn(out: ptr<i32>) {
+  shared s: [i32];
+  s[thread_idx.x] = thread_idx.x;
+  sync_threads();
+  out[thread_idx.x] = s[block_dim.x - 1 - thread_idx.x];
+}
+
+kernel phases(out: ptr<i32>, tmp: ptr<i32>) {
+  let g: i32 = block_idx.x * block_dim.x + thread_idx.x;
+  let n: i32 = grid_dim.x * block_dim.x;
+  tmp[g] = g;
+  grid_sync();
+  out[g] = tmp[(g + 1) % n];
+}
+
+kernel diverge(out: ptr<i32>) {
+  if thread_idx.x == 1 {
+    return;
+  }
+  sync_threads();
+  out[thread_idx.x] = 1;
+}
+)";
+
+/// Compiles the module above once for every test.
+const Artifact &artifact() {
+  static Artifact A = [] {
+    auto T = createHostTarget();
+    if (!T) {
+      ADD_FAILURE() << errorText(T.takeError());
+      return Artifact();
+    }
+    auto M = parseAndVerify(Kernels, "runtime-test.kir");
+    if (!M) {
+      ADD_FAILURE() << errorText(M.takeError());
+      return Artifact();
+    }
+    auto Art = (*T)->compile(**M, CompileOptions());
+    if (!Art) {
+      ADD_FAILURE() << errorText(Art.takeError());
+      return Artifact();
+    }
+    return std::move(*Art);
+  }();
+  return A;
+}
+
+struct Loaded {
+  std::unique_ptr<HostRuntime> RT;
+  std::unique_ptr<LoadedModule> M;
+};
+
+Loaded load(HostRuntimeOptions Opts = {}) {
+  Loaded L;
+  auto RT = HostRuntime::create(Opts);
+  if (!RT) {
+    ADD_FAILURE() << errorText(RT.takeError());
+    return L;
+  }
+  L.RT = std::move(*RT);
+  auto M = L.RT->load(artifact());
+  if (!M) {
+    ADD_FAILURE() << errorText(M.takeError());
+    return L;
+  }
+  L.M = std::move(*M);
+  return L;
+}
+
+LaunchConfig config(uint32_t Grid, uint32_t Block) {
+  LaunchConfig C;
+  C.Grid.X = Grid;
+  C.Block.X = Block;
+  return C;
+}
+
+TEST(HostRuntimeTest, SaxpyRunsAndWorkersStayWithinThePool) {
+  HostRuntimeOptions O;
+  O.NumThreads = 3;
+  Loaded L = load(O);
+  ASSERT_TRUE(L.M);
+  EXPECT_EQ(L.RT->getNumThreads(), 3u);
+  std::vector<float> X(1000), Y(1000, 1.0f);
+  std::iota(X.begin(), X.end(), 0.0f);
+  KernelArg Args[] = {KernelArg::i32(1000), KernelArg::f32(2.0f), KernelArg::pointer(X.data()),
+                      KernelArg::pointer(Y.data())};
+  LaunchStats S;
+  ASSERT_FALSE(static_cast<bool>(L.RT->launch(*L.M, "saxpy", config(40, 32), Args, &S)));
+  for (int I = 0; I < 1000; ++I)
+    ASSERT_EQ(Y[I], 2.0f * I + 1.0f) << I;
+  EXPECT_EQ(S.Blocks, 40u);
+  EXPECT_EQ(S.Phases, 1u);
+  EXPECT_GE(S.Workers, 1u);
+  EXPECT_LE(S.Workers, 3u);
+}
+
+TEST(HostRuntimeTest, DefaultPoolSizeIsTheCPUsThisProcessMayUse) {
+  cpu_set_t Set;
+  CPU_ZERO(&Set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(Set), &Set), 0);
+  unsigned Expected = CPU_COUNT(&Set);
+  EXPECT_EQ(HostRuntime::availableCPUs(), Expected);
+  auto RT = HostRuntime::create();
+  ASSERT_TRUE(static_cast<bool>(RT)) << errorText(RT.takeError());
+  EXPECT_EQ((*RT)->getNumThreads(), Expected);
+  HostRuntimeOptions One;
+  One.NumThreads = 1;
+  auto RT1 = HostRuntime::create(One);
+  ASSERT_TRUE(static_cast<bool>(RT1));
+  EXPECT_EQ((*RT1)->getNumThreads(), 1u);
+}
+
+TEST(HostRuntimeTest, AtomicsAreExactWithBlocksInParallel) {
+  HostRuntimeOptions O;
+  O.NumThreads = 4;
+  Loaded L = load(O);
+  ASSERT_TRUE(L.M);
+  uint64_t Hits = 0;
+  KernelArg Args[] = {KernelArg::pointer(&Hits)};
+  for (int Round = 0; Round < 5; ++Round)
+    ASSERT_FALSE(static_cast<bool>(L.RT->launch(*L.M, "count", config(512, 64), Args)));
+  EXPECT_EQ(Hits, 5u * 512 * 64);
+}
+
+TEST(HostRuntimeTest, LaunchesFromManyThreadsAtOnce) {
+  HostRuntimeOptions O;
+  O.NumThreads = 2;
+  Loaded L = load(O);
+  ASSERT_TRUE(L.M);
+  std::vector<std::thread> Threads;
+  std::atomic<int> Failures{0};
+  for (int T = 0; T < 4; ++T)
+    Threads.emplace_back([&, T] {
+      for (int Round = 0; Round < 10; ++Round) {
+        std::vector<float> X(300, float(T)), Y(300, 0.0f);
+        KernelArg Args[] = {KernelArg::i32(300), KernelArg::f32(1.0f),
+                            KernelArg::pointer(X.data()), KernelArg::pointer(Y.data())};
+        if (llvm::Error E = L.RT->launch(*L.M, "saxpy", config(10, 32), Args)) {
+          llvm::consumeError(std::move(E));
+          ++Failures;
+        }
+        for (float V : Y)
+          if (V != float(T))
+            ++Failures;
+      }
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  EXPECT_EQ(Failures.load(), 0);
+}
+
+TEST(HostRuntimeTest, ArgumentCountAndTypesAreChecked) {
+  Loaded L = load();
+  ASSERT_TRUE(L.M);
+  std::vector<float> X(4);
+  std::vector<int32_t> I(4);
+  {
+    KernelArg Args[] = {KernelArg::i32(4), KernelArg::f32(1.0f), KernelArg::pointer(X.data())};
+    std::string Msg = errorText(L.RT->launch(*L.M, "saxpy", config(1, 4), Args));
+    EXPECT_NE(Msg.find("kernel 'saxpy' takes 4 arguments (n: i32, a: f32, x: ptr<f32>, "
+                       "y: ptr<f32>), 3 given"),
+              std::string::npos)
+        << Msg;
+  }
+  {
+    KernelArg Args[] = {KernelArg::i64(4), KernelArg::f32(1.0f), KernelArg::pointer(X.data()),
+                        KernelArg::pointer(X.data())};
+    std::string Msg = errorText(L.RT->launch(*L.M, "saxpy", config(1, 4), Args));
+    EXPECT_NE(Msg.find("kernel 'saxpy': argument 1 ('n: i32') must be a i32, but a i64 was given"),
+              std::string::npos)
+        << Msg;
+  }
+  {
+    KernelArg Args[] = {KernelArg::i32(4), KernelArg::pointer(X.data()),
+                        KernelArg::pointer(X.data()), KernelArg::pointer(X.data())};
+    std::string Msg = errorText(L.RT->launch(*L.M, "saxpy", config(1, 4), Args));
+    EXPECT_NE(Msg.find("argument 2 ('a: f32') must be a f32, but a pointer was given"),
+              std::string::npos)
+        << Msg;
+  }
+  {
+    KernelArg Args[] = {KernelArg::i32(4), KernelArg::f32(1.0f), KernelArg::f32(0.0f),
+                        KernelArg::pointer(X.data())};
+    std::string Msg = errorText(L.RT->launch(*L.M, "saxpy", config(1, 4), Args));
+    EXPECT_NE(Msg.find("argument 3 ('x: ptr<f32>') must be a pointer, but a f32 was given"),
+              std::string::npos)
+        << Msg;
+  }
+  {
+    KernelArg Args[] = {KernelArg::i32(4), KernelArg::f32(1.0f), KernelArg::pointer(I.data()),
+                        KernelArg::pointer(X.data())};
+    std::string Msg = errorText(L.RT->launch(*L.M, "saxpy", config(1, 4), Args));
+    EXPECT_NE(Msg.find("argument 3 ('x: ptr<f32>') must point to f32, but a pointer to i32 "
+                       "was given"),
+              std::string::npos)
+        << Msg;
+  }
+  // An untyped pointer is accepted for any ptr<T>.
+  KernelArg Args[] = {KernelArg::i32(4), KernelArg::f32(1.0f),
+                      KernelArg::pointer(static_cast<void *>(X.data())),
+                      KernelArg::pointer(X.data())};
+  EXPECT_FALSE(static_cast<bool>(L.RT->launch(*L.M, "saxpy", config(1, 4), Args)));
+  std::string Msg = errorText(L.RT->launch(*L.M, "nope", config(1, 4), Args));
+  EXPECT_NE(Msg.find("no kernel 'nope' in the loaded module (kernels: saxpy, count, dyn, "
+                     "phases, diverge)"),
+            std::string::npos)
+      << Msg;
+}
+
+TEST(HostRuntimeTest, ConfigurationsAreCheckedBeforeAnythingRuns) {
+  HostRuntimeOptions O;
+  O.MaxCooperativeBlocks = 4;
+  Loaded L = load(O);
+  ASSERT_TRUE(L.M);
+  uint64_t Hits = 0;
+  KernelArg Count[] = {KernelArg::pointer(&Hits)};
+  auto Expect = [&](const char *Kernel, LaunchConfig C, llvm::ArrayRef<KernelArg> Args,
+                    const char *Want) {
+    std::string Msg = errorText(L.RT->launch(*L.M, Kernel, C, Args));
+    EXPECT_NE(Msg.find(Want), std::string::npos) << Msg;
+  };
+  Expect("count", config(1, 1025), Count, "a block of 1025 threads exceeds the limit of 1024");
+  Expect("count", config(0, 4), Count, "every grid dimension must be at least 1");
+  LaunchConfig ZeroBlock = config(1, 4);
+  ZeroBlock.Block.Z = 0;
+  Expect("count", ZeroBlock, Count, "every block dimension must be at least 1");
+  LaunchConfig Unwanted = config(1, 4);
+  Unwanted.DynamicSharedBytes = 16;
+  Expect("count", Unwanted, Count, "provides 16 bytes of dynamic shared memory but the kernel "
+                                   "declares none");
+  std::vector<int32_t> Out(8), Tmp(8);
+  KernelArg DynArgs[] = {KernelArg::pointer(Out.data())};
+  Expect("dyn", config(1, 8), DynArgs, "declares dynamic shared memory");
+  KernelArg PhaseArgs[] = {KernelArg::pointer(Out.data()), KernelArg::pointer(Tmp.data())};
+  Expect("phases", config(5, 1), PhaseArgs,
+         "5 blocks exceed the host's co-residency limit of 4 blocks");
+  EXPECT_EQ(Hits, 0u) << "a rejected launch must not run";
+
+  // Within the limits everything runs.
+  LaunchConfig Dyn = config(1, 8);
+  Dyn.DynamicSharedBytes = 32;
+  ASSERT_FALSE(static_cast<bool>(L.RT->launch(*L.M, "dyn", Dyn, DynArgs)));
+  for (int I = 0; I < 8; ++I)
+    EXPECT_EQ(Out[I], 7 - I);
+  ASSERT_FALSE(static_cast<bool>(L.RT->launch(*L.M, "phases", config(4, 2), PhaseArgs)));
+  for (int G = 0; G < 8; ++G)
+    EXPECT_EQ(Out[G], (G + 1) % 8);
+}
+
+TEST(HostRuntimeTest, DivergenceIsAnErrorNamingKernelAndLine) {
+  Loaded L = load();
+  ASSERT_TRUE(L.M);
+  std::vector<int32_t> Out(4);
+  KernelArg Args[] = {KernelArg::pointer(Out.data())};
+  llvm::Error E = L.RT->launch(*L.M, "diverge", config(2, 4), Args);
+  ASSERT_TRUE(static_cast<bool>(E));
+  EXPECT_TRUE(E.isA<DiagnosticError>());
+  std::string Msg = errorText(std::move(E));
+  EXPECT_NE(Msg.find("runtime-test.kir:30:3: error: divergent sync_threads() in kernel "
+                     "'diverge': reached by 3 of the 4 threads of block (0, 0, 0)"),
+            std::string::npos)
+      << Msg;
+  // The runtime is still usable afterwards.
+  uint64_t Hits = 0;
+  KernelArg Count[] = {KernelArg::pointer(&Hits)};
+  EXPECT_FALSE(static_cast<bool>(L.RT->launch(*L.M, "count", config(3, 3), Count)));
+  EXPECT_EQ(Hits, 9u);
+}
+
+TEST(HostRuntimeTest, OtherTargetsArtifactsAreRefused) {
+  auto RT = HostRuntime::create();
+  ASSERT_TRUE(static_cast<bool>(RT));
+  Artifact A;
+  A.TargetName = "nvptx";
+  A.Payload = "// PTX";
+  auto M = (*RT)->load(A);
+  ASSERT_FALSE(M);
+  EXPECT_NE(errorText(M.takeError()).find("cannot load an artifact for target 'nvptx'"),
+            std::string::npos);
+}
+
+TEST(HostRuntimeTest, AnArtifactCopyLoadsIntoAFreshRuntime) {
+  // What a cache hit in a fresh process does: only the artifact's bytes
+  // and metadata, no compilation state.
+  Artifact Copy = artifact();
+  auto RT = HostRuntime::create();
+  ASSERT_TRUE(static_cast<bool>(RT));
+  auto M = (*RT)->load(Copy);
+  ASSERT_TRUE(static_cast<bool>(M)) << errorText(M.takeError());
+  ASSERT_EQ((*M)->getKernels().size(), 5u);
+  EXPECT_TRUE((*M)->getKernels()[3].Cooperative);
+  std::vector<int32_t> Out(6), Tmp(6);
+  KernelArg Args[] = {KernelArg::pointer(Out.data()), KernelArg::pointer(Tmp.data())};
+  ASSERT_FALSE(static_cast<bool>((*RT)->launch(**M, "phases", config(3, 2), Args)));
+  for (int G = 0; G < 6; ++G)
+    EXPECT_EQ(Out[G], (G + 1) % 6);
+}
+
+// gridjit's threads belong to the caller: using it must not change the
+// OpenMP runtime's settings or the environment.
+TEST(RuntimeOpenMPTest, LaunchesLeaveOpenMPSettingsAndEnvironmentAlone) {
+  void *GOMP = dlopen("libgomp.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!GOMP)
+    GTEST_SKIP() << "libgomp.so.1 is not installed (" << dlerror() << ")";
+  using SetFn = void (*)(int);
+  using GetFn = int (*)();
+  auto Set = reinterpret_cast<SetFn>(dlsym(GOMP, "omp_set_num_threads"));
+  auto Get = reinterpret_cast<GetFn>(dlsym(GOMP, "omp_get_max_threads"));
+  ASSERT_TRUE(Set && Get);
+  const char *Before = std::getenv("OMP_NUM_THREADS");
+  std::string BeforeValue = Before ? Before : "";
+  Set(3);
+  ASSERT_EQ(Get(), 3);
+  {
+    HostRuntimeOptions O;
+    O.NumThreads = 2;
+    Loaded L = load(O);
+    ASSERT_TRUE(L.M);
+    uint64_t Hits = 0;
+    KernelArg Args[] = {KernelArg::pointer(&Hits)};
+    for (int I = 0; I < 3; ++I)
+      ASSERT_FALSE(static_cast<bool>(L.RT->launch(*L.M, "count", config(64, 32), Args)));
+    EXPECT_EQ(Hits, 3u * 64 * 32);
+    Loaded Default = load(); // the default pool size reads no environment
+    ASSERT_TRUE(Default.M);
+    EXPECT_EQ(Default.RT->getNumThreads(), HostRuntime::availableCPUs());
+  }
+  EXPECT_EQ(Get(), 3);
+  const char *After = std::getenv("OMP_NUM_THREADS");
+  EXPECT_EQ(Before == nullptr, After == nullptr);
+  EXPECT_EQ(BeforeValue, After ? After : "");
+  dlclose(GOMP);
+}
+
+} // namespace
