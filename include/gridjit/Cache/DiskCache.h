@@ -1,0 +1,162 @@
+//===- DiskCache.h - Compiled artifacts in a directory ----------*- C++ -*-===//
+//
+// Part of gridjit. A directory of cache entries (CacheEntry.h), one file per
+// key, shared by any number of threads and processes:
+//
+//   gridjit-<64 hex digits of the key>.gjc         an entry
+//   gridjit-<key>.tmp-<random>                     an entry being written
+//   gridjit-<key>.lock                             the key's compile lock
+//
+// Entries are written to a temp file and renamed into place, so a reader
+// sees a whole entry or none. A bad entry (truncated, corrupt, foreign,
+// another format version, a directory in its place) is reported as a miss
+// and replaced by the next store. The directory is created on first use.
+// When it cannot be created or written (read-only, full disk, no
+// permission), stores stop and the warning handler is called once; lookups
+// continue. Only files with the names above are ever removed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_CACHE_DISKCACHE_H
+#define GRIDJIT_CACHE_DISKCACHE_H
+
+#include "gridjit/Cache/CacheKey.h"
+#include "gridjit/Target/Target.h"
+
+#include "llvm/Support/Error.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gridjit {
+
+/// Receives the library's warnings (one line, no trailing newline).
+using WarningHandler = std::function<void(const std::string &Message)>;
+
+/// The disk cache directory for \p Explicit (a caller's option): \p Explicit
+/// when it is not empty, else $GRIDJIT_CACHE_DIR, else
+/// $XDG_CACHE_HOME/gridjit (when absolute, as the XDG spec requires), else
+/// $HOME/.cache/gridjit, else the password database's home directory
+/// + /.cache/gridjit. Error: none of these is known. Nothing is created.
+llvm::Expected<std::string> resolveCacheDirectory(std::string_view Explicit = {});
+
+/// Options of a DiskCache.
+struct DiskCacheOptions {
+  /// The directory (see resolveCacheDirectory). Required.
+  std::string Dir;
+  /// Size bound in bytes of the entries; when a store makes the total
+  /// exceed it, the least recently used entries are removed until the total
+  /// is at most 90% of it. 0: unbounded. Default 512 MiB.
+  uint64_t MaxBytes = uint64_t(512) << 20;
+  /// The least time between two prunes by this object (the first store
+  /// always prunes). Zero: prune after every store. Default 60 s.
+  std::chrono::milliseconds PruneInterval = std::chrono::seconds(60);
+  /// Temp and lock files older than this are leftovers of a killed process
+  /// and are removed by pruning. Default 1 hour.
+  std::chrono::seconds StaleAfter = std::chrono::hours(1);
+  /// The longest lockKey waits for another process that holds the key's
+  /// lock (one that is alive and compiling; a killed process's lock is
+  /// released by the kernel at once). Then the caller compiles too.
+  /// Default 30 s.
+  std::chrono::milliseconds LockTimeout = std::chrono::seconds(30);
+  /// Called at most once, when stores are turned off. Null: warnings go
+  /// to standard error through llvm::WithColor::warning.
+  WarningHandler Warning;
+};
+
+/// Counters of one DiskCache (monotonic).
+struct DiskCacheStats {
+  uint64_t Hits = 0;
+  uint64_t Misses = 0;       ///< no entry
+  uint64_t BadEntries = 0;   ///< an entry was there but unusable (counted as a miss too)
+  uint64_t Stores = 0;
+  uint64_t StoreFailures = 0;
+  uint64_t LockWaits = 0;    ///< lockKey found the lock held by another process
+  uint64_t LockTimeouts = 0;
+  uint64_t PrunedFiles = 0;
+};
+
+/// A directory of cache entries. Thread-safe; no lock is held while
+/// reading or writing files.
+class DiskCache {
+public:
+  explicit DiskCache(DiskCacheOptions Opts);
+  DiskCache(const DiskCache &) = delete;
+  DiskCache &operator=(const DiskCache &) = delete;
+  ~DiskCache();
+
+  const std::string &getDirectory() const { return Opts.Dir; }
+  /// The path of \p K's entry.
+  std::string getEntryPath(const CacheKey &K) const;
+
+  /// The artifact stored under \p K, or std::nullopt on a miss. A bad entry
+  /// is a miss; its problem is put in \p Problem when given.
+  std::optional<Artifact> lookup(const CacheKey &K, std::string *Problem = nullptr);
+  /// lookup() again after lockKey: counted in the statistics only when it
+  /// hits (the miss or bad entry was counted by the first lookup).
+  std::optional<Artifact> lookupAgain(const CacheKey &K);
+
+  /// Stores \p A under \p K (temp file + rename), replacing whatever is
+  /// there. False when it was not stored: stores are off, or this store
+  /// failed (a failure to write in the directory turns stores off, with
+  /// the one warning).
+  bool store(const CacheKey &K, const Artifact &A);
+
+  /// Whether stores are still on.
+  bool isWritable() const { return Writable.load(std::memory_order_relaxed); }
+
+  /// The per-key lock that makes processes missing one key compile it once.
+  /// Held from lockKey until release() or destruction; releasing removes
+  /// the lock file. It may also come back not held (stores are off, the
+  /// file system has no flock, or LockTimeout passed): the caller then
+  /// compiles without it.
+  class KeyLock {
+  public:
+    KeyLock() = default;
+    KeyLock(KeyLock &&O) noexcept;
+    KeyLock &operator=(KeyLock &&O) noexcept;
+    ~KeyLock() { release(); }
+    bool held() const { return FD >= 0; }
+    /// Another process held it when lockKey was called.
+    bool waited() const { return Waited; }
+    void release();
+
+  private:
+    friend class DiskCache;
+    int FD = -1;
+    std::string Path;
+    bool Waited = false;
+  };
+  /// Takes \p K's lock, waiting for another process that holds it (at most
+  /// LockTimeout). Callers look the key up again once they hold it.
+  KeyLock lockKey(const CacheKey &K);
+
+  /// Removes stale temp and lock files and, when the entries exceed
+  /// MaxBytes, the least recently used entries (by modification time, which
+  /// lookups refresh at most once an hour). Touches no other file.
+  void prune();
+
+  DiskCacheStats getStats() const;
+
+private:
+  std::optional<Artifact> lookupImpl(const CacheKey &K, std::string *Problem, bool CountMisses);
+  bool ensureDirectory();
+  void disableStores(const std::string &Why);
+  void maybePrune();
+
+  DiskCacheOptions Opts;
+  std::atomic<bool> Writable{true};
+  std::atomic<bool> DirectoryReady{false};
+  std::atomic<int64_t> LastPruneNs{0};
+  struct AtomicStats;
+  std::unique_ptr<AtomicStats> Counters;
+};
+
+} // namespace gridjit
+
+#endif // GRIDJIT_CACHE_DISKCACHE_H

@@ -1,0 +1,248 @@
+//===- CacheEntry.cpp - The on-disk form of a cached artifact -------------===//
+//
+// Part of gridjit. The body, after the header of CacheEntry.h (integers
+// little-endian; str = u32 length + bytes; blob = u64 length + bytes):
+//
+//   str TargetName, str Arch, blob Payload, u32 kernel count, then per kernel:
+//     str Name, u32 parameter count, then per parameter:
+//       str Name, u8 type kind, u8 scalar kind, u8 address space,
+//       u64 array count, u32 Size, u32 Align
+//     u8 Cooperative, u64 StaticSharedBytes, u8 UsesDynamicShared
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Cache/CacheEntry.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/Endian.h"
+
+#include <cstring>
+
+using namespace gridjit;
+namespace endian = llvm::support::endian;
+
+namespace {
+
+class Writer {
+public:
+  std::string Out;
+  void u8(uint8_t V) { Out.push_back(static_cast<char>(V)); }
+  void u32(uint32_t V) {
+    char B[4];
+    endian::write32le(B, V);
+    Out.append(B, 4);
+  }
+  void u64(uint64_t V) {
+    char B[8];
+    endian::write64le(B, V);
+    Out.append(B, 8);
+  }
+  void str(std::string_view S) {
+    u32(static_cast<uint32_t>(S.size()));
+    Out.append(S);
+  }
+  void blob(std::string_view S) {
+    u64(S.size());
+    Out.append(S);
+  }
+};
+
+/// Reads the body; every read checks the bytes left, and Failed records the
+/// first problem so that the caller checks once.
+class Reader {
+public:
+  explicit Reader(std::string_view In) : In(In) {}
+  std::string_view In;
+  const char *Failed = nullptr;
+
+  bool need(uint64_t N, const char *What) {
+    if (Failed)
+      return false;
+    if (N > In.size()) {
+      Failed = What;
+      return false;
+    }
+    return true;
+  }
+  uint8_t u8(const char *What) {
+    if (!need(1, What))
+      return 0;
+    uint8_t V = static_cast<uint8_t>(In[0]);
+    In.remove_prefix(1);
+    return V;
+  }
+  uint32_t u32(const char *What) {
+    if (!need(4, What))
+      return 0;
+    uint32_t V = endian::read32le(In.data());
+    In.remove_prefix(4);
+    return V;
+  }
+  uint64_t u64(const char *What) {
+    if (!need(8, What))
+      return 0;
+    uint64_t V = endian::read64le(In.data());
+    In.remove_prefix(8);
+    return V;
+  }
+  std::string bytes(uint64_t N, const char *What) {
+    if (!need(N, What))
+      return {};
+    std::string S(In.substr(0, N));
+    In.remove_prefix(N);
+    return S;
+  }
+  std::string str(const char *What) { return bytes(u32(What), What); }
+  std::string blob(const char *What) { return bytes(u64(What), What); }
+};
+
+llvm::Error entryError(const llvm::Twine &Why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "invalid cache entry: " + Why);
+}
+
+void encodeType(Writer &W, const Type &T) {
+  W.u8(T.getKind());
+  W.u8(static_cast<uint8_t>(T.getScalarKind()));
+  W.u8(static_cast<uint8_t>(T.getAddrSpace()));
+  W.u64(T.getArrayCount());
+}
+
+/// The type that encodeType wrote, or std::nullopt when the bytes cannot
+/// be one.
+std::optional<Type> decodeType(Reader &R) {
+  uint8_t Kind = R.u8("type");
+  uint8_t Scalar = R.u8("type");
+  uint8_t AS = R.u8("type");
+  uint64_t Count = R.u64("type");
+  if (R.Failed || Scalar > static_cast<uint8_t>(ScalarKind::F64) ||
+      AS > static_cast<uint8_t>(AddrSpace::Local))
+    return std::nullopt;
+  auto S = static_cast<ScalarKind>(Scalar);
+  switch (Kind) {
+  case Type::Void:
+    return Type::getVoid();
+  case Type::Scalar:
+    return Type::getScalar(S);
+  case Type::Pointer:
+    return Type::getPointer(S, static_cast<AddrSpace>(AS));
+  case Type::Array:
+    return Type::getArray(S, Count);
+  default:
+    return std::nullopt;
+  }
+}
+
+std::array<uint8_t, 8> headerChecksum(std::string_view Header88) {
+  return llvm::BLAKE3::hash<8>(llvm::arrayRefFromStringRef(
+      llvm::StringRef(Header88.data(), Header88.size())));
+}
+
+} // namespace
+
+std::string gridjit::encodeCacheEntry(const CacheKey &Key, const Artifact &A) {
+  Writer Body;
+  Body.str(A.TargetName);
+  Body.str(A.Arch);
+  Body.blob(A.Payload);
+  Body.u32(static_cast<uint32_t>(A.Kernels.size()));
+  for (const KernelInfo &K : A.Kernels) {
+    Body.str(K.Name);
+    Body.u32(static_cast<uint32_t>(K.Params.size()));
+    for (const KernelParamInfo &P : K.Params) {
+      Body.str(P.Name);
+      encodeType(Body, P.Ty);
+      Body.u32(P.Size);
+      Body.u32(P.Align);
+    }
+    Body.u8(K.Cooperative);
+    Body.u64(K.StaticSharedBytes);
+    Body.u8(K.UsesDynamicShared);
+  }
+
+  Writer W;
+  W.Out.reserve(CacheEntryHeaderSize + Body.Out.size());
+  W.Out.append(CacheEntryMagic);
+  W.u32(CacheFormatVersion);
+  W.u32(CacheEntryHeaderSize);
+  W.Out.append(reinterpret_cast<const char *>(Key.Bytes.data()), Key.Bytes.size());
+  W.u64(Body.Out.size());
+  auto Sum = llvm::BLAKE3::hash(llvm::arrayRefFromStringRef(Body.Out));
+  W.Out.append(reinterpret_cast<const char *>(Sum.data()), Sum.size());
+  auto HSum = headerChecksum(W.Out);
+  W.Out.append(reinterpret_cast<const char *>(HSum.data()), HSum.size());
+  assert(W.Out.size() == CacheEntryHeaderSize);
+  W.Out += Body.Out;
+  return std::move(W.Out);
+}
+
+llvm::Expected<Artifact> gridjit::decodeCacheEntry(std::string_view Data, const CacheKey &Key) {
+  if (Data.size() < CacheEntryHeaderSize)
+    return entryError("truncated header (" + llvm::Twine(Data.size()) + " bytes)");
+  if (Data.substr(0, CacheEntryMagic.size()) != CacheEntryMagic)
+    return entryError("not a gridjit cache entry (bad magic)");
+  uint32_t Version = endian::read32le(Data.data() + 8);
+  if (Version != CacheFormatVersion)
+    return entryError("format version " + llvm::Twine(Version) + ", expected " +
+                      llvm::Twine(CacheFormatVersion));
+  if (endian::read32le(Data.data() + 12) != CacheEntryHeaderSize)
+    return entryError("unexpected header size");
+  auto HSum = headerChecksum(Data.substr(0, 88));
+  if (std::memcmp(HSum.data(), Data.data() + 88, HSum.size()) != 0)
+    return entryError("header checksum mismatch");
+  if (std::memcmp(Key.Bytes.data(), Data.data() + 16, 32) != 0)
+    return entryError("the entry is for another key");
+  uint64_t BodySize = endian::read64le(Data.data() + 48);
+  std::string_view Body = Data.substr(CacheEntryHeaderSize);
+  if (BodySize != Body.size())
+    return entryError("body is " + llvm::Twine(Body.size()) + " bytes, header says " +
+                      llvm::Twine(BodySize) + " (truncated?)");
+  auto Sum = llvm::BLAKE3::hash(
+      llvm::arrayRefFromStringRef(llvm::StringRef(Body.data(), Body.size())));
+  if (std::memcmp(Sum.data(), Data.data() + 56, Sum.size()) != 0)
+    return entryError("body checksum mismatch");
+
+  Reader R(Body);
+  Artifact A;
+  A.TargetName = R.str("target name");
+  A.Arch = R.str("arch");
+  A.Payload = R.blob("payload");
+  uint32_t NumKernels = R.u32("kernel count");
+  // Each kernel takes at least 18 bytes; a count beyond that is corrupt
+  // (checked before reserving memory for it).
+  if (!R.Failed && NumKernels > R.In.size() / 18)
+    return entryError("kernel count " + llvm::Twine(NumKernels) + " exceeds the data");
+  A.Kernels.reserve(NumKernels);
+  for (uint32_t I = 0; I < NumKernels && !R.Failed; ++I) {
+    KernelInfo K;
+    K.Name = R.str("kernel name");
+    uint32_t NumParams = R.u32("parameter count");
+    if (!R.Failed && NumParams > R.In.size() / 23)
+      return entryError("parameter count " + llvm::Twine(NumParams) + " exceeds the data");
+    for (uint32_t J = 0; J < NumParams && !R.Failed; ++J) {
+      KernelParamInfo P;
+      P.Name = R.str("parameter name");
+      std::optional<Type> Ty = decodeType(R);
+      if (!R.Failed && !Ty)
+        return entryError("bad parameter type");
+      if (Ty)
+        P.Ty = *Ty;
+      P.Size = R.u32("parameter size");
+      P.Align = R.u32("parameter alignment");
+      K.Params.push_back(std::move(P));
+    }
+    uint8_t Coop = R.u8("cooperative flag");
+    K.StaticSharedBytes = R.u64("shared bytes");
+    uint8_t Dyn = R.u8("dynamic shared flag");
+    if (!R.Failed && (Coop > 1 || Dyn > 1))
+      return entryError("bad flag");
+    K.Cooperative = Coop;
+    K.UsesDynamicShared = Dyn;
+    A.Kernels.push_back(std::move(K));
+  }
+  if (R.Failed)
+    return entryError(llvm::Twine("body ends inside ") + R.Failed);
+  if (!R.In.empty())
+    return entryError("trailing bytes after the body");
+  return A;
+}

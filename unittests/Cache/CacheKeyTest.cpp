@@ -1,0 +1,196 @@
+//===- CacheKeyTest.cpp - What the cache key depends on, and what not -----===//
+//
+// Part of gridjit. The same module written with other spacing, comments or
+// number spellings has the same key; a change of the module, target,
+// architecture, opt level, any version component or the lowering registry
+// gives another key.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cache/CacheTestUtil.h"
+#include "gridjit/Cache/CacheKey.h"
+#include "gridjit/Compiler/Compiler.h"
+
+#include "gtest/gtest.h"
+
+#include <set>
+
+using namespace gridjit;
+using namespace gridjit::testing;
+
+namespace {
+
+const char *Saxpy = "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {\n"
+                    "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
+                    "  if i < n { y[i] = a * x[i] + y[i]; }\n"
+                    "}\n";
+
+/// Saxpy, respaced, commented, with redundant parentheses.
+const char *SaxpyRespelled = "// the same kernel\n"
+                             "kernel   saxpy( n : i32,a: f32,\n"
+                             "   x: ptr<f32>, y: ptr<f32>)\n"
+                             "{ let i: i32 = (block_idx.x * block_dim.x) + thread_idx.x; // index\n"
+                             "  if (i < n) {\n"
+                             "    y[i] = (a * x[i]) + y[i];\n"
+                             "  }\n"
+                             "}";
+
+CacheKey keyOf(Compiler &C, const std::string &Text, CompileRequest Req = {}) {
+  auto K = C.computeKey(Text, "t.kir", Req);
+  if (!K) {
+    ADD_FAILURE() << llvm::toString(K.takeError());
+    return {};
+  }
+  return *K;
+}
+
+TEST(CacheKeyTest, SpacingCommentsAndParenthesesDoNotMatter) {
+  auto C = makeCompiler("");
+  ASSERT_TRUE(C);
+  EXPECT_EQ(keyOf(*C, Saxpy), keyOf(*C, SaxpyRespelled));
+  // ... and the compiled module is the same object: the second is a hit.
+  CompileInfo I1, I2;
+  auto A = C->compile(Saxpy, "a.kir", {}, &I1);
+  ASSERT_TRUE(static_cast<bool>(A)) << llvm::toString(A.takeError());
+  auto B = C->compile(SaxpyRespelled, "b.kir", {}, &I2);
+  ASSERT_TRUE(static_cast<bool>(B)) << llvm::toString(B.takeError());
+  EXPECT_EQ(I1.Outcome, CacheOutcome::Compiled);
+  EXPECT_EQ(I2.Outcome, CacheOutcome::MemoryHit);
+  EXPECT_EQ(A->get(), B->get());
+  EXPECT_EQ(C->getStats().Compiles, 1u);
+}
+
+TEST(CacheKeyTest, BufferNameDoesNotMatter) {
+  auto C = makeCompiler("");
+  ASSERT_TRUE(C);
+  auto A = C->computeKey(Saxpy, "one.kir");
+  auto B = C->computeKey(Saxpy, "two.kir");
+  ASSERT_TRUE(A && B);
+  EXPECT_EQ(*A, *B);
+}
+
+TEST(CacheKeyTest, ModuleChangesMiss) {
+  auto C = makeCompiler("");
+  ASSERT_TRUE(C);
+  std::string Base = Saxpy;
+  std::set<std::string> Keys;
+  Keys.insert(keyOf(*C, Base).hex());
+  auto Variant = [&](std::string From, std::string To) {
+    std::string T = Base;
+    size_t Pos = T.find(From);
+    ASSERT_NE(Pos, std::string::npos) << From;
+    T.replace(Pos, From.size(), To);
+    EXPECT_TRUE(Keys.insert(keyOf(*C, T).hex()).second) << "same key after " << From << " -> "
+                                                         << To;
+  };
+  Variant("saxpy", "saxpy2");          // a name
+  Variant("a * x[i]", "a * x[i + 1]"); // an expression
+  Variant("i < n", "i <= n");          // an operator
+  Variant("thread_idx.x", "thread_idx.y"); // a builtin field
+}
+
+TEST(CacheKeyTest, TargetArchOptLevelAndRegistryMiss) {
+  auto Sm80 = nvptxTarget();
+  NVPTXTargetOptions O90;
+  O90.Arch = "sm_90";
+  auto Sm90 = createNVPTXTarget(O90);
+  ASSERT_TRUE(static_cast<bool>(Sm90)) << llvm::toString(Sm90.takeError());
+  NVPTXTargetOptions OOmit;
+  OOmit.OmitLowerings = {Op::BuiltinPopc};
+  auto Omit = createNVPTXTarget(OOmit);
+  ASSERT_TRUE(static_cast<bool>(Omit)) << llvm::toString(Omit.takeError());
+
+  std::set<std::string> Keys;
+  auto Add = [&](std::shared_ptr<const Target> T, unsigned Opt, const char *What) {
+    auto C = makeCompiler("", nullptr, {T});
+    ASSERT_TRUE(C);
+    CompileRequest R;
+    R.OptLevel = Opt;
+    EXPECT_TRUE(Keys.insert(keyOf(*C, Saxpy, R).hex()).second) << What;
+  };
+  for (unsigned Opt = 0; Opt <= 3; ++Opt)
+    Add(Sm80, Opt, "opt level");
+  Add(std::shared_ptr<const Target>(std::move(*Sm90)), 3, "sm_90");
+  // A registry without one lowering (an op saxpy does not even use).
+  Add(std::shared_ptr<const Target>(std::move(*Omit)), 3, "registry");
+  std::string Why;
+  if (auto Host = hostTarget(&Why))
+    Add(Host, 3, "host target");
+}
+
+TEST(CacheKeyTest, EveryComponentChangesTheKey) {
+  CacheKeyInputs Base;
+  Base.GridjitVersion = "0.1.0";
+  Base.GridjitBuild = "abc";
+  Base.LLVMVersion = "19.1.7";
+  Base.TargetName = "nvptx";
+  Base.Arch = "sm_80";
+  Base.TargetFingerprint = "tf";
+  Base.RegistryFingerprint = "rf";
+  Base.Options = "opt=3;";
+  Base.CanonicalModule = "kernel k() {\n}\n";
+  std::set<std::string> Keys{computeCacheKey(Base).hex()};
+  auto Change = [&](auto Field, const char *What) {
+    CacheKeyInputs In = Base;
+    Field(In);
+    EXPECT_TRUE(Keys.insert(computeCacheKey(In).hex()).second) << What;
+  };
+  Change([](CacheKeyInputs &I) { I.FormatVersion++; }, "format version");
+  Change([](CacheKeyInputs &I) { I.GridjitVersion = "0.1.1"; }, "gridjit version");
+  Change([](CacheKeyInputs &I) { I.GridjitBuild = "abd"; }, "gridjit build");
+  Change([](CacheKeyInputs &I) { I.LLVMVersion = "19.1.8"; }, "LLVM version");
+  Change([](CacheKeyInputs &I) { I.TargetName = "host"; }, "target");
+  Change([](CacheKeyInputs &I) { I.Arch = "sm_90"; }, "arch");
+  Change([](CacheKeyInputs &I) { I.TargetFingerprint = "tg"; }, "target fingerprint");
+  Change([](CacheKeyInputs &I) { I.RegistryFingerprint = "rg"; }, "registry");
+  Change([](CacheKeyInputs &I) { I.Options = "opt=2;"; }, "options");
+  Change([](CacheKeyInputs &I) { I.CanonicalModule += " "; }, "module");
+  // Fields do not run together: moving a byte from one to the next differs.
+  Change(
+      [](CacheKeyInputs &I) {
+        I.TargetName = "nvpt";
+        I.Arch = "xsm_80";
+      },
+      "field boundary");
+}
+
+TEST(CacheKeyTest, EncodingIsStable) {
+  // The key of fixed inputs. If this changes, the key's encoding changed:
+  // bump CacheFormatVersion (and update this value).
+  CacheKeyInputs In;
+  In.FormatVersion = 1;
+  In.GridjitVersion = "0.1.0";
+  In.GridjitBuild = "";
+  In.LLVMVersion = "19.1.7";
+  In.TargetName = "nvptx";
+  In.Arch = "sm_80";
+  In.TargetFingerprint = "f";
+  In.RegistryFingerprint = "r";
+  In.Options = "opt=3;";
+  In.CanonicalModule = "kernel k() {\n}\n";
+  EXPECT_EQ(computeCacheKey(In).hex(), "b045e5f46471ecff4c496fe83f25456203cd19d941f276a723e912c61d99f410");
+}
+
+TEST(CacheKeyTest, CurrentBuildComponents) {
+  EXPECT_FALSE(getGridjitVersion().empty());
+  EXPECT_EQ(getLLVMVersion().substr(0, 3), "19.");
+  // Linux toolchains put a GNU build id in every binary by default.
+  EXPECT_GE(getGridjitBuildId().size(), 16u);
+  CompileOptions O;
+  O.OptLevel = 2;
+  EXPECT_EQ(encodeCompileOptions(O), "opt=2;");
+}
+
+TEST(CacheKeyTest, HexRoundTrip) {
+  CacheKey K;
+  for (unsigned I = 0; I < 32; ++I)
+    K.Bytes[I] = static_cast<uint8_t>(I * 37);
+  CacheKey Back;
+  ASSERT_TRUE(CacheKey::fromHex(K.hex(), Back));
+  EXPECT_EQ(K, Back);
+  EXPECT_FALSE(CacheKey::fromHex("abc", Back));
+  EXPECT_FALSE(CacheKey::fromHex(std::string(64, 'G'), Back));
+  EXPECT_FALSE(CacheKey::fromHex(std::string(64, 'A'), Back)); // lower case only
+}
+
+} // namespace

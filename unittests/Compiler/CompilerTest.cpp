@@ -1,0 +1,416 @@
+//===- CompilerTest.cpp - The front door: results, caching, concurrency ---===//
+//
+// Part of gridjit. Among them the regression tests of the two failures the
+// cache exists to prevent: many threads calling a kernel's first compile at
+// once with the disk cache on get one compilation and no error; and
+// 16 threads x 1000 requests over 50 kernels give exactly 50 compiles.
+// Run these under TSan too (GRIDJIT_SANITIZE=thread).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cache/CacheTestUtil.h"
+#include "gridjit/Compiler/Compiler.h"
+#include "gridjit/IR/Printer.h"
+#include "gridjit/Parse/Parser.h"
+#include "gridjit/Sema/Verifier.h"
+#include "gridjit/Support/Diagnostics.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <latch>
+#include <thread>
+
+using namespace gridjit;
+using namespace gridjit::testing;
+namespace fs = llvm::sys::fs;
+
+namespace {
+
+const char *Saxpy = "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {\n"
+                    "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
+                    "  if i < n { y[i] = a * x[i] + y[i]; }\n"
+                    "}\n";
+
+/// The names of the files in \p Dir.
+std::vector<std::string> listDir(const std::string &Dir) {
+  std::vector<std::string> Names;
+  std::error_code EC;
+  for (fs::directory_iterator It(Dir, EC), End; It != End && !EC; It.increment(EC))
+    Names.push_back(llvm::sys::path::filename(It->path()).str());
+  return Names;
+}
+
+TEST(CompilerTest, CompilesAndDescribesKernels) {
+  auto C = makeCompiler("");
+  ASSERT_TRUE(C);
+  CompileInfo I;
+  auto M = C->compile(Saxpy, "saxpy.kir", {}, &I);
+  ASSERT_TRUE(static_cast<bool>(M)) << llvm::toString(M.takeError());
+  const Artifact &A = (*M)->Art;
+  EXPECT_EQ(A.TargetName, "nvptx");
+  EXPECT_EQ(A.Arch, "sm_80");
+  EXPECT_NE(A.Payload.find(".entry saxpy"), std::string::npos);
+  ASSERT_EQ(A.Kernels.size(), 1u);
+  EXPECT_EQ(A.Kernels[0].Params.size(), 4u);
+  EXPECT_EQ(I.Outcome, CacheOutcome::Compiled);
+  EXPECT_EQ(I.Key, (*M)->Key);
+  EXPECT_GT(I.Times.ParseMs, 0);
+  EXPECT_GT(I.Times.CodegenMs, 0);
+  EXPECT_GE(I.TotalMs, I.Times.CodegenMs);
+}
+
+TEST(CompilerTest, SecondRequestIsAMemoryHitWithoutParsing) {
+  auto C = makeCompiler("");
+  ASSERT_TRUE(C);
+  auto A = C->compile(Saxpy, "saxpy.kir");
+  ASSERT_TRUE(static_cast<bool>(A));
+  CompileInfo I;
+  auto B = C->compile(Saxpy, "saxpy.kir", {}, &I);
+  ASSERT_TRUE(static_cast<bool>(B));
+  EXPECT_EQ(A->get(), B->get());
+  EXPECT_EQ(I.Outcome, CacheOutcome::MemoryHit);
+  EXPECT_EQ(I.Times.ParseMs, 0); // the text memo answered
+  CompilerStats S = C->getStats();
+  EXPECT_EQ(S.Requests, 2u);
+  EXPECT_EQ(S.MemoryHits, 1u);
+  EXPECT_EQ(S.Compiles, 1u);
+}
+
+TEST(CompilerTest, DiskHitInAFreshCompiler) {
+  TempDir Dir;
+  auto C1 = makeCompiler(Dir.path());
+  auto A = C1->compile(Saxpy, "saxpy.kir");
+  ASSERT_TRUE(static_cast<bool>(A));
+  auto C2 = makeCompiler(Dir.path());
+  CompileInfo I;
+  auto B = C2->compile(Saxpy, "saxpy.kir", {}, &I);
+  ASSERT_TRUE(static_cast<bool>(B)) << llvm::toString(B.takeError());
+  EXPECT_EQ(I.Outcome, CacheOutcome::DiskHit);
+  EXPECT_EQ(C2->getStats().Compiles, 0u);
+  EXPECT_EQ(C2->getStats().DiskHits, 1u);
+  EXPECT_EQ((*A)->Art.Payload, (*B)->Art.Payload);
+  EXPECT_EQ((*A)->Key, (*B)->Key);
+  // No lock or temp file is left behind.
+  for (const std::string &N : listDir(Dir.path()))
+    EXPECT_TRUE(llvm::StringRef(N).ends_with(".gjc")) << N;
+}
+
+TEST(CompilerTest, NoDiskCacheWritesNothing) {
+  TempDir Dir;
+  CompilerOptions O;
+  O.Targets = {nvptxTarget()};
+  O.UseDiskCache = false;
+  O.CacheDir = Dir.path();
+  auto C = Compiler::create(O);
+  ASSERT_TRUE(static_cast<bool>(C));
+  ASSERT_TRUE(static_cast<bool>((*C)->compile(Saxpy, "s.kir")));
+  EXPECT_TRUE(listDir(Dir.path()).empty());
+  EXPECT_EQ((*C)->getCacheDirectory(), "");
+}
+
+// Regression test: 16 threads call the first compile of one kernel at the
+// same moment, with the disk cache on. One compile, no errors, no warnings,
+// everyone gets the same module. Repeated on fresh directories to give a
+// race more chances to show.
+TEST(CompilerTest, SixteenThreadsFirstCompileOneCompilation) {
+  std::string GridSync = readExample("grid_sync.kir");
+  for (unsigned Round = 0; Round < 5; ++Round) {
+    TempDir Dir;
+    std::vector<std::string> Warnings;
+    auto C = makeCompiler(Dir.path(), &Warnings);
+    ASSERT_TRUE(C);
+    constexpr unsigned N = 16;
+    std::latch Start(N);
+    std::vector<const CompiledModule *> Got(N, nullptr);
+    std::vector<std::string> Errors(N);
+    std::vector<std::thread> Threads;
+    for (unsigned T = 0; T < N; ++T)
+      Threads.emplace_back([&, T] {
+        Start.arrive_and_wait();
+        auto M = C->compile(GridSync, "grid_sync.kir");
+        if (!M)
+          Errors[T] = llvm::toString(M.takeError());
+        else
+          Got[T] = M->get();
+      });
+    for (std::thread &T : Threads)
+      T.join();
+    for (unsigned T = 0; T < N; ++T) {
+      EXPECT_EQ(Errors[T], "") << "thread " << T;
+      EXPECT_EQ(Got[T], Got[0]) << "thread " << T;
+    }
+    CompilerStats S = C->getStats();
+    EXPECT_EQ(S.Compiles, 1u) << "round " << Round;
+    EXPECT_EQ(S.CompileFailures, 0u);
+    EXPECT_EQ(S.Disk.Stores, 1u);
+    EXPECT_TRUE(Warnings.empty());
+    ASSERT_NE(Got[0], nullptr);
+    ASSERT_EQ(Got[0]->Art.Kernels.size(), 1u);
+    EXPECT_TRUE(Got[0]->Art.Kernels[0].Cooperative);
+    std::vector<std::string> Files = listDir(Dir.path());
+    ASSERT_EQ(Files.size(), 1u);
+    EXPECT_EQ(Files[0], "gridjit-" + Got[0]->Key.hex() + ".gjc");
+  }
+}
+
+// 16 threads x 1000 requests over 50 kernels: exactly 50 compiles. A third
+// of the requests spell their kernel differently (a comment and extra
+// spaces), which takes the full parse-verify-key path instead of the text
+// memo, and must still hit.
+TEST(CompilerTest, SixteenThreadsThousandRequestsFiftyKernels) {
+  TempDir Dir;
+  auto C = makeCompiler(Dir.path());
+  ASSERT_TRUE(C);
+  constexpr unsigned NumKernels = 50, NumThreads = 16, PerThread = 1000;
+  std::vector<std::string> Texts, Respelled;
+  for (unsigned I = 0; I < NumKernels; ++I) {
+    Texts.push_back(makeKernel(I));
+    Respelled.push_back("// kernel " + std::to_string(I) + "\n  " + makeKernel(I) + "\n\n");
+  }
+  std::vector<std::atomic<const CompiledModule *>> First(NumKernels);
+  for (auto &F : First)
+    F = nullptr;
+  std::atomic<unsigned> Errors{0}, Mismatches{0};
+  std::latch Start(NumThreads);
+  std::vector<std::thread> Threads;
+  for (unsigned T = 0; T < NumThreads; ++T)
+    Threads.emplace_back([&, T] {
+      Start.arrive_and_wait();
+      for (unsigned J = 0; J < PerThread; ++J) {
+        unsigned K = (J * 7 + T * 13) % NumKernels;
+        const std::string &Text = (J % 3 == 0) ? Respelled[K] : Texts[K];
+        auto M = C->compile(Text, "k.kir");
+        if (!M) {
+          llvm::consumeError(M.takeError());
+          ++Errors;
+          continue;
+        }
+        const CompiledModule *Expected = nullptr;
+        if (!First[K].compare_exchange_strong(Expected, M->get()) && Expected != M->get())
+          ++Mismatches;
+        if ((*M)->Art.Kernels.size() != 1 || (*M)->Art.Kernels[0].Name != "k" + std::to_string(K))
+          ++Mismatches;
+      }
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  CompilerStats S = C->getStats();
+  EXPECT_EQ(Errors.load(), 0u);
+  EXPECT_EQ(Mismatches.load(), 0u);
+  EXPECT_EQ(S.Compiles, NumKernels);
+  EXPECT_EQ(S.Requests, uint64_t(NumThreads) * PerThread);
+  EXPECT_EQ(S.Disk.Stores, NumKernels);
+  EXPECT_EQ(S.MemoryHits + S.SharedWaits + S.Compiles, S.Requests);
+}
+
+// A failing compile reaches every request that waited for it, and is not
+// cached: the next request compiles (and fails) again. The waiters are made
+// to queue up behind the leader by holding the key's disk lock, as another
+// process compiling it would.
+TEST(CompilerTest, FailureIsDeliveredToEveryWaiterAndNotCached) {
+  NVPTXTargetOptions TO;
+  TO.OmitLowerings = {Op::Mul};
+  auto Broken = createNVPTXTarget(TO);
+  ASSERT_TRUE(static_cast<bool>(Broken)) << llvm::toString(Broken.takeError());
+  std::shared_ptr<const Target> BT(std::move(*Broken));
+  TempDir Dir;
+  auto C = makeCompiler(Dir.path(), nullptr, {BT});
+  ASSERT_TRUE(C);
+  auto Key = C->computeKey(Saxpy, "saxpy.kir");
+  ASSERT_TRUE(static_cast<bool>(Key));
+
+  DiskCacheOptions DO;
+  DO.Dir = Dir.path();
+  DiskCache OtherProcess(DO);
+  DiskCache::KeyLock Held = OtherProcess.lockKey(*Key);
+  ASSERT_TRUE(Held.held());
+
+  constexpr unsigned N = 8;
+  std::vector<std::string> Errors(N);
+  std::vector<char> IsDiagnostic(N, 0); // not vector<bool>: threads write neighbours
+  std::vector<std::thread> Threads;
+  for (unsigned T = 0; T < N; ++T)
+    Threads.emplace_back([&, T] {
+      auto M = C->compile(Saxpy, "saxpy.kir");
+      if (M) {
+        Errors[T] = "succeeded";
+        return;
+      }
+      llvm::handleAllErrors(M.takeError(), [&](const DiagnosticError &D) {
+        IsDiagnostic[T] = 1;
+        std::string S;
+        llvm::raw_string_ostream OS(S);
+        D.log(OS);
+        Errors[T] = S;
+      });
+    });
+  // Let the leader reach the lock and the others queue behind it.
+  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (C->getStats().Disk.LockWaits == 0 && std::chrono::steady_clock::now() < Deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(C->getStats().Disk.LockWaits, 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Held.release();
+  for (std::thread &T : Threads)
+    T.join();
+
+  CompilerStats S = C->getStats();
+  EXPECT_EQ(S.Compiles, 1u);
+  EXPECT_EQ(S.CompileFailures, 1u);
+  EXPECT_EQ(S.SharedWaits, N - 1);
+  for (unsigned T = 0; T < N; ++T) {
+    EXPECT_TRUE(IsDiagnostic[T]) << T;
+    EXPECT_EQ(Errors[T], Errors[0]) << T;
+  }
+  EXPECT_NE(Errors[0].find("saxpy.kir:2:"), std::string::npos) << Errors[0];
+  EXPECT_NE(Errors[0].find("no lowering for 'mul' on target 'nvptx'"), std::string::npos)
+      << Errors[0];
+
+  // Not cached as a success, in memory or on disk.
+  auto Again = C->compile(Saxpy, "saxpy.kir");
+  ASSERT_FALSE(static_cast<bool>(Again));
+  llvm::consumeError(Again.takeError());
+  EXPECT_EQ(C->getStats().Compiles, 2u);
+  EXPECT_TRUE(listDir(Dir.path()).empty());
+}
+
+TEST(CompilerTest, CompileAsync) {
+  auto C = makeCompiler("");
+  ASSERT_TRUE(C);
+  std::vector<std::future<llvm::Expected<CompiledModuleRef>>> Futures;
+  for (unsigned I = 0; I < 100; ++I)
+    Futures.push_back(C->compileAsync(makeKernel(I % 10), "k.kir"));
+  // Before get(): a synchronisation ThreadSanitizer can see. In a TSan
+  // build LLVM is not instrumented, and libLLVMSupport (linked whole into
+  // libgridjit) brings its own, uninstrumented copies of libstdc++'s inline
+  // promise machinery (_State_baseV2::_M_set_result), which the linker
+  // keeps; the release that publishes a promise's value is then invisible
+  // to TSan and future::get() alone is reported as a race (a false
+  // positive). waitForAsync synchronises through gridjit's own mutex.
+  C->waitForAsync();
+  for (unsigned I = 0; I < 100; ++I) {
+    auto M = Futures[I].get();
+    ASSERT_TRUE(static_cast<bool>(M)) << llvm::toString(M.takeError());
+    EXPECT_EQ((*M)->Art.Kernels[0].Name, "k" + std::to_string(I % 10));
+  }
+  EXPECT_EQ(C->getStats().Compiles, 10u);
+  // An error arrives through the future too.
+  auto BadFuture = C->compileAsync("kernel k( {", "bad.kir");
+  C->waitForAsync();
+  auto Bad = BadFuture.get();
+  ASSERT_FALSE(static_cast<bool>(Bad));
+  EXPECT_NE(llvm::toString(Bad.takeError()).find("bad.kir:1:"), std::string::npos);
+}
+
+TEST(CompilerTest, DestroyingWaitsForAsyncCompiles) {
+  std::vector<std::future<llvm::Expected<CompiledModuleRef>>> Futures;
+  {
+    auto C = makeCompiler("");
+    for (unsigned I = 0; I < 8; ++I)
+      Futures.push_back(C->compileAsync(makeKernel(I), "k.kir"));
+  }
+  for (auto &F : Futures) {
+    auto M = F.get();
+    EXPECT_TRUE(static_cast<bool>(M));
+    if (!M)
+      llvm::consumeError(M.takeError());
+  }
+}
+
+TEST(CompilerTest, MemoryCacheIsBoundedLRU) {
+  CompilerOptions O;
+  O.Targets = {nvptxTarget()};
+  O.UseDiskCache = false;
+  O.MemoryCacheCapacity = 2;
+  auto C = Compiler::create(O);
+  ASSERT_TRUE(static_cast<bool>(C));
+  auto K0 = (*C)->compile(makeKernel(0), "k.kir");
+  ASSERT_TRUE(static_cast<bool>(K0));
+  ASSERT_TRUE(static_cast<bool>((*C)->compile(makeKernel(1), "k.kir")));
+  ASSERT_TRUE(static_cast<bool>((*C)->compile(makeKernel(0), "k.kir"))); // k0 most recent
+  ASSERT_TRUE(static_cast<bool>((*C)->compile(makeKernel(2), "k.kir"))); // evicts k1
+  EXPECT_EQ((*C)->getStats().Evictions, 1u);
+  CompileInfo I;
+  ASSERT_TRUE(static_cast<bool>((*C)->compile(makeKernel(0), "k.kir", {}, &I)));
+  EXPECT_EQ(I.Outcome, CacheOutcome::MemoryHit);
+  ASSERT_TRUE(static_cast<bool>((*C)->compile(makeKernel(1), "k.kir", {}, &I)));
+  EXPECT_EQ(I.Outcome, CacheOutcome::Compiled);
+  EXPECT_EQ((*C)->getStats().Compiles, 4u);
+  // An evicted module stays valid for whoever holds it.
+  (*C)->clearMemoryCache();
+  EXPECT_EQ((*K0)->Art.Kernels[0].Name, "k0");
+}
+
+TEST(CompilerTest, BuiltModulesAreKeyedByTheirCanonicalPrint) {
+  auto C = makeCompiler("");
+  auto M = parseAndVerify(Saxpy, "saxpy.kir");
+  ASSERT_TRUE(static_cast<bool>(M));
+  auto Text = C->compile(Saxpy, "saxpy.kir");
+  ASSERT_TRUE(static_cast<bool>(Text));
+  CompileInfo I;
+  auto Built = C->compile(**M, {}, &I);
+  ASSERT_TRUE(static_cast<bool>(Built)) << llvm::toString(Built.takeError());
+  EXPECT_EQ(I.Outcome, CacheOutcome::MemoryHit);
+  EXPECT_EQ(Text->get(), Built->get());
+
+  auto Unverified = parseModule(Saxpy, "saxpy.kir");
+  ASSERT_TRUE(static_cast<bool>(Unverified));
+  auto R = C->compile(**Unverified);
+  ASSERT_FALSE(static_cast<bool>(R));
+  EXPECT_NE(llvm::toString(R.takeError()).find("not verified"), std::string::npos);
+}
+
+TEST(CompilerTest, RequestErrors) {
+  auto C = makeCompiler("");
+  CompileRequest R;
+  R.Target = "tpu";
+  auto A = C->compile(Saxpy, "s.kir", R);
+  ASSERT_FALSE(static_cast<bool>(A));
+  EXPECT_NE(llvm::toString(A.takeError()).find("no target 'tpu' (it has: nvptx)"),
+            std::string::npos);
+  CompileRequest O;
+  O.OptLevel = 4;
+  auto B = C->compile(Saxpy, "s.kir", O);
+  ASSERT_FALSE(static_cast<bool>(B));
+  EXPECT_NE(llvm::toString(B.takeError()).find("optimisation level 4"), std::string::npos);
+  // Source errors are the front end's located diagnostics, and uncached.
+  for (unsigned I = 0; I < 2; ++I) {
+    auto D = C->compile("kernel k() { let x: i32 = true; }", "bad.kir");
+    ASSERT_FALSE(static_cast<bool>(D));
+    bool Diag = false;
+    llvm::handleAllErrors(D.takeError(), [&](const DiagnosticError &) { Diag = true; });
+    EXPECT_TRUE(Diag);
+  }
+  EXPECT_EQ(C->getStats().Compiles, 0u);
+
+  CompilerOptions Two;
+  Two.Targets = {nvptxTarget(), nvptxTarget()};
+  auto Dup = Compiler::create(Two);
+  ASSERT_FALSE(static_cast<bool>(Dup));
+  EXPECT_NE(llvm::toString(Dup.takeError()).find("two targets named 'nvptx'"), std::string::npos);
+}
+
+TEST(CompilerTest, SeveralTargets) {
+  std::string Why;
+  auto Host = hostTarget(&Why);
+  if (!Host)
+    GTEST_SKIP() << "no host target: " << Why;
+  auto C = makeCompiler("", nullptr, {Host, nvptxTarget()});
+  ASSERT_TRUE(C);
+  CompileRequest R;
+  R.Target = "nvptx";
+  auto P = C->compile(Saxpy, "s.kir", R);
+  ASSERT_TRUE(static_cast<bool>(P)) << llvm::toString(P.takeError());
+  EXPECT_EQ((*P)->Art.TargetName, "nvptx");
+  auto H = C->compile(Saxpy, "s.kir"); // the first target
+  ASSERT_TRUE(static_cast<bool>(H)) << llvm::toString(H.takeError());
+  EXPECT_EQ((*H)->Art.TargetName, "host");
+  EXPECT_NE((*H)->Key, (*P)->Key);
+  EXPECT_EQ(C->getStats().Compiles, 2u);
+}
+
+} // namespace
