@@ -305,11 +305,7 @@ Expected<Value *> lowerPopc(LoweringContext &C, const OpArgs &A) {
 } // namespace
 
 llvm::Error gridjit::registerCommonLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit) {
-  struct Entry {
-    Op O;
-    LowerFn Fn;
-  };
-  const Entry Table[] = {
+  const LoweringEntry Table[] = {
       {Op::Add, lowerAdd},
       {Op::Sub, lowerSub},
       {Op::Mul, lowerMul},
@@ -358,11 +354,5 @@ llvm::Error gridjit::registerCommonLowerings(LoweringRegistry &R, llvm::ArrayRef
       {Op::BuiltinClz, lowerClz},
       {Op::BuiltinPopc, lowerPopc},
   };
-  for (const Entry &E : Table) {
-    if (llvm::is_contained(Omit, E.O))
-      continue;
-    if (llvm::Error Err = R.add(E.O, E.Fn))
-      return Err;
-  }
-  return llvm::Error::success();
+  return R.addAll(Table, Omit);
 }

@@ -6,6 +6,7 @@
 
 #include "gridjit/Lower/LoweringRegistry.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/BLAKE3.h"
 
@@ -86,6 +87,17 @@ llvm::Error LoweringRegistry::add(Op O, LowerFn Fn, unsigned Version) {
                                    TargetName.c_str(), std::string(opName(O)).c_str());
   E.Fn = Fn;
   E.Version = Version;
+  return llvm::Error::success();
+}
+
+llvm::Error LoweringRegistry::addAll(llvm::ArrayRef<LoweringEntry> Table,
+                                     llvm::ArrayRef<Op> Omit) {
+  for (const LoweringEntry &E : Table) {
+    if (llvm::is_contained(Omit, E.O))
+      continue;
+    if (llvm::Error Err = add(E.O, E.Fn, E.Version))
+      return Err;
+  }
   return llvm::Error::success();
 }
 

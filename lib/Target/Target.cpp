@@ -5,8 +5,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "gridjit/Target/Target.h"
+#include "Pipeline.h"
 
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -75,4 +78,45 @@ llvm::Expected<Artifact> Target::compile(const Module &M, const CompileOptions &
   A.Payload = std::move(*Payload);
   A.Kernels = describeKernels(M);
   return A;
+}
+
+llvm::Error gridjit::runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &TM,
+                                        unsigned OptLevel,
+                                        const llvm::PipelineTuningOptions &PTO) {
+  llvm::LoopAnalysisManager LAM;
+  llvm::FunctionAnalysisManager FAM;
+  llvm::CGSCCAnalysisManager CGAM;
+  llvm::ModuleAnalysisManager MAM;
+  llvm::PassBuilder PB(&TM, PTO);
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  llvm::OptimizationLevel Levels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+                                      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  llvm::OptimizationLevel L = Levels[std::min(OptLevel, 3u)];
+  llvm::ModulePassManager MPM =
+      OptLevel == 0 ? PB.buildO0DefaultPipeline(L) : PB.buildPerModuleDefaultPipeline(L);
+  MPM.run(IR, MAM);
+  std::string Problems;
+  llvm::raw_string_ostream OS(Problems);
+  if (llvm::verifyModule(IR, &OS))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: optimisation produced invalid LLVM IR:\n%s",
+                                   Problems.c_str());
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::string> gridjit::runBackend(llvm::Module &IR, llvm::TargetMachine &TM,
+                                                llvm::CodeGenFileType Type) {
+  llvm::SmallString<0> Out;
+  llvm::raw_svector_ostream OS(Out);
+  llvm::legacy::PassManager PM;
+  if (TM.addPassesToEmitFile(PM, OS, nullptr, Type))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the %s backend cannot emit this file type",
+                                   TM.getTargetTriple().getArchName().str().c_str());
+  PM.run(IR);
+  return std::string(Out.str());
 }

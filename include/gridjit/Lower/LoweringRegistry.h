@@ -99,6 +99,13 @@ struct OpArgs {
 /// A lowering returns the op's value (null for ops without one) or an error.
 using LowerFn = llvm::Expected<llvm::Value *> (*)(LoweringContext &Ctx, const OpArgs &Args);
 
+/// One row of a target's registration table.
+struct LoweringEntry {
+  Op O;
+  LowerFn Fn;
+  unsigned Version = 1;
+};
+
 /// The table of one target. Thread-safe after freeze(): lookups read an
 /// immutable array.
 class LoweringRegistry {
@@ -112,6 +119,9 @@ public:
   /// artifacts made by the old one are not reused). Errors: the registry is
   /// frozen, or \p O already has a lowering.
   llvm::Error add(Op O, LowerFn Fn, unsigned Version = 1);
+  /// add() for every row of \p Table except the ops in \p Omit (a hook
+  /// for tests that need a target without some lowering).
+  llvm::Error addAll(llvm::ArrayRef<LoweringEntry> Table, llvm::ArrayRef<Op> Omit = {});
   /// Makes the registry immutable. Idempotent.
   void freeze() { Frozen.store(true, std::memory_order_release); }
   bool isFrozen() const { return Frozen.load(std::memory_order_acquire); }

@@ -267,11 +267,7 @@ llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::Arra
   CommonOmit.push_back(Op::LocalArray);
   if (llvm::Error E = registerCommonLowerings(R, CommonOmit))
     return E;
-  struct Entry {
-    Op O;
-    LowerFn Fn;
-  };
-  const Entry Table[] = {
+  const LoweringEntry Table[] = {
       {Op::ThreadIdx, lowerThreadIdx},
       {Op::BlockIdx, lowerBlockIdx},
       {Op::BlockDim, lowerBlockDim},
@@ -305,13 +301,7 @@ llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::Arra
       {Op::BuiltinTanh, lowerTanh},
       {Op::BuiltinPow, lowerPow},
   };
-  for (const Entry &E : Table) {
-    if (llvm::is_contained(Omit, E.O))
-      continue;
-    if (llvm::Error Err = R.add(E.O, E.Fn))
-      return Err;
-  }
-  return llvm::Error::success();
+  return R.addAll(Table, Omit);
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,7 @@
 #include "HostLowering.h"
 
 #include "gridjit/Target/Target.h"
+#include "../Pipeline.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -128,47 +129,18 @@ HostTarget::createTargetMachine(const CompileOptions &Opts) const {
 
 llvm::Error HostTarget::optimize(llvm::Module &IR, llvm::TargetMachine &TM,
                                  const CompileOptions &Opts) const {
-  llvm::LoopAnalysisManager LAM;
-  llvm::FunctionAnalysisManager FAM;
-  llvm::CGSCCAnalysisManager CGAM;
-  llvm::ModuleAnalysisManager MAM;
   llvm::PipelineTuningOptions PTO;
   // Thread loops are what the host target is built around: vectorise them.
   PTO.LoopVectorization = Opts.OptLevel >= 2;
   PTO.SLPVectorization = Opts.OptLevel >= 2;
-  llvm::PassBuilder PB(&TM, PTO);
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  llvm::OptimizationLevel Levels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
-                                      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
-  llvm::OptimizationLevel L = Levels[std::min(Opts.OptLevel, 3u)];
-  llvm::ModulePassManager MPM =
-      Opts.OptLevel == 0 ? PB.buildO0DefaultPipeline(L) : PB.buildPerModuleDefaultPipeline(L);
-  MPM.run(IR, MAM);
-  std::string Problems;
-  llvm::raw_string_ostream OS(Problems);
-  if (llvm::verifyModule(IR, &OS))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: optimisation produced invalid LLVM IR:\n%s",
-                                   Problems.c_str());
-  return llvm::Error::success();
+  return runDefaultPipeline(IR, TM, Opts.OptLevel, PTO);
 }
 
 Expected<std::string> HostTarget::codegen(llvm::Module &IR, llvm::TargetMachine &TM,
                                           EmitKind Kind) const {
-  llvm::SmallString<0> Out;
-  llvm::raw_svector_ostream OS(Out);
-  llvm::legacy::PassManager PM;
-  auto FileType = Kind == EmitKind::Object ? llvm::CodeGenFileType::ObjectFile
-                                           : llvm::CodeGenFileType::AssemblyFile;
-  if (TM.addPassesToEmitFile(PM, OS, nullptr, FileType))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the native backend cannot emit this file type");
-  PM.run(IR);
-  return std::string(Out.str());
+  return runBackend(IR, TM,
+                    Kind == EmitKind::Object ? llvm::CodeGenFileType::ObjectFile
+                                             : llvm::CodeGenFileType::AssemblyFile);
 }
 
 /// The host CPU's features as a target-feature string, sorted so that it

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../Lower/CommonLowerings.h"
+#include "../Pipeline.h"
 #include "gridjit/Lower/LoweringContext.h"
 #include "gridjit/Support/Environment.h"
 #include "gridjit/Target/Target.h"
@@ -415,11 +416,7 @@ llvm::Error NVPTXTarget::init(llvm::ArrayRef<Op> Omit) {
   LoweringRegistry &R = getMutableRegistry();
   if (llvm::Error E = registerCommonLowerings(R, Omit))
     return E;
-  struct Entry {
-    Op O;
-    LowerFn Fn;
-  };
-  const Entry Table[] = {
+  const LoweringEntry Table[] = {
       {Op::ThreadIdx, lowerThreadIdx},
       {Op::BlockIdx, lowerBlockIdx},
       {Op::BlockDim, lowerBlockDim},
@@ -452,12 +449,8 @@ llvm::Error NVPTXTarget::init(llvm::ArrayRef<Op> Omit) {
       {Op::BuiltinTanh, lowerTanh},
       {Op::BuiltinPow, lowerPow},
   };
-  for (const Entry &E : Table) {
-    if (llvm::is_contained(Omit, E.O))
-      continue;
-    if (llvm::Error Err = R.add(E.O, E.Fn))
-      return Err;
-  }
+  if (llvm::Error Err = R.addAll(Table, Omit))
+    return Err;
   // Complete before use: a gap here is a bug in gridjit, caught when the
   // target is made rather than when some kernel first needs the op.
   if (Omit.empty() && !R.missing().empty())
@@ -580,29 +573,7 @@ llvm::Error NVPTXTarget::finishModule(llvm::Module &IR) const {
 
 llvm::Error NVPTXTarget::optimize(llvm::Module &IR, llvm::TargetMachine &TM,
                                   const CompileOptions &Opts) const {
-  llvm::LoopAnalysisManager LAM;
-  llvm::FunctionAnalysisManager FAM;
-  llvm::CGSCCAnalysisManager CGAM;
-  llvm::ModuleAnalysisManager MAM;
-  llvm::PassBuilder PB(&TM);
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  llvm::OptimizationLevel Levels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
-                                      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
-  llvm::OptimizationLevel L = Levels[std::min(Opts.OptLevel, 3u)];
-  llvm::ModulePassManager MPM =
-      Opts.OptLevel == 0 ? PB.buildO0DefaultPipeline(L) : PB.buildPerModuleDefaultPipeline(L);
-  MPM.run(IR, MAM);
-  std::string Problems;
-  llvm::raw_string_ostream OS(Problems);
-  if (llvm::verifyModule(IR, &OS))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: optimisation produced invalid LLVM IR:\n%s",
-                                   Problems.c_str());
-  return llvm::Error::success();
+  return runDefaultPipeline(IR, TM, Opts.OptLevel, llvm::PipelineTuningOptions());
 }
 
 Expected<std::string> NVPTXTarget::codegen(llvm::Module &IR, llvm::TargetMachine &TM,
@@ -611,14 +582,10 @@ Expected<std::string> NVPTXTarget::codegen(llvm::Module &IR, llvm::TargetMachine
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the nvptx target emits PTX ('--emit=ptx'); a cubin is made "
                                    "by the CUDA driver when the module is loaded");
-  llvm::SmallString<0> Out;
-  llvm::raw_svector_ostream OS(Out);
-  llvm::legacy::PassManager PM;
-  if (TM.addPassesToEmitFile(PM, OS, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the NVPTX backend cannot emit assembly");
-  PM.run(IR);
-  return renumberCallSites(Out.str());
+  auto PTX = runBackend(IR, TM, llvm::CodeGenFileType::AssemblyFile);
+  if (!PTX)
+    return PTX.takeError();
+  return renumberCallSites(*PTX);
 }
 
 /// LLVM 19's NVPTX backend numbers call sites ("// callseq 12, 0") from one

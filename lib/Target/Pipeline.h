@@ -1,0 +1,35 @@
+//===- Pipeline.h - The optimisation and backend runs targets share -*- C++ -*-===//
+//
+// Part of gridjit (internal header).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_LIB_TARGET_PIPELINE_H
+#define GRIDJIT_LIB_TARGET_PIPELINE_H
+
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CodeGen.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace gridjit {
+
+/// Runs LLVM's default pipeline for \p OptLevel (the O0 pipeline at 0) with
+/// \p TM's own pass-builder callbacks, then verifies \p IR; a broken module
+/// is an internal error, never ignored.
+llvm::Error runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &TM, unsigned OptLevel,
+                               const llvm::PipelineTuningOptions &PTO);
+
+/// Runs \p TM's backend on \p IR and returns the assembly or object file.
+llvm::Expected<std::string> runBackend(llvm::Module &IR, llvm::TargetMachine &TM,
+                                       llvm::CodeGenFileType Type);
+
+} // namespace gridjit
+
+#endif // GRIDJIT_LIB_TARGET_PIPELINE_H
