@@ -68,47 +68,6 @@ enum Prec : unsigned {
   PrecPostfix, ///< postfix operators and primary expressions
 };
 
-const char *binaryOpSpelling(BinaryOp Op) {
-  switch (Op) {
-  case BinaryOp::Add:
-    return "+";
-  case BinaryOp::Sub:
-    return "-";
-  case BinaryOp::Mul:
-    return "*";
-  case BinaryOp::Div:
-    return "/";
-  case BinaryOp::Rem:
-    return "%";
-  case BinaryOp::Shl:
-    return "<<";
-  case BinaryOp::Shr:
-    return ">>";
-  case BinaryOp::And:
-    return "&";
-  case BinaryOp::Or:
-    return "|";
-  case BinaryOp::Xor:
-    return "^";
-  case BinaryOp::LAnd:
-    return "&&";
-  case BinaryOp::LOr:
-    return "||";
-  case BinaryOp::Eq:
-    return "==";
-  case BinaryOp::Ne:
-    return "!=";
-  case BinaryOp::Lt:
-    return "<";
-  case BinaryOp::Le:
-    return "<=";
-  case BinaryOp::Gt:
-    return ">";
-  case BinaryOp::Ge:
-    return ">=";
-  }
-  return "?";
-}
 
 unsigned binaryOpPrec(BinaryOp Op) {
   switch (Op) {
@@ -553,7 +512,7 @@ void Printer::printExpr(const Expr *E) {
       return IsRight || P == PrecCompare;
     };
     printOperand(B.LHS.get(), NeedsParens(B.LHS.get(), false));
-    OS << ' ' << binaryOpSpelling(B.Op) << ' ';
+    OS << ' ' << spelling(B.Op) << ' ';
     printOperand(B.RHS.get(), NeedsParens(B.RHS.get(), true));
     return;
   }

@@ -35,45 +35,8 @@ std::string sema::quote(llvm::StringRef Name) {
 }
 
 llvm::StringRef sema::binaryOpSpelling(BinaryOp Op) {
-  switch (Op) {
-  case BinaryOp::Add:
-    return "+";
-  case BinaryOp::Sub:
-    return "-";
-  case BinaryOp::Mul:
-    return "*";
-  case BinaryOp::Div:
-    return "/";
-  case BinaryOp::Rem:
-    return "%";
-  case BinaryOp::Shl:
-    return "<<";
-  case BinaryOp::Shr:
-    return ">>";
-  case BinaryOp::And:
-    return "&";
-  case BinaryOp::Or:
-    return "|";
-  case BinaryOp::Xor:
-    return "^";
-  case BinaryOp::LAnd:
-    return "&&";
-  case BinaryOp::LOr:
-    return "||";
-  case BinaryOp::Eq:
-    return "==";
-  case BinaryOp::Ne:
-    return "!=";
-  case BinaryOp::Lt:
-    return "<";
-  case BinaryOp::Le:
-    return "<=";
-  case BinaryOp::Gt:
-    return ">";
-  case BinaryOp::Ge:
-    return ">=";
-  }
-  return "?";
+  std::string_view S = spelling(Op);
+  return llvm::StringRef(S.data(), S.size());
 }
 
 void Checker::error(SourceLoc L, const llvm::Twine &Msg) {

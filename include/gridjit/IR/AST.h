@@ -144,6 +144,9 @@ enum class BinaryOp : uint8_t {
   Eq, Ne, Lt, Le, Gt, Ge,                           // comparisons
 };
 
+/// The operator as KIR spells it ("+", "<<", "&&", ...).
+std::string_view spelling(BinaryOp Op);
+
 class BinaryExpr : public Expr {
 public:
   BinaryExpr(SourceLoc L, BinaryOp Op, ExprPtr LHS, ExprPtr RHS)
