@@ -440,7 +440,7 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
       if (terminated())
         startDeadBlock();
       llvm::Error E = isa<DeclStmt>(S) ? lowerDecl(cast<DeclStmt>(*S), /*BlockLevel=*/true)
-                                       : lowerThreadStmt(*S);
+                                       : lowerStmt(*S);
       if (E)
         return E;
     }

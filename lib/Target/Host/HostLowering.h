@@ -8,7 +8,8 @@
 //
 // The class is implemented in four files, one per stage:
 //   ThreadCode.cpp   statements and expressions of one thread (inside a
-//                    thread loop, and device functions)
+//                    thread loop, and device functions): the host's hooks
+//                    of the shared StructuralLowering
 //   BlockCode.cpp    block-level code: thread loops, barriers, masks,
 //                    divergence checks, warp operations, inlining,
 //                    grid_sync phases
@@ -22,6 +23,8 @@
 #define GRIDJIT_LIB_TARGET_HOST_HOSTLOWERING_H
 
 #include "KernelAnalysis.h"
+
+#include "../../Lower/StructuralLowering.h"
 
 #include "gridjit/Lower/LoweringContext.h"
 
@@ -88,7 +91,7 @@ struct ThreadEnv {
   llvm::Value *EnvPtr = nullptr;   ///< device functions: their environment
 };
 
-class HostModuleLowering {
+class HostModuleLowering : public StructuralLowering {
 public:
   HostModuleLowering(const Target &T, const Module &KM, llvm::Module &IR);
   llvm::Error run();
@@ -108,11 +111,9 @@ private:
   const Target &T;
   const Module &KM;
   llvm::Module &IR;
-  llvm::IRBuilder<> B;
-  HostLoweringContext Ctx;
+  /// The context StructuralLowering::Ctx refers to.
+  HostLoweringContext HostCtx;
   SyncInfo Sync;
-  llvm::DenseMap<const FunctionDecl *, llvm::Function *> Functions;
-  llvm::DenseMap<const VarDecl *, const ConstDecl *> Consts;
   std::map<const FunctionDecl *, std::unique_ptr<BodyPlan>> Plans;
   llvm::StructType *EnvTy = nullptr; ///< {[3 x i32] tid, bid, bdim, gdim}
 
@@ -135,33 +136,32 @@ private:
   ThreadEnv Env;
 
   llvm::Error lowerDeviceFunction(const FunctionDecl &F);
-  llvm::Error lowerThreadBlock(const BlockStmt &Blk);
-  llvm::Error lowerThreadStmt(const Stmt &S);
+  llvm::Error lowerDecl(const DeclStmt &S) override { return lowerDecl(S, /*BlockLevel=*/false); }
   llvm::Error lowerDecl(const DeclStmt &S, bool BlockLevel);
-  llvm::Error lowerAssign(const AssignStmt &S);
-  llvm::Error lowerIf(const IfStmt &S);
-  llvm::Error lowerWhile(const WhileStmt &S);
-  llvm::Error lowerFor(const ForStmt &S);
-  llvm::Error lowerReturn(const ReturnStmt &S);
-  llvm::Error lowerBreakContinue(bool IsBreak, SourceLoc Loc);
+  llvm::Error lowerReturn(const ReturnStmt &S) override;
+  llvm::Error lowerBreakContinue(bool IsBreak, SourceLoc Loc) override;
+  void enterLoop(llvm::BasicBlock *Break, llvm::BasicBlock *Continue) override {
+    Loops.push_back({Break, Continue, 0, 0});
+  }
+  void exitLoop() override { Loops.pop_back(); }
+  void bindAddress(const VarDecl &V, llvm::Value *Addr) override {
+    Vars[&V] = {VarSlot::Address, Addr, {}, nullptr};
+  }
 
-  llvm::Expected<llvm::Value *> lowerExpr(const Expr &E);
-  llvm::Expected<llvm::Value *> lowerName(const NameExpr &E);
-  llvm::Expected<llvm::Value *> lowerUnary(const UnaryExpr &E);
-  llvm::Expected<llvm::Value *> lowerBinary(const BinaryExpr &E);
-  llvm::Expected<llvm::Value *> lowerShortCircuit(const BinaryExpr &E);
-  llvm::Expected<llvm::Value *> lowerCall(const CallExpr &E);
-  llvm::Expected<llvm::Value *> lowerAddress(const Expr &E);
-  llvm::Expected<llvm::Value *> arrayBase(const NameExpr &N);
-  llvm::Value *constantOf(const ConstValue &V);
+  /// Reads a synchronising sub-expression's value from the frame.
+  llvm::Expected<llvm::Value *> lowerExpr(const Expr &E) override;
+  /// Rejects synchronising calls (they run at block level).
+  llvm::Expected<llvm::Value *> lowerCall(const CallExpr &E) override;
+  llvm::Expected<llvm::Value *> loadVariable(const NameExpr &E) override;
+  llvm::Expected<llvm::Value *> addressOfVariable(const NameExpr &N) override;
+  llvm::Expected<llvm::Value *> lowerFunctionCall(const CallExpr &E, OpArgs &A,
+                                                  llvm::ArrayRef<llvm::Value *> Args) override;
   /// The recomputed value of a Remat variable in the current thread loop.
   llvm::Expected<llvm::Value *> rematValue(const VarDecl &V);
 
-  bool terminated() const { return B.GetInsertBlock()->getTerminator() != nullptr; }
-  void startDeadBlock();
-  llvm::BasicBlock *newBlock(const llvm::Twine &Name);
-  llvm::Value *loadScalar(llvm::Value *Addr, Type Ty);
-  void storeScalar(llvm::Value *Addr, llvm::Value *V, Type Ty);
+  /// Bool is i8 in memory.
+  llvm::Value *loadScalar(llvm::Value *Addr, Type Ty) override;
+  void storeScalar(llvm::Value *Addr, llvm::Value *V, Type Ty) override;
 
   //===--- KernelEntry.cpp: the entry, frame and shared memory -----------===//
   const FunctionDecl *Kernel = nullptr;

@@ -1,8 +1,9 @@
 //===- ThreadCode.cpp - One thread's statements and expressions -----------===//
 //
 // Part of gridjit. The code of one thread, as it runs inside a thread loop
-// of a kernel or in a device function: the same structure as the shared
-// lowering (lib/Lower/Lowering.cpp), with three differences. Names resolve
+// of a kernel or in a device function. The statements and expressions are
+// lowered by the shared StructuralLowering (lib/Lower/StructuralLowering.h);
+// this file supplies its hooks, for three differences. Names resolve
 // to the storage the host chose (a register, the per-thread frame, a value
 // recomputed in this loop); `break`, `continue` and `return` that leave the
 // thread loop record the thread's new state instead of branching; and the
@@ -16,7 +17,6 @@
 #include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
-#include "llvm/Transforms/Utils/Local.h"
 
 using namespace gridjit;
 using namespace gridjit::host;
@@ -27,7 +27,8 @@ using llvm::isa;
 using llvm::Value;
 
 HostModuleLowering::HostModuleLowering(const Target &T, const Module &KM, llvm::Module &IR)
-    : T(T), KM(KM), IR(IR), B(IR.getContext()), Ctx(T, KM, IR, B, *this) {}
+    : StructuralLowering(IR.getContext(), HostCtx), T(T), KM(KM), IR(IR),
+      HostCtx(T, KM, IR, B, *this) {}
 
 BodyPlan &HostModuleLowering::planOf(const FunctionDecl &F) {
   std::unique_ptr<BodyPlan> &P = Plans[&F];
@@ -40,9 +41,7 @@ llvm::Error HostModuleLowering::run() {
   llvm::LLVMContext &C = IR.getContext();
   llvm::Type *Dim = llvm::ArrayType::get(llvm::Type::getInt32Ty(C), 3);
   EnvTy = llvm::StructType::create(C, {Dim, Dim, Dim, Dim}, "gridjit.env");
-  for (const auto &D : KM.Decls)
-    if (const auto *Cn = dyn_cast<ConstDecl>(D.get()))
-      Consts[&Cn->Var] = Cn;
+  collectConsts(KM);
   // Device functions that synchronise are inlined into the kernels at
   // block level; the others become ordinary functions taking the calling
   // thread's environment as a last, hidden parameter.
@@ -76,12 +75,6 @@ llvm::Error HostModuleLowering::run() {
     if (llvm::Error E = lowerKernel(*K))
       return E;
   return llvm::Error::success();
-}
-
-void HostModuleLowering::startDeadBlock() { B.SetInsertPoint(newBlock("dead")); }
-
-llvm::BasicBlock *HostModuleLowering::newBlock(const llvm::Twine &Name) {
-  return llvm::BasicBlock::Create(B.getContext(), Name, Ctx.CurFn);
 }
 
 /// The in-memory type of a named scalar or pointer value (bool is i8).
@@ -140,15 +133,8 @@ llvm::Error HostModuleLowering::lowerDeviceFunction(const FunctionDecl &F) {
     storeScalar(Slot, Fn->getArg(I), P.Ty);
     Vars[&P] = {VarSlot::Address, Slot, {}, nullptr};
   }
-  if (llvm::Error E = lowerThreadBlock(*F.Body))
+  if (llvm::Error E = lowerFunctionBody(F, *Fn))
     return E;
-  if (!terminated()) {
-    if (Fn->getReturnType()->isVoidTy())
-      B.CreateRetVoid();
-    else
-      B.CreateUnreachable(); // the verifier proved the end is not reached
-  }
-  llvm::removeUnreachableBlocks(*Fn);
   tagMemoryAccesses(*Fn); // nothing here is private: all marked not aliasing it
   return llvm::Error::success();
 }
@@ -156,41 +142,6 @@ llvm::Error HostModuleLowering::lowerDeviceFunction(const FunctionDecl &F) {
 //===----------------------------------------------------------------------===//
 // Statements
 //===----------------------------------------------------------------------===//
-
-llvm::Error HostModuleLowering::lowerThreadBlock(const BlockStmt &Blk) {
-  for (const StmtPtr &S : Blk.Body) {
-    if (terminated())
-      startDeadBlock();
-    if (llvm::Error E = lowerThreadStmt(*S))
-      return E;
-  }
-  return llvm::Error::success();
-}
-
-llvm::Error HostModuleLowering::lowerThreadStmt(const Stmt &S) {
-  switch (S.getKind()) {
-  case Stmt::Decl:
-    return lowerDecl(cast<DeclStmt>(S), /*BlockLevel=*/false);
-  case Stmt::Assign:
-    return lowerAssign(cast<AssignStmt>(S));
-  case Stmt::If:
-    return lowerIf(cast<IfStmt>(S));
-  case Stmt::While:
-    return lowerWhile(cast<WhileStmt>(S));
-  case Stmt::For:
-    return lowerFor(cast<ForStmt>(S));
-  case Stmt::Break:
-  case Stmt::Continue:
-    return lowerBreakContinue(isa<BreakStmt>(S), S.getLoc());
-  case Stmt::Return:
-    return lowerReturn(cast<ReturnStmt>(S));
-  case Stmt::ExprS:
-    return lowerExpr(*cast<ExprStmt>(S).E).takeError();
-  case Stmt::Block:
-    return lowerThreadBlock(cast<BlockStmt>(S));
-  }
-  return llvm::Error::success();
-}
 
 llvm::Error HostModuleLowering::lowerBreakContinue(bool IsBreak, SourceLoc Loc) {
   if (Loops.empty())
@@ -303,188 +254,9 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
   return llvm::Error::success();
 }
 
-/// The op a compound assignment applies.
-static Op compoundOp(AssignOp A) {
-  switch (A) {
-  case AssignOp::Add: return Op::Add;
-  case AssignOp::Sub: return Op::Sub;
-  case AssignOp::Mul: return Op::Mul;
-  case AssignOp::Div: return Op::Div;
-  case AssignOp::Rem: return Op::Rem;
-  case AssignOp::And: return Op::And;
-  case AssignOp::Or: return Op::Or;
-  case AssignOp::Xor: return Op::Xor;
-  case AssignOp::Shl: return Op::Shl;
-  case AssignOp::Shr: return Op::Shr;
-  case AssignOp::Assign: break;
-  }
-  llvm_unreachable("plain assignment has no op");
-}
-
-llvm::Error HostModuleLowering::lowerAssign(const AssignStmt &S) {
-  Type Ty = S.Target->Ty.isValid() ? S.Target->Ty : S.Value->Ty;
-  Expected<Value *> Addr = lowerAddress(*S.Target);
-  if (!Addr)
-    return Addr.takeError();
-  Expected<Value *> RHS = lowerExpr(*S.Value);
-  if (!RHS)
-    return RHS.takeError();
-  bool IsElement = isa<IndexExpr>(*S.Target);
-  Value *NewVal = *RHS;
-  if (S.Op != AssignOp::Assign) {
-    Value *Old;
-    if (IsElement) {
-      OpArgs A;
-      A.Loc = S.getLoc();
-      A.ResultTy = Ty;
-      Value *Ops[] = {*Addr};
-      A.Operands = Ops;
-      Expected<Value *> L = Ctx.lower(Op::Load, A);
-      if (!L)
-        return L.takeError();
-      Old = *L;
-    } else {
-      Old = loadScalar(*Addr, Ty);
-    }
-    OpArgs A;
-    A.Loc = S.getLoc();
-    A.OperandTy = Ty;
-    A.ResultTy = Ty;
-    Value *Ops[] = {Old, *RHS};
-    A.Operands = Ops;
-    Op O = compoundOp(S.Op);
-    if (Ty.isPointer()) { // `p += i` / `p -= i`
-      Value *Idx = Ctx.toIndex(*RHS, S.Value->Ty);
-      if (S.Op == AssignOp::Sub)
-        Idx = B.CreateNeg(Idx);
-      Ops[1] = Idx;
-      O = Op::PtrOffset;
-    }
-    Expected<Value *> V = Ctx.lower(O, A);
-    if (!V)
-      return V.takeError();
-    NewVal = *V;
-  }
-  if (!IsElement) {
-    storeScalar(*Addr, NewVal, Ty);
-    return llvm::Error::success();
-  }
-  OpArgs A;
-  A.Loc = S.getLoc();
-  A.ResultTy = Ty;
-  Value *Ops[] = {*Addr, NewVal};
-  A.Operands = Ops;
-  return Ctx.lower(Op::Store, A).takeError();
-}
-
-llvm::Error HostModuleLowering::lowerIf(const IfStmt &S) {
-  Expected<Value *> Cond = lowerExpr(*S.Cond);
-  if (!Cond)
-    return Cond.takeError();
-  llvm::BasicBlock *Then = newBlock("if.then");
-  llvm::BasicBlock *Else = S.Else ? newBlock("if.else") : nullptr;
-  llvm::BasicBlock *End = newBlock("if.end");
-  B.CreateCondBr(*Cond, Then, Else ? Else : End);
-  B.SetInsertPoint(Then);
-  if (llvm::Error E = lowerThreadBlock(*S.Then))
-    return E;
-  if (!terminated())
-    B.CreateBr(End);
-  if (Else) {
-    B.SetInsertPoint(Else);
-    if (llvm::Error E = lowerThreadStmt(*S.Else))
-      return E;
-    if (!terminated())
-      B.CreateBr(End);
-  }
-  B.SetInsertPoint(End);
-  return llvm::Error::success();
-}
-
-llvm::Error HostModuleLowering::lowerWhile(const WhileStmt &S) {
-  llvm::BasicBlock *Header = newBlock("while.cond");
-  llvm::BasicBlock *Body = newBlock("while.body");
-  llvm::BasicBlock *End = newBlock("while.end");
-  B.CreateBr(Header);
-  B.SetInsertPoint(Header);
-  Expected<Value *> Cond = lowerExpr(*S.Cond);
-  if (!Cond)
-    return Cond.takeError();
-  B.CreateCondBr(*Cond, Body, End);
-  B.SetInsertPoint(Body);
-  Loops.push_back({End, Header, 0, 0});
-  llvm::Error E = lowerThreadBlock(*S.Body);
-  Loops.pop_back();
-  if (E)
-    return E;
-  if (!terminated())
-    B.CreateBr(Header);
-  B.SetInsertPoint(End);
-  return llvm::Error::success();
-}
-
-// `for i in a..b step s`, exactly as the shared lowering: a, b and s are
-// evaluated once; the next index exists only when s < b - i, so a step
-// that would wrap past the end (or a non-positive one) ends the loop.
-llvm::Error HostModuleLowering::lowerFor(const ForStmt &S) {
-  Type Ty = S.Index.Ty;
-  bool Signed = Ty.isSignedInteger();
-  Expected<Value *> Begin = lowerExpr(*S.Begin);
-  if (!Begin)
-    return Begin.takeError();
-  Expected<Value *> End = lowerExpr(*S.End);
-  if (!End)
-    return End.takeError();
-  Value *Step = llvm::ConstantInt::get(Ctx.toLLVM(Ty), 1);
-  if (S.Step) {
-    Expected<Value *> St = lowerExpr(*S.Step);
-    if (!St)
-      return St.takeError();
-    Step = *St;
-  }
-  llvm::AllocaInst *Slot = Ctx.createEntryAlloca(Ctx.toLLVM(Ty), S.Index.Name);
-  B.CreateStore(*Begin, Slot);
-  Vars[&S.Index] = {VarSlot::Address, Slot, {}, nullptr};
-
-  llvm::BasicBlock *Check = newBlock("for.check");
-  llvm::BasicBlock *Body = newBlock("for.body");
-  llvm::BasicBlock *Latch = newBlock("for.latch");
-  llvm::BasicBlock *Next = newBlock("for.next");
-  llvm::BasicBlock *Exit = newBlock("for.end");
-  Value *Zero = llvm::ConstantInt::get(Step->getType(), 0);
-  B.CreateCondBr(Signed ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero), Check, Exit);
-  B.SetInsertPoint(Check);
-  Value *I = B.CreateLoad(Slot->getAllocatedType(), Slot);
-  B.CreateCondBr(Signed ? B.CreateICmpSLT(I, *End) : B.CreateICmpULT(I, *End), Body, Exit);
-
-  B.SetInsertPoint(Body);
-  Loops.push_back({Exit, Latch, 0, 0});
-  llvm::Error E = lowerThreadBlock(*S.Body);
-  Loops.pop_back();
-  if (E)
-    return E;
-  if (!terminated())
-    B.CreateBr(Latch);
-  B.SetInsertPoint(Latch);
-  Value *Cur = B.CreateLoad(Slot->getAllocatedType(), Slot);
-  B.CreateCondBr(B.CreateICmpULT(Step, B.CreateSub(*End, Cur)), Next, Exit);
-  B.SetInsertPoint(Next);
-  B.CreateStore(B.CreateAdd(Cur, Step), Slot);
-  B.CreateBr(Body);
-  B.SetInsertPoint(Exit);
-  return llvm::Error::success();
-}
-
 //===----------------------------------------------------------------------===//
 // Expressions
 //===----------------------------------------------------------------------===//
-
-Value *HostModuleLowering::constantOf(const ConstValue &V) {
-  llvm::Type *Ty = Ctx.toLLVM(V.Ty);
-  if (V.Ty.isFloat())
-    return llvm::ConstantFP::get(Ty, V.Float);
-  return llvm::ConstantInt::get(Ty, V.Int);
-}
 
 Expected<Value *> HostModuleLowering::lowerExpr(const Expr &E) {
   // Computed at block level already (a warp operation, a call of a
@@ -499,60 +271,7 @@ Expected<Value *> HostModuleLowering::lowerExpr(const Expr &E) {
       return loadScalar(slotAddr(It->second, Env.Linear), E.Ty);
     }
   }
-  switch (E.getKind()) {
-  case Expr::IntLit: {
-    const auto &L = cast<IntLitExpr>(E);
-    if (E.Ty.isFloat())
-      return llvm::ConstantFP::get(Ctx.toLLVM(E.Ty), static_cast<double>(L.Value));
-    return llvm::ConstantInt::get(Ctx.toLLVM(E.Ty), L.Value);
-  }
-  case Expr::FloatLit:
-    return llvm::ConstantFP::get(Ctx.toLLVM(E.Ty), cast<FloatLitExpr>(E).Value);
-  case Expr::BoolLit:
-    return llvm::ConstantInt::get(B.getInt1Ty(), cast<BoolLitExpr>(E).Value);
-  case Expr::Name:
-    return lowerName(cast<NameExpr>(E));
-  case Expr::Unary:
-    return lowerUnary(cast<UnaryExpr>(E));
-  case Expr::Binary:
-    return lowerBinary(cast<BinaryExpr>(E));
-  case Expr::Cast: {
-    const auto &C = cast<CastExpr>(E);
-    Expected<Value *> V = lowerExpr(*C.Operand);
-    if (!V)
-      return V.takeError();
-    OpArgs A;
-    A.Loc = E.getLoc();
-    A.OperandTy = C.Operand->Ty;
-    A.ResultTy = E.Ty;
-    Value *Ops[] = {*V};
-    A.Operands = Ops;
-    return Ctx.lower(Op::Cast, A);
-  }
-  case Expr::Call:
-    return lowerCall(cast<CallExpr>(E));
-  case Expr::Index: {
-    Expected<Value *> Addr = lowerAddress(E);
-    if (!Addr)
-      return Addr.takeError();
-    OpArgs A;
-    A.Loc = E.getLoc();
-    A.ResultTy = E.Ty;
-    Value *Ops[] = {*Addr};
-    A.Operands = Ops;
-    return Ctx.lower(Op::Load, A);
-  }
-  case Expr::Member: {
-    const auto &M = cast<MemberExpr>(E);
-    const auto &Base = cast<NameExpr>(*M.Base);
-    OpArgs A;
-    A.Loc = E.getLoc();
-    A.ResultTy = E.Ty;
-    A.Field = M.Field;
-    return Ctx.lower(opFor(Base.Builtin), A);
-  }
-  }
-  return Ctx.error(E.getLoc(), "cannot lower this expression");
+  return StructuralLowering::lowerExpr(E);
 }
 
 Expected<Value *> HostModuleLowering::rematValue(const VarDecl &V) {
@@ -575,19 +294,7 @@ Expected<Value *> HostModuleLowering::rematValue(const VarDecl &V) {
   return *R;
 }
 
-Expected<Value *> HostModuleLowering::lowerName(const NameExpr &E) {
-  if (!E.Decl) {
-    OpArgs A;
-    A.Loc = E.getLoc();
-    A.ResultTy = E.Ty;
-    return Ctx.lower(opFor(E.Builtin), A);
-  }
-  if (E.Decl->Storage == StorageKind::Const) {
-    const ConstDecl *C = Consts.lookup(E.Decl);
-    if (!C || !C->Value)
-      return Ctx.error(E.getLoc(), "constant '" + llvm::Twine(E.Ident) + "' has no value");
-    return constantOf(*C->Value);
-  }
+Expected<Value *> HostModuleLowering::loadVariable(const NameExpr &E) {
   auto It = Vars.find(E.Decl);
   if (It == Vars.end())
     return Ctx.error(E.getLoc(), "'" + llvm::Twine(E.Ident) + "' has no storage");
@@ -610,88 +317,16 @@ Expected<Value *> HostModuleLowering::lowerName(const NameExpr &E) {
                                    "' is not available here");
 }
 
-Expected<Value *> HostModuleLowering::lowerUnary(const UnaryExpr &E) {
-  if (E.Op == UnaryOp::AddrOf)
-    return lowerAddress(*E.Operand);
-  Expected<Value *> V = lowerExpr(*E.Operand);
-  if (!V)
-    return V.takeError();
-  OpArgs A;
-  A.Loc = E.getLoc();
-  A.OperandTy = E.Operand->Ty;
-  A.ResultTy = E.Ty;
-  Value *Ops[] = {*V};
-  A.Operands = Ops;
-  return Ctx.lower(opFor(E.Op), A);
-}
-
-Expected<Value *> HostModuleLowering::lowerBinary(const BinaryExpr &E) {
-  if (E.Op == BinaryOp::LAnd || E.Op == BinaryOp::LOr)
-    return lowerShortCircuit(E);
-  Expected<Value *> L = lowerExpr(*E.LHS);
-  if (!L)
-    return L.takeError();
-  Expected<Value *> R = lowerExpr(*E.RHS);
-  if (!R)
-    return R.takeError();
-  OpArgs A;
-  A.Loc = E.getLoc();
-  A.OperandTy = E.LHS->Ty;
-  A.ResultTy = E.Ty;
-  Value *Ops[] = {*L, *R};
-  A.Operands = Ops;
-  if (E.LHS->Ty.isPointer() && E.Op == BinaryOp::Add) {
-    Value *PtrOps[] = {*L, Ctx.toIndex(*R, E.RHS->Ty)};
-    A.Operands = PtrOps;
-    return Ctx.lower(Op::PtrOffset, A);
-  }
-  return Ctx.lower(opFor(E.Op), A);
-}
-
-Expected<Value *> HostModuleLowering::lowerShortCircuit(const BinaryExpr &E) {
-  bool IsAnd = E.Op == BinaryOp::LAnd;
-  Expected<Value *> L = lowerExpr(*E.LHS);
-  if (!L)
-    return L.takeError();
-  llvm::BasicBlock *LHSEnd = B.GetInsertBlock();
-  llvm::BasicBlock *RHSBlock = newBlock(IsAnd ? "and.rhs" : "or.rhs");
-  llvm::BasicBlock *End = newBlock(IsAnd ? "and.end" : "or.end");
-  if (IsAnd)
-    B.CreateCondBr(*L, RHSBlock, End);
-  else
-    B.CreateCondBr(*L, End, RHSBlock);
-  B.SetInsertPoint(RHSBlock);
-  Expected<Value *> R = lowerExpr(*E.RHS);
-  if (!R)
-    return R.takeError();
-  llvm::BasicBlock *RHSEnd = B.GetInsertBlock();
-  B.CreateBr(End);
-  B.SetInsertPoint(End);
-  llvm::PHINode *Phi = B.CreatePHI(B.getInt1Ty(), 2);
-  Phi->addIncoming(B.getInt1(!IsAnd), LHSEnd);
-  Phi->addIncoming(*R, RHSEnd);
-  return Phi;
-}
-
 Expected<Value *> HostModuleLowering::lowerCall(const CallExpr &E) {
   if (isSyncBuiltin(E.Builtin) || (E.Fn && !Functions.count(E.Fn)))
     return Ctx.error(E.getLoc(), "internal error: synchronising call '" + llvm::Twine(E.Callee) +
                                      "' inside a thread loop");
-  std::vector<Value *> Args;
-  for (const ExprPtr &Arg : E.Args) {
-    Expected<Value *> V = lowerExpr(*Arg);
-    if (!V)
-      return V.takeError();
-    Args.push_back(*V);
-  }
-  OpArgs A;
-  A.Loc = E.getLoc();
-  A.OperandTy = E.Args.empty() ? Type() : E.Args[0]->Ty;
-  A.ResultTy = E.Ty;
-  A.Operands = Args;
-  if (!E.Fn)
-    return Ctx.lower(opFor(E.Builtin), A);
-  // A device function gets the calling thread's environment last.
+  return StructuralLowering::lowerCall(E);
+}
+
+// A device function gets the calling thread's environment last.
+Expected<Value *> HostModuleLowering::lowerFunctionCall(const CallExpr &E, OpArgs &A,
+                                                        llvm::ArrayRef<Value *> Args) {
   Value *EnvArg = Env.EnvPtr;
   if (!EnvArg) {
     if (!Env.Linear)
@@ -713,7 +348,8 @@ Expected<Value *> HostModuleLowering::lowerCall(const CallExpr &E) {
   return Ctx.lower(Op::CallFunction, A);
 }
 
-Expected<Value *> HostModuleLowering::arrayBase(const NameExpr &N) {
+// A variable's memory: its own, or this thread's element of the frame.
+Expected<Value *> HostModuleLowering::addressOfVariable(const NameExpr &N) {
   auto It = N.Decl ? Vars.find(N.Decl) : Vars.end();
   if (It != Vars.end()) {
     if (It->second.K == VarSlot::Address)
@@ -722,43 +358,4 @@ Expected<Value *> HostModuleLowering::arrayBase(const NameExpr &N) {
       return slotAddr(It->second.F, Env.Linear);
   }
   return Ctx.error(N.getLoc(), "'" + llvm::Twine(N.Ident) + "' has no storage");
-}
-
-// The address of an lvalue: a variable's memory, or an element p[i] / a[i].
-Expected<Value *> HostModuleLowering::lowerAddress(const Expr &E) {
-  if (const auto *N = dyn_cast<NameExpr>(&E)) {
-    auto It = N->Decl ? Vars.find(N->Decl) : Vars.end();
-    if (It != Vars.end()) {
-      if (It->second.K == VarSlot::Address)
-        return It->second.V;
-      if (It->second.K == VarSlot::Frame && Env.Linear)
-        return slotAddr(It->second.F, Env.Linear);
-    }
-    return Ctx.error(E.getLoc(), "'" + llvm::Twine(N->Ident) + "' has no storage");
-  }
-  const auto *Ix = dyn_cast<IndexExpr>(&E);
-  if (!Ix)
-    return Ctx.error(E.getLoc(), "expression has no address");
-  Value *Base;
-  if (Ix->Base->Ty.isArray()) {
-    Expected<Value *> A = arrayBase(cast<NameExpr>(*Ix->Base));
-    if (!A)
-      return A.takeError();
-    Base = *A;
-  } else {
-    Expected<Value *> P = lowerExpr(*Ix->Base);
-    if (!P)
-      return P.takeError();
-    Base = *P;
-  }
-  Expected<Value *> Index = lowerExpr(*Ix->Idx);
-  if (!Index)
-    return Index.takeError();
-  OpArgs A;
-  A.Loc = E.getLoc();
-  A.OperandTy = Ix->Base->Ty;
-  A.ResultTy = E.Ty;
-  Value *Ops[] = {Base, Ctx.toIndex(*Index, Ix->Idx->Ty)};
-  A.Operands = Ops;
-  return Ctx.lower(Op::ElementAddr, A);
 }

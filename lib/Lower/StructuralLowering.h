@@ -1,0 +1,101 @@
+//===- StructuralLowering.h - Statements and expressions to IR --*- C++ -*-===//
+//
+// Part of gridjit (internal header). The structural lowering of statements
+// and expressions that every target shares: control flow, short-circuit
+// operators, lvalues, casts, calls' arguments. Each operation goes through
+// the target's LoweringRegistry. A subclass decides, through the hooks
+// below, where a named value lives, how a loop exit or a return leaves,
+// how a declaration gets storage and how a KIR function is called; the
+// shared lowering (Lowering.cpp) and the host's thread code
+// (Target/Host/ThreadCode.cpp) are the two.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_LIB_LOWER_STRUCTURALLOWERING_H
+#define GRIDJIT_LIB_LOWER_STRUCTURALLOWERING_H
+
+#include "gridjit/Lower/LoweringContext.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace gridjit {
+
+class StructuralLowering {
+public:
+  virtual ~StructuralLowering();
+
+protected:
+  /// \p Ctx is the subclass's context; it may still be under construction
+  /// (it is given this object's builder).
+  StructuralLowering(llvm::LLVMContext &C, LoweringContext &Ctx) : B(C), Ctx(Ctx) {}
+
+  llvm::IRBuilder<> B;
+  LoweringContext &Ctx;
+  /// The LLVM function of each KIR function that is called as one.
+  llvm::DenseMap<const FunctionDecl *, llvm::Function *> Functions;
+  llvm::DenseMap<const VarDecl *, const ConstDecl *> Consts;
+
+  /// Records the value of every `const` of \p KM.
+  void collectConsts(const Module &KM);
+
+  //===--- Hooks -----------------------------------------------------------===//
+
+  /// The value of the variable \p E names (neither a builtin nor a const).
+  virtual llvm::Expected<llvm::Value *> loadVariable(const NameExpr &E) = 0;
+  /// The address of the variable or array \p N names.
+  virtual llvm::Expected<llvm::Value *> addressOfVariable(const NameExpr &N) = 0;
+  /// Makes \p Addr, an alloca, the storage of \p V (a `for` index).
+  virtual void bindAddress(const VarDecl &V, llvm::Value *Addr) = 0;
+  /// Loads / stores a named scalar or pointer of type \p Ty at \p Addr.
+  virtual llvm::Value *loadScalar(llvm::Value *Addr, Type Ty);
+  virtual void storeScalar(llvm::Value *Addr, llvm::Value *V, Type Ty);
+  /// Calls the KIR function E.Fn; \p A holds everything but the operands,
+  /// \p Args the evaluated arguments.
+  virtual llvm::Expected<llvm::Value *> lowerFunctionCall(const CallExpr &E, OpArgs &A,
+                                                          llvm::ArrayRef<llvm::Value *> Args) = 0;
+  /// A loop whose `break` goes to \p Break and `continue` to \p Continue
+  /// starts / ends.
+  virtual void enterLoop(llvm::BasicBlock *Break, llvm::BasicBlock *Continue) = 0;
+  virtual void exitLoop() = 0;
+  virtual llvm::Error lowerBreakContinue(bool IsBreak, SourceLoc Loc) = 0;
+  virtual llvm::Error lowerDecl(const DeclStmt &S) = 0;
+  virtual llvm::Error lowerReturn(const ReturnStmt &S) = 0;
+
+  //===--- Statements ------------------------------------------------------===//
+
+  /// Lowers the body of \p F into \p Fn, whose entry block is current,
+  /// ends the last block and drops the blocks no edge reaches.
+  llvm::Error lowerFunctionBody(const FunctionDecl &F, llvm::Function &Fn);
+  llvm::Error lowerBlock(const BlockStmt &Blk);
+  llvm::Error lowerStmt(const Stmt &S);
+  llvm::Error lowerAssign(const AssignStmt &S);
+  llvm::Error lowerIf(const IfStmt &S);
+  llvm::Error lowerWhile(const WhileStmt &S);
+  llvm::Error lowerFor(const ForStmt &S);
+
+  //===--- Expressions -----------------------------------------------------===//
+
+  virtual llvm::Expected<llvm::Value *> lowerExpr(const Expr &E);
+  llvm::Expected<llvm::Value *> lowerName(const NameExpr &E);
+  llvm::Expected<llvm::Value *> lowerUnary(const UnaryExpr &E);
+  llvm::Expected<llvm::Value *> lowerBinary(const BinaryExpr &E);
+  llvm::Expected<llvm::Value *> lowerShortCircuit(const BinaryExpr &E);
+  virtual llvm::Expected<llvm::Value *> lowerCall(const CallExpr &E);
+  llvm::Expected<llvm::Value *> lowerAddress(const Expr &E);
+  llvm::Expected<llvm::Value *> constantOf(const ConstValue &V);
+
+  /// True when the current block already ends (after return/break/...).
+  bool terminated() const { return B.GetInsertBlock()->getTerminator() != nullptr; }
+  /// Continues emission in a fresh block no edge reaches (code after a
+  /// `return`, `break` or `continue` is lowered there and later removed).
+  void startDeadBlock() { B.SetInsertPoint(newBlock("dead")); }
+  llvm::BasicBlock *newBlock(const llvm::Twine &Name) {
+    return llvm::BasicBlock::Create(B.getContext(), Name, Ctx.CurFn);
+  }
+};
+
+} // namespace gridjit
+
+#endif // GRIDJIT_LIB_LOWER_STRUCTURALLOWERING_H
