@@ -73,3 +73,31 @@ std::string_view gridjit::spelling(BinaryOp Op) {
   }
   return "?";
 }
+
+std::string_view gridjit::spelling(AssignOp Op) {
+  switch (Op) {
+  case AssignOp::Assign:
+    return "=";
+  case AssignOp::Add:
+    return "+=";
+  case AssignOp::Sub:
+    return "-=";
+  case AssignOp::Mul:
+    return "*=";
+  case AssignOp::Div:
+    return "/=";
+  case AssignOp::Rem:
+    return "%=";
+  case AssignOp::And:
+    return "&=";
+  case AssignOp::Or:
+    return "|=";
+  case AssignOp::Xor:
+    return "^=";
+  case AssignOp::Shl:
+    return "<<=";
+  case AssignOp::Shr:
+    return ">>=";
+  }
+  return "?=";
+}

@@ -116,33 +116,6 @@ const char *unaryOpSpelling(UnaryOp Op) {
   return "?";
 }
 
-const char *assignOpSpelling(AssignOp Op) {
-  switch (Op) {
-  case AssignOp::Assign:
-    return "=";
-  case AssignOp::Add:
-    return "+=";
-  case AssignOp::Sub:
-    return "-=";
-  case AssignOp::Mul:
-    return "*=";
-  case AssignOp::Div:
-    return "/=";
-  case AssignOp::Rem:
-    return "%=";
-  case AssignOp::And:
-    return "&=";
-  case AssignOp::Or:
-    return "|=";
-  case AssignOp::Xor:
-    return "^=";
-  case AssignOp::Shl:
-    return "<<=";
-  case AssignOp::Shr:
-    return ">>=";
-  }
-  return "?=";
-}
 
 /// The precedence of the operator at the root of \p E.
 unsigned exprPrec(const Expr &E) {
@@ -382,7 +355,7 @@ void Printer::printStmt(const Stmt &S) {
   case Stmt::Assign: {
     const auto &A = cast<AssignStmt>(S);
     printExpr(A.Target.get());
-    OS << ' ' << assignOpSpelling(A.Op) << ' ';
+    OS << ' ' << spelling(A.Op) << ' ';
     printExpr(A.Value.get());
     OS << ";\n";
     return;

@@ -86,47 +86,7 @@ std::string onlyError(std::string_view Src) {
   return E.empty() ? "" : E[0];
 }
 
-std::string binaryOpName(BinaryOp Op) {
-  switch (Op) {
-  case BinaryOp::Add:
-    return "+";
-  case BinaryOp::Sub:
-    return "-";
-  case BinaryOp::Mul:
-    return "*";
-  case BinaryOp::Div:
-    return "/";
-  case BinaryOp::Rem:
-    return "%";
-  case BinaryOp::Shl:
-    return "<<";
-  case BinaryOp::Shr:
-    return ">>";
-  case BinaryOp::And:
-    return "&";
-  case BinaryOp::Or:
-    return "|";
-  case BinaryOp::Xor:
-    return "^";
-  case BinaryOp::LAnd:
-    return "&&";
-  case BinaryOp::LOr:
-    return "||";
-  case BinaryOp::Eq:
-    return "==";
-  case BinaryOp::Ne:
-    return "!=";
-  case BinaryOp::Lt:
-    return "<";
-  case BinaryOp::Le:
-    return "<=";
-  case BinaryOp::Gt:
-    return ">";
-  case BinaryOp::Ge:
-    return ">=";
-  }
-  return "?";
-}
+std::string binaryOpName(BinaryOp Op) { return std::string(spelling(Op)); }
 
 std::string unaryOpName(UnaryOp Op) {
   switch (Op) {
@@ -142,33 +102,7 @@ std::string unaryOpName(UnaryOp Op) {
   return "?";
 }
 
-std::string assignOpName(AssignOp Op) {
-  switch (Op) {
-  case AssignOp::Assign:
-    return "=";
-  case AssignOp::Add:
-    return "+=";
-  case AssignOp::Sub:
-    return "-=";
-  case AssignOp::Mul:
-    return "*=";
-  case AssignOp::Div:
-    return "/=";
-  case AssignOp::Rem:
-    return "%=";
-  case AssignOp::And:
-    return "&=";
-  case AssignOp::Or:
-    return "|=";
-  case AssignOp::Xor:
-    return "^=";
-  case AssignOp::Shl:
-    return "<<=";
-  case AssignOp::Shr:
-    return ">>=";
-  }
-  return "?";
-}
+std::string assignOpName(AssignOp Op) { return std::string(spelling(Op)); }
 
 std::string suffix(std::optional<ScalarKind> S) {
   return S ? std::string(scalarName(*S)) : "";

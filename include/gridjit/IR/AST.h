@@ -241,6 +241,9 @@ public:
 
 enum class AssignOp : uint8_t { Assign, Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr };
 
+/// The operator as KIR spells it ("=", "+=", "<<=", ...).
+std::string_view spelling(AssignOp Op);
+
 /// `target op= value;` where target is a `var` name or an element.
 class AssignStmt : public Stmt {
 public:
