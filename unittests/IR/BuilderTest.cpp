@@ -14,6 +14,8 @@
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "TestSupport.h"
+
 #include "gtest/gtest.h"
 
 using namespace gridjit;
@@ -21,22 +23,8 @@ using namespace gridjit::kir;
 
 namespace {
 
-/// The message of \p E (empty for success); consumes it.
-std::string errorText(llvm::Error E) {
-  std::string S;
-  llvm::raw_string_ostream OS(S);
-  llvm::handleAllErrors(std::move(E),
-                        [&](const llvm::ErrorInfoBase &EI) { EI.log(OS); });
-  return S;
-}
-
-/// print(parse(Text)), or "PARSE ERROR: ..." so that a failure shows why.
-std::string canonical(std::string_view Text) {
-  auto M = parseModule(Text, "expected.kir");
-  if (!M)
-    return "PARSE ERROR: " + errorText(M.takeError());
-  return printModule(**M);
-}
+using gridjit::test::canonical;
+using gridjit::test::errorText;
 
 /// The built module prints as \p Text does, and both it and the parsed text
 /// pass the verifier.

@@ -11,6 +11,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include "TestSupport.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -27,22 +29,8 @@ using namespace gridjit::kir;
 
 namespace {
 
-/// The message of \p E (empty for success); consumes it.
-std::string errorText(llvm::Error E) {
-  std::string S;
-  llvm::raw_string_ostream OS(S);
-  llvm::handleAllErrors(std::move(E),
-                        [&](const llvm::ErrorInfoBase &EI) { EI.log(OS); });
-  return S;
-}
-
-/// print(parse(Text)), or "PARSE ERROR: ..." so that a failure shows why.
-std::string canonical(std::string_view Text) {
-  auto M = parseModule(Text, "test.kir");
-  if (!M)
-    return "PARSE ERROR: " + errorText(M.takeError());
-  return printModule(**M);
-}
+using gridjit::test::canonical;
+using gridjit::test::errorText;
 
 /// print(parse(Text)) where Text is the body of a kernel; the statements of
 /// the printed body, without the kernel's own lines.

@@ -14,6 +14,8 @@
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "TestSupport.h"
+
 #include "gtest/gtest.h"
 
 #include <random>
@@ -27,18 +29,11 @@ using llvm::dyn_cast;
 
 namespace {
 
+using gridjit::test::errorText;
+
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-/// The rendering of \p E (empty for success); consumes it.
-std::string errorText(llvm::Error E) {
-  std::string S;
-  llvm::raw_string_ostream OS(S);
-  llvm::handleAllErrors(std::move(E),
-                        [&](const llvm::ErrorInfoBase &EI) { EI.log(OS); });
-  return S;
-}
 
 /// The diagnostics of a DiagnosticError as "LINE:COL: MESSAGE"; consumes it.
 /// Any other kind of error gives one entry "OTHER: ...".

@@ -9,18 +9,15 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include "TestSupport.h"
+
 #include "gtest/gtest.h"
 
 using namespace gridjit;
 
 namespace {
 
-std::string render(llvm::Error E) {
-  std::string S;
-  llvm::raw_string_ostream OS(S);
-  llvm::handleAllErrors(std::move(E), [&](const llvm::ErrorInfoBase &EI) { EI.log(OS); });
-  return S;
-}
+using gridjit::test::errorText;
 
 TEST(DiagnosticsTest, NoErrorIsSuccess) {
   DiagnosticEngine D("a.kir", "kernel k() {}\n");
@@ -33,7 +30,7 @@ TEST(DiagnosticsTest, RendersLineColumnSourceAndCaret) {
   DiagnosticEngine D("a.kir", "kernel k() {\n  let x: i32 = y;\n}\n");
   D.error({2, 16}, "use of undeclared name 'y'");
   ASSERT_TRUE(D.hasErrors());
-  EXPECT_EQ(render(D.takeError()), "a.kir:2:16: error: use of undeclared name 'y'\n"
+  EXPECT_EQ(errorText(D.takeError()), "a.kir:2:16: error: use of undeclared name 'y'\n"
                                    "  let x: i32 = y;\n"
                                    "               ^\n");
 }
@@ -44,7 +41,7 @@ TEST(DiagnosticsTest, KeepsEveryErrorInOrder) {
   D.error({1, 2}, "first");
   llvm::Error E = D.takeError();
   ASSERT_TRUE(E.isA<DiagnosticError>());
-  std::string Text = render(std::move(E));
+  std::string Text = errorText(std::move(E));
   EXPECT_LT(Text.find("m:2:1: error: second"), Text.find("m:1:2: error: first"));
 }
 
@@ -52,7 +49,7 @@ TEST(DiagnosticsTest, WithoutSourceOrLocationStillNamesTheBuffer) {
   DiagnosticEngine D("built", "");
   D.error({3, 4}, "bad thing");
   D.error({}, "no place");
-  EXPECT_EQ(render(D.takeError()), "built:3:4: error: bad thing\nbuilt: error: no place\n");
+  EXPECT_EQ(errorText(D.takeError()), "built:3:4: error: bad thing\nbuilt: error: no place\n");
 }
 
 TEST(DiagnosticsTest, StopsCollectingAfterTheLimit) {
@@ -61,7 +58,7 @@ TEST(DiagnosticsTest, StopsCollectingAfterTheLimit) {
     D.error({1, 1}, "e");
   EXPECT_EQ(D.getNumErrors(), DiagnosticEngine::MaxErrors + 10);
   EXPECT_EQ(D.getDiagnostics().size(), DiagnosticEngine::MaxErrors);
-  EXPECT_NE(render(D.takeError()).find("too many errors"), std::string::npos);
+  EXPECT_NE(errorText(D.takeError()).find("too many errors"), std::string::npos);
 }
 
 TEST(TypeTest, SpellingsAndEquality) {
