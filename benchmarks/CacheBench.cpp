@@ -247,17 +247,17 @@ void BM_Process(benchmark::State &State, std::string TargetName, std::string Exa
 }
 
 #define GRIDJIT_CACHE_BENCH(T, K, File)                                                            \
-  BENCHMARK_CAPTURE(BM_Cold, T##_##K, #T, File)->Unit(benchmark::kMillisecond);                   \
-  BENCHMARK_CAPTURE(BM_MemoryHit, T##_##K, #T, File)->Unit(benchmark::kMicrosecond);              \
-  BENCHMARK_CAPTURE(BM_MemoryHitRespelled, T##_##K, #T, File)->Unit(benchmark::kMicrosecond);     \
-  BENCHMARK_CAPTURE(BM_DiskHit, T##_##K, #T, File)                                                \
+  BENCHMARK_CAPTURE(BM_Cold, T##_##K, #T, File)->Unit(benchmark::kMillisecond);                    \
+  BENCHMARK_CAPTURE(BM_MemoryHit, T##_##K, #T, File)->Unit(benchmark::kMicrosecond);               \
+  BENCHMARK_CAPTURE(BM_MemoryHitRespelled, T##_##K, #T, File)->Unit(benchmark::kMicrosecond);      \
+  BENCHMARK_CAPTURE(BM_DiskHit, T##_##K, #T, File)                                                 \
       ->UseManualTime()                                                                            \
       ->Unit(benchmark::kMicrosecond);                                                             \
-  BENCHMARK_CAPTURE(BM_Process, T##_##K##_disk_hit, #T, File, ProcessKind::DiskHit)               \
+  BENCHMARK_CAPTURE(BM_Process, T##_##K##_disk_hit, #T, File, ProcessKind::DiskHit)                \
       ->UseManualTime()                                                                            \
       ->Iterations(20)                                                                             \
       ->Unit(benchmark::kMillisecond);                                                             \
-  BENCHMARK_CAPTURE(BM_Process, T##_##K##_cold, #T, File, ProcessKind::Cold)                      \
+  BENCHMARK_CAPTURE(BM_Process, T##_##K##_cold, #T, File, ProcessKind::Cold)                       \
       ->UseManualTime()                                                                            \
       ->Iterations(10)                                                                             \
       ->Unit(benchmark::kMillisecond);

@@ -51,7 +51,8 @@ const Target &nvptxTarget() {
 }
 
 double msSince(std::chrono::steady_clock::time_point Start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start)
+      .count();
 }
 
 // Text → PTX, the whole pipeline, with each phase's mean time per compile.

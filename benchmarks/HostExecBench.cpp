@@ -375,23 +375,22 @@ OpenCL *openCLFor(unsigned Units) {
   }
   // A sub-device of exactly `Units` compute units: PoCL then runs work
   // groups on that many threads (nothing in the environment is changed).
-  cl_device_partition_property Props[] = {CL_DEVICE_PARTITION_BY_COUNTS, cl_device_partition_property(Units),
+  cl_device_partition_property Props[] = {CL_DEVICE_PARTITION_BY_COUNTS,
+                                          cl_device_partition_property(Units),
                                           CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, 0};
   cl_uint Got = 0;
   if (clCreateSubDevices(Root, Props, 1, &O.Device, &Got) != CL_SUCCESS || Got != 1) {
     O.Problem = "cannot make a sub-device of " + std::to_string(Units) + " compute units";
     return nullptr;
   }
-  clGetDeviceInfo(O.Device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cl_uint), &O.ComputeUnits,
-                  nullptr);
+  clGetDeviceInfo(O.Device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cl_uint), &O.ComputeUnits, nullptr);
   cl_int Err;
   O.Context = clCreateContext(nullptr, 1, &O.Device, nullptr, nullptr, &Err);
   O.Queue = clCreateCommandQueue(O.Context, O.Device, 0, &Err);
   O.Program = clCreateProgramWithSource(O.Context, 1, &OpenCLSource, nullptr, &Err);
   if (clBuildProgram(O.Program, 1, &O.Device, "", nullptr, nullptr) != CL_SUCCESS) {
     char Log[4096] = {};
-    clGetProgramBuildInfo(O.Program, O.Device, CL_PROGRAM_BUILD_LOG, sizeof(Log) - 1, Log,
-                          nullptr);
+    clGetProgramBuildInfo(O.Program, O.Device, CL_PROGRAM_BUILD_LOG, sizeof(Log) - 1, Log, nullptr);
     O.Problem = std::string("OpenCL build failed: ") + Log;
     return nullptr;
   }
@@ -432,8 +431,8 @@ OpenCL *openCLFor(unsigned Units) {
   return &O;
 }
 
-void runOpenCL(benchmark::State &S, cl_kernel OpenCL::*Which, unsigned Dims,
-               const size_t *Global, const size_t *Local) {
+void runOpenCL(benchmark::State &S, cl_kernel OpenCL::*Which, unsigned Dims, const size_t *Global,
+               const size_t *Local) {
   OpenCL *O = openCLFor(unsigned(S.range(0)));
   if (!O) {
     S.SkipWithError("OpenCL (PoCL) is not available");
@@ -517,9 +516,8 @@ public:
     // One time per benchmark: the run's, or with --benchmark_repetitions
     // the median (reported after the repetitions).
     for (const Run &R : Runs)
-      if (!R.error_occurred &&
-          (R.run_type == Run::RT_Iteration ||
-           (R.run_type == Run::RT_Aggregate && R.aggregate_name == "median")))
+      if (!R.error_occurred && (R.run_type == Run::RT_Iteration ||
+                                (R.run_type == Run::RT_Aggregate && R.aggregate_name == "median")))
         Seconds[R.run_name.str()] = R.GetAdjustedRealTime();
   }
   void Finalize() override {

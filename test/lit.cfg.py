@@ -36,6 +36,14 @@ llvm_config.add_tool_substitutions(tools, [config.gridjit_tools_dir, config.llvm
 config.substitutions.append(("%examples", os.path.join(config.gridjit_src_root, "examples")))
 config.substitutions.append(("%docs", os.path.join(config.gridjit_src_root, "docs")))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%gridjit_src", config.gridjit_src_root))
+
+# clang-format-19 checks that every C++ file is formatted (test/Format);
+# utils/setup.sh installs it.
+_clang_format = shutil.which("clang-format-19") or shutil.which("clang-format", path=config.llvm_tools_dir)
+if _clang_format:
+    config.available_features.add("clang-format")
+    config.substitutions.append(("%clang_format", _clang_format))
 
 # ptxas from the CUDA toolkit, when there is one: every PTX test is then
 # also assembled.

@@ -134,8 +134,8 @@ std::optional<Type> decodeType(Reader &R) {
 }
 
 std::array<uint8_t, 8> headerChecksum(std::string_view Header88) {
-  return llvm::BLAKE3::hash<8>(llvm::arrayRefFromStringRef(
-      llvm::StringRef(Header88.data(), Header88.size())));
+  return llvm::BLAKE3::hash<8>(
+      llvm::arrayRefFromStringRef(llvm::StringRef(Header88.data(), Header88.size())));
 }
 
 } // namespace
@@ -197,8 +197,8 @@ llvm::Expected<Artifact> gridjit::decodeCacheEntry(std::string_view Data, const 
   if (BodySize != Body.size())
     return entryError("body is " + llvm::Twine(Body.size()) + " bytes, header says " +
                       llvm::Twine(BodySize) + " (truncated?)");
-  auto Sum = llvm::BLAKE3::hash(
-      llvm::arrayRefFromStringRef(llvm::StringRef(Body.data(), Body.size())));
+  auto Sum =
+      llvm::BLAKE3::hash(llvm::arrayRefFromStringRef(llvm::StringRef(Body.data(), Body.size())));
   if (std::memcmp(Sum.data(), Data.data() + 56, Sum.size()) != 0)
     return entryError("body checksum mismatch");
 

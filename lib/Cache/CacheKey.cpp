@@ -28,8 +28,8 @@ namespace {
 
 /// What findBuildId looks for and what it found.
 struct BuildIdSearch {
-  uintptr_t Base;     ///< load address of the object that contains this code
-  std::string Hex;    ///< its NT_GNU_BUILD_ID, hex
+  uintptr_t Base;  ///< load address of the object that contains this code
+  std::string Hex; ///< its NT_GNU_BUILD_ID, hex
 };
 
 /// dl_iterate_phdr callback: in the object loaded at Search->Base, reads

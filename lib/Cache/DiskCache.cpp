@@ -194,9 +194,9 @@ std::optional<Artifact> DiskCache::lookupImpl(const CacheKey &K, std::string *Pr
                                              /*IsVolatile=*/true);
   // Lookups refresh the modification time (at most hourly), which is what
   // pruning orders entries by: least recently used go first.
-  if (Buf && std::chrono::system_clock::now() -
-                     std::chrono::system_clock::from_time_t(St.st_mtime) >
-                 std::chrono::hours(1))
+  if (Buf &&
+      std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(St.st_mtime) >
+          std::chrono::hours(1))
     (void)::futimens(FD, nullptr);
   ::close(FD);
   if (!Buf)

@@ -54,8 +54,7 @@ double msSince(Clock::time_point Start) {
 class SharedDiagnosticError : public llvm::ErrorInfo<SharedDiagnosticError, DiagnosticError> {
 public:
   static char ID;
-  SharedDiagnosticError(std::string BufferName, std::vector<Diagnostic> Diags,
-                        std::string Rendered)
+  SharedDiagnosticError(std::string BufferName, std::vector<Diagnostic> Diags, std::string Rendered)
       : ErrorInfo(std::move(BufferName), std::string(), std::move(Diags), false),
         Rendered(std::move(Rendered)) {}
   void log(llvm::raw_ostream &OS) const override { OS << Rendered; }
@@ -392,8 +391,7 @@ Compiler::~Compiler() {
 llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts) {
   if (Opts.OptLevel > 3)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "optimisation level %u: it must be 0, 1, 2 or 3",
-                                   Opts.OptLevel);
+                                   "optimisation level %u: it must be 0, 1, 2 or 3", Opts.OptLevel);
   if (Opts.Targets.empty()) {
     auto Host = createTargetByName("host");
     if (!Host)
@@ -406,8 +404,8 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "a null target");
     for (const TargetEntry &TE : I->Targets)
       if (TE.Name == T->getName())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "two targets named '%s'", TE.Name.c_str());
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), "two targets named '%s'",
+                                       TE.Name.c_str());
     I->Targets.push_back({T, std::string(T->getName()), std::string(T->getArch()),
                           T->getFingerprint(), T->getRegistry().fingerprint()});
   }
@@ -435,8 +433,7 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
     }
   }
   I->Pool = std::make_unique<AsyncPool>(
-      Opts.AsyncThreads ? Opts.AsyncThreads
-                        : llvm::hardware_concurrency().compute_thread_count());
+      Opts.AsyncThreads ? Opts.AsyncThreads : llvm::hardware_concurrency().compute_thread_count());
   I->Opts = std::move(Opts);
   return std::unique_ptr<Compiler>(new Compiler(std::move(I)));
 }
@@ -514,17 +511,14 @@ std::future<llvm::Expected<CompiledModuleRef>>
 Compiler::compileAsync(std::string Source, std::string BufferName, CompileRequest Req) {
   auto Promise = std::make_shared<std::promise<llvm::Expected<CompiledModuleRef>>>();
   auto Future = Promise->get_future();
-  P->Pool->submit([this, Promise, Source = std::move(Source),
-                   BufferName = std::move(BufferName), Req = std::move(Req)] {
-    Promise->set_value(compile(Source, BufferName, Req));
-  });
+  P->Pool->submit([this, Promise, Source = std::move(Source), BufferName = std::move(BufferName),
+                   Req = std::move(Req)] { Promise->set_value(compile(Source, BufferName, Req)); });
   return Future;
 }
 
 void Compiler::waitForAsync() { P->Pool->wait(); }
 
-llvm::Expected<CacheKey> Compiler::computeKey(std::string_view Source,
-                                              std::string_view BufferName,
+llvm::Expected<CacheKey> Compiler::computeKey(std::string_view Source, std::string_view BufferName,
                                               const CompileRequest &Req) const {
   auto TO = P->resolve(Req);
   if (!TO)

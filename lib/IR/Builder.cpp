@@ -32,8 +32,7 @@ ScalarKind suffixKind(Type Suffix) {
 /// float literal (`3f32` reads as the float literal 3.0f32).
 ExprPtr magnitudeLit(uint64_t Mag, std::optional<ScalarKind> Suffix) {
   if (Suffix && isFloatScalar(*Suffix))
-    return std::make_unique<FloatLitExpr>(NoLoc, static_cast<double>(Mag),
-                                          Suffix);
+    return std::make_unique<FloatLitExpr>(NoLoc, static_cast<double>(Mag), Suffix);
   return std::make_unique<IntLitExpr>(NoLoc, Mag, Suffix);
 }
 
@@ -82,41 +81,21 @@ Type kir::ptr(Type Pointee, AddrSpace AS) {
 //===----------------------------------------------------------------------===//
 
 ExprPtr kir::intLit(int64_t V) { return signedLit(V, std::nullopt); }
-ExprPtr kir::intLit(int64_t V, Type Suffix) {
-  return signedLit(V, suffixKind(Suffix));
-}
+ExprPtr kir::intLit(int64_t V, Type Suffix) { return signedLit(V, suffixKind(Suffix)); }
 ExprPtr kir::uintLit(uint64_t V) { return magnitudeLit(V, std::nullopt); }
-ExprPtr kir::uintLit(uint64_t V, Type Suffix) {
-  return magnitudeLit(V, suffixKind(Suffix));
-}
+ExprPtr kir::uintLit(uint64_t V, Type Suffix) { return magnitudeLit(V, suffixKind(Suffix)); }
 ExprPtr kir::floatLit(double V) { return signedFloatLit(V, std::nullopt); }
-ExprPtr kir::floatLit(double V, Type Suffix) {
-  return signedFloatLit(V, suffixKind(Suffix));
-}
+ExprPtr kir::floatLit(double V, Type Suffix) { return signedFloatLit(V, suffixKind(Suffix)); }
 ExprPtr kir::boolLit(bool V) { return std::make_unique<BoolLitExpr>(NoLoc, V); }
 
-ExprPtr kir::name(std::string Ident) {
-  return std::make_unique<NameExpr>(NoLoc, std::move(Ident));
-}
+ExprPtr kir::name(std::string Ident) { return std::make_unique<NameExpr>(NoLoc, std::move(Ident)); }
 
-ExprPtr kir::threadIdx(unsigned Dim) {
-  return builtinMember(BuiltinValue::ThreadIdx, Dim);
-}
-ExprPtr kir::blockIdx(unsigned Dim) {
-  return builtinMember(BuiltinValue::BlockIdx, Dim);
-}
-ExprPtr kir::blockDim(unsigned Dim) {
-  return builtinMember(BuiltinValue::BlockDim, Dim);
-}
-ExprPtr kir::gridDim(unsigned Dim) {
-  return builtinMember(BuiltinValue::GridDim, Dim);
-}
-ExprPtr kir::laneId() {
-  return name(std::string(builtinValueName(BuiltinValue::LaneId)));
-}
-ExprPtr kir::warpSize() {
-  return name(std::string(builtinValueName(BuiltinValue::WarpSize)));
-}
+ExprPtr kir::threadIdx(unsigned Dim) { return builtinMember(BuiltinValue::ThreadIdx, Dim); }
+ExprPtr kir::blockIdx(unsigned Dim) { return builtinMember(BuiltinValue::BlockIdx, Dim); }
+ExprPtr kir::blockDim(unsigned Dim) { return builtinMember(BuiltinValue::BlockDim, Dim); }
+ExprPtr kir::gridDim(unsigned Dim) { return builtinMember(BuiltinValue::GridDim, Dim); }
+ExprPtr kir::laneId() { return name(std::string(builtinValueName(BuiltinValue::LaneId))); }
+ExprPtr kir::warpSize() { return name(std::string(builtinValueName(BuiltinValue::WarpSize))); }
 
 ExprPtr kir::member(ExprPtr Base, unsigned Dim) {
   assert(Dim < 3 && "a member is .x, .y or .z");
@@ -132,14 +111,11 @@ ExprPtr kir::bitNot(ExprPtr E) { return unary(UnaryOp::BitNot, std::move(E)); }
 ExprPtr kir::addrOf(ExprPtr E) { return unary(UnaryOp::AddrOf, std::move(E)); }
 
 ExprPtr kir::binary(BinaryOp Op, ExprPtr L, ExprPtr R) {
-  return std::make_unique<BinaryExpr>(NoLoc, Op, checked(std::move(L)),
-                                      checked(std::move(R)));
+  return std::make_unique<BinaryExpr>(NoLoc, Op, checked(std::move(L)), checked(std::move(R)));
 }
 
-#define GRIDJIT_BINARY(Fn, Op)                                                 \
-  ExprPtr kir::Fn(ExprPtr L, ExprPtr R) {                                      \
-    return binary(BinaryOp::Op, std::move(L), std::move(R));                   \
-  }
+#define GRIDJIT_BINARY(Fn, Op)                                                                     \
+  ExprPtr kir::Fn(ExprPtr L, ExprPtr R) { return binary(BinaryOp::Op, std::move(L), std::move(R)); }
 GRIDJIT_BINARY(add, Add)
 GRIDJIT_BINARY(sub, Sub)
 GRIDJIT_BINARY(mul, Mul)
@@ -165,8 +141,7 @@ ExprPtr kir::cast(ExprPtr E, Type To) {
 }
 
 ExprPtr kir::index(ExprPtr Base, ExprPtr Idx) {
-  return std::make_unique<IndexExpr>(NoLoc, checked(std::move(Base)),
-                                     checked(std::move(Idx)));
+  return std::make_unique<IndexExpr>(NoLoc, checked(std::move(Base)), checked(std::move(Idx)));
 }
 
 ExprPtr kir::callv(std::string Callee, std::vector<ExprPtr> Args) {
@@ -190,8 +165,8 @@ BlockBuilder &BlockBuilder::append(StmtPtr S) {
   return *this;
 }
 
-BlockBuilder &BlockBuilder::declare(StorageKind Storage, std::string Name,
-                                    Type T, ExprPtr Init, ExprPtr ArraySize) {
+BlockBuilder &BlockBuilder::declare(StorageKind Storage, std::string Name, Type T, ExprPtr Init,
+                                    ExprPtr ArraySize) {
   auto D = std::make_unique<DeclStmt>(NoLoc);
   D->Var.Name = std::move(Name);
   D->Var.Ty = T;
@@ -202,53 +177,43 @@ BlockBuilder &BlockBuilder::declare(StorageKind Storage, std::string Name,
 }
 
 BlockBuilder &BlockBuilder::let(std::string Name, Type T, ExprPtr Init) {
-  return declare(StorageKind::Let, std::move(Name), T, checked(std::move(Init)),
-                 nullptr);
+  return declare(StorageKind::Let, std::move(Name), T, checked(std::move(Init)), nullptr);
 }
 
 BlockBuilder &BlockBuilder::var(std::string Name, Type T, ExprPtr Init) {
-  return declare(StorageKind::Var, std::move(Name), T, checked(std::move(Init)),
-                 nullptr);
+  return declare(StorageKind::Var, std::move(Name), T, checked(std::move(Init)), nullptr);
 }
 
-BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem,
-                                     uint64_t Count) {
+BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, uint64_t Count) {
   assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Var, std::move(Name),
-                 Type::getArray(Elem.getScalarKind(), Count), nullptr,
-                 uintLit(Count));
+  return declare(StorageKind::Var, std::move(Name), Type::getArray(Elem.getScalarKind(), Count),
+                 nullptr, uintLit(Count));
 }
 
 // For a size given by a `const`, the count stays 0 until the verifier folds
 // the constant (as for a parsed module).
-BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem,
-                                     std::string ConstName) {
+BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, std::string ConstName) {
   assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Var, std::move(Name),
-                 Type::getArray(Elem.getScalarKind(), 0), nullptr,
-                 kir::name(std::move(ConstName)));
+  return declare(StorageKind::Var, std::move(Name), Type::getArray(Elem.getScalarKind(), 0),
+                 nullptr, kir::name(std::move(ConstName)));
 }
 
-BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem,
-                                        uint64_t Count) {
+BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, uint64_t Count) {
   assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Shared, std::move(Name),
-                 Type::getArray(Elem.getScalarKind(), Count), nullptr,
-                 uintLit(Count));
+  return declare(StorageKind::Shared, std::move(Name), Type::getArray(Elem.getScalarKind(), Count),
+                 nullptr, uintLit(Count));
 }
 
-BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem,
-                                        std::string ConstName) {
+BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, std::string ConstName) {
   assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Shared, std::move(Name),
-                 Type::getArray(Elem.getScalarKind(), 0), nullptr,
-                 kir::name(std::move(ConstName)));
+  return declare(StorageKind::Shared, std::move(Name), Type::getArray(Elem.getScalarKind(), 0),
+                 nullptr, kir::name(std::move(ConstName)));
 }
 
 BlockBuilder &BlockBuilder::dynamicShared(std::string Name, Type Elem) {
   assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Shared, std::move(Name),
-                 Type::getArray(Elem.getScalarKind(), 0), nullptr, nullptr);
+  return declare(StorageKind::Shared, std::move(Name), Type::getArray(Elem.getScalarKind(), 0),
+                 nullptr, nullptr);
 }
 
 BlockBuilder &BlockBuilder::assign(ExprPtr Target, ExprPtr Value) {
@@ -256,8 +221,8 @@ BlockBuilder &BlockBuilder::assign(ExprPtr Target, ExprPtr Value) {
 }
 
 BlockBuilder &BlockBuilder::assign(ExprPtr Target, AssignOp Op, ExprPtr Value) {
-  return append(std::make_unique<AssignStmt>(
-      NoLoc, Op, checked(std::move(Target)), checked(std::move(Value))));
+  return append(std::make_unique<AssignStmt>(NoLoc, Op, checked(std::move(Target)),
+                                             checked(std::move(Value))));
 }
 
 IfBuilder BlockBuilder::ifThen(ExprPtr Cond) {
@@ -278,8 +243,7 @@ BlockBuilder BlockBuilder::whileLoop(ExprPtr Cond) {
   return BlockBuilder(Body);
 }
 
-BlockBuilder BlockBuilder::forLoop(std::string Index, ExprPtr Begin,
-                                   ExprPtr End, ExprPtr Step) {
+BlockBuilder BlockBuilder::forLoop(std::string Index, ExprPtr Begin, ExprPtr End, ExprPtr Step) {
   auto S = std::make_unique<ForStmt>(NoLoc);
   S->Index.Name = std::move(Index);
   S->Index.Storage = StorageKind::LoopIndex;
@@ -299,17 +263,11 @@ BlockBuilder BlockBuilder::block() {
   return BlockBuilder(Ref);
 }
 
-BlockBuilder &BlockBuilder::breakLoop() {
-  return append(std::make_unique<BreakStmt>(NoLoc));
-}
+BlockBuilder &BlockBuilder::breakLoop() { return append(std::make_unique<BreakStmt>(NoLoc)); }
 
-BlockBuilder &BlockBuilder::continueLoop() {
-  return append(std::make_unique<ContinueStmt>(NoLoc));
-}
+BlockBuilder &BlockBuilder::continueLoop() { return append(std::make_unique<ContinueStmt>(NoLoc)); }
 
-BlockBuilder &BlockBuilder::ret() {
-  return append(std::make_unique<ReturnStmt>(NoLoc));
-}
+BlockBuilder &BlockBuilder::ret() { return append(std::make_unique<ReturnStmt>(NoLoc)); }
 
 BlockBuilder &BlockBuilder::ret(ExprPtr V) {
   return append(std::make_unique<ReturnStmt>(NoLoc, checked(std::move(V))));
@@ -360,8 +318,7 @@ ModuleBuilder &ModuleBuilder::constant(std::string Name, Type T, ExprPtr Init) {
 }
 
 FunctionBuilder ModuleBuilder::addFunction(bool IsKernel, std::string Name,
-                                           std::vector<Param> Params,
-                                           Type Ret) {
+                                           std::vector<Param> Params, Type Ret) {
   auto F = std::make_unique<FunctionDecl>(NoLoc, IsKernel);
   F->Name = std::move(Name);
   for (Param &P : Params) {
@@ -378,16 +335,12 @@ FunctionBuilder ModuleBuilder::addFunction(bool IsKernel, std::string Name,
   return FunctionBuilder(Ref);
 }
 
-FunctionBuilder ModuleBuilder::kernel(std::string Name,
-                                      std::vector<Param> Params) {
-  return addFunction(/*IsKernel=*/true, std::move(Name), std::move(Params),
-                     Type::getVoid());
+FunctionBuilder ModuleBuilder::kernel(std::string Name, std::vector<Param> Params) {
+  return addFunction(/*IsKernel=*/true, std::move(Name), std::move(Params), Type::getVoid());
 }
 
-FunctionBuilder ModuleBuilder::function(std::string Name,
-                                        std::vector<Param> Params, Type Ret) {
-  return addFunction(/*IsKernel=*/false, std::move(Name), std::move(Params),
-                     Ret);
+FunctionBuilder ModuleBuilder::function(std::string Name, std::vector<Param> Params, Type Ret) {
+  return addFunction(/*IsKernel=*/false, std::move(Name), std::move(Params), Ret);
 }
 
 std::unique_ptr<Module> ModuleBuilder::take() {

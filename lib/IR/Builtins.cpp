@@ -18,10 +18,9 @@ constexpr std::pair<BuiltinValue, std::string_view> Values[] = {
     {BuiltinValue::LaneId, "lane_id"},       {BuiltinValue::WarpSize, "warp_size"},
 };
 
-constexpr std::string_view FuncNames[] = {
-    "",
+constexpr std::string_view FuncNames[] = {"",
 #define GRIDJIT_X(Id, Name) Name,
-    GRIDJIT_BUILTIN_FUNCS(GRIDJIT_X)
+                                          GRIDJIT_BUILTIN_FUNCS(GRIDJIT_X)
 #undef GRIDJIT_X
 };
 } // namespace

@@ -68,7 +68,6 @@ enum Prec : unsigned {
   PrecPostfix, ///< postfix operators and primary expressions
 };
 
-
 unsigned binaryOpPrec(BinaryOp Op) {
   switch (Op) {
   case BinaryOp::LOr:
@@ -115,7 +114,6 @@ const char *unaryOpSpelling(UnaryOp Op) {
   }
   return "?";
 }
-
 
 /// The precedence of the operator at the root of \p E.
 unsigned exprPrec(const Expr &E) {
@@ -197,8 +195,7 @@ std::string formatFloat(double V, bool AsF32) {
   // shortest digits that identify it as a float (`0.1f32`, not
   // `0.10000000149011612f32`).
   if (AsF32 && static_cast<double>(static_cast<float>(V)) == V)
-    R = std::to_chars(Buf, Buf + sizeof(Buf), static_cast<float>(V),
-                      std::chars_format::scientific);
+    R = std::to_chars(Buf, Buf + sizeof(Buf), static_cast<float>(V), std::chars_format::scientific);
   else
     R = std::to_chars(Buf, Buf + sizeof(Buf), V, std::chars_format::scientific);
   return Sign + canonicalFloatText(std::string_view(Buf, R.ptr - Buf));
@@ -439,8 +436,7 @@ void Printer::printExpr(const Expr *E) {
     const auto &L = cast<IntLitExpr>(*E);
     if (L.Suffix && isFloatScalar(*L.Suffix)) {
       // `3f32` is a float literal; print it the way it reads back.
-      OS << formatFloat(static_cast<double>(L.Value),
-                        *L.Suffix == ScalarKind::F32);
+      OS << formatFloat(static_cast<double>(L.Value), *L.Suffix == ScalarKind::F32);
     } else {
       OS << L.Value;
     }
@@ -530,9 +526,7 @@ void Printer::printExpr(const Expr *E) {
 
 } // namespace
 
-void gridjit::printModule(const Module &M, llvm::raw_ostream &OS) {
-  Printer(OS).printModule(M);
-}
+void gridjit::printModule(const Module &M, llvm::raw_ostream &OS) { Printer(OS).printModule(M); }
 
 std::string gridjit::printModule(const Module &M) {
   std::string S;

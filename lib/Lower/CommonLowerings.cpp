@@ -91,9 +91,15 @@ Expected<Value *> lowerShr(LoweringContext &C, const OpArgs &A) {
   Value *Amt = shiftAmount(C, op1(A));
   return A.OperandTy.isSignedInteger() ? C.B.CreateAShr(op0(A), Amt) : C.B.CreateLShr(op0(A), Amt);
 }
-Expected<Value *> lowerAnd(LoweringContext &C, const OpArgs &A) { return C.B.CreateAnd(op0(A), op1(A)); }
-Expected<Value *> lowerOr(LoweringContext &C, const OpArgs &A) { return C.B.CreateOr(op0(A), op1(A)); }
-Expected<Value *> lowerXor(LoweringContext &C, const OpArgs &A) { return C.B.CreateXor(op0(A), op1(A)); }
+Expected<Value *> lowerAnd(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateAnd(op0(A), op1(A));
+}
+Expected<Value *> lowerOr(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateOr(op0(A), op1(A));
+}
+Expected<Value *> lowerXor(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateXor(op0(A), op1(A));
+}
 
 //===----------------------------------------------------------------------===//
 // Comparisons: floats compare ordered, except != which is true for NaN (C).
@@ -206,12 +212,13 @@ Expected<Value *> lowerCallFunction(LoweringContext &C, const OpArgs &A) {
 //===----------------------------------------------------------------------===//
 
 Value *atomicRMW(LoweringContext &C, const OpArgs &A, llvm::AtomicRMWInst::BinOp Op) {
-  auto *I = C.B.CreateAtomicRMW(Op, op0(A), op1(A), llvm::MaybeAlign(),
-                                llvm::AtomicOrdering::Monotonic);
+  auto *I =
+      C.B.CreateAtomicRMW(Op, op0(A), op1(A), llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
   return I;
 }
 Expected<Value *> lowerAtomicAdd(LoweringContext &C, const OpArgs &A) {
-  return atomicRMW(C, A, A.ResultTy.isFloat() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add);
+  return atomicRMW(C, A,
+                   A.ResultTy.isFloat() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add);
 }
 Expected<Value *> lowerAtomicSub(LoweringContext &C, const OpArgs &A) {
   return atomicRMW(C, A, llvm::AtomicRMWInst::Sub);
@@ -220,10 +227,12 @@ Expected<Value *> lowerAtomicExch(LoweringContext &C, const OpArgs &A) {
   return atomicRMW(C, A, llvm::AtomicRMWInst::Xchg);
 }
 Expected<Value *> lowerAtomicMin(LoweringContext &C, const OpArgs &A) {
-  return atomicRMW(C, A, A.ResultTy.isSignedInteger() ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin);
+  return atomicRMW(
+      C, A, A.ResultTy.isSignedInteger() ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin);
 }
 Expected<Value *> lowerAtomicMax(LoweringContext &C, const OpArgs &A) {
-  return atomicRMW(C, A, A.ResultTy.isSignedInteger() ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax);
+  return atomicRMW(
+      C, A, A.ResultTy.isSignedInteger() ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax);
 }
 Expected<Value *> lowerAtomicAnd(LoweringContext &C, const OpArgs &A) {
   return atomicRMW(C, A, llvm::AtomicRMWInst::And);
@@ -235,9 +244,9 @@ Expected<Value *> lowerAtomicXor(LoweringContext &C, const OpArgs &A) {
   return atomicRMW(C, A, llvm::AtomicRMWInst::Xor);
 }
 Expected<Value *> lowerAtomicCas(LoweringContext &C, const OpArgs &A) {
-  auto *I = C.B.CreateAtomicCmpXchg(op0(A), op1(A), A.Operands[2], llvm::MaybeAlign(),
-                                    llvm::AtomicOrdering::Monotonic,
-                                    llvm::AtomicOrdering::Monotonic);
+  auto *I =
+      C.B.CreateAtomicCmpXchg(op0(A), op1(A), A.Operands[2], llvm::MaybeAlign(),
+                              llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
   return C.B.CreateExtractValue(I, 0, "old");
 }
 

@@ -151,10 +151,9 @@ llvm::Error ModuleLowering::declareFunction(const FunctionDecl &F) {
     Params.push_back(Ctx.toLLVM(P->Ty));
   llvm::Type *Ret = F.IsKernel ? B.getVoidTy() : Ctx.toLLVM(F.ReturnTy);
   auto *FT = llvm::FunctionType::get(Ret, Params, /*isVarArg=*/false);
-  auto *Fn = llvm::Function::Create(FT,
-                                    F.IsKernel ? llvm::GlobalValue::ExternalLinkage
-                                               : llvm::GlobalValue::InternalLinkage,
-                                    F.Name, Ctx.IR);
+  auto *Fn = llvm::Function::Create(
+      FT, F.IsKernel ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
+      F.Name, Ctx.IR);
   if (Fn->getName() != F.Name)
     return Ctx.error(F.getLoc(), "the name '" + llvm::Twine(F.Name) +
                                      "' clashes with a symbol the target defines");
@@ -190,9 +189,9 @@ llvm::Error ModuleLowering::lowerFunction(const FunctionDecl &F) {
 llvm::Error ModuleLowering::lowerDecl(const DeclStmt &S) {
   const VarDecl &V = S.Var;
   if (V.Ty.isArray()) {
-    Op O = V.Storage == StorageKind::Var       ? Op::LocalArray
-           : V.Ty.getArrayCount() == 0         ? Op::DynamicShared
-                                               : Op::SharedArray;
+    Op O = V.Storage == StorageKind::Var ? Op::LocalArray
+           : V.Ty.getArrayCount() == 0   ? Op::DynamicShared
+                                         : Op::SharedArray;
     OpArgs A;
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;
@@ -294,9 +293,7 @@ Expected<std::unique_ptr<llvm::Module>> Target::lower(const Module &M,
 }
 
 /// Bytes of one element of \p K in memory.
-static uint64_t elementBytes(ScalarKind K) {
-  return K == ScalarKind::Bool ? 1 : scalarBits(K) / 8;
-}
+static uint64_t elementBytes(ScalarKind K) { return K == ScalarKind::Bool ? 1 : scalarBits(K) / 8; }
 
 /// Adds the static shared bytes and the dynamic-shared flag of every
 /// `shared` declaration in \p S to \p K.
@@ -343,7 +340,8 @@ std::vector<KernelInfo> Target::describeKernels(const Module &M) const {
     K.Name = F->Name;
     K.Cooperative = F->UsesGridSync;
     for (const auto &P : F->Params) {
-      uint32_t Size = P->Ty.isPointer() ? 8 : static_cast<uint32_t>(elementBytes(P->Ty.getScalarKind()));
+      uint32_t Size =
+          P->Ty.isPointer() ? 8 : static_cast<uint32_t>(elementBytes(P->Ty.getScalarKind()));
       K.Params.push_back({P->Name, P->Ty, Size, Size});
     }
     collectShared(*F->Body, K);

@@ -17,7 +17,12 @@ constexpr std::string_view OpNames[] = {
 #define GRIDJIT_X(Id, Name) Name,
     GRIDJIT_CORE_OPS(GRIDJIT_X)
 #undef GRIDJIT_X
-    "thread_idx", "block_idx", "block_dim", "grid_dim", "lane_id", "warp_size",
+        "thread_idx",
+    "block_idx",
+    "block_dim",
+    "grid_dim",
+    "lane_id",
+    "warp_size",
 #define GRIDJIT_X(Id, Name) Name,
     GRIDJIT_BUILTIN_FUNCS(GRIDJIT_X)
 #undef GRIDJIT_X
@@ -29,22 +34,38 @@ std::string_view gridjit::opName(Op O) { return OpNames[static_cast<unsigned>(O)
 
 Op gridjit::opFor(BinaryOp B) {
   switch (B) {
-  case BinaryOp::Add: return Op::Add;
-  case BinaryOp::Sub: return Op::Sub;
-  case BinaryOp::Mul: return Op::Mul;
-  case BinaryOp::Div: return Op::Div;
-  case BinaryOp::Rem: return Op::Rem;
-  case BinaryOp::Shl: return Op::Shl;
-  case BinaryOp::Shr: return Op::Shr;
-  case BinaryOp::And: return Op::And;
-  case BinaryOp::Or: return Op::Or;
-  case BinaryOp::Xor: return Op::Xor;
-  case BinaryOp::Eq: return Op::Eq;
-  case BinaryOp::Ne: return Op::Ne;
-  case BinaryOp::Lt: return Op::Lt;
-  case BinaryOp::Le: return Op::Le;
-  case BinaryOp::Gt: return Op::Gt;
-  case BinaryOp::Ge: return Op::Ge;
+  case BinaryOp::Add:
+    return Op::Add;
+  case BinaryOp::Sub:
+    return Op::Sub;
+  case BinaryOp::Mul:
+    return Op::Mul;
+  case BinaryOp::Div:
+    return Op::Div;
+  case BinaryOp::Rem:
+    return Op::Rem;
+  case BinaryOp::Shl:
+    return Op::Shl;
+  case BinaryOp::Shr:
+    return Op::Shr;
+  case BinaryOp::And:
+    return Op::And;
+  case BinaryOp::Or:
+    return Op::Or;
+  case BinaryOp::Xor:
+    return Op::Xor;
+  case BinaryOp::Eq:
+    return Op::Eq;
+  case BinaryOp::Ne:
+    return Op::Ne;
+  case BinaryOp::Lt:
+    return Op::Lt;
+  case BinaryOp::Le:
+    return Op::Le;
+  case BinaryOp::Gt:
+    return Op::Gt;
+  case BinaryOp::Ge:
+    return Op::Ge;
   case BinaryOp::LAnd:
   case BinaryOp::LOr:
     break;
@@ -54,10 +75,14 @@ Op gridjit::opFor(BinaryOp B) {
 
 Op gridjit::opFor(UnaryOp U) {
   switch (U) {
-  case UnaryOp::Neg: return Op::Neg;
-  case UnaryOp::Not: return Op::Not;
-  case UnaryOp::BitNot: return Op::BitNot;
-  case UnaryOp::AddrOf: return Op::ElementAddr;
+  case UnaryOp::Neg:
+    return Op::Neg;
+  case UnaryOp::Not:
+    return Op::Not;
+  case UnaryOp::BitNot:
+    return Op::BitNot;
+  case UnaryOp::AddrOf:
+    return Op::ElementAddr;
   }
   llvm_unreachable("unknown unary operator");
 }
@@ -90,8 +115,7 @@ llvm::Error LoweringRegistry::add(Op O, LowerFn Fn, unsigned Version) {
   return llvm::Error::success();
 }
 
-llvm::Error LoweringRegistry::addAll(llvm::ArrayRef<LoweringEntry> Table,
-                                     llvm::ArrayRef<Op> Omit) {
+llvm::Error LoweringRegistry::addAll(llvm::ArrayRef<LoweringEntry> Table, llvm::ArrayRef<Op> Omit) {
   for (const LoweringEntry &E : Table) {
     if (llvm::is_contained(Omit, E.O))
       continue;

@@ -82,17 +82,28 @@ llvm::Error StructuralLowering::lowerStmt(const Stmt &S) {
 /// The op a compound assignment applies.
 static Op compoundOp(AssignOp A) {
   switch (A) {
-  case AssignOp::Add: return Op::Add;
-  case AssignOp::Sub: return Op::Sub;
-  case AssignOp::Mul: return Op::Mul;
-  case AssignOp::Div: return Op::Div;
-  case AssignOp::Rem: return Op::Rem;
-  case AssignOp::And: return Op::And;
-  case AssignOp::Or: return Op::Or;
-  case AssignOp::Xor: return Op::Xor;
-  case AssignOp::Shl: return Op::Shl;
-  case AssignOp::Shr: return Op::Shr;
-  case AssignOp::Assign: break;
+  case AssignOp::Add:
+    return Op::Add;
+  case AssignOp::Sub:
+    return Op::Sub;
+  case AssignOp::Mul:
+    return Op::Mul;
+  case AssignOp::Div:
+    return Op::Div;
+  case AssignOp::Rem:
+    return Op::Rem;
+  case AssignOp::And:
+    return Op::And;
+  case AssignOp::Or:
+    return Op::Or;
+  case AssignOp::Xor:
+    return Op::Xor;
+  case AssignOp::Shl:
+    return Op::Shl;
+  case AssignOp::Shr:
+    return Op::Shr;
+  case AssignOp::Assign:
+    break;
   }
   llvm_unreachable("plain assignment has no op");
 }

@@ -19,16 +19,11 @@ using namespace gridjit;
 
 namespace {
 bool isDigit(char C) { return C >= '0' && C <= '9'; }
-bool isHexDigit(char C) {
-  return isDigit(C) || (C >= 'a' && C <= 'f') || (C >= 'A' && C <= 'F');
-}
-bool isIdentStart(char C) {
-  return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') || C == '_';
-}
+bool isHexDigit(char C) { return isDigit(C) || (C >= 'a' && C <= 'f') || (C >= 'A' && C <= 'F'); }
+bool isIdentStart(char C) { return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') || C == '_'; }
 bool isIdentChar(char C) { return isIdentStart(C) || isDigit(C); }
 bool isSpace(char C) {
-  return C == ' ' || C == '\t' || C == '\n' || C == '\r' || C == '\v' ||
-         C == '\f';
+  return C == ' ' || C == '\t' || C == '\n' || C == '\r' || C == '\v' || C == '\f';
 }
 
 /// Quotes raw source bytes for a message: printable ASCII as is, anything
@@ -265,27 +260,26 @@ Token Lexer::lexIdentifierOrKeyword(size_t Start) {
   while (isIdentChar(peek()))
     ++Pos;
   std::string_view Text = Src.substr(Start, Pos - Start);
-  TokenKind K =
-      llvm::StringSwitch<TokenKind>(llvm::StringRef(Text.data(), Text.size()))
-          .Case("kernel", TokenKind::KwKernel)
-          .Case("fn", TokenKind::KwFn)
-          .Case("const", TokenKind::KwConst)
-          .Case("let", TokenKind::KwLet)
-          .Case("var", TokenKind::KwVar)
-          .Case("shared", TokenKind::KwShared)
-          .Case("if", TokenKind::KwIf)
-          .Case("else", TokenKind::KwElse)
-          .Case("while", TokenKind::KwWhile)
-          .Case("for", TokenKind::KwFor)
-          .Case("in", TokenKind::KwIn)
-          .Case("step", TokenKind::KwStep)
-          .Case("break", TokenKind::KwBreak)
-          .Case("continue", TokenKind::KwContinue)
-          .Case("return", TokenKind::KwReturn)
-          .Case("as", TokenKind::KwAs)
-          .Case("true", TokenKind::KwTrue)
-          .Case("false", TokenKind::KwFalse)
-          .Default(TokenKind::Identifier);
+  TokenKind K = llvm::StringSwitch<TokenKind>(llvm::StringRef(Text.data(), Text.size()))
+                    .Case("kernel", TokenKind::KwKernel)
+                    .Case("fn", TokenKind::KwFn)
+                    .Case("const", TokenKind::KwConst)
+                    .Case("let", TokenKind::KwLet)
+                    .Case("var", TokenKind::KwVar)
+                    .Case("shared", TokenKind::KwShared)
+                    .Case("if", TokenKind::KwIf)
+                    .Case("else", TokenKind::KwElse)
+                    .Case("while", TokenKind::KwWhile)
+                    .Case("for", TokenKind::KwFor)
+                    .Case("in", TokenKind::KwIn)
+                    .Case("step", TokenKind::KwStep)
+                    .Case("break", TokenKind::KwBreak)
+                    .Case("continue", TokenKind::KwContinue)
+                    .Case("return", TokenKind::KwReturn)
+                    .Case("as", TokenKind::KwAs)
+                    .Case("true", TokenKind::KwTrue)
+                    .Case("false", TokenKind::KwFalse)
+                    .Default(TokenKind::Identifier);
   return makeToken(K, Start);
 }
 
@@ -315,8 +309,7 @@ Token Lexer::lexNumber(size_t Start) {
     }
     bool HasExponent =
         (peek() == 'e' || peek() == 'E') &&
-        (isDigit(peek(1)) ||
-         ((peek(1) == '+' || peek(1) == '-') && isDigit(peek(2))));
+        (isDigit(peek(1)) || ((peek(1) == '+' || peek(1) == '-') && isDigit(peek(2))));
     if (HasExponent) {
       IsFloat = true;
       Pos += 2;
@@ -328,14 +321,13 @@ Token Lexer::lexNumber(size_t Start) {
   while (isIdentChar(peek()))
     ++Pos;
 
-  Token T = makeToken(IsFloat ? TokenKind::FloatLiteral : TokenKind::IntLiteral,
-                      Start);
+  Token T = makeToken(IsFloat ? TokenKind::FloatLiteral : TokenKind::IntLiteral, Start);
   std::string_view Digits = Src.substr(DigitsStart, SuffixStart - DigitsStart);
   std::string_view SuffixText = Src.substr(SuffixStart, Pos - SuffixStart);
 
   if (IsHex && Digits.empty()) {
-    Diags.error(T.Loc, "expected hexadecimal digits after '" +
-                           std::string(Src.substr(Start, 2)) + "'");
+    Diags.error(T.Loc,
+                "expected hexadecimal digits after '" + std::string(Src.substr(Start, 2)) + "'");
     T.Diagnosed = true;
     return T;
   }
@@ -348,9 +340,8 @@ Token Lexer::lexNumber(size_t Start) {
     else if (S && isFloatScalar(*S))
       Valid = !IsHex; // `3f32` is a float; hex digits already took any 'f'
     if (!Valid) {
-      Diags.error(T.Loc, "invalid suffix '" + escapeBytes(SuffixText) +
-                             "' on " + (IsFloat ? "float" : "integer") +
-                             " literal");
+      Diags.error(T.Loc, "invalid suffix '" + escapeBytes(SuffixText) + "' on " +
+                             (IsFloat ? "float" : "integer") + " literal");
       T.Diagnosed = true;
     } else {
       T.Suffix = S;
@@ -364,19 +355,16 @@ Token Lexer::lexNumber(size_t Start) {
   if (IsFloat) {
     // APFloat, unlike strtod, does not depend on the C locale.
     llvm::APFloat F(llvm::APFloat::IEEEdouble());
-    auto Status =
-        F.convertFromString(llvm::StringRef(Digits.data(), Digits.size()),
-                            llvm::APFloat::rmNearestTiesToEven);
+    auto Status = F.convertFromString(llvm::StringRef(Digits.data(), Digits.size()),
+                                      llvm::APFloat::rmNearestTiesToEven);
     if (Status)
       T.FloatValue = F.convertToDouble();
     else
-      llvm::consumeError(
-          Status.takeError()); // unreachable: digits are well formed
+      llvm::consumeError(Status.takeError()); // unreachable: digits are well formed
     return T;
   }
 
-  if (llvm::StringRef(Digits.data(), Digits.size())
-          .getAsInteger(IsHex ? 16 : 10, T.IntValue)) {
+  if (llvm::StringRef(Digits.data(), Digits.size()).getAsInteger(IsHex ? 16 : 10, T.IntValue)) {
     T.IntValue = UINT64_MAX;
     if (!T.Diagnosed)
       Diags.error(T.Loc, "integer literal is too large");
@@ -431,8 +419,7 @@ Token Lexer::lexPunctuation(size_t Start) {
   case '/':
     return N == '=' ? Take(TokenKind::SlashEq, 2) : Take(TokenKind::Slash, 1);
   case '%':
-    return N == '=' ? Take(TokenKind::PercentEq, 2)
-                    : Take(TokenKind::Percent, 1);
+    return N == '=' ? Take(TokenKind::PercentEq, 2) : Take(TokenKind::Percent, 1);
   case '^':
     return N == '=' ? Take(TokenKind::CaretEq, 2) : Take(TokenKind::Caret, 1);
   case '!':
@@ -454,8 +441,7 @@ Token Lexer::lexPunctuation(size_t Start) {
   case '>':
     if (N == '>')
       return Take(TokenKind::GreaterGreater, 2);
-    return N == '=' ? Take(TokenKind::GreaterEq, 2)
-                    : Take(TokenKind::Greater, 1);
+    return N == '=' ? Take(TokenKind::GreaterEq, 2) : Take(TokenKind::Greater, 1);
   default:
     return lexInvalidCharacter(Start);
   }
@@ -468,8 +454,7 @@ Token Lexer::lexInvalidCharacter(size_t Start) {
   auto Byte = static_cast<unsigned char>(peek());
   ++Pos;
   if (Byte >= 0x80)
-    for (int I = 0;
-         I < 3 && (static_cast<unsigned char>(peek()) & 0xC0) == 0x80; ++I)
+    for (int I = 0; I < 3 && (static_cast<unsigned char>(peek()) & 0xC0) == 0x80; ++I)
       ++Pos;
   Token T = makeToken(TokenKind::Error, Start);
   Diags.error(T.Loc, "unexpected character '" + escapeBytes(T.Text) + "'");

@@ -163,8 +163,7 @@ std::optional<AssignOp> assignOp(TokenKind K) {
 
 /// The tokens that start a module-level declaration; recovery stops there.
 bool isDeclKeyword(TokenKind K) {
-  return K == TokenKind::KwKernel || K == TokenKind::KwFn ||
-         K == TokenKind::KwConst;
+  return K == TokenKind::KwKernel || K == TokenKind::KwFn || K == TokenKind::KwConst;
 }
 
 bool canStartExpression(TokenKind K) {
@@ -183,8 +182,7 @@ bool canStartExpression(TokenKind K) {
 
 class Parser {
 public:
-  Parser(std::string_view Source, DiagnosticEngine &Diags)
-      : Lex(Source, Diags), Diags(Diags) {
+  Parser(std::string_view Source, DiagnosticEngine &Diags) : Lex(Source, Diags), Diags(Diags) {
     Tok = Lex.lex();
   }
 
@@ -288,8 +286,7 @@ private:
 //===----------------------------------------------------------------------===//
 
 void Parser::consume() {
-  PrevEnd = SourceLoc{Tok.Loc.Line,
-                      Tok.Loc.Col + static_cast<unsigned>(Tok.Text.size())};
+  PrevEnd = SourceLoc{Tok.Loc.Line, Tok.Loc.Col + static_cast<unsigned>(Tok.Text.size())};
   Tok = Lex.lex();
   ++NumConsumed;
 }
@@ -381,8 +378,7 @@ bool Parser::expectSemi(std::string_view After) {
     return true;
   if (!Tok.Diagnosed)
     error(PrevEnd, "expected ';' after " + std::string(After));
-  return Tok.Loc.Line > PrevEnd.Line || Tok.is(TokenKind::RBrace) ||
-         Tok.is(TokenKind::Eof);
+  return Tok.Loc.Line > PrevEnd.Line || Tok.is(TokenKind::RBrace) || Tok.is(TokenKind::Eof);
 }
 
 void Parser::reportTooDeep(SourceLoc Loc) {
@@ -500,8 +496,7 @@ std::unique_ptr<FunctionDecl> Parser::parseFunction() {
   auto F = std::make_unique<FunctionDecl>(Tok.Loc, IsKernel);
   consume(); // 'kernel' or 'fn'
   if (Tok.isNot(TokenKind::Identifier)) {
-    errorExpected(IsKernel ? "kernel name after 'kernel'"
-                           : "function name after 'fn'");
+    errorExpected(IsKernel ? "kernel name after 'kernel'" : "function name after 'fn'");
     return nullptr;
   }
   F->Name = std::string(Tok.Text);
@@ -659,9 +654,8 @@ Type Parser::parseArrayTypeRest(ExprPtr *ArraySize) {
 // end of input.
 void Parser::skipArrayTypeRest() {
   unsigned BracketDepth = 1;
-  while (Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind) &&
-         Tok.isNot(TokenKind::LBrace) && Tok.isNot(TokenKind::RBrace) &&
-         Tok.isNot(TokenKind::Equal)) {
+  while (Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind) && Tok.isNot(TokenKind::LBrace) &&
+         Tok.isNot(TokenKind::RBrace) && Tok.isNot(TokenKind::Equal)) {
     if (Tok.is(TokenKind::LBracket))
       ++BracketDepth;
     bool Closes = Tok.is(TokenKind::RBracket) && --BracketDepth == 0;
@@ -676,8 +670,7 @@ Type Parser::parsePointerType() {
   consume(); // 'ptr'
   if (!expect(TokenKind::Less, "after 'ptr'"))
     return Type();
-  std::optional<ScalarKind> Pointee =
-      parseScalarTypeName("scalar type after 'ptr<'");
+  std::optional<ScalarKind> Pointee = parseScalarTypeName("scalar type after 'ptr<'");
   if (!Pointee)
     return Type();
   AddrSpace AS = AddrSpace::Global;
@@ -729,8 +722,8 @@ BlockPtr Parser::parseBlock(std::string_view Context) {
       continue;
     }
     skipStatement();
-    if (NumConsumed == Before && Tok.isNot(TokenKind::RBrace) &&
-        Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind))
+    if (NumConsumed == Before && Tok.isNot(TokenKind::RBrace) && Tok.isNot(TokenKind::Eof) &&
+        !isDeclKeyword(Tok.Kind))
       consume(); // cannot happen, but never loop without progress
   }
   return B;
@@ -822,16 +815,14 @@ StmtPtr Parser::parseIfStmt() {
 // Parses `'if' expr block` into S.
 bool Parser::parseIfHead(IfStmt &S) {
   consume(); // 'if'
-  return (S.Cond = parseExpr()) &&
-         (S.Then = parseBlock("after 'if' condition"));
+  return (S.Cond = parseExpr()) && (S.Then = parseBlock("after 'if' condition"));
 }
 
 // while-stmt ::= 'while' expr block
 StmtPtr Parser::parseWhileStmt() {
   auto W = std::make_unique<WhileStmt>(Tok.Loc);
   consume(); // 'while'
-  if (!(W->Cond = parseExpr()) ||
-      !(W->Body = parseBlock("after 'while' condition")))
+  if (!(W->Cond = parseExpr()) || !(W->Body = parseBlock("after 'while' condition")))
     return nullptr;
   return W;
 }
@@ -848,8 +839,7 @@ StmtPtr Parser::parseForStmt() {
   F->Index.Loc = Tok.Loc;
   F->Index.Name = std::string(Tok.Text);
   consume();
-  if (!expect(TokenKind::KwIn, "after loop variable") ||
-      !(F->Begin = parseExpr()) ||
+  if (!expect(TokenKind::KwIn, "after loop variable") || !(F->Begin = parseExpr()) ||
       !expect(TokenKind::DotDot, "in 'for' range") || !(F->End = parseExpr()))
     return nullptr;
   if (consumeIf(TokenKind::KwStep) && !(F->Step = parseExpr()))
@@ -899,8 +889,7 @@ StmtPtr Parser::parseAssignOrCallStmt() {
     ExprPtr Value = parseExpr();
     if (!Value || !expectSemi())
       return nullptr;
-    return std::make_unique<AssignStmt>(Start, *Op, std::move(E),
-                                        std::move(Value));
+    return std::make_unique<AssignStmt>(Start, *Op, std::move(E), std::move(Value));
   }
   if (!llvm::isa<CallExpr>(E.get())) {
     error(Start, "expected an assignment or a call");
@@ -962,8 +951,7 @@ ParsedExpr Parser::parseBinary(unsigned MinPrec) {
       return {};
     unsigned Height = std::max(LHS.Height, RHS.Height) + 1;
     SourceLoc Start = LHS.Start;
-    LHS = node(std::make_unique<BinaryExpr>(Start, Info.Op, std::move(LHS.E),
-                                            std::move(RHS.E)),
+    LHS = node(std::make_unique<BinaryExpr>(Start, Info.Op, std::move(LHS.E), std::move(RHS.E)),
                Start, Height);
     if (!LHS)
       return {};
@@ -979,8 +967,7 @@ ParsedExpr Parser::parseCast() {
     Type T = parseType(/*AllowArray=*/false);
     if (!T.isValid())
       return {};
-    E = node(std::make_unique<CastExpr>(AsLoc, std::move(E.E), T), E.Start,
-             E.Height + 1);
+    E = node(std::make_unique<CastExpr>(AsLoc, std::move(E.E), T), E.Start, E.Height + 1);
   }
   return E;
 }
@@ -998,8 +985,8 @@ ParsedExpr Parser::parseUnary() {
   ParsedExpr Operand = parseUnary();
   if (!Operand)
     return {};
-  return node(std::make_unique<UnaryExpr>(OpLoc, *Op, std::move(Operand.E)),
-              OpLoc, Operand.Height + 1);
+  return node(std::make_unique<UnaryExpr>(OpLoc, *Op, std::move(Operand.E)), OpLoc,
+              Operand.Height + 1);
 }
 
 // postfix ::= primary (call-args | '[' expr ']' | '.' ('x'|'y'|'z'))*
@@ -1027,8 +1014,7 @@ ParsedExpr Parser::parsePostfix() {
 // name (not parenthesised, not an element or a member).
 ParsedExpr Parser::parseCall(ParsedExpr Callee) {
   auto *Name = llvm::dyn_cast<NameExpr>(Callee.E.get());
-  if (!Name || Callee.Start.Line != Name->getLoc().Line ||
-      Callee.Start.Col != Name->getLoc().Col) {
+  if (!Name || Callee.Start.Line != Name->getLoc().Line || Callee.Start.Col != Name->getLoc().Col) {
     errorAtTok("only a function name can be called");
     return {};
   }
@@ -1050,9 +1036,8 @@ ParsedExpr Parser::parseCall(ParsedExpr Callee) {
       }
     }
   }
-  return node(
-      std::make_unique<CallExpr>(Name->getLoc(), Name->Ident, std::move(Args)),
-      Callee.Start, Height);
+  return node(std::make_unique<CallExpr>(Name->getLoc(), Name->Ident, std::move(Args)),
+              Callee.Start, Height);
 }
 
 // index ::= postfix '[' expr ']'
@@ -1063,8 +1048,7 @@ ParsedExpr Parser::parseIndex(ParsedExpr Base) {
   if (!Idx || !expect(TokenKind::RBracket, "after index"))
     return {};
   unsigned Height = std::max(Base.Height, Idx.Height) + 1;
-  return node(std::make_unique<IndexExpr>(BracketLoc, std::move(Base.E),
-                                          std::move(Idx.E)),
+  return node(std::make_unique<IndexExpr>(BracketLoc, std::move(Base.E), std::move(Idx.E)),
               Base.Start, Height);
 }
 
@@ -1080,8 +1064,8 @@ ParsedExpr Parser::parseMember(ParsedExpr Base) {
     return {};
   }
   consume();
-  return node(std::make_unique<MemberExpr>(DotLoc, std::move(Base.E), Field),
-              Base.Start, Base.Height + 1);
+  return node(std::make_unique<MemberExpr>(DotLoc, std::move(Base.E), Field), Base.Start,
+              Base.Height + 1);
 }
 
 // primary ::= INT | FLOAT | 'true' | 'false' | NAME | '(' expr ')'
@@ -1126,8 +1110,8 @@ ParsedExpr Parser::parseParenExpr() {
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<Module>>
-gridjit::parseModule(std::string_view Source, std::string_view BufferName) {
+llvm::Expected<std::unique_ptr<Module>> gridjit::parseModule(std::string_view Source,
+                                                             std::string_view BufferName) {
   DiagnosticEngine Diags(BufferName, Source);
   auto M = std::make_unique<Module>();
   M->Name = std::string(BufferName);

@@ -104,8 +104,8 @@ struct HostRuntime::Impl {
   HostRuntimeOptions Opts;
   WorkerPool Pool;
 
-  Error runBlocks(const LoadedModule::Impl::Kernel &K, const LaunchConfig &Cfg,
-                  void *const *Args, const BlockLayout &L, LaunchStats &Stats);
+  Error runBlocks(const LoadedModule::Impl::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
+                  const BlockLayout &L, LaunchStats &Stats);
   Error runCooperative(const LoadedModule::Impl::Kernel &K, const LaunchConfig &Cfg,
                        void *const *Args, const BlockLayout &L, LaunchStats &Stats);
 };
@@ -167,12 +167,12 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
   for (const KernelInfo &KI : I->Kernels) {
     auto Entry = (*JIT)->lookup(abi::EntryPrefix + KI.Name);
     if (!Entry)
-      return fail("kernel '" + KI.Name + "' has no entry in the loaded object: " +
-                  llvm::toString(Entry.takeError()));
+      return fail("kernel '" + KI.Name +
+                  "' has no entry in the loaded object: " + llvm::toString(Entry.takeError()));
     auto Desc = (*JIT)->lookup(abi::DescriptorPrefix + KI.Name);
     if (!Desc)
-      return fail("kernel '" + KI.Name + "' has no descriptor in the loaded object: " +
-                  llvm::toString(Desc.takeError()));
+      return fail("kernel '" + KI.Name +
+                  "' has no descriptor in the loaded object: " + llvm::toString(Desc.takeError()));
     LoadedModule::Impl::Kernel K;
     K.Info = &KI;
     K.Entry = Entry->toPtr<abi::EntryFn>();
@@ -225,8 +225,9 @@ static Error checkConfig(const KernelInfo &K, const abi::Descriptor &D, const La
                 " bytes of shared memory per block exceed the limit of " +
                 std::to_string(Opts.MaxSharedBytes) + " bytes");
   if (K.Cooperative && C.Grid.count() > Opts.MaxCooperativeBlocks)
-    return fail(Where + ": the kernel calls grid_sync(), so its whole grid must be resident at "
-                        "once, but " +
+    return fail(Where +
+                ": the kernel calls grid_sync(), so its whole grid must be resident at "
+                "once, but " +
                 std::to_string(C.Grid.count()) +
                 " blocks exceed the host's co-residency limit of " +
                 std::to_string(Opts.MaxCooperativeBlocks) + " blocks");
@@ -235,8 +236,8 @@ static Error checkConfig(const KernelInfo &K, const abi::Descriptor &D, const La
 
 static Error checkArgs(const KernelInfo &K, llvm::ArrayRef<KernelArg> Args) {
   if (Args.size() != K.Params.size())
-    return fail("kernel '" + K.Name + "' takes " + std::to_string(K.Params.size()) +
-                " argument" + (K.Params.size() == 1 ? "" : "s") + " (" + signature(K) + "), " +
+    return fail("kernel '" + K.Name + "' takes " + std::to_string(K.Params.size()) + " argument" +
+                (K.Params.size() == 1 ? "" : "s") + " (" + signature(K) + "), " +
                 std::to_string(Args.size()) + " given");
   for (size_t I = 0; I < Args.size(); ++I) {
     const KernelParamInfo &P = K.Params[I];
@@ -245,12 +246,11 @@ static Error checkArgs(const KernelInfo &K, llvm::ArrayRef<KernelArg> Args) {
                         P.Name + ": " + P.Ty.str() + "')";
     if (P.Ty.isPointer()) {
       if (!A.isPointer())
-        return fail(Which + " must be a pointer, but a " +
-                    std::string(scalarName(*A.getKind())) + " was given");
+        return fail(Which + " must be a pointer, but a " + std::string(scalarName(*A.getKind())) +
+                    " was given");
       if (A.getKind() && *A.getKind() != P.Ty.getScalarKind())
         return fail(Which + " must point to " + std::string(scalarName(P.Ty.getScalarKind())) +
-                    ", but a pointer to " + std::string(scalarName(*A.getKind())) +
-                    " was given");
+                    ", but a pointer to " + std::string(scalarName(*A.getKind())) + " was given");
       continue;
     }
     if (A.isPointer())
@@ -275,8 +275,8 @@ static Error siteError(const abi::SyncSite &S, const std::string &Msg) {
   SourceLoc Loc;
   Loc.Line = S.Line;
   Loc.Col = S.Col;
-  return llvm::make_error<DiagnosticError>(S.Module, Source,
-                                           std::vector<Diagnostic>{{Loc, Msg}}, false);
+  return llvm::make_error<DiagnosticError>(S.Module, Source, std::vector<Diagnostic>{{Loc, Msg}},
+                                           false);
 }
 
 static std::string blockString(uint64_t Id, const Dim3 &Grid) {
@@ -365,8 +365,8 @@ static abi::BlockContext makeContext(const LaunchConfig &Cfg) {
 }
 
 static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) {
-  return fail("kernel '" + K.Name + "': cannot allocate " + std::to_string(Bytes) +
-              " bytes for " + What);
+  return fail("kernel '" + K.Name + "': cannot allocate " + std::to_string(Bytes) + " bytes for " +
+              What);
 }
 
 // Independent blocks: workers take chunks of consecutive blocks from a
@@ -462,12 +462,11 @@ Error HostRuntime::Impl::runCooperative(const LoadedModule::Impl::Kernel &K,
       // stop there.
       uint64_t At = Status[0] > 0 ? 0 : B, Other = At == 0 ? B : 0;
       const abi::SyncSite &S = *Ctxs[At].ErrSite;
-      std::string OtherDid =
-          Status[Other] > 0
-              ? "stopped at the grid_sync() on line " + std::to_string(Ctxs[Other].ErrSite->Line)
-              : std::string("finished without reaching it");
-      return siteError(S, "divergent grid_sync() in kernel '" + K.Info->Name +
-                              "': block " + blockString(At, Cfg.Grid) + " reached it but block " +
+      std::string OtherDid = Status[Other] > 0 ? "stopped at the grid_sync() on line " +
+                                                     std::to_string(Ctxs[Other].ErrSite->Line)
+                                               : std::string("finished without reaching it");
+      return siteError(S, "divergent grid_sync() in kernel '" + K.Info->Name + "': block " +
+                              blockString(At, Cfg.Grid) + " reached it but block " +
                               blockString(Other, Cfg.Grid) + " " + OtherDid +
                               "; every thread of the grid must reach the same grid_sync()");
     }

@@ -33,17 +33,14 @@ enum class Shape {
 
 /// A set of scalar kinds, one bit per ScalarKind.
 using KindSet = uint16_t;
-constexpr KindSet bit(ScalarKind K) {
-  return KindSet(1u << static_cast<unsigned>(K));
-}
-constexpr KindSet Ints3264 = bit(ScalarKind::I32) | bit(ScalarKind::U32) |
-                             bit(ScalarKind::I64) | bit(ScalarKind::U64);
+constexpr KindSet bit(ScalarKind K) { return KindSet(1u << static_cast<unsigned>(K)); }
+constexpr KindSet Ints3264 =
+    bit(ScalarKind::I32) | bit(ScalarKind::U32) | bit(ScalarKind::I64) | bit(ScalarKind::U64);
 constexpr KindSet Floats = bit(ScalarKind::F32) | bit(ScalarKind::F64);
-constexpr KindSet SignedInts = bit(ScalarKind::I8) | bit(ScalarKind::I16) |
-                               bit(ScalarKind::I32) | bit(ScalarKind::I64);
-constexpr KindSet AllInts = SignedInts | bit(ScalarKind::U8) |
-                            bit(ScalarKind::U16) | bit(ScalarKind::U32) |
-                            bit(ScalarKind::U64);
+constexpr KindSet SignedInts =
+    bit(ScalarKind::I8) | bit(ScalarKind::I16) | bit(ScalarKind::I32) | bit(ScalarKind::I64);
+constexpr KindSet AllInts = SignedInts | bit(ScalarKind::U8) | bit(ScalarKind::U16) |
+                            bit(ScalarKind::U32) | bit(ScalarKind::U64);
 
 struct Rule {
   Shape S;
@@ -51,10 +48,8 @@ struct Rule {
   const char *Accepts; ///< completes "no overload of 'f' for 'T'; ..."
 };
 
-constexpr const char *AtomicAll =
-    "it takes pointers to i32, u32, i64, u64, f32 or f64";
-constexpr const char *AtomicInt =
-    "it takes integer pointers (i32, u32, i64, u64)";
+constexpr const char *AtomicAll = "it takes pointers to i32, u32, i64, u64, f32 or f64";
+constexpr const char *AtomicInt = "it takes integer pointers (i32, u32, i64, u64)";
 
 Rule ruleFor(BuiltinFunc F) {
   switch (F) {
@@ -80,8 +75,7 @@ Rule ruleFor(BuiltinFunc F) {
   case BuiltinFunc::ShflUp:
   case BuiltinFunc::ShflDown:
   case BuiltinFunc::ShflXor:
-    return {Shape::Shuffle, Ints3264 | Floats,
-            "it takes i32, u32, i64, u64, f32 or f64"};
+    return {Shape::Shuffle, Ints3264 | Floats, "it takes i32, u32, i64, u64, f32 or f64"};
   case BuiltinFunc::VoteAny:
   case BuiltinFunc::VoteAll:
     return {Shape::Vote, 0, ""};
@@ -131,14 +125,11 @@ unsigned arity(Shape S) {
   return 0;
 }
 
-bool allows(KindSet Set, Type T) {
-  return T.isScalar() && (Set & bit(T.getScalarKind()));
-}
+bool allows(KindSet Set, Type T) { return T.isScalar() && (Set & bit(T.getScalarKind())); }
 
 } // namespace
 
-Type Checker::inferGenericType(CallExpr &C, llvm::ArrayRef<unsigned> Idx,
-                               Type Hint) {
+Type Checker::inferGenericType(CallExpr &C, llvm::ArrayRef<unsigned> Idx, Type Hint) {
   std::vector<Type> Types(C.Args.size());
   Type First;
   bool TypedInvalid = false, LiteralHasFloat = false;
@@ -157,9 +148,7 @@ Type Checker::inferGenericType(CallExpr &C, llvm::ArrayRef<unsigned> Idx,
   // type when it suits all of them, else their common default.
   Type LitTy = First;
   if (!LitTy.isValid() && !TypedInvalid)
-    LitTy = hintUsable(LiteralHasFloat, Hint)
-                ? Hint
-                : defaultLiteralType(LiteralHasFloat);
+    LitTy = hintUsable(LiteralHasFloat, Hint) ? Hint : defaultLiteralType(LiteralHasFloat);
   if (!LitTy.isValid())
     return Type();
   for (unsigned I : Idx)
@@ -174,8 +163,8 @@ Type Checker::inferGenericType(CallExpr &C, llvm::ArrayRef<unsigned> Idx,
       T = Types[I];
     } else if (Types[I] != T) {
       error(startLoc(C.Args[I]), "arguments of " + quote(C.Callee) +
-                                     " must have the same type, found " +
-                                     quote(T) + " and " + quote(Types[I]));
+                                     " must have the same type, found " + quote(T) + " and " +
+                                     quote(Types[I]));
       return Type();
     }
   }
@@ -189,22 +178,20 @@ static Type atomicElementType(Checker &Ck, CallExpr &C, const Rule &R) {
   if (!PT.isValid())
     return Type();
   if (!PT.isPointer()) {
-    Ck.error(startLoc(P), "argument 1 of " + quote(C.Callee) +
-                              " must be a pointer, found " + quote(PT));
+    Ck.error(startLoc(P),
+             "argument 1 of " + quote(C.Callee) + " must be a pointer, found " + quote(PT));
     return Type();
   }
   if (PT.getAddrSpace() == AddrSpace::Local) {
     Ck.error(startLoc(P),
-             quote(C.Callee) +
-                 " needs a pointer to global or shared memory, found " +
-                 quote(PT));
+             quote(C.Callee) + " needs a pointer to global or shared memory, found " + quote(PT));
     return Type();
   }
   Type T = Type::getScalar(PT.getScalarKind());
   if (allows(R.Allowed, T))
     return T;
-  Ck.error(startLoc(P), "no overload of " + quote(C.Callee) + " for " +
-                            quote(PT) + "; " + R.Accepts);
+  Ck.error(startLoc(P),
+           "no overload of " + quote(C.Callee) + " for " + quote(PT) + "; " + R.Accepts);
   return Type();
 }
 
@@ -265,8 +252,7 @@ Type Checker::checkBuiltinCall(CallExpr &C, BuiltinFunc F, Type Hint) {
   if (!T.isValid())
     return Type();
   if (!allows(R.Allowed, T)) {
-    error(C.getLoc(), "no overload of " + quote(C.Callee) + " for " + quote(T) +
-                          "; " + R.Accepts);
+    error(C.getLoc(), "no overload of " + quote(C.Callee) + " for " + quote(T) + "; " + R.Accepts);
     return Type();
   }
   return R.S == Shape::CountBits ? Type::getScalar(ScalarKind::I32) : T;

@@ -65,8 +65,7 @@ bool sema::isUntypedLiteral(const Expr *E) {
   }
   case Expr::Binary: {
     const auto *B = cast<BinaryExpr>(E);
-    return isArithmetic(B->Op) && isUntypedLiteral(B->LHS.get()) &&
-           isUntypedLiteral(B->RHS.get());
+    return isArithmetic(B->Op) && isUntypedLiteral(B->LHS.get()) && isUntypedLiteral(B->RHS.get());
   }
   default:
     return false;
@@ -99,8 +98,7 @@ bool sema::hintUsable(bool HasFloat, Type Hint) {
 
 Type Checker::typeLiteral(Expr &E, Type Hint) {
   bool HasFloat = containsFloatLit(&E);
-  assignLiteralType(
-      E, hintUsable(HasFloat, Hint) ? Hint : defaultLiteralType(HasFloat));
+  assignLiteralType(E, hintUsable(HasFloat, Hint) ? Hint : defaultLiteralType(HasFloat));
   return E.Ty;
 }
 
@@ -118,8 +116,7 @@ void Checker::assignLiteralType(Expr &E, Type T) {
   case Expr::Unary: {
     auto &U = cast<UnaryExpr>(E);
     // `-128` is one literal for the range check: -128 fits i8, 128 not.
-    if (auto *Lit = dyn_cast<IntLitExpr>(U.Operand.get());
-        Lit && U.Op == UnaryOp::Neg) {
+    if (auto *Lit = dyn_cast<IntLitExpr>(U.Operand.get()); Lit && U.Op == UnaryOp::Neg) {
       Lit->Ty = T;
       if (!checkIntLitFits(*Lit, T, /*Negated=*/true, U.getLoc()))
         E.Ty = Lit->Ty = Type();
@@ -135,8 +132,8 @@ void Checker::assignLiteralType(Expr &E, Type T) {
     auto &B = cast<BinaryExpr>(E);
     assignLiteralType(*B.LHS, T);
     assignLiteralType(*B.RHS, T);
-    E.Ty = binaryResult(B.Op, binaryOpSpelling(B.Op), B.LHS->Ty, B.RHS->Ty,
-                        B.getLoc(), startLoc(B.RHS));
+    E.Ty = binaryResult(B.Op, binaryOpSpelling(B.Op), B.LHS->Ty, B.RHS->Ty, B.getLoc(),
+                        startLoc(B.RHS));
     return;
   }
   default:
@@ -159,12 +156,10 @@ static bool intFits(uint64_t Mag, bool Negated, Type T) {
 }
 
 static const llvm::fltSemantics &floatSemantics(Type T) {
-  return T.getBits() == 32 ? llvm::APFloat::IEEEsingle()
-                           : llvm::APFloat::IEEEdouble();
+  return T.getBits() == 32 ? llvm::APFloat::IEEEsingle() : llvm::APFloat::IEEEdouble();
 }
 
-bool Checker::checkIntLitFits(const IntLitExpr &L, Type T, bool Negated,
-                              SourceLoc At) {
+bool Checker::checkIntLitFits(const IntLitExpr &L, Type T, bool Negated, SourceLoc At) {
   std::string Text = (Negated ? "-" : "") + std::to_string(L.Value);
   if (T.isInteger()) {
     if (intFits(L.Value, Negated, T))
@@ -175,11 +170,9 @@ bool Checker::checkIntLitFits(const IntLitExpr &L, Type T, bool Negated,
   if (T.isFloat()) {
     llvm::APFloat F(floatSemantics(T));
     if (F.convertFromAPInt(llvm::APInt(64, L.Value), /*IsSigned=*/false,
-                           llvm::APFloat::rmNearestTiesToEven) ==
-        llvm::APFloat::opOK)
+                           llvm::APFloat::rmNearestTiesToEven) == llvm::APFloat::opOK)
       return true;
-    error(At, "integer literal " + Text +
-                  " cannot be represented exactly in type " + quote(T));
+    error(At, "integer literal " + Text + " cannot be represented exactly in type " + quote(T));
     return false;
   }
   error(At, "integer literal " + Text + " cannot have type " + quote(T));
@@ -188,15 +181,13 @@ bool Checker::checkIntLitFits(const IntLitExpr &L, Type T, bool Negated,
 
 bool Checker::checkFloatLitFits(const FloatLitExpr &L, Type T) {
   if (!T.isFloat()) {
-    error(L.getLoc(),
-          "float literal " + literalText(L) + " cannot have type " + quote(T));
+    error(L.getLoc(), "float literal " + literalText(L) + " cannot have type " + quote(T));
     return false;
   }
-  bool Fits = std::isfinite(L.Value) &&
-              (T.getBits() == 64 || std::isfinite(static_cast<float>(L.Value)));
+  bool Fits =
+      std::isfinite(L.Value) && (T.getBits() == 64 || std::isfinite(static_cast<float>(L.Value)));
   if (!Fits)
-    error(L.getLoc(), "float literal " + literalText(L) +
-                          " does not fit in type " + quote(T));
+    error(L.getLoc(), "float literal " + literalText(L) + " does not fit in type " + quote(T));
   return Fits;
 }
 
@@ -206,10 +197,9 @@ std::string Checker::literalText(const Expr &E) const {
   if (std::optional<size_t> Pos = sourceOffset(E.getLoc())) {
     llvm::StringRef Rest = llvm::StringRef(M.Source).drop_front(*Pos);
     size_t N = 0;
-    while (N < Rest.size() &&
-           (llvm::isAlnum(Rest[N]) || Rest[N] == '.' || Rest[N] == '_' ||
-            ((Rest[N] == '+' || Rest[N] == '-') && N &&
-             (Rest[N - 1] == 'e' || Rest[N - 1] == 'E'))))
+    while (N < Rest.size() && (llvm::isAlnum(Rest[N]) || Rest[N] == '.' || Rest[N] == '_' ||
+                               ((Rest[N] == '+' || Rest[N] == '-') && N &&
+                                (Rest[N - 1] == 'e' || Rest[N - 1] == 'E'))))
       ++N;
     if (N && llvm::isDigit(Rest[0]))
       return Rest.take_front(N).str();
@@ -339,8 +329,7 @@ Type Checker::checkName(NameExpr &N, bool AllowArray) {
       T = R.Var->Ty;
       if (T.isArray() && !AllowArray) {
         error(N.getLoc(),
-              "array " + quote(N.Ident) +
-                  " cannot be used as a value; use an element of it");
+              "array " + quote(N.Ident) + " cannot be used as a value; use an element of it");
         T = Type();
       }
     }
@@ -349,8 +338,7 @@ Type Checker::checkName(NameExpr &N, bool AllowArray) {
   } else if (R.Value != BuiltinValue::None) {
     N.Builtin = R.Value;
     if (isVectorBuiltin(R.Value))
-      error(N.getLoc(),
-            quote(N.Ident) + " must be used with '.x', '.y' or '.z'");
+      error(N.getLoc(), quote(N.Ident) + " must be used with '.x', '.y' or '.z'");
     else
       T = Type::getScalar(ScalarKind::I32);
   } else {
@@ -362,8 +350,7 @@ Type Checker::checkName(NameExpr &N, bool AllowArray) {
 
 Type Checker::checkMember(MemberExpr &Mem) {
   static constexpr const char *Fields[] = {".x", ".y", ".z"};
-  std::string Field =
-      Mem.Field < 3 ? Fields[Mem.Field] : "." + std::to_string(Mem.Field);
+  std::string Field = Mem.Field < 3 ? Fields[Mem.Field] : "." + std::to_string(Mem.Field);
   auto *N = dyn_cast_or_null<NameExpr>(Mem.Base.get());
   if (N) {
     Resolved R = resolveName(N->Ident);
@@ -371,12 +358,10 @@ Type Checker::checkMember(MemberExpr &Mem) {
       N->Builtin = R.Value;
       if (Mem.Field < 3)
         return Mem.Ty = Type::getScalar(ScalarKind::I32);
-      error(Mem.getLoc(),
-            "malformed module: member " + Field + " does not exist");
+      error(Mem.getLoc(), "malformed module: member " + Field + " does not exist");
       return Type();
     }
-    if (!R.Var && !R.Fn && R.Value == BuiltinValue::None &&
-        R.Func == BuiltinFunc::None) {
+    if (!R.Var && !R.Fn && R.Value == BuiltinValue::None && R.Func == BuiltinFunc::None) {
       error(N->getLoc(), "use of undeclared name " + quote(N->Ident));
       return Type();
     }
@@ -384,8 +369,7 @@ Type Checker::checkMember(MemberExpr &Mem) {
     return Type();
   }
   error(Mem.getLoc(),
-        quote(Field) +
-            " can only follow thread_idx, block_idx, block_dim or grid_dim");
+        quote(Field) + " can only follow thread_idx, block_idx, block_dim or grid_dim");
   return Type();
 }
 
@@ -403,8 +387,7 @@ Type Checker::unaryResult(UnaryOp Op, Type T, SourceLoc Loc) {
     if (T.isUnsignedInteger())
       error(Loc, "unary '-' on unsigned type " + quote(T));
     else
-      error(Loc, "unary '-' needs a signed integer or float operand, found " +
-                     quote(T));
+      error(Loc, "unary '-' needs a signed integer or float operand, found " + quote(T));
     return Type();
   case UnaryOp::Not:
     if (T.isBool())
@@ -426,8 +409,7 @@ Type Checker::checkUnary(UnaryExpr &U, Type Hint) {
   if (U.Op == UnaryOp::AddrOf)
     return checkAddrOf(U);
   // A suffixed literal under '-': `-128i8` is in range.
-  if (auto *Lit = dyn_cast_or_null<IntLitExpr>(U.Operand.get());
-      Lit && U.Op == UnaryOp::Neg) {
+  if (auto *Lit = dyn_cast_or_null<IntLitExpr>(U.Operand.get()); Lit && U.Op == UnaryOp::Neg) {
     Type T = Type::getScalar(Lit->Suffix.value_or(ScalarKind::I32));
     if (!checkIntLitFits(*Lit, T, /*Negated=*/true, U.getLoc()))
       return Type();
@@ -436,8 +418,7 @@ Type Checker::checkUnary(UnaryExpr &U, Type Hint) {
   }
   // `-e` and `~e` have the type of e, so the context's type is e's too.
   Type OperandHint = U.Op == UnaryOp::Not ? Type() : Hint;
-  return unaryResult(U.Op, checkValue(U.Operand.get(), U.getLoc(), OperandHint),
-                     U.getLoc());
+  return unaryResult(U.Op, checkValue(U.Operand.get(), U.getLoc(), OperandHint), U.getLoc());
 }
 
 Type Checker::checkAddrOf(UnaryExpr &U) {
@@ -477,8 +458,7 @@ Type Checker::checkBinary(BinaryExpr &B, Type Hint) {
     Hint = Type();
   Type L, R;
   if (LU && RU) {
-    Type D = defaultLiteralType(containsFloatLit(B.LHS.get()) ||
-                                containsFloatLit(B.RHS.get()));
+    Type D = defaultLiteralType(containsFloatLit(B.LHS.get()) || containsFloatLit(B.RHS.get()));
     L = typeLiteral(*B.LHS, D);
     R = typeLiteral(*B.RHS, D);
   } else if (LU) {
@@ -563,8 +543,8 @@ static llvm::StringRef describe(OperandClass C) {
   return "";
 }
 
-Type Checker::binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R,
-                           SourceLoc OpLoc, SourceLoc RLoc) {
+Type Checker::binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R, SourceLoc OpLoc,
+                           SourceLoc RLoc) {
   if (!L.isValid() || !R.isValid())
     return Type();
   if (Op == BinaryOp::Add && L.isPointer()) {
@@ -575,14 +555,12 @@ Type Checker::binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R,
   }
   OperandClass Class = operandClass(Op);
   if (!accepts(Class, L)) {
-    error(OpLoc, "operator " + quote(OpText) + " needs " + describe(Class) +
-                     ", found " + quote(L));
+    error(OpLoc, "operator " + quote(OpText) + " needs " + describe(Class) + ", found " + quote(L));
     return Type();
   }
   if (L != R) {
-    error(OpLoc, "operands of " + quote(OpText) +
-                     " must have the same type, found " + quote(L) + " and " +
-                     quote(R));
+    error(OpLoc, "operands of " + quote(OpText) + " must have the same type, found " + quote(L) +
+                     " and " + quote(R));
     return Type();
   }
   bool IsComparison = Op >= BinaryOp::Eq;
@@ -593,20 +571,18 @@ Type Checker::checkCast(CastExpr &C) {
   Type Dest = C.DestTy;
   Type Src = checkValue(C.Operand.get(), C.getLoc());
   if (!Dest.isScalar()) {
-    error(C.getLoc(),
-          "cannot cast to " + quote(Dest) + "; 'as' converts between scalars");
+    error(C.getLoc(), "cannot cast to " + quote(Dest) + "; 'as' converts between scalars");
     return Type();
   }
   if (!Src.isValid())
     return Type();
   if (!Src.isScalar()) {
-    error(C.getLoc(), "cannot cast " + quote(Src) + " to " + quote(Dest) +
-                          "; 'as' converts between scalars");
+    error(C.getLoc(),
+          "cannot cast " + quote(Src) + " to " + quote(Dest) + "; 'as' converts between scalars");
     return Type();
   }
   if (Dest.isBool() && !Src.isBool()) {
-    error(C.getLoc(),
-          "cannot cast " + quote(Src) + " to 'bool'; write 'x != 0'");
+    error(C.getLoc(), "cannot cast " + quote(Src) + " to 'bool'; write 'x != 0'");
     return Type();
   }
   return Dest;
@@ -641,16 +617,13 @@ Type Checker::checkIndex(IndexExpr &I) {
     ConstValue V;
     const Expr *Culprit = nullptr;
     if (fold(*I.Idx, V, Culprit) == FoldStatus::Constant) {
-      bool Negative =
-          IdxTy.isSignedInteger() && static_cast<int64_t>(V.Int) < 0;
+      bool Negative = IdxTy.isSignedInteger() && static_cast<int64_t>(V.Int) < 0;
       if (Negative || V.Int >= BaseTy.getArrayCount()) {
         error(startLoc(I.Idx),
               "index " +
-                  (Negative ? std::to_string(static_cast<int64_t>(V.Int))
-                            : std::to_string(V.Int)) +
-                  " is out of bounds for array " +
-                  quote(cast<NameExpr>(*I.Base).Ident) + " of type " +
-                  quote(BaseTy));
+                  (Negative ? std::to_string(static_cast<int64_t>(V.Int)) : std::to_string(V.Int)) +
+                  " is out of bounds for array " + quote(cast<NameExpr>(*I.Base).Ident) +
+                  " of type " + quote(BaseTy));
         return Type();
       }
     }
@@ -662,11 +635,9 @@ Type Checker::checkIndex(IndexExpr &I) {
 // Calls
 //===----------------------------------------------------------------------===//
 
-std::string sema::arityMessage(llvm::StringRef Callee, size_t Expected,
-                               size_t Found) {
+std::string sema::arityMessage(llvm::StringRef Callee, size_t Expected, size_t Found) {
   return quote(Callee) + " takes " + std::to_string(Expected) +
-         (Expected == 1 ? " argument" : " arguments") + ", found " +
-         std::to_string(Found);
+         (Expected == 1 ? " argument" : " arguments") + ", found " + std::to_string(Found);
 }
 
 Type Checker::checkCall(CallExpr &C, Type Hint) {
@@ -675,8 +646,7 @@ Type Checker::checkCall(CallExpr &C, Type Hint) {
     if (!F->IsKernel)
       return checkFunctionCall(C, *F);
     error(C.getLoc(), "cannot call kernel " + quote(C.Callee));
-  } else if (BuiltinFunc BF = lookupBuiltinFunc(C.Callee);
-             BF != BuiltinFunc::None) {
+  } else if (BuiltinFunc BF = lookupBuiltinFunc(C.Callee); BF != BuiltinFunc::None) {
     return checkBuiltinCall(C, BF, Hint);
   } else {
     Resolved R = resolveName(C.Callee);
@@ -695,9 +665,8 @@ Type Checker::checkArgAs(CallExpr &C, unsigned I, Type T) {
   Type AT = checkValue(A, C.getLoc(), T);
   if (!T.isValid() || !AT.isValid() || AT == T)
     return AT;
-  error(startLoc(A), "argument " + std::to_string(I + 1) + " of " +
-                         quote(C.Callee) + " must have type " + quote(T) +
-                         ", found " + quote(AT));
+  error(startLoc(A), "argument " + std::to_string(I + 1) + " of " + quote(C.Callee) +
+                         " must have type " + quote(T) + ", found " + quote(AT));
   return Type();
 }
 
@@ -708,8 +677,7 @@ Type Checker::checkFunctionCall(CallExpr &C, const FunctionDecl &Fn) {
     if (llvm::none_of(Edges, [&](const auto &E) { return E.first == &Fn; }))
       Edges.push_back({&Fn, C.getLoc()});
   }
-  Type Result =
-      Fn.ReturnTy.isVoid() || Fn.ReturnTy.isScalar() ? Fn.ReturnTy : Type();
+  Type Result = Fn.ReturnTy.isVoid() || Fn.ReturnTy.isScalar() ? Fn.ReturnTy : Type();
   if (C.Args.size() != Fn.Params.size()) {
     error(C.getLoc(), arityMessage(C.Callee, Fn.Params.size(), C.Args.size()));
     for (ExprPtr &A : C.Args)
@@ -719,8 +687,7 @@ Type Checker::checkFunctionCall(CallExpr &C, const FunctionDecl &Fn) {
   bool OK = true;
   for (unsigned I = 0; I < C.Args.size(); ++I) {
     const VarDecl *P = Fn.Params[I].get();
-    OK &=
-        checkArgAs(C, I, P && !BadDecls.contains(P) ? P->Ty : Type()).isValid();
+    OK &= checkArgAs(C, I, P && !BadDecls.contains(P) ? P->Ty : Type()).isValid();
   }
   return OK ? Result : Type();
 }

@@ -102,8 +102,7 @@ void Checker::checkFunctionBody(FunctionDecl &F) {
   if (F.IsKernel)
     CurReturnTy = F.ReturnTy.isVoid() ? F.ReturnTy : Type();
   else
-    CurReturnTy =
-        F.ReturnTy.isVoid() || F.ReturnTy.isScalar() ? F.ReturnTy : Type();
+    CurReturnTy = F.ReturnTy.isVoid() || F.ReturnTy.isScalar() ? F.ReturnTy : Type();
 
   Scopes.clear();
   pushScope();
@@ -113,13 +112,12 @@ void Checker::checkFunctionBody(FunctionDecl &F) {
 
   llvm::StringRef What = F.IsKernel ? "kernel " : "function ";
   if (!F.Body) {
-    error(F.getLoc(),
-          "malformed module: " + What + quote(F.Name) + " has no body");
+    error(F.getLoc(), "malformed module: " + What + quote(F.Name) + " has no body");
   } else {
     checkBlock(F.Body.get(), F.getLoc());
     if (CurReturnTy.isScalar() && !alwaysReturns(F.Body.get()))
-      error(nameLoc(F), "function " + quote(F.Name) +
-                            " can reach its end without returning a value");
+      error(nameLoc(F),
+            "function " + quote(F.Name) + " can reach its end without returning a value");
   }
   Scopes.clear();
   CurFn = nullptr;
@@ -196,9 +194,8 @@ void Checker::checkDeclStmt(DeclStmt &D) {
   VarDecl &V = D.Var;
   if (V.Storage != StorageKind::Let && V.Storage != StorageKind::Var &&
       V.Storage != StorageKind::Shared) {
-    error(D.getLoc(),
-          "malformed module: a declaration statement must be 'let', "
-          "'var' or 'shared'");
+    error(D.getLoc(), "malformed module: a declaration statement must be 'let', "
+                      "'var' or 'shared'");
     BadDecls.insert(&V);
   }
   if (V.Storage == StorageKind::Shared && CurFn && !CurFn->IsKernel)
@@ -218,13 +215,11 @@ void Checker::checkDeclStmt(DeclStmt &D) {
     }
     if (!D.Init) {
       if (V.Storage != StorageKind::Shared)
-        error(V.Loc, "'" + storageKeyword(V.Storage) + " " + V.Name +
-                         "' needs an initializer");
+        error(V.Loc, "'" + storageKeyword(V.Storage) + " " + V.Name + "' needs an initializer");
     } else {
       Type IT = checkValue(D.Init.get(), D.getLoc(), T);
       if (T.isValid() && IT.isValid() && T != IT)
-        error(startLoc(D.Init), "cannot initialize " + quote(V.Name) +
-                                    " of type " + quote(T) +
+        error(startLoc(D.Init), "cannot initialize " + quote(V.Name) + " of type " + quote(T) +
                                     " with a value of type " + quote(IT));
     }
   }
@@ -247,8 +242,7 @@ void Checker::checkArrayDecl(DeclStmt &D) {
     Bad = true;
   }
   if (D.Init)
-    error(startLoc(D.Init),
-          "array " + quote(V.Name) + " cannot have an initializer");
+    error(startLoc(D.Init), "array " + quote(V.Name) + " cannot have an initializer");
 
   if (Expr *Size = V.ArraySize.get()) {
     // Signed so that a negative const is caught; counts above INT64_MAX
@@ -267,10 +261,8 @@ void Checker::checkArrayDecl(DeclStmt &D) {
       if (T.isInteger() && It != ConstOf.end()) {
         if (It->second->Value) {
           uint64_t Bits = It->second->Value->Int;
-          Count =
-              T.isSignedInteger()
-                  ? static_cast<int64_t>(Bits)
-                  : static_cast<int64_t>(std::min<uint64_t>(Bits, INT64_MAX));
+          Count = T.isSignedInteger() ? static_cast<int64_t>(Bits)
+                                      : static_cast<int64_t>(std::min<uint64_t>(Bits, INT64_MAX));
         } else {
           Reported = true; // the const's own error was reported
         }
@@ -285,16 +277,14 @@ void Checker::checkArrayDecl(DeclStmt &D) {
       Bad = true;
     } else if (static_cast<uint64_t>(*Count) > MaxArrayCount) {
       error(Size->getLoc(), "array size " + std::to_string(*Count) +
-                                " is too large; the limit is " +
-                                std::to_string(MaxArrayCount));
+                                " is too large; the limit is " + std::to_string(MaxArrayCount));
       Bad = true;
     } else {
       V.Ty = Type::getArray(Elem, static_cast<uint64_t>(*Count));
     }
   } else if (V.Ty.getArrayCount() > MaxArrayCount) {
     error(V.Loc, "array size " + std::to_string(V.Ty.getArrayCount()) +
-                     " is too large; the limit is " +
-                     std::to_string(MaxArrayCount));
+                     " is too large; the limit is " + std::to_string(MaxArrayCount));
     Bad = true;
   } else if (V.Ty.getArrayCount() == 0) {
     // The dynamic shared array: `shared s: [T];`.
@@ -305,10 +295,9 @@ void Checker::checkArrayDecl(DeclStmt &D) {
       if (DynSharedLoc) {
         std::string Where;
         if (DynSharedLoc->isValid())
-          Where = " (the first is at " + std::to_string(DynSharedLoc->Line) +
-                  ":" + std::to_string(DynSharedLoc->Col) + ")";
-        error(V.Loc,
-              "a kernel may declare at most one dynamic shared array" + Where);
+          Where = " (the first is at " + std::to_string(DynSharedLoc->Line) + ":" +
+                  std::to_string(DynSharedLoc->Col) + ")";
+        error(V.Loc, "a kernel may declare at most one dynamic shared array" + Where);
       } else {
         DynSharedLoc = V.Loc;
       }
@@ -353,8 +342,7 @@ static BinaryOp compoundOp(AssignOp Op) {
 /// Why a named declaration cannot be assigned, or "" when it can.
 static std::string notAssignableReason(const VarDecl &V) {
   if (V.Ty.isArray())
-    return "cannot assign to array " + quote(V.Name) +
-           "; assign to its elements";
+    return "cannot assign to array " + quote(V.Name) + "; assign to its elements";
   switch (V.Storage) {
   case StorageKind::Var:
     return "";
@@ -367,8 +355,7 @@ static std::string notAssignableReason(const VarDecl &V) {
   case StorageKind::Const:
     return "cannot assign to " + quote(V.Name) + ": it is a constant";
   case StorageKind::Shared:
-    return "cannot assign to array " + quote(V.Name) +
-           "; assign to its elements";
+    return "cannot assign to array " + quote(V.Name) + "; assign to its elements";
   }
   return "";
 }
@@ -379,8 +366,7 @@ Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
     Resolved R = resolveName(N->Ident);
     if (R.Const) {
       N->Decl = R.Var;
-      error(N->getLoc(),
-            "cannot assign to " + quote(N->Ident) + ": it is a constant");
+      error(N->getLoc(), "cannot assign to " + quote(N->Ident) + ": it is a constant");
     } else if (R.Var) {
       N->Decl = R.Var;
       N->Ty = R.Var->Ty;
@@ -391,8 +377,7 @@ Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
         return R.Var->Ty;
       error(N->getLoc(), Reason);
     } else if (R.Fn) {
-      error(N->getLoc(),
-            "cannot assign to " + quote(N->Ident) + ": it is a function");
+      error(N->getLoc(), "cannot assign to " + quote(N->Ident) + ": it is a function");
     } else if (R.Value != BuiltinValue::None || R.Func != BuiltinFunc::None) {
       error(N->getLoc(), "cannot assign to builtin " + quote(N->Ident));
     } else {
@@ -412,9 +397,8 @@ Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
     return Type();
   }
   if (!Mem && checkExpr(&Target, startLoc(&Target)).isValid())
-    error(startLoc(&Target),
-          "cannot assign to this expression; the target must be "
-          "a 'var', an array element or 'p[i]'");
+    error(startLoc(&Target), "cannot assign to this expression; the target must be "
+                             "a 'var', an array element or 'p[i]'");
   return Type();
 }
 
@@ -429,8 +413,8 @@ void Checker::checkAssign(AssignStmt &A) {
   if (A.Op == AssignOp::Assign) {
     Type VT = checkValue(A.Value.get(), A.getLoc(), T);
     if (T.isValid() && VT.isValid() && T != VT)
-      error(startLoc(A.Value), "cannot assign a value of type " + quote(VT) +
-                                   " to " + What + " of type " + quote(T));
+      error(startLoc(A.Value),
+            "cannot assign a value of type " + quote(VT) + " to " + What + " of type " + quote(T));
     return;
   }
   // `p += i` offsets a pointer by an integer of any type: no hint then.
@@ -439,8 +423,7 @@ void Checker::checkAssign(AssignStmt &A) {
   if (!A.Value)
     return;
   std::string OpText = (binaryOpSpelling(Op) + "=").str();
-  binaryResult(Op, OpText, T, VT, A.Target ? startLoc(A.Target) : A.getLoc(),
-               startLoc(A.Value));
+  binaryResult(Op, OpText, T, VT, A.Target ? startLoc(A.Target) : A.getLoc(), startLoc(A.Value));
 }
 
 //===----------------------------------------------------------------------===//
@@ -461,8 +444,7 @@ void Checker::checkIf(IfStmt &S) {
   if (isa<BlockStmt>(*S.Else) || isa<IfStmt>(*S.Else))
     checkStmt(S.Else.get(), S.getLoc());
   else
-    error(S.Else->getLoc(),
-          "malformed module: 'else' must be followed by a block or 'if'");
+    error(S.Else->getLoc(), "malformed module: 'else' must be followed by a block or 'if'");
 }
 
 // The bounds and step share one integer type. Typed parts are checked
@@ -491,16 +473,14 @@ void Checker::checkFor(ForStmt &S) {
       continue;
     }
     if (!Types[I].isInteger()) {
-      error(startLoc(Parts[I]),
-            llvm::Twine(I == 2 ? "loop step" : "loop range") +
-                " must have an integer type, found " + quote(Types[I]));
+      error(startLoc(Parts[I]), llvm::Twine(I == 2 ? "loop step" : "loop range") +
+                                    " must have an integer type, found " + quote(Types[I]));
       OK = false;
     } else if (!IdxT.isValid()) {
       IdxT = Types[I];
     } else if (Types[I] != IdxT) {
-      error(startLoc(Parts[I]),
-            "loop range and step must have the same type, found " +
-                quote(IdxT) + " and " + quote(Types[I]));
+      error(startLoc(Parts[I]), "loop range and step must have the same type, found " +
+                                    quote(IdxT) + " and " + quote(Types[I]));
       OK = false;
     }
   }
@@ -509,20 +489,17 @@ void Checker::checkFor(ForStmt &S) {
     ConstValue V;
     const Expr *Culprit = nullptr;
     if (fold(*S.Step, V, Culprit) == FoldStatus::Constant) {
-      bool Positive =
-          IdxT.isSignedInteger() ? static_cast<int64_t>(V.Int) > 0 : V.Int != 0;
+      bool Positive = IdxT.isSignedInteger() ? static_cast<int64_t>(V.Int) > 0 : V.Int != 0;
       if (!Positive)
         error(startLoc(S.Step),
               "loop step must be positive, found " +
-                  (IdxT.isSignedInteger()
-                       ? std::to_string(static_cast<int64_t>(V.Int))
-                       : std::to_string(V.Int)));
+                  (IdxT.isSignedInteger() ? std::to_string(static_cast<int64_t>(V.Int))
+                                          : std::to_string(V.Int)));
     }
   }
 
   if (S.Index.Storage != StorageKind::LoopIndex)
-    error(S.Index.Loc,
-          "malformed module: a loop index must have loop-index storage");
+    error(S.Index.Loc, "malformed module: a loop index must have loop-index storage");
   S.Index.Ty = OK ? IdxT : Type();
   if (!OK)
     BadDecls.insert(&S.Index);
@@ -539,26 +516,23 @@ void Checker::checkReturn(ReturnStmt &S) {
   bool IsKernel = CurFn && CurFn->IsKernel;
   if (!S.Value) {
     if (CurReturnTy.isScalar())
-      error(S.getLoc(), "function " + quote(Name) +
-                            " must return a value of type " +
-                            quote(CurReturnTy));
+      error(S.getLoc(),
+            "function " + quote(Name) + " must return a value of type " + quote(CurReturnTy));
     return;
   }
   if (!CurReturnTy.isScalar()) {
     // Still look inside the value for errors of its own.
     Type VT = checkExpr(S.Value.get(), S.getLoc());
     if (CurReturnTy.isVoid() && VT.isValid())
-      error(startLoc(S.Value),
-            IsKernel
-                ? "kernel " + quote(Name) + " cannot return a value"
-                : "void function " + quote(Name) + " cannot return a value");
+      error(startLoc(S.Value), IsKernel
+                                   ? "kernel " + quote(Name) + " cannot return a value"
+                                   : "void function " + quote(Name) + " cannot return a value");
     return;
   }
   Type VT = checkValue(S.Value.get(), S.getLoc(), CurReturnTy);
   if (VT.isValid() && VT != CurReturnTy)
-    error(startLoc(S.Value), "cannot return a value of type " + quote(VT) +
-                                 " from function " + quote(Name) +
-                                 " returning " + quote(CurReturnTy));
+    error(startLoc(S.Value), "cannot return a value of type " + quote(VT) + " from function " +
+                                 quote(Name) + " returning " + quote(CurReturnTy));
 }
 
 void Checker::checkExprStmt(ExprStmt &S) {

@@ -170,8 +170,8 @@ public:
   Type checkBinary(BinaryExpr &B, Type Hint);
   /// The result type of `L op R`, reporting any rule broken. \p OpText is
   /// the operator as written (`+`, `+=`); \p RLoc locates a type mismatch.
-  Type binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R,
-                    SourceLoc OpLoc, SourceLoc RLoc);
+  Type binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R, SourceLoc OpLoc,
+                    SourceLoc RLoc);
   Type checkCast(CastExpr &C);
   Type checkIndex(IndexExpr &I);
   Type checkMember(MemberExpr &Mem);
@@ -238,8 +238,7 @@ public:
 
   /// Calls from each function to device functions, in source order, with
   /// the location of the first call of each callee.
-  llvm::DenseMap<const FunctionDecl *,
-                 std::vector<std::pair<const FunctionDecl *, SourceLoc>>>
+  llvm::DenseMap<const FunctionDecl *, std::vector<std::pair<const FunctionDecl *, SourceLoc>>>
       Calls;
   /// Functions that call grid_sync() themselves.
   llvm::DenseSet<const FunctionDecl *> CallsGridSync;

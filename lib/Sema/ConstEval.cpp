@@ -30,15 +30,12 @@ using llvm::cast;
 
 static unsigned intBits(Type T) { return T.isBool() ? 1 : T.getBits(); }
 
-static APInt toAPInt(const ConstValue &V) {
-  return APInt(64, V.Int).trunc(intBits(V.Ty));
-}
+static APInt toAPInt(const ConstValue &V) { return APInt(64, V.Int).trunc(intBits(V.Ty)); }
 
 static ConstValue fromAPInt(Type T, const APInt &A) {
   ConstValue V;
   V.Ty = T;
-  V.Int = T.isSignedInteger() ? static_cast<uint64_t>(A.getSExtValue())
-                              : A.getZExtValue();
+  V.Int = T.isSignedInteger() ? static_cast<uint64_t>(A.getSExtValue()) : A.getZExtValue();
   return V;
 }
 
@@ -58,16 +55,14 @@ static ConstValue makeFloat(Type T, double D) {
 }
 
 static const llvm::fltSemantics &semanticsOf(Type T) {
-  return T.getBits() == 32 ? llvm::APFloat::IEEEsingle()
-                           : llvm::APFloat::IEEEdouble();
+  return T.getBits() == 32 ? llvm::APFloat::IEEEsingle() : llvm::APFloat::IEEEdouble();
 }
 
 /// int -> float, rounding once to the nearest value of \p T.
 static ConstValue intToFloat(Type T, const APInt &A, bool IsSigned) {
   llvm::APFloat F(semanticsOf(T));
   F.convertFromAPInt(A, IsSigned, llvm::APFloat::rmNearestTiesToEven);
-  return makeFloat(T, T.getBits() == 32 ? F.convertToFloat()
-                                        : F.convertToDouble());
+  return makeFloat(T, T.getBits() == 32 ? F.convertToFloat() : F.convertToDouble());
 }
 
 /// float -> int: round toward zero, saturate, NaN -> 0.
@@ -83,8 +78,7 @@ static ConstValue floatToInt(Type T, double X) {
       else if (X >= Lim)
         R = APInt::getSignedMaxValue(Bits);
       else
-        R = APInt(64, static_cast<uint64_t>(static_cast<int64_t>(X)))
-                .trunc(Bits);
+        R = APInt(64, static_cast<uint64_t>(static_cast<int64_t>(X))).trunc(Bits);
     } else {
       double Lim = std::ldexp(1.0, Bits);
       if (X >= Lim)
@@ -110,8 +104,7 @@ static ConstValue castValue(const ConstValue &V, Type To) {
   // int/bool -> int: extend by the source's signedness, or truncate.
   APInt A = toAPInt(V);
   unsigned Bits = To.getBits();
-  return fromAPInt(To, From.isSignedInteger() ? A.sextOrTrunc(Bits)
-                                              : A.zextOrTrunc(Bits));
+  return fromAPInt(To, From.isSignedInteger() ? A.sextOrTrunc(Bits) : A.zextOrTrunc(Bits));
 }
 
 //===----------------------------------------------------------------------===//
@@ -155,8 +148,7 @@ static bool compareFloats(BinaryOp Op, double X, double Y) {
   }
 }
 
-static bool compareInts(BinaryOp Op, const APInt &X, const APInt &Y,
-                        bool Signed) {
+static bool compareInts(BinaryOp Op, const APInt &X, const APInt &Y, bool Signed) {
   switch (Op) {
   case BinaryOp::Eq:
     return X == Y;
@@ -209,13 +201,11 @@ struct BinaryFolder {
   Checker &C;
   SourceLoc Loc;
 
-  FoldStatus fold(BinaryOp Op, const ConstValue &L, const ConstValue &R,
-                  ConstValue &Out) {
+  FoldStatus fold(BinaryOp Op, const ConstValue &L, const ConstValue &R, ConstValue &Out) {
     Type T = L.Ty;
     if (Op >= BinaryOp::Eq) {
       Out = makeBool(T.isFloat() ? compareFloats(Op, L.Float, R.Float)
-                                 : compareInts(Op, toAPInt(L), toAPInt(R),
-                                               T.isSignedInteger()));
+                                 : compareInts(Op, toAPInt(L), toAPInt(R), T.isSignedInteger()));
       return FoldStatus::Constant;
     }
     if (T.isFloat()) {
@@ -249,11 +239,10 @@ struct BinaryFolder {
     case BinaryOp::Shl:
     case BinaryOp::Shr:
       if ((Signed && Y.isNegative()) || Y.uge(X.getBitWidth())) {
-        C.error(Loc, "shift amount " +
-                         (Signed ? std::to_string(Y.getSExtValue())
-                                 : std::to_string(Y.getZExtValue())) +
-                         " is out of range for type " + quote(T) +
-                         " in constant expression");
+        C.error(Loc,
+                "shift amount " +
+                    (Signed ? std::to_string(Y.getSExtValue()) : std::to_string(Y.getZExtValue())) +
+                    " is out of range for type " + quote(T) + " in constant expression");
         return FoldStatus::Failed;
       }
       if (Op == BinaryOp::Shl)

@@ -30,18 +30,14 @@ using llvm::isa;
 //===----------------------------------------------------------------------===//
 
 std::string sema::quote(Type T) { return "'" + T.str() + "'"; }
-std::string sema::quote(llvm::StringRef Name) {
-  return ("'" + Name + "'").str();
-}
+std::string sema::quote(llvm::StringRef Name) { return ("'" + Name + "'").str(); }
 
 llvm::StringRef sema::binaryOpSpelling(BinaryOp Op) {
   std::string_view S = spelling(Op);
   return llvm::StringRef(S.data(), S.size());
 }
 
-void Checker::error(SourceLoc L, const llvm::Twine &Msg) {
-  Diags.push_back({L, Msg.str()});
-}
+void Checker::error(SourceLoc L, const llvm::Twine &Msg) { Diags.push_back({L, Msg.str()}); }
 
 //===----------------------------------------------------------------------===//
 // Resetting the semantic fields (verification is idempotent)
@@ -157,18 +153,16 @@ static void resetModule(Module &M) {
 
 static bool isKeyword(llvm::StringRef Name) {
   static constexpr llvm::StringLiteral Keywords[] = {
-      "kernel", "fn",       "const",  "let", "var",  "shared",
-      "if",     "else",     "while",  "for", "in",   "step",
-      "break",  "continue", "return", "as",  "true", "false"};
+      "kernel", "fn", "const", "let",   "var",      "shared", "if", "else", "while",
+      "for",    "in", "step",  "break", "continue", "return", "as", "true", "false"};
   return llvm::is_contained(Keywords, Name);
 }
 
 // The parser only makes valid identifiers; a module made with the builder
 // API may hold anything, and must still print as KIR that parses back.
 bool Checker::checkIdentifier(llvm::StringRef Name, SourceLoc L) {
-  bool Valid =
-      !Name.empty() && (llvm::isAlpha(Name[0]) || Name[0] == '_') &&
-      llvm::all_of(Name, [](char C) { return llvm::isAlnum(C) || C == '_'; });
+  bool Valid = !Name.empty() && (llvm::isAlpha(Name[0]) || Name[0] == '_') &&
+               llvm::all_of(Name, [](char C) { return llvm::isAlnum(C) || C == '_'; });
   if (Name.empty()) {
     error(L, "malformed module: missing name");
     return false;
@@ -182,16 +176,14 @@ bool Checker::checkIdentifier(llvm::StringRef Name, SourceLoc L) {
     return false;
   }
   if (isReservedBuiltinName(Name)) {
-    error(L, "cannot declare " + quote(Name) +
-                 ": the name is reserved for a builtin");
+    error(L, "cannot declare " + quote(Name) + ": the name is reserved for a builtin");
     return false;
   }
   // gridjit's own symbols (__gridjit_grid_sync, ...) and those of the
   // libraries targets link (libdevice's __nv_*) must not be taken over by
   // user code, so the whole `__` prefix is reserved, as in C.
   if (Name.starts_with("__")) {
-    error(L, "cannot declare " + quote(Name) +
-                 ": names beginning with '__' are reserved");
+    error(L, "cannot declare " + quote(Name) + ": names beginning with '__' are reserved");
     return false;
   }
   return true;
@@ -230,8 +222,7 @@ SourceLoc Checker::nameLoc(const FunctionDecl &F) const {
     if (Rest.starts_with("//"))
       Skip = Rest.find('\n');
     else if (Rest.starts_with("/*"))
-      Skip = Rest.find("*/") == llvm::StringRef::npos ? llvm::StringRef::npos
-                                                      : Rest.find("*/") + 2;
+      Skip = Rest.find("*/") == llvm::StringRef::npos ? llvm::StringRef::npos : Rest.find("*/") + 2;
     else if (!llvm::isSpace(Rest[0]))
       break;
     if (Skip == llvm::StringRef::npos)
@@ -287,8 +278,7 @@ void Checker::requireConst(ConstDecl &C, SourceLoc UseLoc) {
   for (auto It = Start; It != ConstStack.end(); ++It)
     Path += (*It)->Var.Name + " -> ";
   Path += C.Var.Name;
-  error(UseLoc, "const " + quote(C.Var.Name) +
-                    " is defined in terms of itself (" + Path + ")");
+  error(UseLoc, "const " + quote(C.Var.Name) + " is defined in terms of itself (" + Path + ")");
 }
 
 // A const's initializer sees only module-level names, so the function
@@ -305,21 +295,19 @@ void Checker::checkConst(ConstDecl &C) {
   Type T = C.Var.Ty;
   SourceLoc NameLoc = C.Var.Loc.isValid() ? C.Var.Loc : C.getLoc();
   if (!T.isScalar()) {
-    error(NameLoc, "const " + quote(C.Var.Name) +
-                       " must have a scalar type, found " + quote(T));
+    error(NameLoc, "const " + quote(C.Var.Name) + " must have a scalar type, found " + quote(T));
     T = Type();
     BadDecls.insert(&C.Var);
   }
   if (!C.Init) {
     error(NameLoc, "const " + quote(C.Var.Name) + " needs an initializer");
   } else if (const Expr *Bad = findNonConstantNode(C.Init.get())) {
-    error(startLoc(Bad), "initializer of const " + quote(C.Var.Name) +
-                             " is not a constant expression");
+    error(startLoc(Bad),
+          "initializer of const " + quote(C.Var.Name) + " is not a constant expression");
   } else {
     Type IT = checkValue(C.Init.get(), C.getLoc(), T);
     if (T.isValid() && IT.isValid() && IT != T) {
-      error(startLoc(C.Init), "cannot initialize " + quote(C.Var.Name) +
-                                  " of type " + quote(T) +
+      error(startLoc(C.Init), "cannot initialize " + quote(C.Var.Name) + " of type " + quote(T) +
                                   " with a value of type " + quote(IT));
     } else if (T.isValid() && IT.isValid()) {
       ConstValue V;
@@ -328,8 +316,8 @@ void Checker::checkConst(ConstDecl &C) {
       if (S == FoldStatus::Constant)
         C.Value = V;
       else if (S == FoldStatus::NotConstant)
-        error(startLoc(Culprit), "initializer of const " + quote(C.Var.Name) +
-                                     " is not a constant expression");
+        error(startLoc(Culprit),
+              "initializer of const " + quote(C.Var.Name) + " is not a constant expression");
     }
   }
 
@@ -347,29 +335,24 @@ void Checker::checkSignature(FunctionDecl &F) {
   llvm::StringRef What = F.IsKernel ? "kernel" : "function";
   for (auto &P : F.Params) {
     if (!P) {
-      error(nameLoc(F), "malformed module: null parameter of " + What.str() +
-                            " " + quote(F.Name));
+      error(nameLoc(F), "malformed module: null parameter of " + What.str() + " " + quote(F.Name));
       continue;
     }
     Type T = P->Ty;
-    bool OK = F.IsKernel
-                  ? T.isScalar() ||
-                        (T.isPointer() && T.getAddrSpace() == AddrSpace::Global)
-                  : T.isScalar() || T.isPointer();
+    bool OK = F.IsKernel ? T.isScalar() || (T.isPointer() && T.getAddrSpace() == AddrSpace::Global)
+                         : T.isScalar() || T.isPointer();
     if (!OK) {
-      error(P->Loc, What + " parameter " + quote(P->Name) +
-                        " cannot have type " + quote(T));
+      error(P->Loc, What + " parameter " + quote(P->Name) + " cannot have type " + quote(T));
       BadDecls.insert(P.get());
     }
     if (P->Storage != StorageKind::Param)
-      error(P->Loc, "malformed module: parameter " + quote(P->Name) +
-                        " does not have parameter storage");
+      error(P->Loc,
+            "malformed module: parameter " + quote(P->Name) + " does not have parameter storage");
   }
   if (F.IsKernel && !F.ReturnTy.isVoid())
     error(nameLoc(F), "kernel " + quote(F.Name) + " cannot have a return type");
   else if (!F.IsKernel && !F.ReturnTy.isVoid() && !F.ReturnTy.isScalar())
-    error(nameLoc(F), "function " + quote(F.Name) + " cannot return " +
-                          quote(F.ReturnTy) +
+    error(nameLoc(F), "function " + quote(F.Name) + " cannot return " + quote(F.ReturnTy) +
                           "; a device function returns a scalar or nothing");
 }
 
@@ -493,8 +476,8 @@ llvm::Error Checker::run() {
 
 llvm::Error gridjit::verifyModule(Module &M) { return Checker(M).run(); }
 
-llvm::Expected<std::unique_ptr<Module>>
-gridjit::parseAndVerify(std::string_view Source, std::string_view BufferName) {
+llvm::Expected<std::unique_ptr<Module>> gridjit::parseAndVerify(std::string_view Source,
+                                                                std::string_view BufferName) {
   auto M = parseModule(Source, BufferName);
   if (!M)
     return M.takeError();

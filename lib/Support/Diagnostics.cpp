@@ -16,24 +16,24 @@ char DiagnosticError::ID = 0;
 
 DiagnosticError::DiagnosticError(std::string BufferName, std::string Source,
                                  std::vector<Diagnostic> Diags, bool Truncated)
-    : BufferName(std::move(BufferName)), Source(std::move(Source)),
-      Diags(std::move(Diags)), Truncated(Truncated) {}
+    : BufferName(std::move(BufferName)), Source(std::move(Source)), Diags(std::move(Diags)),
+      Truncated(Truncated) {}
 
 void DiagnosticError::log(llvm::raw_ostream &OS) const {
   // SourceMgr renders the `file:line:col: error:` line, the source line and
   // the caret exactly as LLVM's own tools do.
   llvm::SourceMgr SM;
-  unsigned Buf = SM.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBuffer(Source, BufferName,
-                                       /*RequiresNullTerminator=*/false),
-      llvm::SMLoc());
+  unsigned Buf =
+      SM.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(Source, BufferName,
+                                                             /*RequiresNullTerminator=*/false),
+                            llvm::SMLoc());
   for (const Diagnostic &D : Diags) {
     llvm::SMLoc L;
     if (D.Loc.isValid() && !Source.empty())
       L = SM.FindLocForLineAndColumn(Buf, D.Loc.Line, D.Loc.Col);
     if (L.isValid()) {
-      SM.PrintMessage(OS, L, llvm::SourceMgr::DK_Error, D.Message,
-                      std::nullopt, std::nullopt, /*ShowColors=*/false);
+      SM.PrintMessage(OS, L, llvm::SourceMgr::DK_Error, D.Message, std::nullopt, std::nullopt,
+                      /*ShowColors=*/false);
       continue;
     }
     // No source text (a built module) or a position outside it.
@@ -62,6 +62,5 @@ llvm::Error DiagnosticEngine::takeError() {
     return llvm::Error::success();
   bool Truncated = NumErrors > Diags.size();
   NumErrors = 0;
-  return llvm::make_error<DiagnosticError>(BufferName, Source, std::move(Diags),
-                                           Truncated);
+  return llvm::make_error<DiagnosticError>(BufferName, Source, std::move(Diags), Truncated);
 }

@@ -9,8 +9,8 @@
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
-#include "llvm/IR/Verifier.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -35,8 +35,8 @@ private:
 };
 } // namespace
 
-llvm::Expected<std::string> Target::emit(const Module &M, EmitKind Kind,
-                                         const CompileOptions &Opts, PhaseTimes *Times) const {
+llvm::Expected<std::string> Target::emit(const Module &M, EmitKind Kind, const CompileOptions &Opts,
+                                         PhaseTimes *Times) const {
   // Each compile owns its context: nothing LLVM-side is shared between
   // threads compiling at the same time.
   llvm::LLVMContext Ctx;
@@ -81,8 +81,7 @@ llvm::Expected<Artifact> Target::compile(const Module &M, const CompileOptions &
 }
 
 llvm::Error gridjit::runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &TM,
-                                        unsigned OptLevel,
-                                        const llvm::PipelineTuningOptions &PTO) {
+                                        unsigned OptLevel, const llvm::PipelineTuningOptions &PTO) {
   llvm::LoopAnalysisManager LAM;
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;

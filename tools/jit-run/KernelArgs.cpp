@@ -24,9 +24,7 @@ using llvm::StringRef;
 
 char UsageError::ID = 0;
 
-Error jitrun::usageError(const llvm::Twine &Msg) {
-  return llvm::make_error<UsageError>(Msg.str());
-}
+Error jitrun::usageError(const llvm::Twine &Msg) { return llvm::make_error<UsageError>(Msg.str()); }
 
 static unsigned elemBytes(ScalarKind K) {
   return K == ScalarKind::Bool ? 1 : gridjit::scalarBits(K) / 8;
@@ -185,17 +183,28 @@ static uint64_t splitmix64(uint64_t &State) {
 
 static const char *npyDescr(ScalarKind K) {
   switch (K) {
-  case ScalarKind::Bool: return "|b1";
-  case ScalarKind::I8: return "|i1";
-  case ScalarKind::U8: return "|u1";
-  case ScalarKind::I16: return "<i2";
-  case ScalarKind::U16: return "<u2";
-  case ScalarKind::I32: return "<i4";
-  case ScalarKind::U32: return "<u4";
-  case ScalarKind::I64: return "<i8";
-  case ScalarKind::U64: return "<u8";
-  case ScalarKind::F32: return "<f4";
-  case ScalarKind::F64: return "<f8";
+  case ScalarKind::Bool:
+    return "|b1";
+  case ScalarKind::I8:
+    return "|i1";
+  case ScalarKind::U8:
+    return "|u1";
+  case ScalarKind::I16:
+    return "<i2";
+  case ScalarKind::U16:
+    return "<u2";
+  case ScalarKind::I32:
+    return "<i4";
+  case ScalarKind::U32:
+    return "<u4";
+  case ScalarKind::I64:
+    return "<i8";
+  case ScalarKind::U64:
+    return "<u8";
+  case ScalarKind::F32:
+    return "<f4";
+  case ScalarKind::F64:
+    return "<f8";
   }
   return "";
 }
@@ -251,9 +260,9 @@ static Error readNpy(ArgValue &A, StringRef Path) {
   StringRef Descr = headerValue(Header, "descr");
   ScalarKind K = A.kind();
   StringRef Want = npyDescr(K);
-  bool DescrOK = Descr == Want || (elemBytes(K) == 1 && Descr.size() == 3 &&
-                                   (Descr[0] == '<' || Descr[0] == '|') &&
-                                   Descr.drop_front() == Want.drop_front());
+  bool DescrOK = Descr == Want ||
+                 (elemBytes(K) == 1 && Descr.size() == 3 && (Descr[0] == '<' || Descr[0] == '|') &&
+                  Descr.drop_front() == Want.drop_front());
   if (!DescrOK)
     return Fail("dtype '" + Descr + "' does not match the parameter's element type " +
                 gridjit::scalarName(K).data() + " (dtype '" + Want + "')");
@@ -277,8 +286,8 @@ static Error readNpy(ArgValue &A, StringRef Path) {
   size_t Need = Count * elemBytes(K);
   StringRef Payload = Data.substr(Start + HeaderLen);
   if (Payload.size() != Need)
-    return Fail("the shape (" + Shape + ") needs " + llvm::Twine(Need) + " bytes of data, the file has " +
-                llvm::Twine(Payload.size()));
+    return Fail("the shape (" + Shape + ") needs " + llvm::Twine(Need) +
+                " bytes of data, the file has " + llvm::Twine(Payload.size()));
   resize(A, Count);
   std::memcpy(A.data(), Payload.data(), Need);
   if (K == ScalarKind::Bool)
@@ -444,14 +453,13 @@ Error jitrun::writeNpy(StringRef Path, const ArgValue &A) {
   llvm::raw_fd_ostream OS(Path, EC, llvm::sys::fs::OF_None);
   if (EC)
     return llvm::createStringError(EC, "--out %s: cannot open '%s' for writing: %s",
-                                   A.Param.Name.c_str(), Path.str().c_str(),
-                                   EC.message().c_str());
-  OS << "\x93NUMPY" << char(1) << char(0) << char(Header.size() & 0xff)
-     << char(Header.size() >> 8) << Header;
+                                   A.Param.Name.c_str(), Path.str().c_str(), EC.message().c_str());
+  OS << "\x93NUMPY" << char(1) << char(0) << char(Header.size() & 0xff) << char(Header.size() >> 8)
+     << Header;
   OS.write(reinterpret_cast<const char *>(A.data()), A.Count * elemBytes(A.kind()));
   OS.close();
   if (OS.has_error())
-    return llvm::createStringError(OS.error(), "--out %s: cannot write '%s'",
-                                   A.Param.Name.c_str(), Path.str().c_str());
+    return llvm::createStringError(OS.error(), "--out %s: cannot write '%s'", A.Param.Name.c_str(),
+                                   Path.str().c_str());
   return Error::success();
 }

@@ -46,29 +46,31 @@ enum class TargetKind { Host, Cuda };
 
 cl::OptionCategory JitRunCategory("jit-run options");
 
-cl::opt<std::string> InputFile(cl::Positional, cl::desc("<input.kir | ->"),
-                               cl::Required, cl::cat(JitRunCategory));
+cl::opt<std::string> InputFile(cl::Positional, cl::desc("<input.kir | ->"), cl::Required,
+                               cl::cat(JitRunCategory));
 
-cl::opt<EmitStage> Emit(
-    "emit", cl::desc("Compile only and print one stage"), cl::init(EmitStage::None),
-    cl::values(clEnumValN(EmitStage::Kir, "kir", "the verified module, printed canonically"),
-               clEnumValN(EmitStage::LLVM, "llvm", "LLVM IR after optimisation"),
-               clEnumValN(EmitStage::PTX, "ptx", "PTX (--target=cuda)"),
-               clEnumValN(EmitStage::Asm, "asm", "target assembly (PTX for cuda)"),
-               clEnumValN(EmitStage::Obj, "obj", "an object file (host target)")),
-    cl::cat(JitRunCategory));
+cl::opt<EmitStage>
+    Emit("emit", cl::desc("Compile only and print one stage"), cl::init(EmitStage::None),
+         cl::values(clEnumValN(EmitStage::Kir, "kir", "the verified module, printed canonically"),
+                    clEnumValN(EmitStage::LLVM, "llvm", "LLVM IR after optimisation"),
+                    clEnumValN(EmitStage::PTX, "ptx", "PTX (--target=cuda)"),
+                    clEnumValN(EmitStage::Asm, "asm", "target assembly (PTX for cuda)"),
+                    clEnumValN(EmitStage::Obj, "obj", "an object file (host target)")),
+         cl::cat(JitRunCategory));
 
-cl::opt<TargetKind> TargetOpt("target", cl::desc("Where to compile and run (default: host)"),
-                              cl::init(TargetKind::Host),
-                              cl::values(clEnumValN(TargetKind::Host, "host", "the host CPU"),
-                                         clEnumValN(TargetKind::Cuda, "cuda", "an NVIDIA GPU (NVPTX)")),
-                              cl::cat(JitRunCategory));
+cl::opt<TargetKind>
+    TargetOpt("target", cl::desc("Where to compile and run (default: host)"),
+              cl::init(TargetKind::Host),
+              cl::values(clEnumValN(TargetKind::Host, "host", "the host CPU"),
+                         clEnumValN(TargetKind::Cuda, "cuda", "an NVIDIA GPU (NVPTX)")),
+              cl::cat(JitRunCategory));
 
 cl::opt<unsigned> OptLevel("O", cl::desc("Optimisation level 0-3 (default: -O3)"), cl::Prefix,
                            cl::init(3), cl::value_desc("level"), cl::cat(JitRunCategory));
 
-cl::opt<std::string> SmArch("sm", cl::desc("NVPTX architecture when no device decides it (default: sm_80)"),
-                            cl::value_desc("sm_XX"), cl::init("sm_80"), cl::cat(JitRunCategory));
+cl::opt<std::string>
+    SmArch("sm", cl::desc("NVPTX architecture when no device decides it (default: sm_80)"),
+           cl::value_desc("sm_XX"), cl::init("sm_80"), cl::cat(JitRunCategory));
 
 /// Set from `--stats`; see registerStatsOption for why it is not a cl::opt
 /// defined here like the others.
@@ -97,12 +99,13 @@ cl::opt<std::string> CacheDirOpt("cache-dir",
 cl::opt<bool> NoCache("no-cache", cl::desc("Do not read or write the disk cache"),
                       cl::cat(JitRunCategory));
 
-cl::opt<std::string> OutputFile("o", cl::desc("Write the --emit output to <file> (default: stdout)"),
-                                cl::value_desc("file"), cl::init("-"),
-                                cl::cat(JitRunCategory));
+cl::opt<std::string> OutputFile("o",
+                                cl::desc("Write the --emit output to <file> (default: stdout)"),
+                                cl::value_desc("file"), cl::init("-"), cl::cat(JitRunCategory));
 
 // Running a kernel (without --emit).
-cl::opt<std::string> KernelName("kernel", cl::desc("The kernel to run (default: the module's only kernel)"),
+cl::opt<std::string> KernelName("kernel",
+                                cl::desc("The kernel to run (default: the module's only kernel)"),
                                 cl::value_desc("name"), cl::cat(JitRunCategory));
 cl::opt<std::string> GridOpt("grid", cl::desc("Blocks in the grid: X[,Y[,Z]] (default: 1)"),
                              cl::value_desc("X[,Y[,Z]]"), cl::init("1"), cl::cat(JitRunCategory));
@@ -110,11 +113,14 @@ cl::opt<std::string> BlockOpt("block", cl::desc("Threads per block: X[,Y[,Z]] (d
                               cl::value_desc("X[,Y[,Z]]"), cl::init("1"), cl::cat(JitRunCategory));
 cl::opt<unsigned> SharedBytes("shared", cl::desc("Bytes of dynamic shared memory per block"),
                               cl::value_desc("bytes"), cl::init(0), cl::cat(JitRunCategory));
-cl::list<std::string> ArgOpts("arg", cl::desc("A kernel argument, one per parameter: NAME=SPEC (see docs/jit-run.md)"),
-                              cl::value_desc("name=spec"), cl::cat(JitRunCategory));
+cl::list<std::string>
+    ArgOpts("arg",
+            cl::desc("A kernel argument, one per parameter: NAME=SPEC (see docs/jit-run.md)"),
+            cl::value_desc("name=spec"), cl::cat(JitRunCategory));
 cl::list<std::string> PrintOpts("print", cl::desc("After the run, print buffer NAME"),
                                 cl::value_desc("name"), cl::cat(JitRunCategory));
-cl::list<std::string> OutOpts("out", cl::desc("After the run, write buffer NAME as a NumPy .npy file"),
+cl::list<std::string> OutOpts("out",
+                              cl::desc("After the run, write buffer NAME as a NumPy .npy file"),
                               cl::value_desc("name=file.npy"), cl::cat(JitRunCategory));
 cl::opt<unsigned> ThreadsOpt("threads",
                              cl::desc("Worker threads (default: $GRIDJIT_NUM_THREADS, else the "
@@ -125,11 +131,9 @@ cl::opt<unsigned> ThreadsOpt("threads",
 /// (`file:line:col: error: ...` with the source line and a caret), anything
 /// else as `jit-run: error: ...`.
 void reportErrors(Error E) {
-  handleAllErrors(std::move(E),
-                  [](const gridjit::DiagnosticError &D) { D.log(errs()); },
-                  [](const ErrorInfoBase &EI) {
-                    WithColor::error(errs(), "jit-run") << EI.message() << '\n';
-                  });
+  handleAllErrors(
+      std::move(E), [](const gridjit::DiagnosticError &D) { D.log(errs()); },
+      [](const ErrorInfoBase &EI) { WithColor::error(errs(), "jit-run") << EI.message() << '\n'; });
 }
 
 /// Reads the input file, or standard input for "-".
@@ -157,7 +161,8 @@ Error writeOutput(StringRef Text) {
 
 /// Milliseconds since \p Start.
 double msSince(std::chrono::steady_clock::time_point Start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start)
+      .count();
 }
 
 /// What the one compile of this run did in the cache, for --stats.
@@ -319,8 +324,8 @@ int runKernel(const gridjit::Module &M, gridjit::PhaseTimes &Times) {
       if (F->Name == KernelName)
         K = F;
     if (!K)
-      return reportAndExit(jitrun::usageError("--kernel " + KernelName +
-                                              ": the module has no kernel of that name"));
+      return reportAndExit(
+          jitrun::usageError("--kernel " + KernelName + ": the module has no kernel of that name"));
   } else if (Kernels.size() == 1) {
     K = Kernels.front();
   } else if (Kernels.empty()) {
@@ -432,9 +437,8 @@ int runKernel(const gridjit::Module &M, gridjit::PhaseTimes &Times) {
     printStats(Times);
     errs() << format("  %-10s %10.3f ms\n", static_cast<const char *>("load"), LoadMs);
     errs() << format("  %-10s %10.3f ms  (%llu blocks, %u phases, %u of %u threads)\n",
-                     static_cast<const char *>("run"),
-                     LS.Milliseconds, (unsigned long long)LS.Blocks, LS.Phases, LS.Workers,
-                     (*RT)->getNumThreads());
+                     static_cast<const char *>("run"), LS.Milliseconds,
+                     (unsigned long long)LS.Blocks, LS.Phases, LS.Workers, (*RT)->getNumThreads());
   }
   if (E)
     return reportAndExit(std::move(E));
@@ -539,8 +543,8 @@ int main(int argc, char **argv) {
   registerStatsOption();
   // With an error stream, ParseCommandLineOptions reports misuse and returns
   // false instead of exiting with status 1, so misuse can exit with 2.
-  if (!cl::ParseCommandLineOptions(argc, argv,
-                                   "jit-run: compile, print and run KIR kernels\n", &errs()))
+  if (!cl::ParseCommandLineOptions(argc, argv, "jit-run: compile, print and run KIR kernels\n",
+                                   &errs()))
     return ExitUsage;
   if (!checkUsage())
     return ExitUsage;

@@ -24,7 +24,9 @@ Artifact sampleArtifact() {
   Artifact A;
   A.TargetName = "host";
   A.Arch = "skylake";
-  A.Payload = std::string("\x7f" "ELF\0\1\2 payload bytes", 22);
+  A.Payload = std::string("\x7f"
+                          "ELF\0\1\2 payload bytes",
+                          22);
   KernelInfo K;
   K.Name = "two_phase";
   K.Params = {{"n", Type::getScalar(ScalarKind::I32), 4, 4},
@@ -119,7 +121,8 @@ TEST(CacheEntryTest, ForeignVersionAndKeyAreNamed) {
   };
   EXPECT_NE(Msg(decodeCacheEntry("#!/bin/sh\necho hello, this is not a cache entry at all, no"
                                  "t even close to one, but long enough for a header......",
-                                 sampleKey())).find("bad magic"),
+                                 sampleKey()))
+                .find("bad magic"),
             std::string::npos);
   EXPECT_NE(Msg(decodeCacheEntry(E, sampleKey(2))).find("another key"), std::string::npos);
   std::string Old = E;

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Cache/CacheTestUtil.h"
 #include "gridjit/Cache/CacheKey.h"
+#include "Cache/CacheTestUtil.h"
 #include "gridjit/Compiler/Compiler.h"
 
 #include "gtest/gtest.h"
@@ -80,12 +80,12 @@ TEST(CacheKeyTest, ModuleChangesMiss) {
     size_t Pos = T.find(From);
     ASSERT_NE(Pos, std::string::npos) << From;
     T.replace(Pos, From.size(), To);
-    EXPECT_TRUE(Keys.insert(keyOf(*C, T).hex()).second) << "same key after " << From << " -> "
-                                                         << To;
+    EXPECT_TRUE(Keys.insert(keyOf(*C, T).hex()).second)
+        << "same key after " << From << " -> " << To;
   };
-  Variant("saxpy", "saxpy2");          // a name
-  Variant("a * x[i]", "a * x[i + 1]"); // an expression
-  Variant("i < n", "i <= n");          // an operator
+  Variant("saxpy", "saxpy2");              // a name
+  Variant("a * x[i]", "a * x[i + 1]");     // an expression
+  Variant("i < n", "i <= n");              // an operator
   Variant("thread_idx.x", "thread_idx.y"); // a builtin field
 }
 
@@ -168,7 +168,8 @@ TEST(CacheKeyTest, EncodingIsStable) {
   In.RegistryFingerprint = "r";
   In.Options = "opt=3;";
   In.CanonicalModule = "kernel k() {\n}\n";
-  EXPECT_EQ(computeCacheKey(In).hex(), "b045e5f46471ecff4c496fe83f25456203cd19d941f276a723e912c61d99f410");
+  EXPECT_EQ(computeCacheKey(In).hex(),
+            "b045e5f46471ecff4c496fe83f25456203cd19d941f276a723e912c61d99f410");
 }
 
 TEST(CacheKeyTest, CurrentBuildComponents) {

@@ -93,17 +93,21 @@ makeCompiler(const std::string &Dir, std::vector<std::string> *Warnings = nullpt
 /// math, so they compile on any machine).
 inline std::string makeKernel(unsigned I) {
   std::string N = std::to_string(I);
-  return "kernel k" + N + "(n: i32, x: ptr<f32>, y: ptr<f32>) {\n"
+  return "kernel k" + N +
+         "(n: i32, x: ptr<f32>, y: ptr<f32>) {\n"
          "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
          "  if i < n {\n"
-         "    y[i] = x[i] * " + N + ".5 + " + std::to_string(I % 7) + ".0;\n"
+         "    y[i] = x[i] * " +
+         N + ".5 + " + std::to_string(I % 7) +
+         ".0;\n"
          "  }\n"
          "}\n";
 }
 
 /// The text of examples/\p Name.
 inline std::string readExample(llvm::StringRef Name) {
-  auto Buf = llvm::MemoryBuffer::getFile(std::string(GRIDJIT_SOURCE_DIR) + "/examples/" + Name.str());
+  auto Buf =
+      llvm::MemoryBuffer::getFile(std::string(GRIDJIT_SOURCE_DIR) + "/examples/" + Name.str());
   if (!Buf) {
     ADD_FAILURE() << "cannot read examples/" << Name.str();
     return "";

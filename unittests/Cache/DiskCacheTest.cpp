@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gridjit/Cache/DiskCache.h"
 #include "Cache/CacheTestUtil.h"
 #include "gridjit/Cache/CacheEntry.h"
-#include "gridjit/Cache/DiskCache.h"
 #include "gridjit/Compiler/Compiler.h"
 
 #include "llvm/Support/Endian.h"
@@ -112,8 +112,8 @@ TEST_P(BadEntryTest, IsAMissThatIsRecompiledAndReplaced) {
   ASSERT_TRUE(Second);
   CompileInfo I2;
   auto Again = Second->compile(Saxpy, "saxpy.kir", {}, &I2);
-  ASSERT_TRUE(static_cast<bool>(Again)) << damageName(GetParam()) << ": "
-                                        << llvm::toString(Again.takeError());
+  ASSERT_TRUE(static_cast<bool>(Again))
+      << damageName(GetParam()) << ": " << llvm::toString(Again.takeError());
   EXPECT_EQ(I2.Outcome, CacheOutcome::Compiled) << damageName(GetParam());
   EXPECT_FALSE(I2.BadEntry.empty()) << damageName(GetParam());
   CompilerStats S = Second->getStats();
@@ -268,8 +268,8 @@ TEST(DiskCacheTest, PruningKeepsTheBoundAndTheNewest) {
     int FD;
     ASSERT_FALSE(fs::openFileForWrite(Small.file("gridjit-" + KI.Key.hex() + ".gjc"), FD,
                                       fs::CD_OpenExisting, fs::OF_Append));
-    ASSERT_FALSE(fs::setLastAccessAndModificationTime(FD, llvm::sys::toTimePoint(
-                                                              std::chrono::system_clock::to_time_t(T))));
+    ASSERT_FALSE(fs::setLastAccessAndModificationTime(
+        FD, llvm::sys::toTimePoint(std::chrono::system_clock::to_time_t(T))));
     ::close(FD);
   }
   uint64_t Total = 0;

@@ -26,7 +26,9 @@ namespace fs = llvm::sys::fs;
 
 namespace {
 
-std::string sourcePath(llvm::StringRef Rel) { return std::string(GRIDJIT_SOURCE_DIR) + "/" + Rel.str(); }
+std::string sourcePath(llvm::StringRef Rel) {
+  return std::string(GRIDJIT_SOURCE_DIR) + "/" + Rel.str();
+}
 
 /// Every line of a C/C++ file under lib/ and include/ that reads the
 /// environment, as "path:line: text".

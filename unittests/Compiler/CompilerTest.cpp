@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Cache/CacheTestUtil.h"
 #include "gridjit/Compiler/Compiler.h"
+#include "Cache/CacheTestUtil.h"
 #include "gridjit/IR/Printer.h"
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Sema/Verifier.h"

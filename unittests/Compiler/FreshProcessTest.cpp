@@ -84,8 +84,7 @@ TEST(FreshProcessTest, CachedGridSyncKernelLaunchesInANewProcess) {
   std::string Self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
   ASSERT_FALSE(Self.empty());
   std::string Env = std::string(ChildDirVar) + "=" + Dir.path();
-  std::vector<llvm::StringRef> Args = {Self,
-                                       "--gtest_filter=FreshProcessTest.DISABLED_Child",
+  std::vector<llvm::StringRef> Args = {Self, "--gtest_filter=FreshProcessTest.DISABLED_Child",
                                        "--gtest_also_run_disabled_tests"};
   // The child's environment: ours plus the directory.
   std::vector<std::string> EnvStore;
@@ -98,8 +97,8 @@ TEST(FreshProcessTest, CachedGridSyncKernelLaunchesInANewProcess) {
   std::string Log = Out.file("child.log");
   std::optional<llvm::StringRef> Redirects[] = {std::nullopt, llvm::StringRef(Log),
                                                 llvm::StringRef(Log)};
-  int RC = llvm::sys::ExecuteAndWait(Self, Args, EnvRefs, Redirects, /*SecondsToWait=*/120, 0,
-                                     &ErrMsg);
+  int RC =
+      llvm::sys::ExecuteAndWait(Self, Args, EnvRefs, Redirects, /*SecondsToWait=*/120, 0, &ErrMsg);
   EXPECT_EQ(RC, 0) << ErrMsg << "\nchild output:\n" << readFile(Log);
 }
 

@@ -117,7 +117,8 @@ TEST(HostTargetTest, EveryStage) {
   auto A = T->compile(*M, CompileOptions());
   ASSERT_TRUE(static_cast<bool>(A)) << errorText(A.takeError());
   EXPECT_EQ(A->TargetName, "host");
-  EXPECT_EQ(A->Payload.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(A->Payload.substr(0, 4), "\x7f"
+                                     "ELF");
   ASSERT_EQ(A->Kernels.size(), 1u);
   EXPECT_EQ(A->Kernels[0].Name, "reduce");
   EXPECT_EQ(A->Kernels[0].StaticSharedBytes, 64u * 4);

@@ -38,14 +38,12 @@ void expectBuilds(Module &Built, std::string_view Text) {
 
 TEST(BuilderTest, Saxpy) {
   ModuleBuilder MB("saxpy.kir");
-  FunctionBuilder K = MB.kernel(
-      "saxpy",
-      {{"n", i32()}, {"a", f32()}, {"x", ptr(f32())}, {"y", ptr(f32())}});
+  FunctionBuilder K =
+      MB.kernel("saxpy", {{"n", i32()}, {"a", f32()}, {"x", ptr(f32())}, {"y", ptr(f32())}});
   K.let("i", i32(), add(mul(blockIdx(0), blockDim(0)), threadIdx(0)));
   IfBuilder Then = K.ifThen(lt(name("i"), name("n")));
   Then.assign(index(name("y"), name("i")),
-              add(mul(name("a"), index(name("x"), name("i"))),
-                  index(name("y"), name("i"))));
+              add(mul(name("a"), index(name("x"), name("i"))), index(name("y"), name("i"))));
   std::unique_ptr<Module> M = MB.take();
   ASSERT_TRUE(M);
   EXPECT_EQ(M->Name, "saxpy.kir");
@@ -63,14 +61,13 @@ kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {
 TEST(BuilderTest, SharedMemoryReduction) {
   ModuleBuilder MB("reduce.kir");
   MB.constant("BLOCK", i32(), lit(256));
-  FunctionBuilder K = MB.kernel(
-      "reduce", {{"n", i32()}, {"x", ptr(f32())}, {"result", ptr(f32())}});
+  FunctionBuilder K =
+      MB.kernel("reduce", {{"n", i32()}, {"x", ptr(f32())}, {"result", ptr(f32())}});
   K.sharedArray("partial", f32(), "BLOCK");
   K.let("tid", i32(), threadIdx(0));
   K.let("i", i32(), add(mul(blockIdx(0), blockDim(0)), name("tid")));
   K.var("v", f32(), lit(0.0));
-  K.ifThen(lt(name("i"), name("n")))
-      .assign(name("v"), index(name("x"), name("i")));
+  K.ifThen(lt(name("i"), name("n"))).assign(name("v"), index(name("x"), name("i")));
   K.assign(index(name("partial"), name("tid")), name("v"));
   K.call(BuiltinFunc::SyncThreads);
   K.var("stride", i32(), div(name("BLOCK"), lit(2)));
@@ -117,13 +114,11 @@ TEST(BuilderTest, FunctionWithIfElseAndWhile) {
   Loop.assign(name("steps"), AssignOp::Add, lit(1));
   F.ret(name("steps"));
 
-  FunctionBuilder K =
-      MB.kernel("collatz_steps", {{"n", i32()}, {"out", ptr(u32())}});
+  FunctionBuilder K = MB.kernel("collatz_steps", {{"n", i32()}, {"out", ptr(u32())}});
   K.let("i", i32(), add(mul(blockIdx(0), blockDim(0)), threadIdx(0)));
   IfBuilder Guard = K.ifThen(ge(name("i"), name("n")));
   Guard.ret();
-  K.assign(index(name("out"), name("i")),
-           call("collatz", add(cast(name("i"), u32()), lit(1))));
+  K.assign(index(name("out"), name("i")), call("collatz", add(cast(name("i"), u32()), lit(1))));
   expectBuilds(*MB.take(), R"(
 fn collatz(n: u32) -> u32 {
   var v: u32 = n;
@@ -150,8 +145,8 @@ kernel collatz_steps(n: i32, out: ptr<u32>) {
 
 TEST(BuilderTest, GridSync) {
   ModuleBuilder MB;
-  FunctionBuilder K = MB.kernel(
-      "two_phase", {{"n", i32()}, {"x", ptr(f32())}, {"tmp", ptr(f32())}});
+  FunctionBuilder K =
+      MB.kernel("two_phase", {{"n", i32()}, {"x", ptr(f32())}, {"tmp", ptr(f32())}});
   K.let("first", i32(), add(mul(blockIdx(0), blockDim(0)), threadIdx(0)));
   K.let("stride", i32(), mul(gridDim(0), blockDim(0)));
   K.forLoop("i", name("first"), name("n"), name("stride"))
@@ -187,10 +182,9 @@ TEST(BuilderTest, ConstsArraysAndEveryStatement) {
   K.let("big", u64(), lit(0xffu, u64()));
   K.let("flag", boolTy(), logicalAnd(lit(true), logicalNot(lit(false))));
   K.var("acc", i32(), neg(lit(1)));
-  const AssignOp Ops[] = {AssignOp::Assign, AssignOp::Add, AssignOp::Sub,
-                          AssignOp::Mul,    AssignOp::Div, AssignOp::Rem,
-                          AssignOp::And,    AssignOp::Or,  AssignOp::Xor,
-                          AssignOp::Shl,    AssignOp::Shr};
+  const AssignOp Ops[] = {AssignOp::Assign, AssignOp::Add, AssignOp::Sub, AssignOp::Mul,
+                          AssignOp::Div,    AssignOp::Rem, AssignOp::And, AssignOp::Or,
+                          AssignOp::Xor,    AssignOp::Shl, AssignOp::Shr};
   for (AssignOp Op : Ops)
     K.assign(name("acc"), Op, lit(1));
   BlockBuilder Loop = K.forLoop("j", lit(0), name("N"));
@@ -198,16 +192,14 @@ TEST(BuilderTest, ConstsArraysAndEveryStatement) {
   Loop.ifThen(eq(name("j"), lit(3))).continueLoop();
   Loop.ifThen(logicalOr(name("flag"), gt(name("j"), lit(6)))).breakLoop();
   BlockBuilder Inner = K.block();
-  Inner.let("w", ptr(i32(), AddrSpace::Shared),
-            addrOf(index(name("tile"), name("t"))));
+  Inner.let("w", ptr(i32(), AddrSpace::Shared), addrOf(index(name("tile"), name("t"))));
   Inner.assign(index(name("w"), lit(0)),
                bitOr(shl(name("t"), lit(2)), bitAnd(name("acc"), lit(3))));
   Inner.assign(index(name("tile"), lit(0)), bitNot(name("acc")));
   K.assign(index(name("buf"), lit(0)), cast(index(name("loc"), lit(1)), f32()));
   K.assign(index(name("dyn"), name("t")), index(name("buf"), lit(0)));
   K.call("sync_warp");
-  K.assign(index(name("q"), lit(0)),
-           mul(name("SCALE"), call("sqrt", cast(name("acc"), f64()))));
+  K.assign(index(name("q"), lit(0)), mul(name("SCALE"), call("sqrt", cast(name("acc"), f64()))));
   K.eval(call("atomic_max", add(name("p"), lit(1)), name("acc")));
   K.assign(index(name("p"), lit(2)),
            call(BuiltinFunc::Select, le(name("acc"), lit(0)), lit(1), lit(2)));
@@ -251,11 +243,10 @@ TEST(BuilderTest, WarpOps) {
   ModuleBuilder MB;
   FunctionBuilder K = MB.kernel("warp", {{"x", ptr(f32())}, {"m", ptr(u32())}});
   K.var("v", f32(), index(name("x"), threadIdx(0)));
-  for (BuiltinFunc F : {BuiltinFunc::ShflDown, BuiltinFunc::ShflUp,
-                        BuiltinFunc::ShflXor, BuiltinFunc::Shfl})
+  for (BuiltinFunc F :
+       {BuiltinFunc::ShflDown, BuiltinFunc::ShflUp, BuiltinFunc::ShflXor, BuiltinFunc::Shfl})
     K.assign(name("v"), AssignOp::Add, call(F, name("v"), lit(1)));
-  K.assign(index(name("m"), laneId()),
-           call(BuiltinFunc::Ballot, lt(name("v"), lit(0.0))));
+  K.assign(index(name("m"), laneId()), call(BuiltinFunc::Ballot, lt(name("v"), lit(0.0))));
   K.ifThen(logicalAnd(call("vote_any", gt(name("v"), lit(1.0))),
                       call("vote_all", lt(laneId(), warpSize()))))
       .call(BuiltinFunc::FenceBlock);

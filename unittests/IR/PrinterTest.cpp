@@ -135,8 +135,7 @@ TEST(PrinterTest, PostfixBases) {
 TEST(PrinterTest, CallsAndBuiltins) {
   EXPECT_EQ(expr(call("sync_threads")), "sync_threads()");
   EXPECT_EQ(expr(call("f", add(a(), b()), c())), "f(a + b, c)");
-  EXPECT_EQ(expr(call(BuiltinFunc::AtomicCas, a(), b(), c())),
-            "atomic_cas(a, b, c)");
+  EXPECT_EQ(expr(call(BuiltinFunc::AtomicCas, a(), b(), c())), "atomic_cas(a, b, c)");
   EXPECT_EQ(expr(call("g", call("h", lt(a(), b())))), "g(h(a < b))");
   EXPECT_EQ(expr(laneId()), "lane_id");
   EXPECT_EQ(expr(warpSize()), "warp_size");
@@ -152,10 +151,8 @@ TEST(PrinterTest, IntegerLiterals) {
   EXPECT_EQ(expr(lit(-5)), "-5");
   EXPECT_EQ(expr(lit(255u, u8())), "255u8");
   EXPECT_EQ(expr(lit(1, i64())), "1i64");
-  EXPECT_EQ(expr(uintLit(std::numeric_limits<uint64_t>::max(), u64())),
-            "18446744073709551615u64");
-  EXPECT_EQ(expr(intLit(std::numeric_limits<int64_t>::min())),
-            "-9223372036854775808");
+  EXPECT_EQ(expr(uintLit(std::numeric_limits<uint64_t>::max(), u64())), "18446744073709551615u64");
+  EXPECT_EQ(expr(intLit(std::numeric_limits<int64_t>::min())), "-9223372036854775808");
   // `3f32` is a float literal; it prints the way it reads back.
   EXPECT_EQ(expr(lit(3, f32())), "3.0f32");
   EXPECT_EQ(expr(lit(true)), "true");
@@ -177,8 +174,7 @@ TEST(PrinterTest, FloatLiteralsAreShortestWithADot) {
   EXPECT_EQ(expr(lit(1e16)), "1.0e16");
   EXPECT_EQ(expr(lit(1e20)), "1.0e20");
   EXPECT_EQ(expr(lit(1.5e300)), "1.5e300");
-  EXPECT_EQ(expr(lit(std::numeric_limits<double>::max())),
-            "1.7976931348623157e308");
+  EXPECT_EQ(expr(lit(std::numeric_limits<double>::max())), "1.7976931348623157e308");
   EXPECT_EQ(expr(lit(std::numeric_limits<double>::denorm_min())), "5.0e-324");
   EXPECT_EQ(expr(lit(0.30000000000000004)), "0.30000000000000004");
   EXPECT_EQ(expr(lit(-0.5)), "-0.5");
@@ -280,25 +276,24 @@ TEST(PrinterTest, LayoutOfDeclarationsAndBlocks) {
 //===----------------------------------------------------------------------===//
 
 TEST(PrinterTest, NormalisesSpacingCommentsAndParens) {
-  EXPECT_EQ(
-      canonical("// leading comment\n"
-                "const   N:i32=0x10 ;/* block\ncomment */\n"
-                "fn   sq( v :f32 )->f32{return (v*v);}\n"
-                "kernel k(p:ptr<f32,shared>,q : ptr<f32>){let x:f32=((1.0));"
-                "if(x<2.5e0){p[0]=x;}else{}}"),
-      "const N: i32 = 16;\n"
-      "\n"
-      "fn sq(v: f32) -> f32 {\n"
-      "  return v * v;\n"
-      "}\n"
-      "\n"
-      "kernel k(p: ptr<f32, shared>, q: ptr<f32>) {\n"
-      "  let x: f32 = 1.0;\n"
-      "  if x < 2.5 {\n"
-      "    p[0] = x;\n"
-      "  } else {\n"
-      "  }\n"
-      "}\n");
+  EXPECT_EQ(canonical("// leading comment\n"
+                      "const   N:i32=0x10 ;/* block\ncomment */\n"
+                      "fn   sq( v :f32 )->f32{return (v*v);}\n"
+                      "kernel k(p:ptr<f32,shared>,q : ptr<f32>){let x:f32=((1.0));"
+                      "if(x<2.5e0){p[0]=x;}else{}}"),
+            "const N: i32 = 16;\n"
+            "\n"
+            "fn sq(v: f32) -> f32 {\n"
+            "  return v * v;\n"
+            "}\n"
+            "\n"
+            "kernel k(p: ptr<f32, shared>, q: ptr<f32>) {\n"
+            "  let x: f32 = 1.0;\n"
+            "  if x < 2.5 {\n"
+            "    p[0] = x;\n"
+            "  } else {\n"
+            "  }\n"
+            "}\n");
 }
 
 TEST(PrinterTest, ParsedExpressionsKeepTheirTree) {
@@ -342,8 +337,7 @@ TEST(PrinterTest, FloatLiteralsAreStableThroughTheParser) {
     V = std::fabs(V);
     Body += "x = " + expr(lit(V)) + ";\n";
     Body += "x = " + expr(lit(V, f64())) + ";\n";
-    Body +=
-        "x = " + expr(lit(static_cast<double>(std::fabs(F)), f32())) + ";\n";
+    Body += "x = " + expr(lit(static_cast<double>(std::fabs(F)), f32())) + ";\n";
     Body += "x = " + expr(lit(V, f32())) + ";\n";
   }
   std::string Once = canonicalBody(Body);
@@ -352,24 +346,23 @@ TEST(PrinterTest, FloatLiteralsAreStableThroughTheParser) {
 }
 
 TEST(PrinterTest, ParsedStatements) {
-  EXPECT_EQ(
-      canonicalBody("var a:[f32;N]; shared s:[f32]; shared t:[i32;64];"
-                    "for i in 0..n step 2 {continue;} for j in a..b {break;}"
-                    "{ s[0] += 1.0; } sync_threads(); return;"),
-      "  var a: [f32; N];\n"
-      "  shared s: [f32];\n"
-      "  shared t: [i32; 64];\n"
-      "  for i in 0..n step 2 {\n"
-      "    continue;\n"
-      "  }\n"
-      "  for j in a..b {\n"
-      "    break;\n"
-      "  }\n"
-      "  {\n"
-      "    s[0] += 1.0;\n"
-      "  }\n"
-      "  sync_threads();\n"
-      "  return;\n");
+  EXPECT_EQ(canonicalBody("var a:[f32;N]; shared s:[f32]; shared t:[i32;64];"
+                          "for i in 0..n step 2 {continue;} for j in a..b {break;}"
+                          "{ s[0] += 1.0; } sync_threads(); return;"),
+            "  var a: [f32; N];\n"
+            "  shared s: [f32];\n"
+            "  shared t: [i32; 64];\n"
+            "  for i in 0..n step 2 {\n"
+            "    continue;\n"
+            "  }\n"
+            "  for j in a..b {\n"
+            "    break;\n"
+            "  }\n"
+            "  {\n"
+            "    s[0] += 1.0;\n"
+            "  }\n"
+            "  sync_threads();\n"
+            "  return;\n");
 }
 
 //===----------------------------------------------------------------------===//

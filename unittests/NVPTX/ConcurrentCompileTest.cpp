@@ -45,10 +45,16 @@ std::string makeKernel(unsigned I) {
     Extra += "  grid_sync();\n  acc += y[0];\n";
   return "const STEPS" + N + ": i32 = " + std::to_string(1 + I % 7) +
          ";\n"
-         "fn helper" + N + "(v: f32) -> f32 {\n"
-         "  return v * " + N + ".5 + 1.0;\n"
+         "fn helper" +
+         N +
+         "(v: f32) -> f32 {\n"
+         "  return v * " +
+         N +
+         ".5 + 1.0;\n"
          "}\n"
-         "kernel k" + N + "(n: i32, x: ptr<f32>, y: ptr<f32>, count: ptr<i32>) {\n"
+         "kernel k" +
+         N +
+         "(n: i32, x: ptr<f32>, y: ptr<f32>, count: ptr<i32>) {\n"
          "  shared tile: [f32; 64];\n"
          "  let t: i32 = thread_idx.x;\n"
          "  let g: i32 = block_idx.x * block_dim.x + t;\n"
@@ -57,12 +63,16 @@ std::string makeKernel(unsigned I) {
          "  }\n"
          "  sync_threads();\n"
          "  var acc: f32 = 0.0;\n"
-         "  for j in 0..STEPS" + N + " {\n"
+         "  for j in 0..STEPS" +
+         N +
+         " {\n"
          "    acc += tile[(t + j) % 64] * (j as f32);\n"
          "  }\n" +
          Extra +
          "  if g < n {\n"
-         "    y[g] = helper" + N + "(acc);\n"
+         "    y[g] = helper" +
+         N +
+         "(acc);\n"
          "  }\n"
          "}\n";
 }
@@ -74,8 +84,8 @@ std::string firstDifference(const std::string &A, const std::string &B) {
   llvm::StringRef(B).split(LB, '\n');
   for (size_t I = 0; I < std::min(LA.size(), LB.size()); ++I)
     if (LA[I] != LB[I])
-      return "line " + std::to_string(I + 1) + ": serial '" + LA[I].str() + "' vs '" +
-             LB[I].str() + "'";
+      return "line " + std::to_string(I + 1) + ": serial '" + LA[I].str() + "' vs '" + LB[I].str() +
+             "'";
   return "lengths differ: " + std::to_string(LA.size()) + " vs " + std::to_string(LB.size());
 }
 
@@ -114,7 +124,8 @@ TEST(ConcurrentCompileTest, SixteenThreadsFiftyKernelsMatchSerial) {
           std::string Out = compileOne(**T, Texts[I], "k" + std::to_string(I) + ".kir");
           ++Compiles;
           if (Out != Serial[I] && Mismatches++ == 0)
-            FirstMismatch[Th] = "kernel " + std::to_string(I) + ": " + firstDifference(Serial[I], Out);
+            FirstMismatch[Th] =
+                "kernel " + std::to_string(I) + ": " + firstDifference(Serial[I], Out);
         }
     });
   for (std::thread &Th : Threads)

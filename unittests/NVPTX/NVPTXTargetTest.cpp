@@ -43,8 +43,8 @@ TEST(NVPTXTargetTest, MathWithoutLibdevice) {
                           "}\n",
                           Err);
   ASSERT_TRUE(Err.empty()) << Err;
-  for (const char *Insn : {"sin.approx.f32", "cos.approx.f32", "ex2.approx", "lg2.approx",
-                           "rsqrt.approx"})
+  for (const char *Insn :
+       {"sin.approx.f32", "cos.approx.f32", "ex2.approx", "lg2.approx", "rsqrt.approx"})
     EXPECT_NE(PTX.find(Insn), std::string::npos) << Insn << "\n" << PTX;
   EXPECT_EQ(PTX.find("__nv_"), std::string::npos);
 

@@ -88,11 +88,10 @@ TEST(LexerTest, EofIsRepeated) {
 TEST(LexerTest, Keywords) {
   EXPECT_EQ(kinds("kernel fn const let var shared if else while for in step "
                   "break continue return as true false"),
-            (std::vector<TK>{TK::KwKernel, TK::KwFn, TK::KwConst, TK::KwLet,
-                             TK::KwVar, TK::KwShared, TK::KwIf, TK::KwElse,
-                             TK::KwWhile, TK::KwFor, TK::KwIn, TK::KwStep,
-                             TK::KwBreak, TK::KwContinue, TK::KwReturn,
-                             TK::KwAs, TK::KwTrue, TK::KwFalse}));
+            (std::vector<TK>{TK::KwKernel, TK::KwFn, TK::KwConst, TK::KwLet, TK::KwVar,
+                             TK::KwShared, TK::KwIf, TK::KwElse, TK::KwWhile, TK::KwFor, TK::KwIn,
+                             TK::KwStep, TK::KwBreak, TK::KwContinue, TK::KwReturn, TK::KwAs,
+                             TK::KwTrue, TK::KwFalse}));
 }
 
 TEST(LexerTest, Identifiers) {
@@ -106,32 +105,28 @@ TEST(LexerTest, Identifiers) {
 }
 
 TEST(LexerTest, Punctuation) {
-  EXPECT_EQ(kinds("( ) { } [ ] , ; : . .. ->"),
-            (std::vector<TK>{TK::LParen, TK::RParen, TK::LBrace, TK::RBrace,
-                             TK::LBracket, TK::RBracket, TK::Comma, TK::Semi,
-                             TK::Colon, TK::Dot, TK::DotDot, TK::Arrow}));
-  EXPECT_EQ(kinds("+ - * / % & | ^ ~ ! < > <= >= == != && || << >>"),
-            (std::vector<TK>{
-                TK::Plus,    TK::Minus,     TK::Star,     TK::Slash,
-                TK::Percent, TK::Amp,       TK::Pipe,     TK::Caret,
-                TK::Tilde,   TK::Bang,      TK::Less,     TK::Greater,
-                TK::LessEq,  TK::GreaterEq, TK::EqEq,     TK::BangEq,
-                TK::AmpAmp,  TK::PipePipe,  TK::LessLess, TK::GreaterGreater}));
+  EXPECT_EQ(
+      kinds("( ) { } [ ] , ; : . .. ->"),
+      (std::vector<TK>{TK::LParen, TK::RParen, TK::LBrace, TK::RBrace, TK::LBracket, TK::RBracket,
+                       TK::Comma, TK::Semi, TK::Colon, TK::Dot, TK::DotDot, TK::Arrow}));
+  EXPECT_EQ(
+      kinds("+ - * / % & | ^ ~ ! < > <= >= == != && || << >>"),
+      (std::vector<TK>{TK::Plus,   TK::Minus,   TK::Star,     TK::Slash,     TK::Percent,
+                       TK::Amp,    TK::Pipe,    TK::Caret,    TK::Tilde,     TK::Bang,
+                       TK::Less,   TK::Greater, TK::LessEq,   TK::GreaterEq, TK::EqEq,
+                       TK::BangEq, TK::AmpAmp,  TK::PipePipe, TK::LessLess,  TK::GreaterGreater}));
   EXPECT_EQ(
       kinds("= += -= *= /= %= &= |= ^= <<= >>="),
-      (std::vector<TK>{TK::Equal, TK::PlusEq, TK::MinusEq, TK::StarEq,
-                       TK::SlashEq, TK::PercentEq, TK::AmpEq, TK::PipeEq,
-                       TK::CaretEq, TK::LessLessEq, TK::GreaterGreaterEq}));
+      (std::vector<TK>{TK::Equal, TK::PlusEq, TK::MinusEq, TK::StarEq, TK::SlashEq, TK::PercentEq,
+                       TK::AmpEq, TK::PipeEq, TK::CaretEq, TK::LessLessEq, TK::GreaterGreaterEq}));
 }
 
 TEST(LexerTest, LongestMatch) {
-  EXPECT_EQ(kinds("a<<=b"),
-            (std::vector<TK>{TK::Identifier, TK::LessLessEq, TK::Identifier}));
+  EXPECT_EQ(kinds("a<<=b"), (std::vector<TK>{TK::Identifier, TK::LessLessEq, TK::Identifier}));
   EXPECT_EQ(kinds("<<<"), (std::vector<TK>{TK::LessLess, TK::Less}));
   EXPECT_EQ(kinds("..."), (std::vector<TK>{TK::DotDot, TK::Dot}));
   EXPECT_EQ(kinds("->-"), (std::vector<TK>{TK::Arrow, TK::Minus}));
-  EXPECT_EQ(kinds("--x"),
-            (std::vector<TK>{TK::Minus, TK::Minus, TK::Identifier}));
+  EXPECT_EQ(kinds("--x"), (std::vector<TK>{TK::Minus, TK::Minus, TK::Identifier}));
   EXPECT_EQ(kinds("&&&"), (std::vector<TK>{TK::AmpAmp, TK::Amp}));
   EXPECT_EQ(kinds("===!"), (std::vector<TK>{TK::EqEq, TK::Equal, TK::Bang}));
 }
@@ -223,19 +218,14 @@ TEST(LexerTest, FloatLiterals) {
 
 TEST(LexerTest, DotAfterNumber) {
   // A '.' starts a fraction only when a digit follows it.
-  EXPECT_EQ(kinds("0..n"),
-            (std::vector<TK>{TK::IntLiteral, TK::DotDot, TK::Identifier}));
-  EXPECT_EQ(kinds("1..2"),
-            (std::vector<TK>{TK::IntLiteral, TK::DotDot, TK::IntLiteral}));
-  EXPECT_EQ(kinds("1.5..2"),
-            (std::vector<TK>{TK::FloatLiteral, TK::DotDot, TK::IntLiteral}));
-  EXPECT_EQ(kinds("1.x"),
-            (std::vector<TK>{TK::IntLiteral, TK::Dot, TK::Identifier}));
+  EXPECT_EQ(kinds("0..n"), (std::vector<TK>{TK::IntLiteral, TK::DotDot, TK::Identifier}));
+  EXPECT_EQ(kinds("1..2"), (std::vector<TK>{TK::IntLiteral, TK::DotDot, TK::IntLiteral}));
+  EXPECT_EQ(kinds("1.5..2"), (std::vector<TK>{TK::FloatLiteral, TK::DotDot, TK::IntLiteral}));
+  EXPECT_EQ(kinds("1.x"), (std::vector<TK>{TK::IntLiteral, TK::Dot, TK::Identifier}));
   EXPECT_EQ(kinds("1."), (std::vector<TK>{TK::IntLiteral, TK::Dot}));
   EXPECT_EQ(kinds(".5"), (std::vector<TK>{TK::Dot, TK::IntLiteral}));
   // An exponent needs digits; `1e+x` is `1e` (bad suffix) `+` `x`.
-  EXPECT_EQ(kinds("2-1"),
-            (std::vector<TK>{TK::IntLiteral, TK::Minus, TK::IntLiteral}));
+  EXPECT_EQ(kinds("2-1"), (std::vector<TK>{TK::IntLiteral, TK::Minus, TK::IntLiteral}));
 }
 
 TEST(LexerTest, LiteralErrors) {
@@ -263,8 +253,7 @@ TEST(LexerTest, LiteralErrors) {
   EXPECT_EQ(L.Toks[0].Text, "1u7");
   EXPECT_FALSE(L.Toks[2].Diagnosed);
   // Only one error for a literal that is both too large and badly suffixed.
-  EXPECT_EQ(lexError("99999999999999999999999u7"),
-            "invalid suffix 'u7' on integer literal");
+  EXPECT_EQ(lexError("99999999999999999999999u7"), "invalid suffix 'u7' on integer literal");
 }
 
 TEST(LexerTest, Comments) {
@@ -276,12 +265,10 @@ TEST(LexerTest, Comments) {
   EXPECT_EQ(L.Toks[3].Text, "h");
   EXPECT_TRUE(L.Diags.empty());
   // Not nested: the first '*/' ends the comment.
-  EXPECT_EQ(kinds("/* /* */ x */"),
-            (std::vector<TK>{TK::Identifier, TK::Star, TK::Slash}));
+  EXPECT_EQ(kinds("/* /* */ x */"), (std::vector<TK>{TK::Identifier, TK::Star, TK::Slash}));
   // '/' alone and '/=' are operators.
-  EXPECT_EQ(kinds("a / b /= c"),
-            (std::vector<TK>{TK::Identifier, TK::Slash, TK::Identifier,
-                             TK::SlashEq, TK::Identifier}));
+  EXPECT_EQ(kinds("a / b /= c"), (std::vector<TK>{TK::Identifier, TK::Slash, TK::Identifier,
+                                                  TK::SlashEq, TK::Identifier}));
 }
 
 TEST(LexerTest, UnterminatedComment) {
@@ -323,14 +310,12 @@ TEST(LexerTest, InvalidCharacters) {
   EXPECT_EQ(lexError("a $ b"), "unexpected character '$'");
   EXPECT_EQ(lexError("#"), "unexpected character '#'");
   EXPECT_EQ(lexError("\"s"), "unexpected character '\"'");
-  EXPECT_EQ(lexError(std::string_view("\0", 1)),
-            "unexpected character '\\x00'");
+  EXPECT_EQ(lexError(std::string_view("\0", 1)), "unexpected character '\\x00'");
   EXPECT_EQ(lexError("\x7f"), "unexpected character '\\x7F'");
   EXPECT_EQ(lexError("\x01"), "unexpected character '\\x01'");
   // A UTF-8 sequence is one character, one error.
   EXPECT_EQ(lexError("\xC3\xA9"), "unexpected character '\\xC3\\xA9'");
-  EXPECT_EQ(lexError("x\xE2\x82\xAC"),
-            "unexpected character '\\xE2\\x82\\xAC'");
+  EXPECT_EQ(lexError("x\xE2\x82\xAC"), "unexpected character '\\xE2\\x82\\xAC'");
   // A stray continuation byte or a truncated sequence.
   EXPECT_EQ(lexError("\xA9"), "unexpected character '\\xA9'");
   EXPECT_EQ(lexError("\xE2\x82"), "unexpected character '\\xE2\\x82'");

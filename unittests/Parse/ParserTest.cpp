@@ -43,12 +43,10 @@ std::vector<std::string> diagnosticList(llvm::Error E) {
       std::move(E),
       [&](const DiagnosticError &DE) {
         for (const Diagnostic &D : DE.getDiagnostics())
-          Out.push_back(std::to_string(D.Loc.Line) + ":" +
-                        std::to_string(D.Loc.Col) + ": " + D.Message);
+          Out.push_back(std::to_string(D.Loc.Line) + ":" + std::to_string(D.Loc.Col) + ": " +
+                        D.Message);
       },
-      [&](const llvm::ErrorInfoBase &EI) {
-        Out.push_back("OTHER: " + EI.message());
-      });
+      [&](const llvm::ErrorInfoBase &EI) { Out.push_back("OTHER: " + EI.message()); });
   return Out;
 }
 
@@ -56,9 +54,7 @@ std::vector<std::string> diagnosticList(llvm::Error E) {
 std::unique_ptr<Module> parseOk(std::string_view Src) {
   auto M = parseModule(Src, "test.kir");
   if (!M) {
-    ADD_FAILURE() << "unexpected parse error for:\n"
-                  << Src << "\n"
-                  << errorText(M.takeError());
+    ADD_FAILURE() << "unexpected parse error for:\n" << Src << "\n" << errorText(M.takeError());
     return nullptr;
   }
   return std::move(*M);
@@ -99,9 +95,7 @@ std::string unaryOpName(UnaryOp Op) {
 
 std::string assignOpName(AssignOp Op) { return std::string(spelling(Op)); }
 
-std::string suffix(std::optional<ScalarKind> S) {
-  return S ? std::string(scalarName(*S)) : "";
-}
+std::string suffix(std::optional<ScalarKind> S) { return S ? std::string(scalarName(*S)) : ""; }
 
 /// An S-expression for an expression: `(+ a (* b c))`, `(as f32 x)`.
 std::string dump(const Expr &E) {
@@ -127,8 +121,7 @@ std::string dump(const Expr &E) {
   }
   case Expr::Binary: {
     const auto &B = cast<BinaryExpr>(E);
-    return "(" + binaryOpName(B.Op) + " " + dump(*B.LHS) + " " + dump(*B.RHS) +
-           ")";
+    return "(" + binaryOpName(B.Op) + " " + dump(*B.LHS) + " " + dump(*B.RHS) + ")";
   }
   case Expr::Cast: {
     const auto &C = cast<CastExpr>(E);
@@ -180,8 +173,7 @@ std::string dump(const Stmt &S) {
   switch (S.getKind()) {
   case Stmt::Decl: {
     const auto &D = cast<DeclStmt>(S);
-    std::string Out = "(" + storageName(D.Var.Storage) + " " + D.Var.Name +
-                      " " + D.Var.Ty.str();
+    std::string Out = "(" + storageName(D.Var.Storage) + " " + D.Var.Name + " " + D.Var.Ty.str();
     if (D.Var.ArraySize)
       Out += " size=" + dump(*D.Var.ArraySize);
     if (D.Init)
@@ -190,8 +182,7 @@ std::string dump(const Stmt &S) {
   }
   case Stmt::Assign: {
     const auto &A = cast<AssignStmt>(S);
-    return "(" + assignOpName(A.Op) + " " + dump(*A.Target) + " " +
-           dump(*A.Value) + ")";
+    return "(" + assignOpName(A.Op) + " " + dump(*A.Target) + " " + dump(*A.Value) + ")";
   }
   case Stmt::If: {
     const auto &I = cast<IfStmt>(S);
@@ -206,8 +197,7 @@ std::string dump(const Stmt &S) {
   }
   case Stmt::For: {
     const auto &F = cast<ForStmt>(S);
-    std::string Out =
-        "(for " + F.Index.Name + " " + dump(*F.Begin) + " " + dump(*F.End);
+    std::string Out = "(for " + F.Index.Name + " " + dump(*F.Begin) + " " + dump(*F.End);
     if (F.Step)
       Out += " step " + dump(*F.Step);
     return Out + " " + dumpBlock(*F.Body) + ")";
@@ -246,17 +236,14 @@ std::string body(std::string_view Body) {
 
 /// The expression \p E, parsed as the value of an assignment, dumped.
 std::string expr(std::string_view E) {
-  std::unique_ptr<Module> M =
-      parseOk("kernel k() { x = " + std::string(E) + "; }");
+  std::unique_ptr<Module> M = parseOk("kernel k() { x = " + std::string(E) + "; }");
   if (!M)
     return "<error>";
   const auto &A = cast<AssignStmt>(*firstFunction(*M)->Body->Body[0]);
   return dump(*A.Value);
 }
 
-std::string loc(SourceLoc L) {
-  return std::to_string(L.Line) + ":" + std::to_string(L.Col);
-}
+std::string loc(SourceLoc L) { return std::to_string(L.Line) + ":" + std::to_string(L.Col); }
 
 //===----------------------------------------------------------------------===//
 // Declarations
@@ -317,17 +304,15 @@ kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {
   EXPECT_TRUE(K.ReturnTy.isVoid());
   ASSERT_EQ(K.Params.size(), 4u);
   EXPECT_EQ(K.Params[2]->Ty, Type::getPointer(ScalarKind::F32));
-  EXPECT_EQ(dumpBlock(*K.Body),
-            "{(let i i32 (+ (* (. block_idx x) (. block_dim x)) "
-            "(. thread_idx x))) "
-            "(if (< i n) {(= (idx y i) (+ (* a (idx x i)) (idx y i)))})}");
+  EXPECT_EQ(dumpBlock(*K.Body), "{(let i i32 (+ (* (. block_idx x) (. block_dim x)) "
+                                "(. thread_idx x))) "
+                                "(if (< i n) {(= (idx y i) (+ (* a (idx x i)) (idx y i)))})}");
   EXPECT_EQ(M->getKernels().size(), 1u);
 }
 
 TEST(ParserTest, ConstDecls) {
-  std::unique_ptr<Module> M =
-      parseOk("const A: f64 = 1.5;\nconst B: u32 = 0xffu32 + A;\n"
-              "const C: bool;\n");
+  std::unique_ptr<Module> M = parseOk("const A: f64 = 1.5;\nconst B: u32 = 0xffu32 + A;\n"
+                                      "const C: bool;\n");
   ASSERT_TRUE(M);
   ASSERT_EQ(M->Decls.size(), 3u);
   EXPECT_EQ(dump(*cast<ConstDecl>(*M->Decls[1]).Init), "(+ 255u32 A)");
@@ -336,10 +321,10 @@ TEST(ParserTest, ConstDecls) {
 }
 
 TEST(ParserTest, Types) {
-  std::unique_ptr<Module> M = parseOk(
-      "fn f(a: bool, b: i8, c: i16, d: i32, e: i64, f: u8, g: u16, h: u32, "
-      "i: u64, j: f32, k: f64, l: ptr<i32>, m: ptr<f64, shared>, "
-      "n: ptr<u8, local>, o: ptr<bool>) -> u16 {}");
+  std::unique_ptr<Module> M =
+      parseOk("fn f(a: bool, b: i8, c: i16, d: i32, e: i64, f: u8, g: u16, h: u32, "
+              "i: u64, j: f32, k: f64, l: ptr<i32>, m: ptr<f64, shared>, "
+              "n: ptr<u8, local>, o: ptr<bool>) -> u16 {}");
   ASSERT_TRUE(M);
   const FunctionDecl *F = firstFunction(*M);
   std::string All;
@@ -353,10 +338,10 @@ TEST(ParserTest, Types) {
 }
 
 TEST(ParserTest, ArrayDeclarations) {
-  std::unique_ptr<Module> M = parseOk(
-      "const N: i32 = 4;\n"
-      "kernel k() { var a: [f32; 4]; shared t: [i32; N]; shared d: [f64]; "
-      "var h: [u8; 0x10u32]; let x: [i32; 4]; var y: [f32; 2] = 1; }");
+  std::unique_ptr<Module> M =
+      parseOk("const N: i32 = 4;\n"
+              "kernel k() { var a: [f32; 4]; shared t: [i32; N]; shared d: [f64]; "
+              "var h: [u8; 0x10u32]; let x: [i32; 4]; var y: [f32; 2] = 1; }");
   ASSERT_TRUE(M);
   const FunctionDecl *F = firstFunction(*M);
   EXPECT_EQ(dumpBlock(*F->Body),
@@ -370,14 +355,12 @@ TEST(ParserTest, ArrayDeclarations) {
   EXPECT_EQ(T.Var.Storage, StorageKind::Shared);
   const auto &D = cast<DeclStmt>(*F->Body->Body[2]);
   EXPECT_EQ(D.Var.ArraySize, nullptr);
-  EXPECT_EQ(loc(cast<DeclStmt>(*F->Body->Body[0]).Var.ArraySize->getLoc()),
-            "2:27");
+  EXPECT_EQ(loc(cast<DeclStmt>(*F->Body->Body[0]).Var.ArraySize->getLoc()), "2:27");
 }
 
 TEST(ParserTest, FunctionForms) {
-  std::unique_ptr<Module> M =
-      parseOk("fn a() {}\nkernel b(x: i32) {}\nfn c(x: i32, y: f32) -> f32 "
-              "{ return y; }\n");
+  std::unique_ptr<Module> M = parseOk("fn a() {}\nkernel b(x: i32) {}\nfn c(x: i32, y: f32) -> f32 "
+                                      "{ return y; }\n");
   ASSERT_TRUE(M);
   ASSERT_EQ(M->Decls.size(), 3u);
   EXPECT_EQ(M->getFunction("c")->Params.size(), 2u);
@@ -480,8 +463,7 @@ TEST(ParserTest, Postfix) {
   EXPECT_EQ(expr("f(x)[0]"), "(idx (call f x) 0)");
   EXPECT_EQ(expr("(p + 1)[0]"), "(idx (+ p 1) 0)");
   EXPECT_EQ(expr("a.x.y"), "(. (. a x) y)");
-  EXPECT_EQ(expr("select(c, a as f32, 1.5)"),
-            "(call select c (as f32 a) f1.5)");
+  EXPECT_EQ(expr("select(c, a as f32, 1.5)"), "(call select c (as f32 a) f1.5)");
 }
 
 TEST(ParserTest, CastTypes) {
@@ -531,8 +513,7 @@ TEST(ParserTest, If) {
   EXPECT_EQ(body("if a {} else if b { x = 1; } else if c {} else { y = 2; }"),
             "{(if a {} (if b {(= x 1)} (if c {} {(= y 2)})))}");
   EXPECT_EQ(body("if (a < b) { }"), "{(if (< a b) {})}");
-  EXPECT_EQ(body("if a && !b { if c {} }"),
-            "{(if (&& a (not b)) {(if c {})})}");
+  EXPECT_EQ(body("if a && !b { if c {} }"), "{(if (&& a (not b)) {(if c {})})}");
 }
 
 TEST(ParserTest, Loops) {
@@ -552,9 +533,9 @@ TEST(ParserTest, ReturnAndBlocks) {
 }
 
 TEST(ParserTest, StatementKindsAndStorage) {
-  std::unique_ptr<Module> M = parseOk(
-      "kernel k() { let a: i32 = 0; var b: i32 = 0; shared c: [i32; 1]; "
-      "for i in 0..1 {} }");
+  std::unique_ptr<Module> M =
+      parseOk("kernel k() { let a: i32 = 0; var b: i32 = 0; shared c: [i32; 1]; "
+              "for i in 0..1 {} }");
   ASSERT_TRUE(M);
   const auto &B = firstFunction(*M)->Body->Body;
   EXPECT_EQ(cast<DeclStmt>(*B[0]).Var.Storage, StorageKind::Let);
@@ -656,46 +637,34 @@ TEST(ParserTest, MissingSemicolon) {
             "2:11: expected ';' after statement");
   EXPECT_EQ(onlyError("kernel k() {\n  let x: i32 = 1\n  x = 2;\n}\n"),
             "2:17: expected ';' after statement");
-  EXPECT_EQ(onlyError("kernel k() { break }"),
-            "1:19: expected ';' after statement");
-  EXPECT_EQ(onlyError("kernel k() { return 1 2; }"),
-            "1:22: expected ';' after statement");
-  EXPECT_EQ(onlyError("const A: i32 = 1\nfn f() {}"),
-            "1:17: expected ';' after declaration");
-  EXPECT_EQ(onlyError("const A: i32 = 1"),
-            "1:17: expected ';' after declaration");
+  EXPECT_EQ(onlyError("kernel k() { break }"), "1:19: expected ';' after statement");
+  EXPECT_EQ(onlyError("kernel k() { return 1 2; }"), "1:22: expected ';' after statement");
+  EXPECT_EQ(onlyError("const A: i32 = 1\nfn f() {}"), "1:17: expected ';' after declaration");
+  EXPECT_EQ(onlyError("const A: i32 = 1"), "1:17: expected ';' after declaration");
 }
 
 TEST(ParserTest, ExpressionErrors) {
-  EXPECT_EQ(onlyError("kernel k() { x = ; }"),
-            "1:18: expected expression, found ';'");
-  EXPECT_EQ(onlyError("kernel k() { x = 1 +\n}"),
-            "2:1: expected expression, found '}'");
+  EXPECT_EQ(onlyError("kernel k() { x = ; }"), "1:18: expected expression, found ';'");
+  EXPECT_EQ(onlyError("kernel k() { x = 1 +\n}"), "2:1: expected expression, found '}'");
   EXPECT_EQ(onlyError("kernel k() { x = (1 + 2; }"),
             "1:24: expected ')' after expression, found ';'");
-  EXPECT_EQ(onlyError("kernel k() { x = p[1; }"),
-            "1:21: expected ']' after index, found ';'");
+  EXPECT_EQ(onlyError("kernel k() { x = p[1; }"), "1:21: expected ']' after index, found ';'");
   EXPECT_EQ(onlyError("kernel k() { f(1 2); }"),
             "1:18: expected ',' or ')' after call argument, found '2'");
-  EXPECT_EQ(onlyError("kernel k() { f(1,); }"),
-            "1:18: expected expression, found ')'");
+  EXPECT_EQ(onlyError("kernel k() { f(1,); }"), "1:18: expected expression, found ')'");
   EXPECT_EQ(onlyError("kernel k() { x = a.w; }"),
             "1:20: expected 'x', 'y' or 'z' after '.', found 'w'");
   EXPECT_EQ(onlyError("kernel k() { x = a.1; }"),
             "1:20: expected 'x', 'y' or 'z' after '.', found '1'");
   EXPECT_EQ(onlyError("kernel k() { x = a.xy; }"),
             "1:20: expected 'x', 'y' or 'z' after '.', found 'xy'");
-  EXPECT_EQ(onlyError("kernel k() { x = a && && b; }"),
-            "1:23: expected expression, found '&&'");
-  EXPECT_EQ(onlyError("kernel k() { x = 1 as; }"),
-            "1:22: expected type, found ';'");
-  EXPECT_EQ(onlyError("kernel k() { x = 1 as int; }"),
-            "1:23: unknown type 'int'");
+  EXPECT_EQ(onlyError("kernel k() { x = a && && b; }"), "1:23: expected expression, found '&&'");
+  EXPECT_EQ(onlyError("kernel k() { x = 1 as; }"), "1:22: expected type, found ';'");
+  EXPECT_EQ(onlyError("kernel k() { x = 1 as int; }"), "1:23: unknown type 'int'");
   EXPECT_EQ(onlyError("kernel k() { x = 1\n  as [f32; 2]; }"),
             "2:6: array types are only allowed in 'var' and 'shared' "
             "declarations");
-  EXPECT_EQ(onlyError("kernel k() { x = y = 1; }"),
-            "1:19: expected ';' after statement");
+  EXPECT_EQ(onlyError("kernel k() { x = y = 1; }"), "1:19: expected ';' after statement");
 }
 
 TEST(ParserTest, ChainedComparison) {
@@ -708,25 +677,17 @@ TEST(ParserTest, ChainedComparison) {
 }
 
 TEST(ParserTest, CalleeMustBeAName) {
-  EXPECT_EQ(onlyError("kernel k() { (f)(1); }"),
-            "1:17: only a function name can be called");
-  EXPECT_EQ(onlyError("kernel k() { x = p[0](1); }"),
-            "1:22: only a function name can be called");
-  EXPECT_EQ(onlyError("kernel k() { x = a.x(); }"),
-            "1:21: only a function name can be called");
-  EXPECT_EQ(onlyError("kernel k() { x = 1(); }"),
-            "1:19: only a function name can be called");
+  EXPECT_EQ(onlyError("kernel k() { (f)(1); }"), "1:17: only a function name can be called");
+  EXPECT_EQ(onlyError("kernel k() { x = p[0](1); }"), "1:22: only a function name can be called");
+  EXPECT_EQ(onlyError("kernel k() { x = a.x(); }"), "1:21: only a function name can be called");
+  EXPECT_EQ(onlyError("kernel k() { x = 1(); }"), "1:19: only a function name can be called");
 }
 
 TEST(ParserTest, StatementErrors) {
-  EXPECT_EQ(onlyError("kernel k() { x; }"),
-            "1:14: expected an assignment or a call");
-  EXPECT_EQ(onlyError("kernel k() {\n  a + f(1);\n}"),
-            "2:3: expected an assignment or a call");
-  EXPECT_EQ(onlyError("kernel k() { ; }"),
-            "1:14: expected statement, found ';'");
-  EXPECT_EQ(onlyError("kernel k() { else {} }"),
-            "1:14: expected statement, found 'else'");
+  EXPECT_EQ(onlyError("kernel k() { x; }"), "1:14: expected an assignment or a call");
+  EXPECT_EQ(onlyError("kernel k() {\n  a + f(1);\n}"), "2:3: expected an assignment or a call");
+  EXPECT_EQ(onlyError("kernel k() { ; }"), "1:14: expected statement, found ';'");
+  EXPECT_EQ(onlyError("kernel k() { else {} }"), "1:14: expected statement, found 'else'");
   EXPECT_EQ(onlyError("kernel k() { let = 1; }"),
             "1:18: expected variable name after 'let', found '='");
   EXPECT_EQ(onlyError("kernel k() { var 1: i32; }"),
@@ -751,41 +712,29 @@ TEST(ParserTest, StatementErrors) {
             "1:33: expected expression, found '{'");
   EXPECT_EQ(onlyError("kernel k() { for i in 0..2 x {} }"),
             "1:28: expected '{' after 'for' range, found 'x'");
-  EXPECT_EQ(onlyError("kernel k() { return }"),
-            "1:21: expected expression, found '}'");
+  EXPECT_EQ(onlyError("kernel k() { return }"), "1:21: expected expression, found '}'");
 }
 
 TEST(ParserTest, DeclarationErrors) {
-  EXPECT_EQ(
-      onlyError("let x: i32 = 1;"),
-      "1:1: expected 'const', 'fn' or 'kernel' at top level, found 'let'");
-  EXPECT_EQ(onlyError("}"),
-            "1:1: expected 'const', 'fn' or 'kernel' at top level, found '}'");
-  EXPECT_EQ(onlyError("kernel (x: i32) {}"),
-            "1:8: expected kernel name after 'kernel', found '('");
-  EXPECT_EQ(onlyError("fn 1() {}"),
-            "1:4: expected function name after 'fn', found '1'");
-  EXPECT_EQ(onlyError("kernel k {}"),
-            "1:10: expected '(' after function name, found '{'");
+  EXPECT_EQ(onlyError("let x: i32 = 1;"),
+            "1:1: expected 'const', 'fn' or 'kernel' at top level, found 'let'");
+  EXPECT_EQ(onlyError("}"), "1:1: expected 'const', 'fn' or 'kernel' at top level, found '}'");
+  EXPECT_EQ(onlyError("kernel (x: i32) {}"), "1:8: expected kernel name after 'kernel', found '('");
+  EXPECT_EQ(onlyError("fn 1() {}"), "1:4: expected function name after 'fn', found '1'");
+  EXPECT_EQ(onlyError("kernel k {}"), "1:10: expected '(' after function name, found '{'");
   EXPECT_EQ(onlyError("kernel k(x i32) {}"),
             "1:12: expected ':' after parameter name, found 'i32'");
   EXPECT_EQ(onlyError("kernel k(x: i32 y: i32) {}"),
             "1:17: expected ',' or ')' after parameter, found 'y'");
-  EXPECT_EQ(onlyError("kernel k(x: i32,) {}"),
-            "1:17: expected parameter name, found ')'");
-  EXPECT_EQ(onlyError("kernel k(1) {}"),
-            "1:10: expected parameter name, found '1'");
+  EXPECT_EQ(onlyError("kernel k(x: i32,) {}"), "1:17: expected parameter name, found ')'");
+  EXPECT_EQ(onlyError("kernel k(1) {}"), "1:10: expected parameter name, found '1'");
   EXPECT_EQ(onlyError("fn f() i32 {}"),
             "1:8: expected '{' or '->' after parameter list, found 'i32'");
-  EXPECT_EQ(onlyError("fn f() -> i32 ;"),
-            "1:15: expected '{' to start function body, found ';'");
+  EXPECT_EQ(onlyError("fn f() -> i32 ;"), "1:15: expected '{' to start function body, found ';'");
   EXPECT_EQ(onlyError("fn f() -> {}"), "1:11: expected type, found '{'");
-  EXPECT_EQ(onlyError("const : i32 = 1;"),
-            "1:7: expected constant name after 'const', found ':'");
-  EXPECT_EQ(onlyError("const A = 1;"),
-            "1:9: expected ':' after constant name, found '='");
-  EXPECT_EQ(onlyError("fn f() {"),
-            "1:9: expected '}' at end of block, found end of file");
+  EXPECT_EQ(onlyError("const : i32 = 1;"), "1:7: expected constant name after 'const', found ':'");
+  EXPECT_EQ(onlyError("const A = 1;"), "1:9: expected ':' after constant name, found '='");
+  EXPECT_EQ(onlyError("fn f() {"), "1:9: expected '}' at end of block, found end of file");
   EXPECT_EQ(onlyError("fn f() {\n  x = 1;\nkernel k() {}\n"),
             "3:1: expected '}' at end of block, found 'kernel'");
 }
@@ -793,8 +742,7 @@ TEST(ParserTest, DeclarationErrors) {
 TEST(ParserTest, TypeErrors) {
   EXPECT_EQ(onlyError("fn f(x: foo) {}"), "1:9: unknown type 'foo'");
   EXPECT_EQ(onlyError("fn f(x: 1) {}"), "1:9: expected type, found '1'");
-  EXPECT_EQ(onlyError("fn f(x: ptr) {}"),
-            "1:12: expected '<' after 'ptr', found ')'");
+  EXPECT_EQ(onlyError("fn f(x: ptr) {}"), "1:12: expected '<' after 'ptr', found ')'");
   EXPECT_EQ(onlyError("fn f(x: ptr<ptr<i32>>) {}"),
             "1:13: expected scalar type after 'ptr<', found 'ptr'");
   EXPECT_EQ(onlyError("fn f(x: ptr<foo>) {}"),
@@ -832,23 +780,18 @@ TEST(ParserTest, TypeErrors) {
 
 TEST(ParserTest, LexerErrorsAreNotRepeated) {
   // The lexer's error is the only one at that token.
-  EXPECT_EQ(onlyError("kernel k() { x = 1u7; }"),
-            "1:18: invalid suffix 'u7' on integer literal");
-  EXPECT_EQ(onlyError("kernel k() { x = @; }"),
-            "1:18: unexpected character '@'");
-  EXPECT_EQ(onlyError("kernel k() { x = 1 @ 2; }"),
-            "1:20: unexpected character '@'");
+  EXPECT_EQ(onlyError("kernel k() { x = 1u7; }"), "1:18: invalid suffix 'u7' on integer literal");
+  EXPECT_EQ(onlyError("kernel k() { x = @; }"), "1:18: unexpected character '@'");
+  EXPECT_EQ(onlyError("kernel k() { x = 1 @ 2; }"), "1:20: unexpected character '@'");
   EXPECT_EQ(onlyError("kernel k() {\n  x = 1;\n  /* no end\n}\n"),
             "3:3: unterminated '/*' comment");
   EXPECT_EQ(onlyError("kernel k() { x = 18446744073709551616; }"),
             "1:18: integer literal is too large");
-  EXPECT_EQ(onlyError("kernel k() { x = 0x; }"),
-            "1:18: expected hexadecimal digits after '0x'");
+  EXPECT_EQ(onlyError("kernel k() { x = 0x; }"), "1:18: expected hexadecimal digits after '0x'");
   // A bad literal is still a literal: the rest parses normally.
-  EXPECT_EQ(
-      errors("kernel k() { x = 2x + 1; y = 1 +; }"),
-      (std::vector<std::string>{"1:18: invalid suffix 'x' on integer literal",
-                                "1:33: expected expression, found ';'"}));
+  EXPECT_EQ(errors("kernel k() { x = 2x + 1; y = 1 +; }"),
+            (std::vector<std::string>{"1:18: invalid suffix 'x' on integer literal",
+                                      "1:33: expected expression, found ';'"}));
 }
 
 TEST(ParserTest, RecoveryReportsIndependentErrors) {
@@ -895,27 +838,23 @@ TEST(ParserTest, RecoverySkipsToStatementEnd) {
 TEST(ParserTest, DiagnosticRendering) {
   auto M = parseModule("kernel k() {\n  x = 1 +;\n}\n", "file.kir");
   ASSERT_FALSE(bool(M));
-  EXPECT_EQ(errorText(M.takeError()),
-            "file.kir:2:10: error: expected expression, found ';'\n"
-            "  x = 1 +;\n"
-            "         ^\n");
+  EXPECT_EQ(errorText(M.takeError()), "file.kir:2:10: error: expected expression, found ';'\n"
+                                      "  x = 1 +;\n"
+                                      "         ^\n");
   // At end of input.
   M = parseModule("fn f() {", "e.kir");
   ASSERT_FALSE(bool(M));
-  EXPECT_EQ(
-      errorText(M.takeError()),
-      "e.kir:1:9: error: expected '}' at end of block, found end of file\n"
-      "fn f() {\n"
-      "        ^\n");
+  EXPECT_EQ(errorText(M.takeError()),
+            "e.kir:1:9: error: expected '}' at end of block, found end of file\n"
+            "fn f() {\n"
+            "        ^\n");
 }
 
 TEST(ParserTest, LongTokenIsShortenedInMessages) {
   std::string Name(100, 'a');
-  EXPECT_EQ(onlyError("kernel k() { x = 1 " + Name + "; }"),
-            "1:19: expected ';' after statement");
-  EXPECT_EQ(onlyError(Name),
-            "1:1: expected 'const', 'fn' or 'kernel' at top level, found '" +
-                std::string(40, 'a') + "...'");
+  EXPECT_EQ(onlyError("kernel k() { x = 1 " + Name + "; }"), "1:19: expected ';' after statement");
+  EXPECT_EQ(onlyError(Name), "1:1: expected 'const', 'fn' or 'kernel' at top level, found '" +
+                                 std::string(40, 'a') + "...'");
 }
 
 //===----------------------------------------------------------------------===//
@@ -940,15 +879,13 @@ bool rejectedAsTooDeep(const std::string &Src) {
 }
 
 TEST(ParserTest, ModerateNestingIsFine) {
-  EXPECT_TRUE(parseOk("kernel k() { x = " + repeat("(", 200) + "1" +
-                      repeat(")", 200) + "; }"));
+  EXPECT_TRUE(parseOk("kernel k() { x = " + repeat("(", 200) + "1" + repeat(")", 200) + "; }"));
   EXPECT_TRUE(parseOk("kernel k() { x = " + repeat("-", 200) + "1; }"));
   EXPECT_TRUE(parseOk("kernel k() { x = 1" + repeat(" + 1", 200) + "; }"));
   EXPECT_TRUE(parseOk("kernel k() " + repeat("{", 200) + repeat("}", 200)));
   EXPECT_TRUE(parseOk("kernel k() { x = a" + repeat("[0]", 200) + "; }"));
   EXPECT_TRUE(parseOk("kernel k() { x = a" + repeat(" as i32", 200) + "; }"));
-  EXPECT_TRUE(
-      parseOk("kernel k() { if a {}" + repeat(" else if a {}", 200) + " }"));
+  EXPECT_TRUE(parseOk("kernel k() { if a {}" + repeat(" else if a {}", 200) + " }"));
   // Many statements or declarations are not nesting.
   EXPECT_TRUE(parseOk("kernel k() {" + repeat(" x = 1;", 20000) + " }"));
   EXPECT_TRUE(parseOk(repeat("fn f() {}\n", 5000)));
@@ -956,38 +893,28 @@ TEST(ParserTest, ModerateNestingIsFine) {
 
 TEST(ParserTest, DeepNestingIsAnError) {
   constexpr size_t N = 100000; // far more than a stack could recurse over
-  EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = " + repeat("(", N) + "1" +
-                                repeat(")", N) + "; }"));
+  EXPECT_TRUE(
+      rejectedAsTooDeep("kernel k() { x = " + repeat("(", N) + "1" + repeat(")", N) + "; }"));
   EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = " + repeat("(", N)));
   EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = " + repeat("-", N) + "1; }"));
-  EXPECT_TRUE(
-      rejectedAsTooDeep("kernel k() { x = " + repeat("!~&-", N) + "1; }"));
-  EXPECT_TRUE(
-      rejectedAsTooDeep("kernel k() { x = 1" + repeat(" + 1", N) + "; }"));
-  EXPECT_TRUE(
-      rejectedAsTooDeep("kernel k() { x = 1" + repeat(" * 1", N) + "; }"));
-  EXPECT_TRUE(
-      rejectedAsTooDeep("kernel k() " + repeat("{", N) + repeat("}", N)));
+  EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = " + repeat("!~&-", N) + "1; }"));
+  EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = 1" + repeat(" + 1", N) + "; }"));
+  EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = 1" + repeat(" * 1", N) + "; }"));
+  EXPECT_TRUE(rejectedAsTooDeep("kernel k() " + repeat("{", N) + repeat("}", N)));
   EXPECT_TRUE(rejectedAsTooDeep("kernel k() " + repeat("{", N)));
   EXPECT_TRUE(rejectedAsTooDeep("kernel k() { " + repeat("if a { ", N)));
-  EXPECT_TRUE(
-      rejectedAsTooDeep("kernel k() { x = a" + repeat("[0]", N) + "; }"));
+  EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = a" + repeat("[0]", N) + "; }"));
   EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = a" + repeat("[a", N)));
-  EXPECT_TRUE(
-      rejectedAsTooDeep("kernel k() { x = a" + repeat(".x", N) + "; }"));
-  EXPECT_TRUE(
-      rejectedAsTooDeep("kernel k() { x = a" + repeat(" as i32", N) + "; }"));
+  EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = a" + repeat(".x", N) + "; }"));
+  EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = a" + repeat(" as i32", N) + "; }"));
   EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = " + repeat("f(", N)));
   // Types do not nest, whatever the input.
   EXPECT_EQ(errors("kernel k() { var a: " + repeat("[", N) + "; }").size(), 1u);
   EXPECT_EQ(errors("fn f(a: " + repeat("ptr<", N) + ") {}").size(), 1u);
-  EXPECT_TRUE(
-      rejectedAsTooDeep("kernel k() { x = f(a)" + repeat("[f(a)]", N) + "; }"));
-  EXPECT_TRUE(rejectedAsTooDeep("kernel k() { if a {}" +
-                                repeat(" else if a {}", N) + " }"));
+  EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = f(a)" + repeat("[f(a)]", N) + "; }"));
+  EXPECT_TRUE(rejectedAsTooDeep("kernel k() { if a {}" + repeat(" else if a {}", N) + " }"));
   // The parser recovers after the error: a later error is still found.
-  std::vector<std::string> E =
-      errors("kernel k() { x = " + repeat("(", 1000) + "; y = ; }");
+  std::vector<std::string> E = errors("kernel k() { x = " + repeat("(", 1000) + "; y = ; }");
   ASSERT_EQ(E.size(), 2u);
   EXPECT_NE(E[0].find(TooDeep), std::string::npos);
   EXPECT_NE(E[1].find("expected expression, found ';'"), std::string::npos);
@@ -1081,8 +1008,8 @@ TEST(ParserRobustnessTest, RandomMutations) {
       int Edits = 1 + Rng() % 3;
       for (int E = 0; E < Edits && !S.empty(); ++E) {
         size_t Pos = Rng() % S.size();
-        char C = Rng() % 2 ? Interesting[Rng() % Interesting.size()]
-                           : static_cast<char>(Rng() % 256);
+        char C =
+            Rng() % 2 ? Interesting[Rng() % Interesting.size()] : static_cast<char>(Rng() % 256);
         switch (Rng() % 3) {
         case 0:
           S[Pos] = C;
@@ -1103,12 +1030,11 @@ TEST(ParserRobustnessTest, RandomMutations) {
 TEST(ParserRobustnessTest, RandomBytes) {
   std::mt19937 Rng(7);
   const std::string Tokens[] = {
-      "kernel", "fn",  "const", "let",  "var",   "shared",   "if",     "else",
-      "while",  "for", "in",    "step", "break", "continue", "return", "as",
-      "true",   "x",   "ptr",   "<",    ">",     "i32",      "[",      "]",
-      "(",      ")",   "{",     "}",    ";",     ":",        ",",      "..",
-      ".",      "=",   "+=",    "1",    "2.5",   "0x",       "/*",     "//",
-      "\n",     "-",   "&",     "*",    "==",    "<<=",      "f32"};
+      "kernel", "fn",   "const", "let",      "var",    "shared", "if",   "else", "while", "for",
+      "in",     "step", "break", "continue", "return", "as",     "true", "x",    "ptr",   "<",
+      ">",      "i32",  "[",     "]",        "(",      ")",      "{",    "}",    ";",     ":",
+      ",",      "..",   ".",     "=",        "+=",     "1",      "2.5",  "0x",   "/*",    "//",
+      "\n",     "-",    "&",     "*",        "==",     "<<=",    "f32"};
   for (int Iter = 0; Iter < 3000; ++Iter) {
     std::string S;
     size_t Len = Rng() % 120;

@@ -169,8 +169,8 @@ TEST(HostRuntimeTest, LaunchesFromManyThreadsAtOnce) {
     Threads.emplace_back([&, T] {
       for (int Round = 0; Round < 10; ++Round) {
         std::vector<float> X(300, float(T)), Y(300, 0.0f);
-        KernelArg Args[] = {KernelArg::i32(300), KernelArg::f32(1.0f),
-                            KernelArg::pointer(X.data()), KernelArg::pointer(Y.data())};
+        KernelArg Args[] = {KernelArg::i32(300), KernelArg::f32(1.0f), KernelArg::pointer(X.data()),
+                            KernelArg::pointer(Y.data())};
         if (llvm::Error E = L.RT->launch(*L.M, "saxpy", config(10, 32), Args)) {
           llvm::consumeError(std::move(E));
           ++Failures;
@@ -262,8 +262,9 @@ TEST(HostRuntimeTest, ConfigurationsAreCheckedBeforeAnythingRuns) {
   Expect("count", ZeroBlock, Count, "every block dimension must be at least 1");
   LaunchConfig Unwanted = config(1, 4);
   Unwanted.DynamicSharedBytes = 16;
-  Expect("count", Unwanted, Count, "provides 16 bytes of dynamic shared memory but the kernel "
-                                   "declares none");
+  Expect("count", Unwanted, Count,
+         "provides 16 bytes of dynamic shared memory but the kernel "
+         "declares none");
   std::vector<int32_t> Out(8), Tmp(8);
   KernelArg DynArgs[] = {KernelArg::pointer(Out.data())};
   Expect("dyn", config(1, 8), DynArgs, "declares dynamic shared memory");

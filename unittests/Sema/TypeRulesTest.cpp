@@ -38,12 +38,10 @@ std::vector<std::string> diagnostics(llvm::Error E) {
       std::move(E),
       [&](const DiagnosticError &DE) {
         for (const Diagnostic &D : DE.getDiagnostics())
-          Out.push_back(std::to_string(D.Loc.Line) + ":" +
-                        std::to_string(D.Loc.Col) + ": " + D.Message);
+          Out.push_back(std::to_string(D.Loc.Line) + ":" + std::to_string(D.Loc.Col) + ": " +
+                        D.Message);
       },
-      [&](const llvm::ErrorInfoBase &EI) {
-        Out.push_back("other: " + EI.message());
-      });
+      [&](const llvm::ErrorInfoBase &EI) { Out.push_back("other: " + EI.message()); });
   return Out;
 }
 
@@ -67,9 +65,7 @@ Verified verify(std::string_view Src) {
 }
 
 /// The errors of \p Src, which must parse.
-std::vector<std::string> errorsOf(std::string_view Src) {
-  return verify(Src).Errors;
-}
+std::vector<std::string> errorsOf(std::string_view Src) { return verify(Src).Errors; }
 
 FunctionDecl *function(Module &M, std::string_view Name) {
   return const_cast<FunctionDecl *>(M.getFunction(Name));
@@ -135,8 +131,7 @@ kernel k(p: ptr<i64>, q: ptr<f64>, c: bool, h: f64) {
   EXPECT_EQ(cast<AssignStmt>(stmt(M, "k", 1))->Value->Ty, i64());
   auto *G = cast<CallExpr>(init(M, "k", 2));
   EXPECT_EQ(G->Args[0]->Ty, Type::getScalar(ScalarKind::U16));
-  EXPECT_EQ(cast<ReturnStmt>(stmt(M, "g", 0))->Value->Ty,
-            Type::getScalar(ScalarKind::U8));
+  EXPECT_EQ(cast<ReturnStmt>(stmt(M, "g", 0))->Value->Ty, Type::getScalar(ScalarKind::U8));
   EXPECT_EQ(cast<CallExpr>(init(M, "k", 3))->Args[2]->Ty, f64());
   // The declared type reaches the literal inside a call inside a sum.
   auto *E = cast<BinaryExpr>(init(M, "k", 4));
@@ -192,8 +187,7 @@ kernel k(p: ptr<i32>) {
   EXPECT_EQ(Min->Builtin, BuiltinFunc::Min);
   EXPECT_EQ(Min->Fn, nullptr);
   auto *Elem = cast<IndexExpr>(Assign->Target.get());
-  EXPECT_EQ(cast<NameExpr>(*Elem->Idx).Decl,
-            &cast<DeclStmt>(stmt(M, "k", 0))->Var);
+  EXPECT_EQ(cast<NameExpr>(*Elem->Idx).Decl, &cast<DeclStmt>(stmt(M, "k", 0))->Var);
 }
 
 TEST(TypeRulesTest, ArrayCountsAndElementAddresses) {
@@ -210,19 +204,13 @@ kernel k(p: ptr<f32>) {
 })");
   ASSERT_TRUE(V.Errors.empty()) << V.Errors.front();
   Module &M = *V.M;
-  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 0))->Var.Ty,
-            Type::getArray(ScalarKind::F32, 8));
-  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 1))->Var.Ty,
-            Type::getArray(ScalarKind::U8, 3));
-  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 2))->Var.Ty,
-            Type::getArray(ScalarKind::I32, 0));
-  EXPECT_EQ(init(M, "k", 3)->Ty,
-            Type::getPointer(ScalarKind::F32, AddrSpace::Shared));
-  EXPECT_EQ(init(M, "k", 4)->Ty,
-            Type::getPointer(ScalarKind::U8, AddrSpace::Local));
+  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 0))->Var.Ty, Type::getArray(ScalarKind::F32, 8));
+  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 1))->Var.Ty, Type::getArray(ScalarKind::U8, 3));
+  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 2))->Var.Ty, Type::getArray(ScalarKind::I32, 0));
+  EXPECT_EQ(init(M, "k", 3)->Ty, Type::getPointer(ScalarKind::F32, AddrSpace::Shared));
+  EXPECT_EQ(init(M, "k", 4)->Ty, Type::getPointer(ScalarKind::U8, AddrSpace::Local));
   EXPECT_EQ(init(M, "k", 5)->Ty, Type::getPointer(ScalarKind::F32));
-  EXPECT_EQ(init(M, "k", 6)->Ty,
-            Type::getPointer(ScalarKind::I32, AddrSpace::Shared));
+  EXPECT_EQ(init(M, "k", 6)->Ty, Type::getPointer(ScalarKind::I32, AddrSpace::Shared));
 }
 
 TEST(TypeRulesTest, UsesGridSyncFollowsTheCallGraph) {
@@ -249,13 +237,10 @@ kernel direct() { grid_sync(); }
 //===----------------------------------------------------------------------===//
 
 /// Folds `const C: T = E;` (after \p Prelude) and returns the value.
-ConstValue foldConst(std::string_view T, std::string_view E,
-                     std::string Prelude = "") {
-  std::string Src =
-      Prelude + "const C: " + std::string(T) + " = " + std::string(E) + ";";
+ConstValue foldConst(std::string_view T, std::string_view E, std::string Prelude = "") {
+  std::string Src = Prelude + "const C: " + std::string(T) + " = " + std::string(E) + ";";
   Verified V = verify(Src);
-  EXPECT_TRUE(V.Errors.empty())
-      << Src << ": " << (V.Errors.empty() ? "" : V.Errors[0]);
+  EXPECT_TRUE(V.Errors.empty()) << Src << ": " << (V.Errors.empty() ? "" : V.Errors[0]);
   if (!V.M || !constant(*V.M, "C") || !constant(*V.M, "C")->Value)
     return ConstValue();
   return *constant(*V.M, "C")->Value;
@@ -315,14 +300,12 @@ TEST(TypeRulesTest, ConstCastsFollowTheSpec) {
 }
 
 TEST(TypeRulesTest, ConstFloatsRoundToTheirType) {
-  EXPECT_EQ(foldConst("f32", "1.0 / 3.0").Float,
-            static_cast<double>(1.0f / 3.0f));
+  EXPECT_EQ(foldConst("f32", "1.0 / 3.0").Float, static_cast<double>(1.0f / 3.0f));
   EXPECT_EQ(foldConst("f64", "1.0 / 3.0").Float, 1.0 / 3.0);
   EXPECT_EQ(foldConst("f32", "0.1").Float, static_cast<double>(0.1f));
   EXPECT_EQ(foldConst("f64", "-2").Float, -2.0);
   EXPECT_TRUE(std::isinf(foldConst("f32", "1.0 / 0.0").Float));
-  EXPECT_EQ(foldConst("f32", "1e30f64 as f32").Float,
-            static_cast<double>(1e30f));
+  EXPECT_EQ(foldConst("f32", "1e30f64 as f32").Float, static_cast<double>(1e30f));
 }
 
 //===----------------------------------------------------------------------===//
@@ -345,10 +328,8 @@ TEST_P(ErrorClassTest, ReportsExactlyThisError) {
 
 const ErrorCase ErrorCases[] = {
     // Literals.
-    {"kernel k(p: ptr<u8>) { p[0] = 300; }",
-     "1:31: integer literal 300 does not fit in type 'u8'"},
-    {"kernel k(p: ptr<u32>) { p[0] = -1; }",
-     "1:32: integer literal -1 does not fit in type 'u32'"},
+    {"kernel k(p: ptr<u8>) { p[0] = 300; }", "1:31: integer literal 300 does not fit in type 'u8'"},
+    {"kernel k(p: ptr<u32>) { p[0] = -1; }", "1:32: integer literal -1 does not fit in type 'u32'"},
     {"kernel k(p: ptr<f32>) { p[0] = 1e39; }",
      "1:32: float literal 1e39 does not fit in type 'f32'"},
     {"kernel k(p: ptr<f32>) { p[0] = 16777217; }",
@@ -361,8 +342,7 @@ const ErrorCase ErrorCases[] = {
      "1:38: operands of '+' must have the same type, found 'i32' and 'u32'"},
     {"fn f(a: f32) -> f32 { return a % 2.0; }",
      "1:30: operator '%' needs integer operands, found 'f32'"},
-    {"fn f(a: u32) -> u32 { return -a; }",
-     "1:30: unary '-' on unsigned type 'u32'"},
+    {"fn f(a: u32) -> u32 { return -a; }", "1:30: unary '-' on unsigned type 'u32'"},
     {"fn f(a: i32) -> bool { return a as bool; }",
      "1:33: cannot cast 'i32' to 'bool'; write 'x != 0'"},
     {"fn f(p: ptr<f32>) -> f32 { return p - 1; }",
@@ -371,10 +351,8 @@ const ErrorCase ErrorCases[] = {
      "1:41: '&' can only take the address of an element, as in '&p[i]' or "
      "'&a[i]'"},
     // Names.
-    {"kernel k(x: i32) { let x: i32 = 1; }",
-     "1:24: 'x' shadows an earlier declaration"},
-    {"kernel k() { let y: i32 = 1; let y: i32 = 2; }",
-     "1:34: redeclaration of 'y'"},
+    {"kernel k(x: i32) { let x: i32 = 1; }", "1:24: 'x' shadows an earlier declaration"},
+    {"kernel k() { let y: i32 = 1; let y: i32 = 2; }", "1:34: redeclaration of 'y'"},
     {"kernel k() { let y: i32 = z; }", "1:27: use of undeclared name 'z'"},
     {"kernel k() { let sqrt: i32 = 1; }",
      "1:18: cannot declare 'sqrt': the name is reserved for a builtin"},
@@ -385,42 +363,31 @@ const ErrorCase ErrorCases[] = {
     {"const A: i32 = B;\nconst B: i32 = A;",
      "2:16: const 'A' is defined in terms of itself (A -> B -> A)"},
     {"const A: i32 = 1 / 0;", "1:16: division by zero in constant expression"},
-    {"const A: i32 = lane_id;",
-     "1:16: initializer of const 'A' is not a constant expression"},
-    {"const A: ptr<i32> = 0;",
-     "1:7: const 'A' must have a scalar type, found 'ptr<i32>'"},
+    {"const A: i32 = lane_id;", "1:16: initializer of const 'A' is not a constant expression"},
+    {"const A: ptr<i32> = 0;", "1:7: const 'A' must have a scalar type, found 'ptr<i32>'"},
     // Arrays and declarations.
-    {"kernel k() { var a: [f32; 0]; }",
-     "1:27: array size must be a positive integer constant"},
-    {"kernel k() { var a: [f32]; }",
-     "1:18: only a 'shared' array may be unsized"},
+    {"kernel k() { var a: [f32; 0]; }", "1:27: array size must be a positive integer constant"},
+    {"kernel k() { var a: [f32]; }", "1:18: only a 'shared' array may be unsized"},
     {"kernel k() { shared a: [f32]; shared b: [f32]; }",
      "1:38: a kernel may declare at most one dynamic shared array (the first "
      "is at 1:21)"},
-    {"fn f() { shared a: [f32; 4]; }",
-     "1:10: 'shared' declarations are only allowed in kernels"},
-    {"kernel k() { let a: [f32; 4]; }",
-     "1:18: 'let' cannot declare an array; use 'var'"},
-    {"kernel k() { var a: [f32; 4] = 1.0; }",
-     "1:32: array 'a' cannot have an initializer"},
+    {"fn f() { shared a: [f32; 4]; }", "1:10: 'shared' declarations are only allowed in kernels"},
+    {"kernel k() { let a: [f32; 4]; }", "1:18: 'let' cannot declare an array; use 'var'"},
+    {"kernel k() { var a: [f32; 4] = 1.0; }", "1:32: array 'a' cannot have an initializer"},
     {"kernel k() { let x: i32; }", "1:18: 'let x' needs an initializer"},
     {"kernel k() { var a: [f32; 4]; let b: f32 = a; }",
      "1:44: array 'a' cannot be used as a value; use an element of it"},
     {"kernel k() { var a: [f32; 4]; a[4] = 1.0; }",
      "1:33: index 4 is out of bounds for array 'a' of type '[f32; 4]'"},
     // Statements.
-    {"kernel k(n: i32) { if n { } }",
-     "1:23: condition must be 'bool', found 'i32'"},
+    {"kernel k(n: i32) { if n { } }", "1:23: condition must be 'bool', found 'i32'"},
     {"kernel k(n: i64) { for i in 0u32..n { } }",
      "1:35: loop range and step must have the same type, found 'u32' and "
      "'i64'"},
-    {"kernel k() { for i in 0..8 step 0 { } }",
-     "1:33: loop step must be positive, found 0"},
+    {"kernel k() { for i in 0..8 step 0 { } }", "1:33: loop step must be positive, found 0"},
     {"kernel k() { break; }", "1:14: 'break' outside of a loop"},
-    {"kernel k(n: i32) { n = 1; }",
-     "1:20: cannot assign to 'n': it is a parameter"},
-    {"kernel k() { for i in 0..4 { i = 1; } }",
-     "1:30: cannot assign to 'i': it is a loop index"},
+    {"kernel k(n: i32) { n = 1; }", "1:20: cannot assign to 'n': it is a parameter"},
+    {"kernel k() { for i in 0..4 { i = 1; } }", "1:30: cannot assign to 'i': it is a loop index"},
     {"kernel k() { var f: f32 = 1.0; f %= 2.0; }",
      "1:32: operator '%=' needs integer operands, found 'f32'"},
     // Functions and calls.
@@ -428,21 +395,18 @@ const ErrorCase ErrorCases[] = {
      "1:10: kernel parameter 'p' cannot have type 'ptr<f32, shared>'"},
     {"kernel k() -> i32 { }", "1:8: kernel 'k' cannot have a return type"},
     {"fn f() { return 1; }", "1:17: void function 'f' cannot return a value"},
-    {"fn f() -> i32 { return; }",
-     "1:17: function 'f' must return a value of type 'i32'"},
+    {"fn f() -> i32 { return; }", "1:17: function 'f' must return a value of type 'i32'"},
     {"fn f(x: i32) -> i32 { if x > 0 { return 1; } }",
      "1:4: function 'f' can reach its end without returning a value"},
     {"kernel t() { }\nkernel k() { t(); }", "2:14: cannot call kernel 't'"},
-    {"fn f(a: i32) { }\nkernel k() { f(1, 2); }",
-     "2:14: 'f' takes 1 argument, found 2"},
+    {"fn f(a: i32) { }\nkernel k() { f(1, 2); }", "2:14: 'f' takes 1 argument, found 2"},
     {"fn f(a: i32) { }\nkernel k() { f(1.5); }",
      "2:16: argument 1 of 'f' must have type 'i32', found 'f32'"},
     {"kernel k() { foo(); }", "1:14: call to undeclared function 'foo'"},
     {"fn f(n: i32) -> i32 { return g(n); }\nfn g(n: i32) -> i32 { return f(n); "
      "}",
      "2:30: recursive call to 'f' (f -> g -> f); recursion is not allowed"},
-    {"fn f() { }\nkernel k(p: ptr<i32>) { p[0] = f(); }",
-     "2:32: 'f' does not return a value"},
+    {"fn f() { }\nkernel k(p: ptr<i32>) { p[0] = f(); }", "2:32: 'f' does not return a value"},
     // Builtins.
     {"kernel k(p: ptr<f32>) { atomic_sub(p, 1.0); }",
      "1:36: no overload of 'atomic_sub' for 'ptr<f32>'; it takes integer "
@@ -463,8 +427,7 @@ const ErrorCase ErrorCases[] = {
      "1:43: argument 1 of 'vote_any' must have type 'bool', found 'i32'"},
 };
 
-INSTANTIATE_TEST_SUITE_P(TypeRulesTest, ErrorClassTest,
-                         testing::ValuesIn(ErrorCases));
+INSTANTIATE_TEST_SUITE_P(TypeRulesTest, ErrorClassTest, testing::ValuesIn(ErrorCases));
 
 TEST(TypeRulesTest, IndependentErrorsAreAllReportedInSourceOrder) {
   // The recursion is found after the bodies are checked, but is reported
@@ -489,12 +452,10 @@ TEST(TypeRulesTest, RenderedErrorShowsFileLineAndCaret) {
   ASSERT_TRUE(static_cast<bool>(M));
   std::string S;
   llvm::raw_string_ostream OS(S);
-  llvm::handleAllErrors(verifyModule(**M),
-                        [&](const llvm::ErrorInfoBase &EI) { EI.log(OS); });
-  EXPECT_EQ(S,
-            "t.kir:2:10: error: integer literal 300 does not fit in type 'u8'\n"
-            "  p[0] = 300;\n"
-            "         ^\n");
+  llvm::handleAllErrors(verifyModule(**M), [&](const llvm::ErrorInfoBase &EI) { EI.log(OS); });
+  EXPECT_EQ(S, "t.kir:2:10: error: integer literal 300 does not fit in type 'u8'\n"
+               "  p[0] = 300;\n"
+               "         ^\n");
   EXPECT_FALSE((*M)->Verified);
 }
 
@@ -510,16 +471,14 @@ TEST(TypeRulesTest, VerifyingTwiceGivesTheSameResult) {
   EXPECT_EQ(diagnostics(verifyModule(*V.M)), V.Errors);
   EXPECT_FALSE(V.M->Verified);
 
-  Verified Good =
-      verify("const N: i32 = 4;\n"
-             "fn g() { grid_sync(); }\n"
-             "kernel k(p: ptr<u8>) { var a: [u8; N]; p[0] = 3 + a[0]; g(); }");
+  Verified Good = verify("const N: i32 = 4;\n"
+                         "fn g() { grid_sync(); }\n"
+                         "kernel k(p: ptr<u8>) { var a: [u8; N]; p[0] = 3 + a[0]; g(); }");
   ASSERT_TRUE(Good.Errors.empty()) << Good.Errors.front();
   EXPECT_TRUE(diagnostics(verifyModule(*Good.M)).empty());
   EXPECT_TRUE(Good.M->Verified);
   EXPECT_TRUE(function(*Good.M, "k")->UsesGridSync);
-  EXPECT_EQ(cast<DeclStmt>(stmt(*Good.M, "k", 0))->Var.Ty,
-            Type::getArray(ScalarKind::U8, 4));
+  EXPECT_EQ(cast<DeclStmt>(stmt(*Good.M, "k", 0))->Var.Ty, Type::getArray(ScalarKind::U8, 4));
   EXPECT_EQ(constant(*Good.M, "N")->Value->Int, 4u);
 }
 
@@ -548,9 +507,8 @@ std::unique_ptr<Module> moduleWithHoles() {
   auto If = std::make_unique<IfStmt>(SourceLoc()); // no condition, no block
   Body.push_back(std::move(If));
   auto W = std::make_unique<WhileStmt>(SourceLoc());
-  W->Cond = std::make_unique<BinaryExpr>(
-      SourceLoc(), BinaryOp::Lt, nullptr,
-      std::make_unique<IntLitExpr>(SourceLoc(), 1));
+  W->Cond = std::make_unique<BinaryExpr>(SourceLoc(), BinaryOp::Lt, nullptr,
+                                         std::make_unique<IntLitExpr>(SourceLoc(), 1));
   Body.push_back(std::move(W));
   auto F = std::make_unique<ForStmt>(SourceLoc());
   F->Index.Name = "i";
@@ -559,11 +517,9 @@ std::unique_ptr<Module> moduleWithHoles() {
   std::vector<ExprPtr> Args;
   Args.push_back(nullptr);
   Body.push_back(std::make_unique<ExprStmt>(
-      SourceLoc(),
-      std::make_unique<CallExpr>(SourceLoc(), "sqrt", std::move(Args))));
+      SourceLoc(), std::make_unique<CallExpr>(SourceLoc(), "sqrt", std::move(Args))));
   Body.push_back(std::make_unique<ExprStmt>(SourceLoc(), nullptr));
-  Body.push_back(std::make_unique<AssignStmt>(SourceLoc(), AssignOp::Add,
-                                              nullptr, nullptr));
+  Body.push_back(std::make_unique<AssignStmt>(SourceLoc(), AssignOp::Add, nullptr, nullptr));
   auto D = std::make_unique<DeclStmt>(SourceLoc());
   D->Var.Name = "x";
   D->Var.Ty = i32();
@@ -573,8 +529,8 @@ std::unique_ptr<Module> moduleWithHoles() {
       SourceLoc(), std::make_unique<CastExpr>(SourceLoc(), nullptr, i32())));
   Body.push_back(std::make_unique<ExprStmt>(
       SourceLoc(), std::make_unique<IndexExpr>(SourceLoc(), nullptr, nullptr)));
-  Body.push_back(std::make_unique<ExprStmt>(
-      SourceLoc(), std::make_unique<MemberExpr>(SourceLoc(), nullptr, 7)));
+  Body.push_back(std::make_unique<ExprStmt>(SourceLoc(),
+                                            std::make_unique<MemberExpr>(SourceLoc(), nullptr, 7)));
   M->Decls.push_back(std::move(K));
   return M;
 }
@@ -587,8 +543,7 @@ TEST(TypeRulesTest, MissingChildrenAreErrorsNotCrashes) {
   for (const std::string &E : Errors)
     EXPECT_EQ(E.rfind("0:0: ", 0), 0u) << E;
   auto Has = [&](const std::string &Msg) {
-    return std::find(Errors.begin(), Errors.end(), "0:0: " + Msg) !=
-           Errors.end();
+    return std::find(Errors.begin(), Errors.end(), "0:0: " + Msg) != Errors.end();
   };
   EXPECT_TRUE(Has("malformed module: null declaration"));
   EXPECT_TRUE(Has("const 'C' needs an initializer"));
@@ -624,9 +579,8 @@ TEST(TypeRulesTest, ExpressionStatementMustBeACall) {
   K->Body->Body.push_back(std::make_unique<ExprStmt>(
       SourceLoc{2, 3}, std::make_unique<IntLitExpr>(SourceLoc{2, 3}, 1)));
   M->Decls.push_back(std::move(K));
-  EXPECT_EQ(
-      diagnostics(verifyModule(*M)),
-      std::vector<std::string>{"2:3: only a call can be used as a statement"});
+  EXPECT_EQ(diagnostics(verifyModule(*M)),
+            std::vector<std::string>{"2:3: only a call can be used as a statement"});
 }
 
 } // namespace

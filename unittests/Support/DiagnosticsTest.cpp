@@ -31,8 +31,8 @@ TEST(DiagnosticsTest, RendersLineColumnSourceAndCaret) {
   D.error({2, 16}, "use of undeclared name 'y'");
   ASSERT_TRUE(D.hasErrors());
   EXPECT_EQ(errorText(D.takeError()), "a.kir:2:16: error: use of undeclared name 'y'\n"
-                                   "  let x: i32 = y;\n"
-                                   "               ^\n");
+                                      "  let x: i32 = y;\n"
+                                      "               ^\n");
 }
 
 TEST(DiagnosticsTest, KeepsEveryErrorInOrder) {
@@ -76,7 +76,8 @@ TEST(TypeTest, SpellingsAndEquality) {
 }
 
 TEST(TypeTest, ScalarProperties) {
-  for (const char *Name : {"bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"}) {
+  for (const char *Name :
+       {"bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"}) {
     auto K = scalarFromName(Name);
     ASSERT_TRUE(K.has_value()) << Name;
     EXPECT_EQ(scalarName(*K), Name);

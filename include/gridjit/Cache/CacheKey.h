@@ -17,8 +17,8 @@
 #include "gridjit/Target/Target.h"
 
 #include <array>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 

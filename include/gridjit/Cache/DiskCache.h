@@ -72,11 +72,11 @@ struct DiskCacheOptions {
 /// Counters of one DiskCache (monotonic).
 struct DiskCacheStats {
   uint64_t Hits = 0;
-  uint64_t Misses = 0;       ///< no entry
-  uint64_t BadEntries = 0;   ///< an entry was there but unusable (counted as a miss too)
+  uint64_t Misses = 0;     ///< no entry
+  uint64_t BadEntries = 0; ///< an entry was there but unusable (counted as a miss too)
   uint64_t Stores = 0;
   uint64_t StoreFailures = 0;
-  uint64_t LockWaits = 0;    ///< lockKey found the lock held by another process
+  uint64_t LockWaits = 0; ///< lockKey found the lock held by another process
   uint64_t LockTimeouts = 0;
   uint64_t PrunedFiles = 0;
 };

@@ -139,9 +139,24 @@ public:
 };
 
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, Rem, Shl, Shr, And, Or, Xor, // arithmetic / bitwise
-  LAnd, LOr,                                        // short-circuit
-  Eq, Ne, Lt, Le, Gt, Ge,                           // comparisons
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,
+  Shl,
+  Shr,
+  And,
+  Or,
+  Xor, // arithmetic / bitwise
+  LAnd,
+  LOr, // short-circuit
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge, // comparisons
 };
 
 /// The operator as KIR spells it ("+", "<<", "&&", ...).

@@ -89,7 +89,8 @@ ExprPtr boolLit(bool V);
 /// floating point a float literal, integers an integer literal; without a
 /// suffix. `lit(1)` is `1`, `lit(1.0)` is `1.0`, `lit(true)` is `true`.
 template <typename T>
-requires std::is_arithmetic_v<T> ExprPtr lit(T V) {
+  requires std::is_arithmetic_v<T>
+ExprPtr lit(T V) {
   if constexpr (std::is_same_v<T, bool>)
     return boolLit(V);
   else if constexpr (std::is_floating_point_v<T>)
@@ -103,8 +104,8 @@ requires std::is_arithmetic_v<T> ExprPtr lit(T V) {
 /// The literal with a type suffix: `lit(7, u32())` is `7u32`,
 /// `lit(1.0, f64())` is `1.0f64`.
 template <typename T>
-requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) ExprPtr
-    lit(T V, Type Suffix) {
+  requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
+ExprPtr lit(T V, Type Suffix) {
   if constexpr (std::is_floating_point_v<T>)
     return floatLit(static_cast<double>(V), Suffix);
   else if constexpr (std::is_signed_v<T>)
@@ -176,16 +177,16 @@ ExprPtr callv(BuiltinFunc F, std::vector<ExprPtr> Args);
 /// name, e.g. `call("atomic_add", name("p"), lit(1))`, or of a builtin by
 /// its enumerator, e.g. `call(BuiltinFunc::ShflDown, name("v"), lit(16))`.
 template <typename... ArgTs>
-requires(std::is_convertible_v<ArgTs, ExprPtr> &&...) ExprPtr
-    call(std::string Callee, ArgTs &&...Args) {
+  requires(std::is_convertible_v<ArgTs, ExprPtr> && ...)
+ExprPtr call(std::string Callee, ArgTs &&...Args) {
   std::vector<ExprPtr> V;
   V.reserve(sizeof...(Args));
   (V.push_back(std::forward<ArgTs>(Args)), ...);
   return callv(std::move(Callee), std::move(V));
 }
 template <typename... ArgTs>
-requires(std::is_convertible_v<ArgTs, ExprPtr> &&...) ExprPtr
-    call(BuiltinFunc F, ArgTs &&...Args) {
+  requires(std::is_convertible_v<ArgTs, ExprPtr> && ...)
+ExprPtr call(BuiltinFunc F, ArgTs &&...Args) {
   std::vector<ExprPtr> V;
   V.reserve(sizeof...(Args));
   (V.push_back(std::forward<ArgTs>(Args)), ...);
@@ -248,8 +249,7 @@ public:
   BlockBuilder whileLoop(ExprPtr Cond);
   /// `for Index in Begin..End { ... }`, or `... step Step` when \p Step is
   /// not null; returns the body's builder.
-  BlockBuilder forLoop(std::string Index, ExprPtr Begin, ExprPtr End,
-                       ExprPtr Step = nullptr);
+  BlockBuilder forLoop(std::string Index, ExprPtr Begin, ExprPtr End, ExprPtr Step = nullptr);
   /// A nested `{ ... }` block (a new scope); returns its builder.
   BlockBuilder block();
   BlockBuilder &breakLoop();    ///< `break;`
@@ -264,13 +264,13 @@ public:
   BlockBuilder &eval(ExprPtr E);
   /// `callee(args...);`, e.g. `call("sync_threads")`.
   template <typename... ArgTs>
-  requires(std::is_convertible_v<ArgTs, ExprPtr> &&...)
-      BlockBuilder &call(std::string Callee, ArgTs &&...Args) {
+    requires(std::is_convertible_v<ArgTs, ExprPtr> && ...)
+  BlockBuilder &call(std::string Callee, ArgTs &&...Args) {
     return eval(kir::call(std::move(Callee), std::forward<ArgTs>(Args)...));
   }
   template <typename... ArgTs>
-  requires(std::is_convertible_v<ArgTs, ExprPtr> &&...)
-      BlockBuilder &call(BuiltinFunc F, ArgTs &&...Args) {
+    requires(std::is_convertible_v<ArgTs, ExprPtr> && ...)
+  BlockBuilder &call(BuiltinFunc F, ArgTs &&...Args) {
     return eval(kir::call(F, std::forward<ArgTs>(Args)...));
   }
   /// @}
@@ -279,8 +279,8 @@ public:
   BlockBuilder &append(StmtPtr S);
 
 private:
-  BlockBuilder &declare(StorageKind Storage, std::string Name, Type T,
-                        ExprPtr Init, ExprPtr ArraySize);
+  BlockBuilder &declare(StorageKind Storage, std::string Name, Type T, ExprPtr Init,
+                        ExprPtr ArraySize);
 
   BlockStmt *Block;
 };
@@ -332,8 +332,7 @@ public:
   FunctionBuilder kernel(std::string Name, std::vector<Param> Params);
   /// `fn Name(params) -> Ret { ... }`; without \p Ret (void) the function
   /// returns nothing. Returns the body's builder.
-  FunctionBuilder function(std::string Name, std::vector<Param> Params,
-                           Type Ret = Type::getVoid());
+  FunctionBuilder function(std::string Name, std::vector<Param> Params, Type Ret = Type::getVoid());
 
   /// The module built so far. Builders handed out earlier keep pointing into
   /// it.
@@ -343,8 +342,7 @@ public:
   std::unique_ptr<Module> take();
 
 private:
-  FunctionBuilder addFunction(bool IsKernel, std::string Name,
-                              std::vector<Param> Params, Type Ret);
+  FunctionBuilder addFunction(bool IsKernel, std::string Name, std::vector<Param> Params, Type Ret);
 
   std::unique_ptr<Module> M;
 };

@@ -24,55 +24,55 @@ enum class BuiltinValue : uint8_t {
   WarpSize,
 };
 
-#define GRIDJIT_BUILTIN_FUNCS(X)                                               \
-  /* synchronisation */                                                        \
-  X(SyncThreads, "sync_threads")                                               \
-  X(SyncWarp, "sync_warp")                                                     \
-  X(GridSync, "grid_sync")                                                     \
-  X(Fence, "fence")                                                            \
-  X(FenceBlock, "fence_block")                                                 \
-  /* atomics */                                                                \
-  X(AtomicAdd, "atomic_add")                                                   \
-  X(AtomicSub, "atomic_sub")                                                   \
-  X(AtomicExch, "atomic_exch")                                                 \
-  X(AtomicMin, "atomic_min")                                                   \
-  X(AtomicMax, "atomic_max")                                                   \
-  X(AtomicAnd, "atomic_and")                                                   \
-  X(AtomicOr, "atomic_or")                                                     \
-  X(AtomicXor, "atomic_xor")                                                   \
-  X(AtomicCas, "atomic_cas")                                                   \
-  /* warp */                                                                   \
-  X(Shfl, "shfl")                                                              \
-  X(ShflUp, "shfl_up")                                                         \
-  X(ShflDown, "shfl_down")                                                     \
-  X(ShflXor, "shfl_xor")                                                       \
-  X(VoteAny, "vote_any")                                                       \
-  X(VoteAll, "vote_all")                                                       \
-  X(Ballot, "ballot")                                                          \
-  /* selection */                                                              \
-  X(Select, "select")                                                          \
-  /* math */                                                                   \
-  X(Sqrt, "sqrt")                                                              \
-  X(Rsqrt, "rsqrt")                                                            \
-  X(Exp, "exp")                                                                \
-  X(Exp2, "exp2")                                                              \
-  X(Log, "log")                                                                \
-  X(Log2, "log2")                                                              \
-  X(Log10, "log10")                                                            \
-  X(Sin, "sin")                                                                \
-  X(Cos, "cos")                                                                \
-  X(Tan, "tan")                                                                \
-  X(Tanh, "tanh")                                                              \
-  X(Pow, "pow")                                                                \
-  X(Fma, "fma")                                                                \
-  X(Floor, "floor")                                                            \
-  X(Ceil, "ceil")                                                              \
-  X(Round, "round")                                                            \
-  X(Trunc, "trunc")                                                            \
-  X(Abs, "abs")                                                                \
-  X(Min, "min")                                                                \
-  X(Max, "max")                                                                \
-  X(Clz, "clz")                                                                \
+#define GRIDJIT_BUILTIN_FUNCS(X)                                                                   \
+  /* synchronisation */                                                                            \
+  X(SyncThreads, "sync_threads")                                                                   \
+  X(SyncWarp, "sync_warp")                                                                         \
+  X(GridSync, "grid_sync")                                                                         \
+  X(Fence, "fence")                                                                                \
+  X(FenceBlock, "fence_block")                                                                     \
+  /* atomics */                                                                                    \
+  X(AtomicAdd, "atomic_add")                                                                       \
+  X(AtomicSub, "atomic_sub")                                                                       \
+  X(AtomicExch, "atomic_exch")                                                                     \
+  X(AtomicMin, "atomic_min")                                                                       \
+  X(AtomicMax, "atomic_max")                                                                       \
+  X(AtomicAnd, "atomic_and")                                                                       \
+  X(AtomicOr, "atomic_or")                                                                         \
+  X(AtomicXor, "atomic_xor")                                                                       \
+  X(AtomicCas, "atomic_cas")                                                                       \
+  /* warp */                                                                                       \
+  X(Shfl, "shfl")                                                                                  \
+  X(ShflUp, "shfl_up")                                                                             \
+  X(ShflDown, "shfl_down")                                                                         \
+  X(ShflXor, "shfl_xor")                                                                           \
+  X(VoteAny, "vote_any")                                                                           \
+  X(VoteAll, "vote_all")                                                                           \
+  X(Ballot, "ballot")                                                                              \
+  /* selection */                                                                                  \
+  X(Select, "select")                                                                              \
+  /* math */                                                                                       \
+  X(Sqrt, "sqrt")                                                                                  \
+  X(Rsqrt, "rsqrt")                                                                                \
+  X(Exp, "exp")                                                                                    \
+  X(Exp2, "exp2")                                                                                  \
+  X(Log, "log")                                                                                    \
+  X(Log2, "log2")                                                                                  \
+  X(Log10, "log10")                                                                                \
+  X(Sin, "sin")                                                                                    \
+  X(Cos, "cos")                                                                                    \
+  X(Tan, "tan")                                                                                    \
+  X(Tanh, "tanh")                                                                                  \
+  X(Pow, "pow")                                                                                    \
+  X(Fma, "fma")                                                                                    \
+  X(Floor, "floor")                                                                                \
+  X(Ceil, "ceil")                                                                                  \
+  X(Round, "round")                                                                                \
+  X(Trunc, "trunc")                                                                                \
+  X(Abs, "abs")                                                                                    \
+  X(Min, "min")                                                                                    \
+  X(Max, "max")                                                                                    \
+  X(Clz, "clz")                                                                                    \
   X(Popc, "popc")
 
 /// Builtin functions, called like device functions.

@@ -96,8 +96,7 @@ public:
   friend bool operator!=(const Type &A, const Type &B) { return !(A == B); }
 
 private:
-  Type(Kind K, ScalarKind S, AddrSpace AS, uint64_t Count)
-      : K(K), S(S), AS(AS), Count(Count) {}
+  Type(Kind K, ScalarKind S, AddrSpace AS, uint64_t Count) : K(K), S(S), AS(AS), Count(Count) {}
 
   Kind K = Invalid;
   ScalarKind S = ScalarKind::Bool;

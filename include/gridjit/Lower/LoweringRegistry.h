@@ -58,11 +58,16 @@ enum class Op : uint16_t {
 #define GRIDJIT_X(Id, Name) Id,
   GRIDJIT_CORE_OPS(GRIDJIT_X)
 #undef GRIDJIT_X
-  ThreadIdx, BlockIdx, BlockDim, GridDim, LaneId, WarpSize,
+      ThreadIdx,
+  BlockIdx,
+  BlockDim,
+  GridDim,
+  LaneId,
+  WarpSize,
 #define GRIDJIT_X(Id, Name) Builtin##Id,
   GRIDJIT_BUILTIN_FUNCS(GRIDJIT_X)
 #undef GRIDJIT_X
-  NumOps
+      NumOps
 };
 constexpr unsigned NumOps = static_cast<unsigned>(Op::NumOps);
 

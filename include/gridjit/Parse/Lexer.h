@@ -137,17 +137,14 @@ class Lexer {
 public:
   /// \p Source must outlive the lexer and the tokens it returns. Errors are
   /// reported into \p Diags.
-  Lexer(std::string_view Source, DiagnosticEngine &Diags)
-      : Src(Source), Diags(Diags) {}
+  Lexer(std::string_view Source, DiagnosticEngine &Diags) : Src(Source), Diags(Diags) {}
 
   /// Returns the next token; Eof at the end of the input and on every call
   /// after that.
   Token lex();
 
 private:
-  char peek(size_t Ahead = 0) const {
-    return Pos + Ahead < Src.size() ? Src[Pos + Ahead] : '\0';
-  }
+  char peek(size_t Ahead = 0) const { return Pos + Ahead < Src.size() ? Src[Pos + Ahead] : '\0'; }
   bool atEnd(size_t Ahead = 0) const { return Pos + Ahead >= Src.size(); }
   SourceLoc locAt(size_t Offset) const;
   void skipSpaceAndComments();

@@ -142,8 +142,8 @@ struct HostRuntimeOptions {
 struct LaunchStats {
   double Milliseconds = 0; ///< wall time of the launch
   uint64_t Blocks = 0;
-  unsigned Phases = 0;     ///< grid-wide phases (1 + grid_syncs passed)
-  unsigned Workers = 0;    ///< threads that ran blocks
+  unsigned Phases = 0;  ///< grid-wide phases (1 + grid_syncs passed)
+  unsigned Workers = 0; ///< threads that ran blocks
 };
 
 class HostRuntime;

@@ -35,8 +35,8 @@ struct Diagnostic {
 class DiagnosticError : public llvm::ErrorInfo<DiagnosticError> {
 public:
   static char ID;
-  DiagnosticError(std::string BufferName, std::string Source,
-                  std::vector<Diagnostic> Diags, bool Truncated);
+  DiagnosticError(std::string BufferName, std::string Source, std::vector<Diagnostic> Diags,
+                  bool Truncated);
 
   const std::vector<Diagnostic> &getDiagnostics() const { return Diags; }
   const std::string &getBufferName() const { return BufferName; }

@@ -62,9 +62,9 @@ void HostModuleLowering::escape(int32_t Code) {
   B.CreateBr(ThreadExit);
 }
 
-llvm::Error HostModuleLowering::emitThreadLoop(
-    llvm::function_ref<llvm::Error()> Body,
-    std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange) {
+llvm::Error
+HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
+                                   std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange) {
   bool CheckState = maybeInactive();
   Value *XLo = B.getInt32(0), *XHi = Env.BDim[0];
   llvm::BasicBlock *Skip = nullptr;
@@ -92,9 +92,9 @@ llvm::Error HostModuleLowering::emitThreadLoop(
   B.SetInsertPoint(YH);
   llvm::PHINode *TY = B.CreatePHI(I32, 2, "thread_idx.y");
   TY->addIncoming(B.getInt32(0), ZH);
-  Value *Row = B.CreateMul(
-      B.CreateAdd(B.CreateMul(TZ, Env.BDim[1], "", true, true), TY, "", true, true), Env.BDim[0],
-      "row", true, true);
+  Value *Row =
+      B.CreateMul(B.CreateAdd(B.CreateMul(TZ, Env.BDim[1], "", true, true), TY, "", true, true),
+                  Env.BDim[0], "row", true, true);
   Value *Row64 = B.CreateZExt(Row, B.getInt64Ty(), "row64");
   B.CreateBr(XH);
   B.SetInsertPoint(XH);
@@ -274,11 +274,20 @@ HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
   } else if (isThreadIdxX(*Cmp->RHS)) {
     Bound = Cmp->LHS.get(); // mirror: U > x is x < U, ...
     switch (Op) {
-    case BinaryOp::Gt: Op = BinaryOp::Lt; break;
-    case BinaryOp::Ge: Op = BinaryOp::Le; break;
-    case BinaryOp::Lt: Op = BinaryOp::Gt; break;
-    case BinaryOp::Le: Op = BinaryOp::Ge; break;
-    default: break;
+    case BinaryOp::Gt:
+      Op = BinaryOp::Lt;
+      break;
+    case BinaryOp::Ge:
+      Op = BinaryOp::Le;
+      break;
+    case BinaryOp::Lt:
+      Op = BinaryOp::Gt;
+      break;
+    case BinaryOp::Le:
+      Op = BinaryOp::Ge;
+      break;
+    default:
+      break;
     }
   }
   if (!Bound || Sync.hasSync(*Bound) || !Plan->isUniform(*Bound))
@@ -297,22 +306,22 @@ HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
     return std::make_pair(Zero, B.CreateSelect(Neg, Zero, *U));
   case BinaryOp::Le: // x <= U: [0, U + 1)
     return std::make_pair(
-        Zero, B.CreateSelect(Neg, Zero, B.CreateAdd(B.CreateBinaryIntrinsic(
-                                                        llvm::Intrinsic::umin, *U, All),
-                                                    B.getInt32(1))));
+        Zero, B.CreateSelect(Neg, Zero,
+                             B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All),
+                                         B.getInt32(1))));
   case BinaryOp::Eq: // x == U: [U, U + 1)
-    return std::make_pair(B.CreateSelect(Neg, All, *U),
-                          B.CreateSelect(Neg, All,
-                                         B.CreateAdd(B.CreateBinaryIntrinsic(
-                                                         llvm::Intrinsic::umin, *U, All),
-                                                     B.getInt32(1))));
+    return std::make_pair(
+        B.CreateSelect(Neg, All, *U),
+        B.CreateSelect(
+            Neg, All,
+            B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All), B.getInt32(1))));
   case BinaryOp::Ge: // x >= U: [U, block_dim.x)
     return std::make_pair(B.CreateSelect(Neg, Zero, *U), All);
   case BinaryOp::Gt: // x > U: [U + 1, block_dim.x)
     return std::make_pair(
-        B.CreateSelect(Neg, Zero,
-                       B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All),
-                                   B.getInt32(1))),
+        B.CreateSelect(
+            Neg, Zero,
+            B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All), B.getInt32(1))),
         All);
   default:
     return std::nullopt;
@@ -435,17 +444,19 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
   std::vector<const Stmt *> Stmts;
   Stmts.swap(Pending);
   auto Range = guardRange(Stmts);
-  llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
-    for (const Stmt *S : Stmts) {
-      if (terminated())
-        startDeadBlock();
-      llvm::Error E = isa<DeclStmt>(S) ? lowerDecl(cast<DeclStmt>(*S), /*BlockLevel=*/true)
-                                       : lowerStmt(*S);
-      if (E)
-        return E;
-    }
-    return llvm::Error::success();
-  }, Range);
+  llvm::Error E = emitThreadLoop(
+      [&]() -> llvm::Error {
+        for (const Stmt *S : Stmts) {
+          if (terminated())
+            startDeadBlock();
+          llvm::Error E =
+              isa<DeclStmt>(S) ? lowerDecl(cast<DeclStmt>(*S), /*BlockLevel=*/true) : lowerStmt(*S);
+          if (E)
+            return E;
+        }
+        return llvm::Error::success();
+      },
+      Range);
   if (E)
     return E;
   for (const Stmt *S : Stmts) {

@@ -52,9 +52,9 @@ struct BlockContext {
   char *BlockFrame;
   /// Out, when the entry returns EntryError (or suspends): the sync point.
   const SyncSite *ErrSite;
-  uint64_t ErrBlock;     ///< out: linear index of the failing block
-  uint32_t ErrExpected;  ///< out: threads (or lanes) that should have come
-  uint32_t ErrWarp;      ///< out: the warp, or NoWarp for block-level sync
+  uint64_t ErrBlock;    ///< out: linear index of the failing block
+  uint32_t ErrExpected; ///< out: threads (or lanes) that should have come
+  uint32_t ErrWarp;     ///< out: the warp, or NoWarp for block-level sync
 };
 constexpr uint32_t NoWarp = 0xffffffffu;
 

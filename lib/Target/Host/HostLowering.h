@@ -33,8 +33,8 @@
 #include "llvm/IR/IRBuilder.h"
 
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace gridjit {
@@ -80,15 +80,15 @@ struct VarSlot {
 
 /// The builtin values at the current insertion point.
 struct ThreadEnv {
-  llvm::Value *Tid[3] = {};        ///< null outside thread code
-  llvm::Value *Linear = nullptr;   ///< linear thread id (x fastest)
+  llvm::Value *Tid[3] = {};      ///< null outside thread code
+  llvm::Value *Linear = nullptr; ///< linear thread id (x fastest)
   /// The same as i64, computed so that frame addresses stay affine in the
   /// loop's induction variable (LLVM then vectorises them).
   llvm::Value *Linear64 = nullptr;
-  llvm::Value *Bid[3] = {};        ///< block index
-  llvm::Value *BDim[3] = {};       ///< block dimensions
-  llvm::Value *GDim[3] = {};       ///< grid dimensions
-  llvm::Value *EnvPtr = nullptr;   ///< device functions: their environment
+  llvm::Value *Bid[3] = {};      ///< block index
+  llvm::Value *BDim[3] = {};     ///< block dimensions
+  llvm::Value *GDim[3] = {};     ///< grid dimensions
+  llvm::Value *EnvPtr = nullptr; ///< device functions: their environment
 };
 
 class HostModuleLowering : public StructuralLowering {
@@ -126,8 +126,8 @@ private:
   };
   struct ReturnTarget {
     enum Kind { Real, Kernel, Inline } K = Real;
-    int32_t Code = 0;  ///< Inline: the mask code of the call
-    FrameSlot Result;  ///< Inline: where the value goes
+    int32_t Code = 0; ///< Inline: the mask code of the call
+    FrameSlot Result; ///< Inline: where the value goes
     Type ResultTy;
   };
   llvm::DenseMap<const VarDecl *, VarSlot> Vars;
@@ -165,16 +165,16 @@ private:
 
   //===--- KernelEntry.cpp: the entry, frame and shared memory -----------===//
   const FunctionDecl *Kernel = nullptr;
-  bool NeedsState = false;      ///< the kernel keeps a per-thread state word
-  bool Cooperative = false;     ///< calls grid_sync
+  bool NeedsState = false;  ///< the kernel keeps a per-thread state word
+  bool Cooperative = false; ///< calls grid_sync
   llvm::Value *CtxArg = nullptr;
   llvm::Value *NumThreads = nullptr; ///< i32 threads per block
   llvm::Value *FrameBase = nullptr, *BlockFrameBase = nullptr, *SharedBase = nullptr;
-  llvm::Value *BlockId = nullptr;   ///< i64 linear block index
+  llvm::Value *BlockId = nullptr; ///< i64 linear block index
   llvm::Value *NumThreads64 = nullptr;
   llvm::AllocaInst *EnvAlloca = nullptr;
-  uint64_t FrameBytes = 0;          ///< per thread
-  uint64_t BlockFrameBytes = 0;     ///< per block
+  uint64_t FrameBytes = 0;      ///< per thread
+  uint64_t BlockFrameBytes = 0; ///< per block
   uint64_t StaticSharedBytes = 0;
   llvm::DenseMap<const VarDecl *, uint64_t> SharedOffsets;
   FrameSlot StateSlot;
@@ -203,8 +203,8 @@ private:
 
   //===--- BlockCode.cpp: block-level code -------------------------------===//
   const BodyPlan *Plan = nullptr;
-  bool InKernelBody = true;  ///< false inside an inlined function body
-  int32_t NextCode = 2;      ///< state codes: 0 active, 1 returned from the kernel
+  bool InKernelBody = true; ///< false inside an inlined function body
+  int32_t NextCode = 2;     ///< state codes: 0 active, 1 returned from the kernel
   /// Some thread may be masked (divergent condition, break, continue, a
   /// function's return) / may have returned from the kernel.
   bool Masked = false, ExitSeen = false;

@@ -122,8 +122,7 @@ enum class ShuffleKind { Idx, Up, Down, Xor };
 
 Value *shuffle(LoweringContext &C, const OpArgs &A, ShuffleKind K) {
   llvm::IRBuilder<> &B = C.B;
-  Value *Lanes = A.Operands[0], *Arg = A.Operands[1], *Lane = A.Operands[2],
-        *Width = A.Operands[3];
+  Value *Lanes = A.Operands[0], *Arg = A.Operands[1], *Lane = A.Operands[2], *Width = A.Operands[3];
   Value *Bits = B.CreateAnd(Arg, B.getInt32(31));
   Value *Src, *Valid;
   switch (K) {
@@ -178,10 +177,10 @@ Value *vote(LoweringContext &C, const OpArgs &A, VoteKind K) {
   I->addIncoming(B.getInt32(0), Pre);
   Acc->addIncoming(B.getInt32(K == VoteKind::All ? 1 : 0), Pre);
   Value *P = B.CreateZExt(
-      B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(),
-                                  B.CreateInBoundsGEP(B.getInt8Ty(), Lanes,
-                                                      B.CreateZExt(I, B.getInt64Ty()))),
-                     B.getInt8(0)),
+      B.CreateICmpNE(
+          B.CreateLoad(B.getInt8Ty(),
+                       B.CreateInBoundsGEP(B.getInt8Ty(), Lanes, B.CreateZExt(I, B.getInt64Ty()))),
+          B.getInt8(0)),
       B.getInt32Ty());
   Value *Next;
   switch (K) {

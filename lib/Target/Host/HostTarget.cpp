@@ -10,8 +10,8 @@
 
 #include "HostLowering.h"
 
-#include "gridjit/Target/Target.h"
 #include "../Pipeline.h"
+#include "gridjit/Target/Target.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -117,9 +117,9 @@ HostTarget::createTargetMachine(const CompileOptions &Opts) const {
                                     llvm::CodeGenOptLevel::Default,
                                     llvm::CodeGenOptLevel::Aggressive};
   llvm::TargetOptions Options; // no fast-math, no contraction: IEEE results
-  std::unique_ptr<llvm::TargetMachine> TM(T->createTargetMachine(
-      Triple, CPU, Features, Options, llvm::Reloc::PIC_, llvm::CodeModel::Small,
-      Levels[std::min(Opts.OptLevel, 3u)]));
+  std::unique_ptr<llvm::TargetMachine> TM(
+      T->createTargetMachine(Triple, CPU, Features, Options, llvm::Reloc::PIC_,
+                             llvm::CodeModel::Small, Levels[std::min(Opts.OptLevel, 3u)]));
   if (!TM)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "cannot create a target machine for %s (cpu '%s')",

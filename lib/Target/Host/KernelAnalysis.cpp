@@ -11,8 +11,8 @@
 using namespace gridjit;
 using namespace gridjit::host;
 using llvm::cast;
-using llvm::dyn_cast_or_null;
 using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
 using llvm::isa;
 
 bool host::isWarpOp(BuiltinFunc F) {
@@ -221,8 +221,7 @@ bool host::containsReturn(const Stmt &S) {
   if (isa<ReturnStmt>(S))
     return true;
   bool Found = false;
-  forEachPart(
-      S, [](const Expr &) {}, [&](const Stmt &C) { Found = Found || containsReturn(C); });
+  forEachPart(S, [](const Expr &) {}, [&](const Stmt &C) { Found = Found || containsReturn(C); });
   return Found;
 }
 
@@ -476,7 +475,8 @@ bool BodyPlan::walkStmt(const Stmt &S, bool Conv) {
           (!Uniform(D->Init.get()) || (D->Var.Storage == StorageKind::Var && !Conv)))
         Drop(&D->Var);
     } else if (const auto *A = dyn_cast<AssignStmt>(&S);
-               A && isa<NameExpr>(*A->Target) && Candidates.contains(cast<NameExpr>(*A->Target).Decl)) {
+               A && isa<NameExpr>(*A->Target) &&
+               Candidates.contains(cast<NameExpr>(*A->Target).Decl)) {
       if (!Conv || !Uniform(A->Value.get()))
         Drop(cast<NameExpr>(*A->Target).Decl);
     } else {

@@ -53,8 +53,8 @@ Value *HostModuleLowering::slotAddr(const FrameSlot &S, Value *Thread) {
   if (S.Offset)
     Base = B.CreateInBoundsGEP(B.getInt8Ty(), FrameBase,
                                B.CreateMul(NumThreads64, B.getInt64(S.Offset), "", true, true));
-  Value *T64 = Thread == Env.Linear && Env.Linear64 ? Env.Linear64
-                                                     : B.CreateZExt(Thread, B.getInt64Ty());
+  Value *T64 =
+      Thread == Env.Linear && Env.Linear64 ? Env.Linear64 : B.CreateZExt(Thread, B.getInt64Ty());
   Value *Addr = B.CreateInBoundsGEP(B.getInt8Ty(), Base,
                                     B.CreateMul(T64, B.getInt64(S.Size), "", true, true));
   if (!S.Array)
@@ -123,8 +123,8 @@ llvm::Constant *HostModuleLowering::siteFor(SourceLoc Loc, llvm::StringRef What)
   llvm::LLVMContext &C = IR.getContext();
   auto Str = [&](llvm::StringRef S) -> llvm::Constant * {
     auto *Init = llvm::ConstantDataArray::getString(C, S);
-    auto *G = new llvm::GlobalVariable(IR, Init->getType(), true,
-                                       llvm::GlobalValue::PrivateLinkage, Init, ".gridjit.str");
+    auto *G = new llvm::GlobalVariable(IR, Init->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                                       Init, ".gridjit.str");
     G->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
     return G;
   };
@@ -285,8 +285,9 @@ llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
   for (unsigned D = 0; D < 3; ++D) {
     auto *G = B.CreateLoad(B.getInt32Ty(), ctxField(CtxGridDim + 4 * D),
                            llvm::Twine("grid_dim.") + Axis[D]);
-    G->setMetadata(llvm::LLVMContext::MD_range,
-                   MDB.createRange(llvm::APInt(32, 1), llvm::APInt(32, D == 0 ? 0x80000000u : 65536)));
+    G->setMetadata(
+        llvm::LLVMContext::MD_range,
+        MDB.createRange(llvm::APInt(32, 1), llvm::APInt(32, D == 0 ? 0x80000000u : 65536)));
     auto *BD = B.CreateLoad(B.getInt32Ty(), ctxField(CtxBlockDim + 4 * D),
                             llvm::Twine("block_dim.") + Axis[D]);
     BD->setMetadata(llvm::LLVMContext::MD_range,
@@ -357,8 +358,8 @@ llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
     // A cooperative block runs in phases; grid_sync k returns k and the
     // next call resumes after it.
     llvm::BasicBlock *Start = newBlock("start");
-    ResumeSwitch = B.CreateSwitch(B.CreateLoad(B.getInt32Ty(), ctxField(CtxResume), "resume"),
-                                  Start);
+    ResumeSwitch =
+        B.CreateSwitch(B.CreateLoad(B.getInt32Ty(), ctxField(CtxResume), "resume"), Start);
     B.SetInsertPoint(Start);
   }
   if (NeedsState)

@@ -56,8 +56,7 @@ llvm::Error HostModuleLowering::run() {
     auto *FT = llvm::FunctionType::get(Ctx.toLLVM(F->ReturnTy), Params, false);
     // Prefixed, so that no KIR name can take the name of a C library
     // function the generated code calls (sinf, memset, ...).
-    auto *Fn =
-        llvm::Function::Create(FT, llvm::GlobalValue::InternalLinkage, "kir." + F->Name, IR);
+    auto *Fn = llvm::Function::Create(FT, llvm::GlobalValue::InternalLinkage, "kir." + F->Name, IR);
     for (unsigned I = 0; I < F->Params.size(); ++I)
       Fn->getArg(I)->setName(F->Params[I]->Name);
     Fn->getArg(F->Params.size())->setName("gridjit.env");
@@ -121,10 +120,12 @@ llvm::Error HostModuleLowering::lowerDeviceFunction(const FunctionDecl &F) {
     for (unsigned D = 0; D < 3; ++D) {
       Value *Ptr = B.CreateConstInBoundsGEP2_32(EnvTy->getElementType(I),
                                                 B.CreateStructGEP(EnvTy, EnvArg, I), 0, D);
-      Fields[I][D] = B.CreateLoad(B.getInt32Ty(), Ptr, llvm::Twine(Names[I]) + "." + llvm::Twine("xyz"[D]));
+      Fields[I][D] =
+          B.CreateLoad(B.getInt32Ty(), Ptr, llvm::Twine(Names[I]) + "." + llvm::Twine("xyz"[D]));
     }
   Env.Linear = B.CreateAdd(
-      Env.Tid[0], B.CreateMul(Env.BDim[0], B.CreateAdd(Env.Tid[1], B.CreateMul(Env.BDim[1], Env.Tid[2]))),
+      Env.Tid[0],
+      B.CreateMul(Env.BDim[0], B.CreateAdd(Env.Tid[1], B.CreateMul(Env.BDim[1], Env.Tid[2]))),
       "linear");
 
   for (unsigned I = 0; I < F.Params.size(); ++I) {
@@ -313,8 +314,8 @@ Expected<Value *> HostModuleLowering::loadVariable(const NameExpr &E) {
   case VarSlot::None:
     break;
   }
-  return Ctx.error(E.getLoc(), "internal error: '" + llvm::Twine(E.Ident) +
-                                   "' is not available here");
+  return Ctx.error(E.getLoc(),
+                   "internal error: '" + llvm::Twine(E.Ident) + "' is not available here");
 }
 
 Expected<Value *> HostModuleLowering::lowerCall(const CallExpr &E) {

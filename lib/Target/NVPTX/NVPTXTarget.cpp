@@ -195,16 +195,17 @@ llvm::Function *getGridSyncFunction(LoweringContext &C) {
 
   // Every thread of the block arrives; thread (0,0,0) then represents it.
   B.CreateIntrinsic(nvvm_barrier0, {}, {});
-  Value *Tid = B.CreateOr(B.CreateOr(SReg(nvvm_read_ptx_sreg_tid_x), SReg(nvvm_read_ptx_sreg_tid_y)),
-                          SReg(nvvm_read_ptx_sreg_tid_z));
+  Value *Tid =
+      B.CreateOr(B.CreateOr(SReg(nvvm_read_ptx_sreg_tid_x), SReg(nvvm_read_ptx_sreg_tid_y)),
+                 SReg(nvvm_read_ptx_sreg_tid_z));
   B.CreateCondBr(B.CreateICmpEQ(Tid, B.getInt32(0)), Leader, Done);
 
   // The leader reads the generation before arriving; the last block to
   // arrive resets the count and bumps the generation, releasing the rest.
   B.SetInsertPoint(Leader);
-  Value *Blocks = B.CreateMul(B.CreateMul(SReg(nvvm_read_ptx_sreg_nctaid_x),
-                                          SReg(nvvm_read_ptx_sreg_nctaid_y)),
-                              SReg(nvvm_read_ptx_sreg_nctaid_z));
+  Value *Blocks =
+      B.CreateMul(B.CreateMul(SReg(nvvm_read_ptx_sreg_nctaid_x), SReg(nvvm_read_ptx_sreg_nctaid_y)),
+                  SReg(nvvm_read_ptx_sreg_nctaid_z));
   B.CreateIntrinsic(nvvm_membar_gl, {}, {});
   llvm::LoadInst *MyGen = B.CreateLoad(I32, Gen, /*isVolatile=*/true, "gen");
   // The generation must be read before this block arrives: were the read
@@ -212,8 +213,9 @@ llvm::Function *getGridSyncFunction(LoweringContext &C) {
   // an increment that never comes. Relaxed accesses to different addresses
   // may be reordered in PTX, so a fence keeps them in program order.
   B.CreateIntrinsic(nvvm_membar_gl, {}, {});
-  Value *Arrived = B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Count, B.getInt32(1),
-                                     llvm::MaybeAlign(4), llvm::AtomicOrdering::SequentiallyConsistent);
+  Value *Arrived =
+      B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Count, B.getInt32(1), llvm::MaybeAlign(4),
+                        llvm::AtomicOrdering::SequentiallyConsistent);
   B.CreateCondBr(B.CreateICmpEQ(Arrived, B.CreateSub(Blocks, B.getInt32(1))), Last, Wait);
 
   B.SetInsertPoint(Last);
@@ -298,13 +300,16 @@ Expected<Value *> lowerShflXor(LoweringContext &C, const OpArgs &A) {
   return shuffle(C, BuiltinFunc::ShflXor, A);
 }
 Expected<Value *> lowerVoteAny(LoweringContext &C, const OpArgs &A) {
-  return C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_any_sync, {}, {C.B.getInt32(-1), A.Operands[0]});
+  return C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_any_sync, {},
+                             {C.B.getInt32(-1), A.Operands[0]});
 }
 Expected<Value *> lowerVoteAll(LoweringContext &C, const OpArgs &A) {
-  return C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_all_sync, {}, {C.B.getInt32(-1), A.Operands[0]});
+  return C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_all_sync, {},
+                             {C.B.getInt32(-1), A.Operands[0]});
 }
 Expected<Value *> lowerBallot(LoweringContext &C, const OpArgs &A) {
-  return C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {}, {C.B.getInt32(-1), A.Operands[0]});
+  return C.B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {},
+                             {C.B.getInt32(-1), A.Operands[0]});
 }
 
 // `shared t: [T; N];` is a module-level array in the shared address space,
@@ -326,9 +331,9 @@ Expected<Value *> lowerDynamicShared(LoweringContext &C, const OpArgs &) {
   if (llvm::GlobalVariable *G = C.IR.getGlobalVariable(Name))
     return G;
   llvm::Type *Ty = llvm::ArrayType::get(C.B.getInt8Ty(), 0);
-  auto *G = new llvm::GlobalVariable(C.IR, Ty, /*isConstant=*/false,
-                                     llvm::GlobalValue::ExternalLinkage, nullptr, Name, nullptr,
-                                     llvm::GlobalValue::NotThreadLocal, 3);
+  auto *G =
+      new llvm::GlobalVariable(C.IR, Ty, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+                               nullptr, Name, nullptr, llvm::GlobalValue::NotThreadLocal, 3);
   G->setAlignment(llvm::Align(16));
   return G;
 }
@@ -383,13 +388,15 @@ Expected<Value *> callLibdevice(LoweringContext &C, const OpArgs &A, llvm::Strin
   if (!T.hasLibdevice()) {
     if (F32)
       return approximateF32(C, A, Base);
-    return C.error(A.Loc, "'" + Base + "' on f64 on target 'nvptx' needs libdevice from the "
-                          "CUDA toolkit, which was not found (set CUDA_HOME)");
+    return C.error(A.Loc, "'" + Base +
+                              "' on f64 on target 'nvptx' needs libdevice from the "
+                              "CUDA toolkit, which was not found (set CUDA_HOME)");
   }
   std::string Name = ("__nv_" + Base + (F32 ? "f" : "")).str();
   llvm::Type *Ty = A.Operands[0]->getType();
   std::vector<llvm::Type *> Params(A.Operands.size(), Ty);
-  llvm::FunctionCallee Fn = C.IR.getOrInsertFunction(Name, llvm::FunctionType::get(Ty, Params, false));
+  llvm::FunctionCallee Fn =
+      C.IR.getOrInsertFunction(Name, llvm::FunctionType::get(Ty, Params, false));
   return C.B.CreateCall(Fn, A.Operands);
 }
 
@@ -500,17 +507,16 @@ NVPTXTarget::makeTargetMachine(unsigned OptLevel) const {
 void NVPTXTarget::markKernel(llvm::Module &IR, llvm::Function &F) const {
   // LLVM 19's NVPTX backend recognises kernels by this annotation.
   llvm::LLVMContext &Ctx = IR.getContext();
-  llvm::Metadata *MD[] = {llvm::ValueAsMetadata::get(&F), llvm::MDString::get(Ctx, "kernel"),
-                          llvm::ConstantAsMetadata::get(
-                              llvm::ConstantInt::get(llvm::Type::getInt32Ty(Ctx), 1))};
+  llvm::Metadata *MD[] = {
+      llvm::ValueAsMetadata::get(&F), llvm::MDString::get(Ctx, "kernel"),
+      llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(Ctx), 1))};
   IR.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(Ctx, MD));
 }
 
 /// True for names ptxas rejects or reads as something else: `_`, the
 /// predefined `WARP_SZ`, and the names NVPTX gives parameters and return
 /// values (`param0`, `retval0`, `<kernel>_param_<n>`).
-bool isReservedInPTX(llvm::StringRef Name,
-                     const llvm::DenseSet<const llvm::Function *> &Kernels) {
+bool isReservedInPTX(llvm::StringRef Name, const llvm::DenseSet<const llvm::Function *> &Kernels) {
   if (Name == "_" || Name == "WARP_SZ")
     return true;
   auto DigitsAfter = [&](llvm::StringRef Prefix) {
@@ -545,8 +551,8 @@ llvm::Error NVPTXTarget::finishModule(llvm::Module &IR) const {
     (*Lib)->setTargetTriple(IR.getTargetTriple());
     (*Lib)->setDataLayout(IR.getDataLayout());
     if (llvm::Linker::linkModules(IR, std::move(*Lib), llvm::Linker::LinkOnlyNeeded))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cannot link libdevice '%s'", LibdevicePath.c_str());
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot link libdevice '%s'",
+                                     LibdevicePath.c_str());
   }
   llvm::DenseSet<const llvm::Function *> Kernels;
   if (llvm::NamedMDNode *A = IR.getNamedMetadata("nvvm.annotations"))
@@ -638,8 +644,8 @@ Expected<std::pair<std::string, std::string>> findLibdevice(const std::string &P
     if (Buf)
       return std::make_pair(C, (*Buf)->getBuffer().str());
     if (!Path.empty())
-      return llvm::createStringError(Buf.getError(), "cannot read libdevice '%s': %s",
-                                     C.c_str(), Buf.getError().message().c_str());
+      return llvm::createStringError(Buf.getError(), "cannot read libdevice '%s': %s", C.c_str(),
+                                     Buf.getError().message().c_str());
   }
   return std::make_pair(std::string(), std::string());
 }
@@ -658,8 +664,8 @@ Expected<std::unique_ptr<Target>> gridjit::createNVPTXTarget(const NVPTXTargetOp
     for (const NVPTXArchInfo &A : Archs)
       Known += (Known.empty() ? "" : ", ") + std::string(A.Arch);
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "unknown NVPTX architecture '%s' (known: %s)",
-                                   Opts.Arch.c_str(), Known.c_str());
+                                   "unknown NVPTX architecture '%s' (known: %s)", Opts.Arch.c_str(),
+                                   Known.c_str());
   }
   initializeNVPTXBackend();
   Expected<std::pair<std::string, std::string>> Lib = std::make_pair(std::string(), std::string());
