@@ -1,0 +1,35 @@
+//===- Limits.h - CUDA's execution limits, named once -----------*- C++ -*-===//
+//
+// Part of gridjit. The warp size and the launch limits of CUDA's execution
+// model, which KIR kernels assume on every target. The runtimes check
+// launches against them and the code generators rely on them (value-range
+// hints, lane arithmetic), so both sides use these names: relaxing a limit
+// here changes both at once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_SUPPORT_LIMITS_H
+#define GRIDJIT_SUPPORT_LIMITS_H
+
+#include <cstdint>
+
+namespace gridjit::limits {
+
+/// Threads in a warp (the value of `warp_size`).
+inline constexpr uint32_t WarpSize = 32;
+/// log2(WarpSize): a thread's warp is its linear index >> Log2WarpSize.
+inline constexpr uint32_t Log2WarpSize = 5;
+/// A thread's lane is its linear index & LaneMask.
+inline constexpr uint32_t LaneMask = WarpSize - 1;
+static_assert(WarpSize == 1u << Log2WarpSize, "WarpSize must be 2^Log2WarpSize");
+
+/// Threads in one block (x*y*z).
+inline constexpr uint32_t MaxThreadsPerBlock = 1024;
+/// Largest block dimensions (x, y, z).
+inline constexpr uint32_t MaxBlockDim[3] = {1024, 1024, 64};
+/// Largest grid dimensions (x, y, z).
+inline constexpr uint32_t MaxGridDim[3] = {0x7fffffffu, 65535, 65535};
+
+} // namespace gridjit::limits
+
+#endif // GRIDJIT_SUPPORT_LIMITS_H
