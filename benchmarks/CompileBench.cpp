@@ -11,9 +11,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gridjit/Compiler/Compiler.h"
 #include "gridjit/IR/AST.h"
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Sema/Verifier.h"
+#include "gridjit/Target/CodegenTarget.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/IR/LLVMContext.h"
@@ -114,7 +116,7 @@ void BM_Llc19Saxpy(benchmark::State &State) {
     return;
   }
   llvm::LLVMContext Ctx;
-  auto IR = nvptxTarget().lower(**M, Ctx);
+  auto IR = CodegenTarget::get(nvptxTarget()).lower(**M, Ctx);
   if (!IR) {
     State.SkipWithError(llvm::toString(IR.takeError()).c_str());
     return;

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Target/Target.h"

@@ -142,7 +142,7 @@ std::array<uint8_t, 8> headerChecksum(std::string_view Header88) {
 
 std::string gridjit::encodeCacheEntry(const CacheKey &Key, const Artifact &A) {
   Writer Body;
-  Body.str(A.TargetName);
+  Body.str(getTargetName(A.Kind));
   Body.str(A.Arch);
   Body.blob(A.Payload);
   Body.u32(static_cast<uint32_t>(A.Kernels.size()));
@@ -204,7 +204,11 @@ llvm::Expected<Artifact> gridjit::decodeCacheEntry(std::string_view Data, const 
 
   Reader R(Body);
   Artifact A;
-  A.TargetName = R.str("target name");
+  std::string TargetName = R.str("target name");
+  std::optional<TargetKind> Kind = parseTargetName(TargetName);
+  if (!R.Failed && !Kind)
+    return entryError("unknown target '" + llvm::Twine(TargetName) + "'");
+  A.Kind = Kind.value_or(TargetKind::Host);
   A.Arch = R.str("arch");
   A.Payload = R.blob("payload");
   uint32_t NumKernels = R.u32("kernel count");

@@ -130,7 +130,7 @@ CacheKeyInputs gridjit::makeCacheKeyInputs(const Target &T, const CompileOptions
   In.TargetName = std::string(T.getName());
   In.Arch = std::string(T.getArch());
   In.TargetFingerprint = T.getFingerprint();
-  In.RegistryFingerprint = T.getRegistry().fingerprint();
+  In.RegistryFingerprint = T.getRegistryFingerprint();
   In.Options = encodeCompileOptions(Opts);
   In.CanonicalModule = std::move(CanonicalModule);
   return In;

@@ -270,7 +270,7 @@ void Compiler::Impl::insertLocked(const CacheKey &K, CompiledModuleRef M) {
 
 FlightResult Compiler::Impl::loadOrCompile(const Module &M, const TargetEntry &TE, unsigned Opt,
                                            const CacheKey &K, CompileInfo &Info) {
-  auto Matches = [&](const Artifact &A) { return A.TargetName == TE.Name && A.Arch == TE.Arch; };
+  auto Matches = [&](const Artifact &A) { return A.Kind == TE.T->getKind() && A.Arch == TE.Arch; };
   auto FromDisk = [&](Artifact A) {
     DiskHits.fetch_add(1, std::memory_order_relaxed);
     Info.Outcome = CacheOutcome::DiskHit;
@@ -285,7 +285,8 @@ FlightResult Compiler::Impl::loadOrCompile(const Module &M, const TargetEntry &T
     if (A && Matches(*A))
       return FromDisk(std::move(*A));
     if (A)
-      Info.BadEntry = "the entry is for target '" + A->TargetName + "' (" + A->Arch + ")";
+      Info.BadEntry =
+          "the entry is for target '" + std::string(getTargetName(A->Kind)) + "' (" + A->Arch + ")";
     DiskMisses.fetch_add(1, std::memory_order_relaxed);
     // Another process may be compiling this key: wait for it, then look
     // again (it has stored the entry by the time it lets go).
@@ -407,7 +408,7 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
         return llvm::createStringError(llvm::inconvertibleErrorCode(), "two targets named '%s'",
                                        TE.Name.c_str());
     I->Targets.push_back({T, std::string(T->getName()), std::string(T->getArch()),
-                          T->getFingerprint(), T->getRegistry().fingerprint()});
+                          T->getFingerprint(), T->getRegistryFingerprint()});
   }
   I->BuildId = std::string(getGridjitBuildId());
   I->Version = std::string(getGridjitVersion());
@@ -565,20 +566,12 @@ void Compiler::clearMemoryCache() {
   P->TextMemo.clear();
 }
 
-llvm::Expected<std::unique_ptr<Target>> gridjit::createTargetByName(std::string_view Name,
-                                                                    std::string_view Arch) {
-  if (Name == "host") {
-    HostTargetOptions O;
-    O.CPU = std::string(Arch);
-    return createHostTarget(O);
-  }
-  if (Name == "cuda" || Name == "nvptx") {
-    NVPTXTargetOptions O;
-    if (!Arch.empty())
-      O.Arch = std::string(Arch);
-    return createNVPTXTarget(O);
-  }
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "unknown target '%s' (known: host, cuda)",
-                                 std::string(Name).c_str());
+llvm::Expected<std::unique_ptr<Module>> gridjit::parseAndVerify(std::string_view Source,
+                                                                std::string_view BufferName) {
+  auto M = parseModule(Source, BufferName);
+  if (!M)
+    return M.takeError();
+  if (llvm::Error E = verifyModule(**M))
+    return std::move(E);
+  return M;
 }

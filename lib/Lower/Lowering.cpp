@@ -5,15 +5,16 @@
 // and expressions are StructuralLowering's (StructuralLowering.cpp). Every
 // operation and builtin is handed to the target's LoweringRegistry, so the
 // only target-specific code lives in the registered lowering functions and
-// a few Target hooks (address spaces, kernel marking, the module's triple).
+// a few LoweringTarget hooks (address spaces, kernel marking, the module's
+// triple).
 //
 //===----------------------------------------------------------------------===//
 
 #include "StructuralLowering.h"
 
 #include "gridjit/Lower/LoweringContext.h"
+#include "gridjit/Lower/LoweringTarget.h"
 #include "gridjit/Support/Diagnostics.h"
-#include "gridjit/Target/Target.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/IR/Constants.h"
@@ -86,7 +87,7 @@ Expected<Value *> LoweringContext::lower(Op O, const OpArgs &Args) {
   LowerFn Fn = T.getRegistry().lookup(O);
   if (!Fn)
     return error(Args.Loc, "no lowering for '" + llvm::Twine(opName(O)) + "' on target '" +
-                               llvm::Twine(T.getName()) + "'");
+                               llvm::Twine(T.getRegistry().getTargetName()) + "'");
   return Fn(*this, Args);
 }
 
@@ -98,7 +99,7 @@ namespace {
 
 class ModuleLowering : public StructuralLowering {
 public:
-  ModuleLowering(const Target &T, const Module &KM, llvm::Module &IR)
+  ModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR)
       : StructuralLowering(IR.getContext(), Context), Context(T, KM, IR, B) {}
 
   llvm::Error run();
@@ -251,25 +252,18 @@ Expected<Value *> ModuleLowering::lowerFunctionCall(const CallExpr &E, OpArgs &A
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// Target: the pipeline around the lowering
+// LoweringTarget: the steps around the lowering of functions
 //===----------------------------------------------------------------------===//
 
-Target::~Target() = default;
+LoweringTarget::~LoweringTarget() = default;
 
-const KernelInfo *Artifact::getKernel(std::string_view Name) const {
-  for (const KernelInfo &K : Kernels)
-    if (K.Name == Name)
-      return &K;
-  return nullptr;
-}
-
-llvm::Error Target::lowerFunctions(const Module &M, llvm::Module &IR) const {
+llvm::Error LoweringTarget::lowerFunctions(const Module &M, llvm::Module &IR) const {
   ModuleLowering L(*this, M, IR);
   return L.run();
 }
 
-Expected<std::unique_ptr<llvm::Module>> Target::lower(const Module &M,
-                                                      llvm::LLVMContext &Ctx) const {
+Expected<std::unique_ptr<llvm::Module>> LoweringTarget::lower(const Module &M,
+                                                              llvm::LLVMContext &Ctx) const {
   if (!M.Verified)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "module '%s' must be verified before it is lowered",
@@ -287,65 +281,7 @@ Expected<std::unique_ptr<llvm::Module>> Target::lower(const Module &M,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: lowering of '%s' for %s produced invalid "
                                    "LLVM IR:\n%s",
-                                   M.Name.c_str(), std::string(getName()).c_str(),
+                                   M.Name.c_str(), getRegistry().getTargetName().c_str(),
                                    Problems.c_str());
   return std::move(IR);
-}
-
-/// Bytes of one element of \p K in memory.
-static uint64_t elementBytes(ScalarKind K) { return K == ScalarKind::Bool ? 1 : scalarBits(K) / 8; }
-
-/// Adds the static shared bytes and the dynamic-shared flag of every
-/// `shared` declaration in \p S to \p K.
-static void collectShared(const Stmt &S, KernelInfo &K) {
-  auto Visit = [&](const Stmt *Child) {
-    if (Child)
-      collectShared(*Child, K);
-  };
-  switch (S.getKind()) {
-  case Stmt::Decl: {
-    const VarDecl &V = llvm::cast<DeclStmt>(S).Var;
-    if (V.Storage != StorageKind::Shared)
-      return;
-    uint64_t N = V.Ty.getArrayCount();
-    if (N == 0)
-      K.UsesDynamicShared = true;
-    else
-      K.StaticSharedBytes += N * elementBytes(V.Ty.getScalarKind());
-    return;
-  }
-  case Stmt::Block:
-    for (const StmtPtr &C : llvm::cast<BlockStmt>(S).Body)
-      Visit(C.get());
-    return;
-  case Stmt::If:
-    Visit(llvm::cast<IfStmt>(S).Then.get());
-    Visit(llvm::cast<IfStmt>(S).Else.get());
-    return;
-  case Stmt::While:
-    Visit(llvm::cast<WhileStmt>(S).Body.get());
-    return;
-  case Stmt::For:
-    Visit(llvm::cast<ForStmt>(S).Body.get());
-    return;
-  default:
-    return;
-  }
-}
-
-std::vector<KernelInfo> Target::describeKernels(const Module &M) const {
-  std::vector<KernelInfo> Kernels;
-  for (const FunctionDecl *F : M.getKernels()) {
-    KernelInfo K;
-    K.Name = F->Name;
-    K.Cooperative = F->UsesGridSync;
-    for (const auto &P : F->Params) {
-      uint32_t Size =
-          P->Ty.isPointer() ? 8 : static_cast<uint32_t>(elementBytes(P->Ty.getScalarKind()));
-      K.Params.push_back({P->Name, P->Ty, Size, Size});
-    }
-    collectShared(*F->Body, K);
-    Kernels.push_back(std::move(K));
-  }
-  return Kernels;
 }

@@ -146,8 +146,8 @@ llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRunti
 }
 
 llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &A) {
-  if (A.TargetName != "host")
-    return fail("cannot load an artifact for target '" + A.TargetName +
+  if (A.Kind != TargetKind::Host)
+    return fail("cannot load an artifact for target '" + std::string(getTargetName(A.Kind)) +
                 "' into the host runtime (compile it with the host target)");
   auto JIT = llvm::orc::LLJITBuilder().create();
   if (!JIT)

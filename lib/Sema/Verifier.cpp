@@ -1,6 +1,6 @@
 //===- Verifier.cpp - KIR verifier: module-level rules --------------------===//
 //
-// Part of gridjit. The entry points (verifyModule, parseAndVerify) and the
+// Part of gridjit. The entry point (verifyModule) and the
 // module-level rules: unique and well-formed names, consts (checked in
 // dependency order, cycles rejected, values folded), function signatures,
 // and the call graph (no recursion, UsesGridSync).
@@ -9,7 +9,6 @@
 
 #include "Checker.h"
 
-#include "gridjit/Parse/Parser.h"
 #include "gridjit/Sema/Verifier.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -475,13 +474,3 @@ llvm::Error Checker::run() {
 }
 
 llvm::Error gridjit::verifyModule(Module &M) { return Checker(M).run(); }
-
-llvm::Expected<std::unique_ptr<Module>> gridjit::parseAndVerify(std::string_view Source,
-                                                                std::string_view BufferName) {
-  auto M = parseModule(Source, BufferName);
-  if (!M)
-    return M.takeError();
-  if (llvm::Error E = verifyModule(**M))
-    return std::move(E);
-  return M;
-}

@@ -1,121 +1,141 @@
-//===- Target.cpp - The compile pipeline around a target ------------------===//
+//===- Target.cpp - The public face of a target ---------------------------===//
 //
-// Part of gridjit.
+// Part of gridjit. What every target shares above code generation: names,
+// compile() into an Artifact, and the launch metadata of kernels.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gridjit/Target/Target.h"
-#include "Pipeline.h"
 
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/LegacyPassManager.h"
-#include "llvm/IR/Module.h"
-#include "llvm/IR/Verifier.h"
-#include "llvm/Support/raw_ostream.h"
-#include "llvm/Target/TargetMachine.h"
-
-#include <chrono>
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace gridjit;
 
 namespace {
-/// Adds the milliseconds since construction to *Slot (if any) when destroyed.
-class PhaseTimer {
-public:
-  explicit PhaseTimer(double *Slot) : Slot(Slot), Start(std::chrono::steady_clock::now()) {}
-  ~PhaseTimer() {
-    if (Slot)
-      *Slot += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start)
-                   .count();
-  }
-
-private:
-  double *Slot;
-  std::chrono::steady_clock::time_point Start;
+struct TargetNameEntry {
+  TargetKind Kind;
+  std::string_view Name;
+};
+constexpr TargetNameEntry TargetNames[] = {
+    {TargetKind::NVPTX, "nvptx"},
+    {TargetKind::Host, "host"},
 };
 } // namespace
 
-llvm::Expected<std::string> Target::emit(const Module &M, EmitKind Kind, const CompileOptions &Opts,
-                                         PhaseTimes *Times) const {
-  // Each compile owns its context: nothing LLVM-side is shared between
-  // threads compiling at the same time.
-  llvm::LLVMContext Ctx;
-  std::unique_ptr<llvm::Module> IR;
-  {
-    PhaseTimer T(Times ? &Times->LowerMs : nullptr);
-    auto L = lower(M, Ctx);
-    if (!L)
-      return L.takeError();
-    IR = std::move(*L);
+std::string_view gridjit::getTargetName(TargetKind K) {
+  for (const TargetNameEntry &E : TargetNames)
+    if (E.Kind == K)
+      return E.Name;
+  return "unknown";
+}
+
+std::optional<TargetKind> gridjit::parseTargetName(std::string_view Name) {
+  for (const TargetNameEntry &E : TargetNames)
+    if (E.Name == Name)
+      return E.Kind;
+  return std::nullopt;
+}
+
+llvm::Expected<std::unique_ptr<Target>> gridjit::createTargetByName(std::string_view Name,
+                                                                    std::string_view Arch) {
+  std::optional<TargetKind> K = parseTargetName(Name);
+  if (!K)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown target '%s' (known: host, nvptx)",
+                                   std::string(Name).c_str());
+  switch (*K) {
+  case TargetKind::Host: {
+    HostTargetOptions O;
+    O.CPU = std::string(Arch);
+    return createHostTarget(O);
   }
-  auto TM = createTargetMachine(Opts);
-  if (!TM)
-    return TM.takeError();
-  {
-    PhaseTimer T(Times ? &Times->OptimizeMs : nullptr);
-    if (llvm::Error E = optimize(*IR, **TM, Opts))
-      return std::move(E);
+  case TargetKind::NVPTX: {
+    NVPTXTargetOptions O;
+    if (!Arch.empty())
+      O.Arch = std::string(Arch);
+    return createNVPTXTarget(O);
   }
-  if (Kind == EmitKind::LLVM) {
-    std::string Text;
-    llvm::raw_string_ostream OS(Text);
-    IR->print(OS, nullptr);
-    return Text;
   }
-  PhaseTimer T(Times ? &Times->CodegenMs : nullptr);
-  return codegen(*IR, **TM, Kind);
+  llvm_unreachable("a TargetKind without a constructor");
+}
+
+Target::~Target() = default;
+
+const KernelInfo *Artifact::getKernel(std::string_view Name) const {
+  for (const KernelInfo &K : Kernels)
+    if (K.Name == Name)
+      return &K;
+  return nullptr;
 }
 
 llvm::Expected<Artifact> Target::compile(const Module &M, const CompileOptions &Opts,
                                          PhaseTimes *Times) const {
-  EmitKind Kind = getName() == "nvptx" ? EmitKind::Assembly : EmitKind::Object;
-  auto Payload = emit(M, Kind, Opts, Times);
+  auto Payload = emit(M, getPayloadKind(), Opts, Times);
   if (!Payload)
     return Payload.takeError();
   Artifact A;
-  A.TargetName = std::string(getName());
+  A.Kind = getKind();
   A.Arch = std::string(getArch());
   A.Payload = std::move(*Payload);
   A.Kernels = describeKernels(M);
   return A;
 }
 
-llvm::Error gridjit::runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &TM,
-                                        unsigned OptLevel, const llvm::PipelineTuningOptions &PTO) {
-  llvm::LoopAnalysisManager LAM;
-  llvm::FunctionAnalysisManager FAM;
-  llvm::CGSCCAnalysisManager CGAM;
-  llvm::ModuleAnalysisManager MAM;
-  llvm::PassBuilder PB(&TM, PTO);
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  llvm::OptimizationLevel Levels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
-                                      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
-  llvm::OptimizationLevel L = Levels[std::min(OptLevel, 3u)];
-  llvm::ModulePassManager MPM =
-      OptLevel == 0 ? PB.buildO0DefaultPipeline(L) : PB.buildPerModuleDefaultPipeline(L);
-  MPM.run(IR, MAM);
-  std::string Problems;
-  llvm::raw_string_ostream OS(Problems);
-  if (llvm::verifyModule(IR, &OS))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: optimisation produced invalid LLVM IR:\n%s",
-                                   Problems.c_str());
-  return llvm::Error::success();
+/// Bytes of one element of \p K in memory.
+static uint64_t elementBytes(ScalarKind K) { return K == ScalarKind::Bool ? 1 : scalarBits(K) / 8; }
+
+/// Adds the static shared bytes and the dynamic-shared flag of every
+/// `shared` declaration in \p S to \p K.
+static void collectShared(const Stmt &S, KernelInfo &K) {
+  auto Visit = [&](const Stmt *Child) {
+    if (Child)
+      collectShared(*Child, K);
+  };
+  switch (S.getKind()) {
+  case Stmt::Decl: {
+    const VarDecl &V = llvm::cast<DeclStmt>(S).Var;
+    if (V.Storage != StorageKind::Shared)
+      return;
+    uint64_t N = V.Ty.getArrayCount();
+    if (N == 0)
+      K.UsesDynamicShared = true;
+    else
+      K.StaticSharedBytes += N * elementBytes(V.Ty.getScalarKind());
+    return;
+  }
+  case Stmt::Block:
+    for (const StmtPtr &C : llvm::cast<BlockStmt>(S).Body)
+      Visit(C.get());
+    return;
+  case Stmt::If:
+    Visit(llvm::cast<IfStmt>(S).Then.get());
+    Visit(llvm::cast<IfStmt>(S).Else.get());
+    return;
+  case Stmt::While:
+    Visit(llvm::cast<WhileStmt>(S).Body.get());
+    return;
+  case Stmt::For:
+    Visit(llvm::cast<ForStmt>(S).Body.get());
+    return;
+  default:
+    return;
+  }
 }
 
-llvm::Expected<std::string> gridjit::runBackend(llvm::Module &IR, llvm::TargetMachine &TM,
-                                                llvm::CodeGenFileType Type) {
-  llvm::SmallString<0> Out;
-  llvm::raw_svector_ostream OS(Out);
-  llvm::legacy::PassManager PM;
-  if (TM.addPassesToEmitFile(PM, OS, nullptr, Type))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the %s backend cannot emit this file type",
-                                   TM.getTargetTriple().getArchName().str().c_str());
-  PM.run(IR);
-  return std::string(Out.str());
+std::vector<KernelInfo> Target::describeKernels(const Module &M) const {
+  std::vector<KernelInfo> Kernels;
+  for (const FunctionDecl *F : M.getKernels()) {
+    KernelInfo K;
+    K.Name = F->Name;
+    K.Cooperative = F->UsesGridSync;
+    for (const auto &P : F->Params) {
+      uint32_t Size =
+          P->Ty.isPointer() ? 8 : static_cast<uint32_t>(elementBytes(P->Ty.getScalarKind()));
+      K.Params.push_back({P->Name, P->Ty, Size, Size});
+    }
+    collectShared(*F->Body, K);
+    Kernels.push_back(std::move(K));
+  }
+  return Kernels;
 }

@@ -22,7 +22,7 @@ namespace {
 
 Artifact sampleArtifact() {
   Artifact A;
-  A.TargetName = "host";
+  A.Kind = TargetKind::Host;
   A.Arch = "skylake";
   A.Payload = std::string("\x7f"
                           "ELF\0\1\2 payload bytes",
@@ -50,7 +50,7 @@ CacheKey sampleKey(uint8_t Seed = 1) {
 }
 
 void expectSame(const Artifact &A, const Artifact &B) {
-  EXPECT_EQ(A.TargetName, B.TargetName);
+  EXPECT_EQ(A.Kind, B.Kind);
   EXPECT_EQ(A.Arch, B.Arch);
   EXPECT_EQ(A.Payload, B.Payload);
   ASSERT_EQ(A.Kernels.size(), B.Kernels.size());
@@ -164,8 +164,10 @@ TEST(CacheEntryTest, ResealedCorruptionIsRejected) {
     llvm::consumeError(B.takeError()); // either outcome is fine; no crash
   }
   // A kernel count of 2^32-1 in an empty artifact's body.
+  // (The body: the target name "host" (4 + 4 bytes), an empty arch (4), an
+  // empty payload (8), then the kernel count.)
   std::string Huge = encodeCacheEntry(sampleKey(), Artifact());
-  llvm::support::endian::write32le(Huge.data() + CacheEntryHeaderSize + 4 + 4 + 8, 0xffffffffu);
+  llvm::support::endian::write32le(Huge.data() + CacheEntryHeaderSize + 8 + 4 + 8, 0xffffffffu);
   reseal(Huge);
   auto B = decodeCacheEntry(Huge, sampleKey());
   ASSERT_FALSE(static_cast<bool>(B));

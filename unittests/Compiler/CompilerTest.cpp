@@ -51,7 +51,7 @@ TEST(CompilerTest, CompilesAndDescribesKernels) {
   auto M = C->compile(Saxpy, "saxpy.kir", {}, &I);
   ASSERT_TRUE(static_cast<bool>(M)) << llvm::toString(M.takeError());
   const Artifact &A = (*M)->Art;
-  EXPECT_EQ(A.TargetName, "nvptx");
+  EXPECT_EQ(A.Kind, TargetKind::NVPTX);
   EXPECT_EQ(A.Arch, "sm_80");
   EXPECT_NE(A.Payload.find(".entry saxpy"), std::string::npos);
   ASSERT_EQ(A.Kernels.size(), 1u);
@@ -405,10 +405,10 @@ TEST(CompilerTest, SeveralTargets) {
   R.Target = "nvptx";
   auto P = C->compile(Saxpy, "s.kir", R);
   ASSERT_TRUE(static_cast<bool>(P)) << llvm::toString(P.takeError());
-  EXPECT_EQ((*P)->Art.TargetName, "nvptx");
+  EXPECT_EQ((*P)->Art.Kind, TargetKind::NVPTX);
   auto H = C->compile(Saxpy, "s.kir"); // the first target
   ASSERT_TRUE(static_cast<bool>(H)) << llvm::toString(H.takeError());
-  EXPECT_EQ((*H)->Art.TargetName, "host");
+  EXPECT_EQ((*H)->Art.Kind, TargetKind::Host);
   EXPECT_NE((*H)->Key, (*P)->Key);
   EXPECT_EQ(C->getStats().Compiles, 2u);
 }

@@ -4,7 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Sema/Verifier.h"
+#include "gridjit/Target/CodegenTarget.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/TargetParser/Host.h"
@@ -59,14 +61,14 @@ TEST(HostTargetTest, NameArchAndCompleteFrozenRegistry) {
   ASSERT_TRUE(T);
   EXPECT_EQ(T->getName(), "host");
   EXPECT_EQ(std::string(T->getArch()), llvm::sys::getHostCPUName().str());
-  EXPECT_TRUE(T->getRegistry().isFrozen());
-  EXPECT_TRUE(T->getRegistry().missing().empty());
-  EXPECT_EQ(T->getRegistry().getTargetName(), "host");
+  EXPECT_TRUE(CodegenTarget::get(*T).getRegistry().isFrozen());
+  EXPECT_TRUE(CodegenTarget::get(*T).getRegistry().missing().empty());
+  EXPECT_EQ(CodegenTarget::get(*T).getRegistry().getTargetName(), "host");
   // Every op of the spec, grid_sync included, is registered up front.
-  EXPECT_NE(T->getRegistry().lookup(Op::BuiltinGridSync), nullptr);
-  EXPECT_NE(T->getRegistry().lookup(Op::BuiltinShflXor), nullptr);
+  EXPECT_NE(CodegenTarget::get(*T).getRegistry().lookup(Op::BuiltinGridSync), nullptr);
+  EXPECT_NE(CodegenTarget::get(*T).getRegistry().lookup(Op::BuiltinShflXor), nullptr);
   // Late registration is refused (the registry is frozen).
-  EXPECT_TRUE(T->getRegistry().isFrozen());
+  EXPECT_TRUE(CodegenTarget::get(*T).getRegistry().isFrozen());
 }
 
 TEST(HostTargetTest, FingerprintIsStableAndDependsOnTheCPU) {
@@ -94,7 +96,7 @@ TEST(HostTargetTest, MissingLoweringIsALocatedError) {
   auto T = host(Opts);
   auto M = parse(Reduce);
   ASSERT_TRUE(T && M);
-  EXPECT_FALSE(T->getRegistry().missing().empty());
+  EXPECT_FALSE(CodegenTarget::get(*T).getRegistry().missing().empty());
   auto A = T->compile(*M, CompileOptions());
   ASSERT_FALSE(A);
   std::string Msg = errorText(A.takeError());
@@ -116,7 +118,7 @@ TEST(HostTargetTest, EveryStage) {
   EXPECT_NE(Asm->find("__gridjit_entry_reduce:"), std::string::npos);
   auto A = T->compile(*M, CompileOptions());
   ASSERT_TRUE(static_cast<bool>(A)) << errorText(A.takeError());
-  EXPECT_EQ(A->TargetName, "host");
+  EXPECT_EQ(A->Kind, TargetKind::Host);
   EXPECT_EQ(A->Payload.substr(0, 4), "\x7f"
                                      "ELF");
   ASSERT_EQ(A->Kernels.size(), 1u);

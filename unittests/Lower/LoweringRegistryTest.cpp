@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "gridjit/Lower/LoweringRegistry.h"
+#include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Sema/Verifier.h"
+#include "gridjit/Target/CodegenTarget.h"
 #include "gridjit/Target/Target.h"
 
 #include "gtest/gtest.h"
@@ -73,7 +75,7 @@ TEST(LoweringRegistryTest, FingerprintDependsOnEntriesAndVersions) {
 TEST(LoweringRegistryTest, NVPTXRegistryIsCompleteAndFrozenAtConstruction) {
   auto T = nvptx();
   ASSERT_TRUE(T);
-  const LoweringRegistry &R = T->getRegistry();
+  const LoweringRegistry &R = CodegenTarget::get(*T).getRegistry();
   EXPECT_TRUE(R.isFrozen());
   EXPECT_TRUE(R.missing().empty()) << "missing: " << opName(R.missing().front());
   EXPECT_NE(R.lookup(Op::BuiltinGridSync), nullptr);
@@ -89,8 +91,9 @@ TEST(LoweringRegistryTest, TargetWithoutALoweringReportsOpTargetAndLine) {
   Opts.OmitLowerings = {Op::BuiltinAtomicAdd};
   auto T = nvptx(Opts);
   ASSERT_TRUE(T);
-  EXPECT_EQ(T->getRegistry().lookup(Op::BuiltinAtomicAdd), nullptr);
-  EXPECT_NE(T->getRegistry().fingerprint(), nvptx()->getRegistry().fingerprint());
+  EXPECT_EQ(CodegenTarget::get(*T).getRegistry().lookup(Op::BuiltinAtomicAdd), nullptr);
+  EXPECT_NE(CodegenTarget::get(*T).getRegistry().fingerprint(),
+            CodegenTarget::get(*nvptx()).getRegistry().fingerprint());
 
   auto M = parseAndVerify("kernel k(p: ptr<i32>) {\n"
                           "  p[0] = 1;\n"
@@ -110,7 +113,7 @@ TEST(LoweringRegistryTest, TargetWithoutALoweringReportsOpTargetAndLine) {
 TEST(LoweringRegistryTest, ConcurrentLookupsSeeTheWholeTable) {
   auto T = nvptx();
   ASSERT_TRUE(T);
-  const LoweringRegistry &R = T->getRegistry();
+  const LoweringRegistry &R = CodegenTarget::get(*T).getRegistry();
   std::vector<std::thread> Threads;
   std::atomic<unsigned> Missing{0};
   for (int I = 0; I < 8; ++I)

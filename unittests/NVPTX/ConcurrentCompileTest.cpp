@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Target/Target.h"
 

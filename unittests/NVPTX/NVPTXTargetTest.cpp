@@ -4,7 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Sema/Verifier.h"
+#include "gridjit/Target/CodegenTarget.h"
 #include "gridjit/Target/Target.h"
 
 #include "gtest/gtest.h"
@@ -67,7 +69,8 @@ TEST(NVPTXTargetTest, FingerprintDependsOnArchAndLibdevice) {
   EXPECT_NE((*TA)->getFingerprint(), (*TB)->getFingerprint());
   EXPECT_NE((*TA)->getFingerprint(), (*TC)->getFingerprint());
   // The registry itself is the same: only what the target links differs.
-  EXPECT_EQ((*TA)->getRegistry().fingerprint(), (*TB)->getRegistry().fingerprint());
+  EXPECT_EQ(CodegenTarget::get(**TA).getRegistry().fingerprint(),
+            CodegenTarget::get(**TB).getRegistry().fingerprint());
 }
 
 TEST(NVPTXTargetTest, KernelMetadataForALaunch) {
@@ -85,7 +88,7 @@ TEST(NVPTXTargetTest, KernelMetadataForALaunch) {
   ASSERT_TRUE(static_cast<bool>(M)) << llvm::toString(M.takeError());
   auto A = (*T)->compile(**M, {});
   ASSERT_TRUE(static_cast<bool>(A)) << llvm::toString(A.takeError());
-  EXPECT_EQ(A->TargetName, "nvptx");
+  EXPECT_EQ(A->Kind, TargetKind::NVPTX);
   EXPECT_EQ(A->Arch, "sm_80");
   ASSERT_EQ(A->Kernels.size(), 2u);
   const KernelInfo *Coop = A->getKernel("coop");

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gridjit/Runtime/HostRuntime.h"
+#include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Target/Target.h"
@@ -308,7 +309,7 @@ TEST(HostRuntimeTest, OtherTargetsArtifactsAreRefused) {
   auto RT = HostRuntime::create();
   ASSERT_TRUE(static_cast<bool>(RT));
   Artifact A;
-  A.TargetName = "nvptx";
+  A.Kind = TargetKind::NVPTX;
   A.Payload = "// PTX";
   auto M = (*RT)->load(A);
   ASSERT_FALSE(M);

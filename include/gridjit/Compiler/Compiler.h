@@ -99,7 +99,7 @@ struct CompileRequest {
 
 /// Options of a Compiler. Defaults are what `jit-run` uses.
 struct CompilerOptions {
-  /// The targets to compile for, each with its own name (see
+  /// The targets to compile for, each of its own kind (see
   /// createTargetByName). Empty (the default): the host target for this
   /// machine.
   std::vector<std::shared_ptr<const Target>> Targets;
@@ -182,11 +182,10 @@ private:
   std::unique_ptr<Impl> P;
 };
 
-/// A target by the name jit-run's --target uses: "host" (\p Arch is the
-/// CPU, empty: this machine's) or "cuda"/"nvptx" (\p Arch is sm_XX, empty:
-/// sm_80).
-llvm::Expected<std::unique_ptr<Target>> createTargetByName(std::string_view Name,
-                                                           std::string_view Arch = {});
+/// parseModule followed by verifyModule: the front end every compile runs.
+/// Errors: the source's DiagnosticError.
+llvm::Expected<std::unique_ptr<Module>> parseAndVerify(std::string_view Source,
+                                                       std::string_view BufferName);
 
 } // namespace gridjit
 

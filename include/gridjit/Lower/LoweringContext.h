@@ -11,6 +11,7 @@
 
 #include "gridjit/IR/AST.h"
 #include "gridjit/Lower/LoweringRegistry.h"
+#include "gridjit/Lower/LoweringTarget.h"
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -18,14 +19,12 @@
 
 namespace gridjit {
 
-class Target;
-
 class LoweringContext {
 public:
-  LoweringContext(const Target &T, const Module &KM, llvm::Module &IR, llvm::IRBuilder<> &B)
+  LoweringContext(const LoweringTarget &T, const Module &KM, llvm::Module &IR, llvm::IRBuilder<> &B)
       : T(T), KM(KM), IR(IR), B(B) {}
 
-  const Target &T;
+  const LoweringTarget &T;
   const Module &KM;
   llvm::Module &IR;
   llvm::IRBuilder<> &B;
@@ -52,10 +51,6 @@ public:
 
   /// A located error: `MODULE:LINE:COL: error: MSG` with the source line.
   llvm::Error error(SourceLoc Loc, const llvm::Twine &Msg) const;
-
-  /// Per-target data that lowerings share within one module (e.g. the
-  /// NVPTX dynamic shared memory symbol); owned by the target's lowerings.
-  llvm::DenseMap<const void *, llvm::Value *> TargetValues;
 };
 
 } // namespace gridjit

@@ -16,6 +16,7 @@
 #define GRIDJIT_LOWER_LOWERINGREGISTRY_H
 
 #include "gridjit/IR/AST.h"
+#include "gridjit/Lower/Op.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -34,57 +35,12 @@ namespace gridjit {
 
 class LoweringContext;
 
-// clang-format off
-/// The operations of KIR that a target lowers, besides the builtin values
-/// and functions (which follow them in `Op`).
-#define GRIDJIT_CORE_OPS(X)                                                    \
-  X(Add, "add") X(Sub, "sub") X(Mul, "mul") X(Div, "div") X(Rem, "rem")        \
-  X(Shl, "shl") X(Shr, "shr") X(And, "and") X(Or, "or") X(Xor, "xor")          \
-  X(Eq, "eq") X(Ne, "ne") X(Lt, "lt") X(Le, "le") X(Gt, "gt") X(Ge, "ge")      \
-  X(Neg, "neg") X(Not, "not") X(BitNot, "bitnot")                              \
-  X(Cast, "cast")                                                              \
-  X(PtrOffset, "ptr_offset")     /* p + i */                                   \
-  X(ElementAddr, "element_addr") /* &p[i], &a[i] */                            \
-  X(Load, "load") X(Store, "store")                                            \
-  X(LocalArray, "local_array")   /* var a: [T; N]; */                          \
-  X(SharedArray, "shared_array") /* shared t: [T; N]; */                       \
-  X(DynamicShared, "dynamic_shared") /* shared t: [T]; */                      \
-  X(CallFunction, "call")        /* a device function */
-// clang-format on
-
-/// Every lowerable operation: the core ops, then one per builtin value,
-/// then one per builtin function.
-enum class Op : uint16_t {
-#define GRIDJIT_X(Id, Name) Id,
-  GRIDJIT_CORE_OPS(GRIDJIT_X)
-#undef GRIDJIT_X
-      ThreadIdx,
-  BlockIdx,
-  BlockDim,
-  GridDim,
-  LaneId,
-  WarpSize,
-#define GRIDJIT_X(Id, Name) Builtin##Id,
-  GRIDJIT_BUILTIN_FUNCS(GRIDJIT_X)
-#undef GRIDJIT_X
-      NumOps
-};
-constexpr unsigned NumOps = static_cast<unsigned>(Op::NumOps);
-
-/// The op's name as messages and fingerprints spell it ("add",
-/// "thread_idx", "atomic_cas", ...).
-std::string_view opName(Op O);
-/// The op for a binary operator (never LAnd/LOr: those are control flow).
-Op opFor(BinaryOp B);
-Op opFor(UnaryOp U);
-Op opFor(BuiltinValue V);
-Op opFor(BuiltinFunc F);
-
 /// What a lowering function gets: the node it lowers (for its types and
 /// location), the operand values already lowered, and op-specific data.
 struct OpArgs {
-  /// The expression or statement being lowered (for diagnostics); may be
-  /// null for ops made up by the lowering itself.
+  /// Where the expression or statement being lowered starts, for
+  /// diagnostics; the default (invalid) location for ops the lowering makes
+  /// up itself.
   SourceLoc Loc;
   llvm::ArrayRef<llvm::Value *> Operands;
   /// KIR type of the first operand (the pointer for memory ops and atomics,

@@ -24,10 +24,6 @@ namespace gridjit {
 /// twice is allowed and gives the same result.
 llvm::Error verifyModule(Module &M);
 
-/// parseModule followed by verifyModule.
-llvm::Expected<std::unique_ptr<Module>> parseAndVerify(std::string_view Source,
-                                                       std::string_view BufferName);
-
 } // namespace gridjit
 
 #endif // GRIDJIT_SEMA_VERIFIER_H

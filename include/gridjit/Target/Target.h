@@ -7,29 +7,41 @@
 // number of threads at once. Every compile makes its own LLVMContext and
 // TargetMachine.
 //
+// This is the public face of a target and names no LLVM IR type; the code
+// generation hooks (lowering, optimisation, the backend) are the internal
+// CodegenTarget's (gridjit/Target/CodegenTarget.h), which every Target is.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GRIDJIT_TARGET_TARGET_H
 #define GRIDJIT_TARGET_TARGET_H
 
 #include "gridjit/IR/AST.h"
-#include "gridjit/Lower/LoweringRegistry.h"
+#include "gridjit/Lower/Op.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-namespace llvm {
-class Function;
-class LLVMContext;
-class Module;
-class TargetMachine;
-} // namespace llvm
-
 namespace gridjit {
+
+/// The targets gridjit compiles for. The library calls the GPU target
+/// "nvptx" everywhere (getName(), Artifact, cache keys, CompileRequest);
+/// `cuda` is only jit-run's spelling of "run on an NVIDIA GPU".
+enum class TargetKind : uint8_t {
+  NVPTX, ///< PTX text for NVIDIA GPUs, loaded through the CUDA driver
+  Host,  ///< an object file for the CPU running gridjit, run by HostRuntime
+};
+/// "nvptx" or "host": the target's name in messages, cache keys and entries.
+std::string_view getTargetName(TargetKind K);
+/// The kind named \p Name ("nvptx", "host"), or std::nullopt.
+std::optional<TargetKind> parseTargetName(std::string_view Name);
 
 /// A kernel parameter as a launch passes it.
 struct KernelParamInfo {
@@ -55,8 +67,8 @@ struct KernelInfo {
 
 /// The result of a compile.
 struct Artifact {
-  std::string TargetName; ///< "nvptx" or "host"
-  std::string Arch;       ///< "sm_80", or the host CPU name
+  TargetKind Kind = TargetKind::Host; ///< the target it was compiled for
+  std::string Arch;                   ///< "sm_80", or the host CPU name
   /// PTX text (NVPTX) or a relocatable object file (host).
   std::string Payload;
   std::vector<KernelInfo> Kernels;
@@ -77,35 +89,30 @@ struct CompileOptions {
   unsigned OptLevel = 3;
 };
 
+class CodegenTarget;
+
 /// A compilation target. Thread-safe: every method is const and the object
-/// is immutable after construction.
+/// is immutable after construction. Every Target is a CodegenTarget (the
+/// constructor is private to it), which holds the code-generation hooks.
 class Target {
 public:
   virtual ~Target();
 
-  /// "nvptx" or "host".
-  virtual std::string_view getName() const = 0;
+  TargetKind getKind() const { return Kind; }
+  /// "nvptx" or "host" (getTargetName(getKind())).
+  std::string_view getName() const { return getTargetName(Kind); }
   /// The architecture compiled for ("sm_80", or the host CPU).
   virtual std::string_view getArch() const = 0;
-  const LoweringRegistry &getRegistry() const { return Registry; }
   /// A digest of everything about this target that changes generated code:
   /// the registry's fingerprint, the architecture and features, and the
   /// content of linked libraries (libdevice). Part of the cache key.
   virtual std::string getFingerprint() const = 0;
-
-  /// KIR → LLVM IR (before optimisation) in \p Ctx. \p M must be verified.
-  llvm::Expected<std::unique_ptr<llvm::Module>> lower(const Module &M,
-                                                      llvm::LLVMContext &Ctx) const;
-  /// A new TargetMachine for one compile (TargetMachines are not shared
-  /// between compiles, so compiles on different threads share nothing).
-  virtual llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-  createTargetMachine(const CompileOptions &Opts) const = 0;
-  /// Runs the optimisation pipeline for OptLevel on \p IR and verifies it.
-  virtual llvm::Error optimize(llvm::Module &IR, llvm::TargetMachine &TM,
-                               const CompileOptions &Opts) const = 0;
-  /// Generates target assembly (PTX for NVPTX) or an object file.
-  virtual llvm::Expected<std::string> codegen(llvm::Module &IR, llvm::TargetMachine &TM,
-                                              EmitKind Kind) const = 0;
+  /// The digest of the target's table of op lowerings alone
+  /// (LoweringRegistry::fingerprint()); also part of the cache key.
+  virtual std::string getRegistryFingerprint() const = 0;
+  /// What compile() stores as the artifact's payload: PTX text
+  /// (`EmitKind::Assembly`) for NVPTX, an object file for the host.
+  virtual EmitKind getPayloadKind() const = 0;
 
   /// Lowers, optimises and generates code for \p M; fills \p Times if given
   /// (LowerMs, OptimizeMs, CodegenMs).
@@ -113,35 +120,17 @@ public:
                                    PhaseTimes *Times = nullptr) const;
   /// The text of one stage: LLVM IR after optimisation (`EmitKind::LLVM`),
   /// assembly, or the object file's bytes.
-  llvm::Expected<std::string> emit(const Module &M, EmitKind Kind, const CompileOptions &Opts,
-                                   PhaseTimes *Times = nullptr) const;
+  virtual llvm::Expected<std::string> emit(const Module &M, EmitKind Kind,
+                                           const CompileOptions &Opts,
+                                           PhaseTimes *Times = nullptr) const = 0;
 
   /// Launch metadata for every kernel of \p M (as compile() stores it).
   std::vector<KernelInfo> describeKernels(const Module &M) const;
 
-  // Hooks for the shared lowering code.
-  /// The LLVM address space of a KIR address space.
-  virtual unsigned getAddrSpace(AddrSpace AS) const = 0;
-  /// Sets the triple and data layout of a new module.
-  virtual llvm::Error prepareModule(llvm::Module &IR) const = 0;
-  /// Marks \p F as a kernel entry point.
-  virtual void markKernel(llvm::Module &IR, llvm::Function &F) const = 0;
-  /// Called once after every function is lowered (e.g. to link libraries).
-  virtual llvm::Error finishModule(llvm::Module &IR) const { return llvm::Error::success(); }
-  /// Lowers every function and kernel of verified \p M into \p IR; lower()
-  /// calls it between prepareModule() and finishModule(). The default is the
-  /// shared structural lowering of lib/Lower/Lowering.cpp. The host target
-  /// replaces it with its thread-loop lowering (lib/Target/Host), which
-  /// still lowers every operation through the registry.
-  virtual llvm::Error lowerFunctions(const Module &M, llvm::Module &IR) const;
-
-protected:
-  explicit Target(std::string_view Name) : Registry(std::string(Name)) {}
-  /// For constructors only: the registry is frozen when they return.
-  LoweringRegistry &getMutableRegistry() { return Registry; }
-
 private:
-  LoweringRegistry Registry;
+  friend class CodegenTarget;
+  explicit Target(TargetKind Kind) : Kind(Kind) {}
+  TargetKind Kind;
 };
 
 /// Options of the NVPTX target.
@@ -192,6 +181,12 @@ struct HostTargetOptions {
 /// loaded and launched by gridjit::HostRuntime. Errors: the native backend
 /// is missing from this build, or an unknown CPU name.
 llvm::Expected<std::unique_ptr<Target>> createHostTarget(const HostTargetOptions &Opts = {});
+
+/// The target named \p Name with default options but for the architecture:
+/// "host" (\p Arch is the CPU, empty: this machine's) or "nvptx" (\p Arch
+/// is sm_XX, empty: sm_80).
+llvm::Expected<std::unique_ptr<Target>> createTargetByName(std::string_view Name,
+                                                           std::string_view Arch = {});
 
 } // namespace gridjit
 

@@ -38,7 +38,7 @@
 #include <vector>
 
 namespace gridjit {
-class Target;
+class LoweringTarget;
 namespace host {
 
 class HostModuleLowering;
@@ -48,8 +48,8 @@ class HostModuleLowering;
 /// through it.
 class HostLoweringContext : public LoweringContext {
 public:
-  HostLoweringContext(const Target &T, const Module &KM, llvm::Module &IR, llvm::IRBuilder<> &B,
-                      HostModuleLowering &L)
+  HostLoweringContext(const LoweringTarget &T, const Module &KM, llvm::Module &IR,
+                      llvm::IRBuilder<> &B, HostModuleLowering &L)
       : LoweringContext(T, KM, IR, B), L(L) {}
   HostModuleLowering &L;
 };
@@ -93,7 +93,7 @@ struct ThreadEnv {
 
 class HostModuleLowering : public StructuralLowering {
 public:
-  HostModuleLowering(const Target &T, const Module &KM, llvm::Module &IR);
+  HostModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR);
   llvm::Error run();
 
   // For the registered lowerings (HostLowerings.cpp).
@@ -108,7 +108,7 @@ private:
   friend class HostLoweringContext;
 
   //===--- Module --------------------------------------------------------===//
-  const Target &T;
+  const LoweringTarget &T;
   const Module &KM;
   llvm::Module &IR;
   /// The context StructuralLowering::Ctx refers to.

@@ -11,7 +11,7 @@
 #include "HostLowering.h"
 
 #include "../Pipeline.h"
-#include "gridjit/Target/Target.h"
+#include "gridjit/Target/CodegenTarget.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -44,17 +44,17 @@ void initializeNativeBackend() {
   });
 }
 
-class HostTarget : public Target {
+class HostTarget : public CodegenTarget {
 public:
   HostTarget(std::string Triple, std::string CPU, std::string Features)
-      : Target("host"), Triple(std::move(Triple)), CPU(std::move(CPU)),
+      : CodegenTarget(TargetKind::Host), Triple(std::move(Triple)), CPU(std::move(CPU)),
         Features(std::move(Features)) {}
 
   llvm::Error init(llvm::ArrayRef<Op> Omit);
 
-  std::string_view getName() const override { return "host"; }
   std::string_view getArch() const override { return CPU; }
   std::string getFingerprint() const override { return Fingerprint; }
+  EmitKind getPayloadKind() const override { return EmitKind::Object; }
   unsigned getAddrSpace(AddrSpace) const override { return 0; }
   llvm::Error prepareModule(llvm::Module &IR) const override {
     IR.setTargetTriple(Triple);

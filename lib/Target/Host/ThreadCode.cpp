@@ -26,7 +26,7 @@ using llvm::Expected;
 using llvm::isa;
 using llvm::Value;
 
-HostModuleLowering::HostModuleLowering(const Target &T, const Module &KM, llvm::Module &IR)
+HostModuleLowering::HostModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR)
     : StructuralLowering(IR.getContext(), HostCtx), T(T), KM(KM), IR(IR),
       HostCtx(T, KM, IR, B, *this) {}
 

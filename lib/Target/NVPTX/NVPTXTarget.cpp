@@ -11,7 +11,7 @@
 #include "../Pipeline.h"
 #include "gridjit/Lower/LoweringContext.h"
 #include "gridjit/Support/Environment.h"
-#include "gridjit/Target/Target.h"
+#include "gridjit/Target/CodegenTarget.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -60,17 +60,17 @@ void initializeNVPTXBackend() {
   });
 }
 
-class NVPTXTarget : public Target {
+class NVPTXTarget : public CodegenTarget {
 public:
   NVPTXTarget(const NVPTXArchInfo &Arch, std::string Libdevice, std::string LibdevicePath)
-      : Target("nvptx"), Arch(Arch), Libdevice(std::move(Libdevice)),
+      : CodegenTarget(TargetKind::NVPTX), Arch(Arch), Libdevice(std::move(Libdevice)),
         LibdevicePath(std::move(LibdevicePath)) {}
 
   llvm::Error init(llvm::ArrayRef<Op> Omit);
 
-  std::string_view getName() const override { return "nvptx"; }
   std::string_view getArch() const override { return Arch.Arch; }
   std::string getFingerprint() const override { return Fingerprint; }
+  EmitKind getPayloadKind() const override { return EmitKind::Assembly; }
   unsigned getAddrSpace(AddrSpace AS) const override {
     switch (AS) {
     case AddrSpace::Global:

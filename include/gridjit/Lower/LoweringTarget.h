@@ -1,0 +1,75 @@
+//===- LoweringTarget.h - What the lowering needs from a target -*- C++ -*-===//
+//
+// Part of gridjit. The Lower layer's view of a target: its registry of op
+// lowerings and the few hooks that the shared structural lowering calls
+// (address spaces, the module's triple, kernel marking, a last pass over
+// the module). The Target layer's CodegenTarget implements it; Lower never
+// sees a Target, so the dependency runs one way (docs/Architecture.md).
+//
+// This header exposes LLVM IR types: it is for targets and their tests,
+// not part of the public API.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_LOWER_LOWERINGTARGET_H
+#define GRIDJIT_LOWER_LOWERINGTARGET_H
+
+#include "gridjit/IR/AST.h"
+#include "gridjit/Lower/LoweringRegistry.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class Function;
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace gridjit {
+
+/// A target as the lowering sees it. Immutable after construction (the
+/// registry is frozen by the target's constructor), so one LoweringTarget
+/// may lower modules on any number of threads at once.
+class LoweringTarget {
+public:
+  virtual ~LoweringTarget();
+
+  const LoweringRegistry &getRegistry() const { return Registry; }
+
+  /// KIR → LLVM IR (before optimisation) in \p Ctx: prepareModule(),
+  /// lowerFunctions(), finishModule(), then the IR verifier. \p M must be
+  /// verified.
+  llvm::Expected<std::unique_ptr<llvm::Module>> lower(const Module &M,
+                                                      llvm::LLVMContext &Ctx) const;
+
+  /// The LLVM address space of a KIR address space.
+  virtual unsigned getAddrSpace(AddrSpace AS) const = 0;
+  /// Sets the triple and data layout of a new module.
+  virtual llvm::Error prepareModule(llvm::Module &IR) const = 0;
+  /// Marks \p F as a kernel entry point.
+  virtual void markKernel(llvm::Module &IR, llvm::Function &F) const = 0;
+  /// Called once after every function is lowered (e.g. to link libraries).
+  virtual llvm::Error finishModule(llvm::Module &IR) const { return llvm::Error::success(); }
+  /// Lowers every function and kernel of verified \p M into \p IR; lower()
+  /// calls it between prepareModule() and finishModule(). The default is the
+  /// shared structural lowering of lib/Lower/Lowering.cpp. The host target
+  /// replaces it with its thread-loop lowering (lib/Target/Host), which
+  /// still lowers every operation through the registry.
+  virtual llvm::Error lowerFunctions(const Module &M, llvm::Module &IR) const;
+
+protected:
+  /// \p Name names the target in the registry's fingerprint and messages.
+  explicit LoweringTarget(std::string Name) : Registry(std::move(Name)) {}
+  /// For constructors only: the registry is frozen when they return.
+  LoweringRegistry &getMutableRegistry() { return Registry; }
+
+private:
+  LoweringRegistry Registry;
+};
+
+} // namespace gridjit
+
+#endif // GRIDJIT_LOWER_LOWERINGTARGET_H
