@@ -394,7 +394,7 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "optimisation level %u: it must be 0, 1, 2 or 3", Opts.OptLevel);
   if (Opts.Targets.empty()) {
-    auto Host = createTargetByName("host");
+    auto Host = createHostTarget();
     if (!Host)
       return Host.takeError();
     Opts.Targets.push_back(std::move(*Host));

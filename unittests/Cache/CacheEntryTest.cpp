@@ -143,6 +143,17 @@ void reseal(std::string &E) {
   std::memcpy(E.data() + 88, HSum.data(), 8);
 }
 
+TEST(CacheEntryTest, UnknownTargetNameIsRejected) {
+  // The body starts with the target's name: "host" becomes "hosu".
+  std::string E = encodeCacheEntry(sampleKey(), sampleArtifact());
+  ASSERT_EQ(E.substr(CacheEntryHeaderSize + 4, 4), "host");
+  E[CacheEntryHeaderSize + 7] = 'u';
+  reseal(E);
+  auto B = decodeCacheEntry(E, sampleKey());
+  ASSERT_FALSE(static_cast<bool>(B));
+  EXPECT_NE(llvm::toString(B.takeError()).find("unknown target 'hosu'"), std::string::npos);
+}
+
 TEST(CacheEntryTest, ResealedCorruptionIsRejected) {
   // With valid checksums, every truncation of the body and every flipped
   // byte must still give an error or an artifact; never a crash, a hang or
