@@ -8,7 +8,6 @@
 #include "gridjit/Target/Target.h"
 
 #include "llvm/Support/Casting.h"
-#include "llvm/Support/ErrorHandling.h"
 
 using namespace gridjit;
 
@@ -35,29 +34,6 @@ std::optional<TargetKind> gridjit::parseTargetName(std::string_view Name) {
     if (E.Name == Name)
       return E.Kind;
   return std::nullopt;
-}
-
-llvm::Expected<std::unique_ptr<Target>> gridjit::createTargetByName(std::string_view Name,
-                                                                    std::string_view Arch) {
-  std::optional<TargetKind> K = parseTargetName(Name);
-  if (!K)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "unknown target '%s' (known: host, nvptx)",
-                                   std::string(Name).c_str());
-  switch (*K) {
-  case TargetKind::Host: {
-    HostTargetOptions O;
-    O.CPU = std::string(Arch);
-    return createHostTarget(O);
-  }
-  case TargetKind::NVPTX: {
-    NVPTXTargetOptions O;
-    if (!Arch.empty())
-      O.Arch = std::string(Arch);
-    return createNVPTXTarget(O);
-  }
-  }
-  llvm_unreachable("a TargetKind without a constructor");
 }
 
 Target::~Target() = default;
