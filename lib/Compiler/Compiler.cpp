@@ -200,9 +200,10 @@ Compiler::Impl::resolve(const CompileRequest &Req) const {
                                    "optimisation level %u: it must be 0, 1, 2 or 3", Opt);
   if (Req.Target.empty())
     return std::make_pair(&Targets.front(), Opt);
-  for (const TargetEntry &TE : Targets)
-    if (TE.Name == Req.Target)
-      return std::make_pair(&TE, Opt);
+  if (std::optional<TargetKind> K = parseTargetName(Req.Target))
+    for (const TargetEntry &TE : Targets)
+      if (TE.T->getKind() == *K)
+        return std::make_pair(&TE, Opt);
   std::string Known;
   for (const TargetEntry &TE : Targets)
     Known += (Known.empty() ? "" : ", ") + TE.Name;
@@ -404,7 +405,7 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
     if (!T)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "a null target");
     for (const TargetEntry &TE : I->Targets)
-      if (TE.Name == T->getName())
+      if (TE.T->getKind() == T->getKind())
         return llvm::createStringError(llvm::inconvertibleErrorCode(), "two targets named '%s'",
                                        TE.Name.c_str());
     I->Targets.push_back({T, std::string(T->getName()), std::string(T->getArch()),
@@ -533,8 +534,9 @@ llvm::Expected<CacheKey> Compiler::computeKey(std::string_view Source, std::stri
 const Target *Compiler::getTarget(std::string_view Name) const {
   if (Name.empty())
     return P->Targets.front().T.get();
+  std::optional<TargetKind> K = parseTargetName(Name);
   for (const TargetEntry &TE : P->Targets)
-    if (TE.Name == Name)
+    if (K == TE.T->getKind())
       return TE.T.get();
   return nullptr;
 }
