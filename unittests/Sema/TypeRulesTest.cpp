@@ -142,6 +142,23 @@ kernel k(p: ptr<i64>, q: ptr<f64>, c: bool, h: f64) {
   EXPECT_EQ(cast<CastExpr>(init(M, "k", 7))->Operand->Ty, i32());
 }
 
+TEST(TypeRulesTest, BrevKeepsItsOperandTypeWhereClzGivesI32) {
+  Verified V = verify(R"(
+kernel k(l: u64) {
+  let a: u64 = brev(l);
+  let b: u64 = brev(1);
+  let c: i32 = clz(l);
+})");
+  ASSERT_TRUE(V.Errors.empty()) << V.Errors.front();
+  Type U64 = Type::getScalar(ScalarKind::U64);
+  auto *A = cast<CallExpr>(init(*V.M, "k", 0));
+  EXPECT_EQ(A->Builtin, BuiltinFunc::Brev);
+  EXPECT_EQ(A->Ty, U64);
+  // Like abs, and unlike clz and popc, the literal takes the context's type.
+  EXPECT_EQ(cast<CallExpr>(init(*V.M, "k", 1))->Args[0]->Ty, U64);
+  EXPECT_EQ(init(*V.M, "k", 2)->Ty, i32());
+}
+
 TEST(TypeRulesTest, LoopIndexTakesTheTypeOfTheBounds) {
   Verified V = verify(R"(
 kernel k(n: i64, m: u8) {
@@ -421,6 +438,8 @@ const ErrorCase ErrorCases[] = {
     {"kernel k(x: u32) { let y: u32 = abs(x); }",
      "1:33: no overload of 'abs' for 'u32'; it takes f32, f64 or a signed "
      "integer (i8, i16, i32, i64)"},
+    {"kernel k(x: f32) { let y: f32 = brev(x); }",
+     "1:33: no overload of 'brev' for 'f32'; it takes i32, u32, i64 or u64"},
     {"kernel k(x: f32, y: f64) { let z: f32 = min(x, y); }",
      "1:48: arguments of 'min' must have the same type, found 'f32' and 'f64'"},
     {"kernel k(x: i32) { let y: bool = vote_any(x); }",
