@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Errors.h"
+#include "Features.h"
 #include "KernelArgs.h"
 
 #include "gridjit/Compiler/Compiler.h"
@@ -29,6 +30,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -49,8 +51,11 @@ enum class TargetKind { Host, Cuda };
 
 cl::OptionCategory JitRunCategory("jit-run options");
 
-cl::opt<std::string> InputFile(cl::Positional, cl::desc("<input.kir | ->"), cl::Required,
-                               cl::cat(JitRunCategory));
+// A list, so that parseCommandLine can accept none with --print-features;
+// it reports any other count as LLVM does for one required positional
+// argument.
+cl::list<std::string> InputFiles(cl::Positional, cl::desc("<input.kir | ->"),
+                                 cl::cat(JitRunCategory));
 
 cl::opt<EmitStage>
     Emit("emit", cl::desc("Compile only and print one stage"), cl::init(EmitStage::None),
@@ -126,6 +131,10 @@ cl::opt<unsigned> ThreadsOpt("threads",
                              cl::desc("Worker threads (default: $GRIDJIT_NUM_THREADS, else the "
                                       "CPUs this process may use)"),
                              cl::value_desc("n"), cl::init(0), cl::cat(JitRunCategory));
+cl::opt<bool> PrintFeatures("print-features",
+                            cl::desc("Print the features of this build on this machine, one per "
+                                     "line, and exit"),
+                            cl::cat(JitRunCategory));
 
 /// Everything the command line asks for, read once from the options above
 /// and checked (readOptions).
@@ -586,7 +595,7 @@ Expected<Options> readOptions(bool Stats) {
   if (Error E = checkUsage())
     return std::move(E);
   Options O;
-  O.InputFile = InputFile;
+  O.InputFile = InputFiles.front();
   O.Emit = Emit;
   O.Target = TargetOpt;
   O.OptLevel = OptLevel;
@@ -612,8 +621,21 @@ Expected<Options> readOptions(bool Stats) {
 /// given an error stream, so that it returns instead of exiting with
 /// status 1 and misuse can be status 2).
 Error parseCommandLine(int argc, char **argv) {
-  if (!cl::ParseCommandLineOptions(argc, argv, "jit-run: compile, print and run KIR kernels\n",
-                                   &errs()))
+  bool Parsed = cl::ParseCommandLineOptions(
+      argc, argv, "jit-run: compile, print and run KIR kernels\n", &errs());
+  // One input file, or none with --print-features. Reported as the parser
+  // would report one required positional argument, after anything else it
+  // reported (it checks positional arguments last).
+  std::string Tool = sys::path::filename(argv[0]).str();
+  if (InputFiles.size() > 1)
+    return make_error<jitrun::CommandLineError>(
+        Tool + ": Too many positional arguments specified!\n" +
+        "Can specify at most 1 positional arguments: See: " + argv[0] + " --help\n");
+  if (InputFiles.empty() && !PrintFeatures)
+    return make_error<jitrun::CommandLineError>(
+        Tool + ": Not enough positional command line arguments specified!\n" +
+        "Must specify at least 1 positional argument: See: " + argv[0] + " --help\n");
+  if (!Parsed)
     return make_error<jitrun::CommandLineError>("");
   return Error::success();
 }
@@ -646,6 +668,10 @@ Error runTool(int argc, char **argv) {
   const cl::opt<bool> &Stats = registerStatsOption();
   if (Error E = parseCommandLine(argc, argv))
     return E;
+  if (PrintFeatures) {
+    jitrun::printFeatures(outs());
+    return Error::success();
+  }
   auto O = readOptions(Stats);
   if (!O)
     return O.takeError();
