@@ -1,8 +1,8 @@
 //===- Errors.h - The kinds of error jit-run reports ------------*- C++ -*-===//
 //
-// Part of gridjit. Every function of jit-run returns llvm::Error or
-// llvm::Expected; main() alone turns errors into messages and exit codes
-// (docs/jit-run.md, EXIT STATUS). The kind of an error decides its status:
+// Part of gridjit. Every function of jit-run that can fail returns
+// llvm::Error or llvm::Expected; main() alone turns errors into messages and
+// exit codes (docs/jit-run.md, EXIT STATUS). The kind of an error decides its status:
 // the two kinds here are misuse of the command line (status 2); every
 // other error (gridjit::DiagnosticError for the input, string errors for
 // files, compiles and runs) is status 1.

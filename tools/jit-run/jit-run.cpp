@@ -4,8 +4,8 @@
 // standard input), parses and verifies it, compiles it for a target and
 // prints the stage asked for, or (without --emit) runs a kernel on the host
 // and prints or saves its buffers.
-// Every function returns llvm::Error or llvm::Expected; main() alone turns
-// errors into messages and exit codes (Errors.h):
+// Every function that can fail returns llvm::Error or llvm::Expected; main()
+// alone turns errors into messages and exit codes (Errors.h):
 //   0  success
 //   1  an error in the input (syntax, types, an unreadable file) or at run
 //      time (a launch the runtime rejects, divergent synchronisation)
