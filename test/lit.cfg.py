@@ -51,14 +51,18 @@ if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
 
-# libdevice, which the NVPTX target links for rsqrt exp exp2 log log2 log10
-# sin cos tan tanh pow: found where the target looks for it
-# ($CUDA_HOME/nvvm/libdevice, then /usr/local/cuda/nvvm/libdevice). CUDA_HOME
-# is passed on to the tests so that jit-run looks in the same place.
-_libdevice_paths = []
+# What this build of jit-run can do on this machine (host-jit, nvptx,
+# libdevice, ...): asked once, from jit-run itself (`--print-features`,
+# docs/jit-run.md), so that the tests and jit-run agree, e.g. on where
+# libdevice is. CUDA_HOME, where the NVPTX target looks for libdevice, is
+# passed on to the tests and to this question alike.
 if os.environ.get("CUDA_HOME"):
     config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]
-    _libdevice_paths.append(os.path.join(os.environ["CUDA_HOME"], "nvvm", "libdevice", "libdevice.10.bc"))
-_libdevice_paths.append("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc")
-if any(os.path.exists(p) for p in _libdevice_paths):
-    config.available_features.add("libdevice")
+_jit_run = os.path.join(config.gridjit_tools_dir, "jit-run")
+try:
+    _features = subprocess.run(
+        [_jit_run, "--print-features"], env=config.environment, capture_output=True, text=True, check=True
+    ).stdout.split()
+except (OSError, subprocess.CalledProcessError) as e:
+    lit_config.fatal("cannot ask %s for its features: %s" % (_jit_run, e))
+config.available_features.update(_features)

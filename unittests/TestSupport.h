@@ -1,7 +1,12 @@
 //===- TestSupport.h - Helpers shared by the unit tests ---------*- C++ -*-===//
 //
-// Part of gridjit. LLVM's llvm/Testing/Support matchers need a library
-// Debian does not ship, so the tests use these small helpers instead.
+// Part of gridjit. The one namespace of the unit tests' helpers,
+// gridjit::test (Cache/CacheTestUtil.h adds the cache's). LLVM's
+// llvm/Testing/Support/Error.h matchers need the LLVMTestingSupport library,
+// which Debian's llvm-19-dev does not ship, so errors are checked with
+// succeeded() and failed() here, which print the error when they fail:
+//   ASSERT_TRUE(succeeded(M));  // M: an Expected (kept) or an Error
+//   ASSERT_TRUE(failed(R));     // R: an Expected or Error the test reads
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,12 +15,16 @@
 
 #include "gridjit/IR/Printer.h"
 #include "gridjit/Parse/Parser.h"
+#include "gridjit/Support/Diagnostics.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "gtest/gtest.h"
+
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gridjit::test {
 
@@ -28,6 +37,22 @@ inline std::string errorText(llvm::Error E) {
   return S;
 }
 
+/// Each diagnostic of \p E as "LINE:COL: MESSAGE", or one entry
+/// "OTHER: ..." for an error that is not a DiagnosticError; empty for
+/// success. Consumes \p E.
+inline std::vector<std::string> diagnosticList(llvm::Error E) {
+  std::vector<std::string> Out;
+  llvm::handleAllErrors(
+      std::move(E),
+      [&](const DiagnosticError &DE) {
+        for (const Diagnostic &D : DE.getDiagnostics())
+          Out.push_back(std::to_string(D.Loc.Line) + ":" + std::to_string(D.Loc.Col) + ": " +
+                        D.Message);
+      },
+      [&](const llvm::ErrorInfoBase &EI) { Out.push_back("OTHER: " + EI.message()); });
+  return Out;
+}
+
 /// print(parse(Text)), or "PARSE ERROR: ..." so that a failure shows why.
 inline std::string canonical(std::string_view Text, std::string_view Name = "test.kir") {
   auto M = parseModule(Text, Name);
@@ -35,6 +60,67 @@ inline std::string canonical(std::string_view Text, std::string_view Name = "tes
     return "PARSE ERROR: " + errorText(M.takeError());
   return printModule(**M);
 }
+
+/// Success when \p E is success; otherwise a failure that prints the error
+/// (which it consumes).
+inline ::testing::AssertionResult succeeded(llvm::Error &&E) {
+  if (!E)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "error: " << errorText(std::move(E));
+}
+
+/// Success when \p E holds a value, which stays in \p E; otherwise a
+/// failure that prints the error (taken out of \p E).
+template <typename T> testing::AssertionResult succeeded(llvm::Expected<T> &E) {
+  if (E)
+    return ::testing::AssertionSuccess();
+  return succeeded(E.takeError());
+}
+
+/// succeeded() for an Expected the test does not keep.
+template <typename T> testing::AssertionResult succeeded(llvm::Expected<T> &&E) {
+  return succeeded(E);
+}
+
+/// Success when \p E holds an error, which stays in \p E for the test to
+/// read (or consume).
+template <typename T> testing::AssertionResult failed(llvm::Expected<T> &E) {
+  if (!E)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "succeeded, expected an error";
+}
+
+/// failed() for an Expected the test does not keep; consumes the error.
+template <typename T> testing::AssertionResult failed(llvm::Expected<T> &&E) {
+  if (E)
+    return ::testing::AssertionFailure() << "succeeded, expected an error";
+  llvm::consumeError(E.takeError());
+  return ::testing::AssertionSuccess();
+}
+
+/// Success when \p E is an error, which stays in \p E for the test to
+/// read (or consume).
+inline ::testing::AssertionResult failed(llvm::Error &E) {
+  if (E)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "succeeded, expected an error";
+}
+
+/// Success when \p E is an error, which it consumes.
+inline ::testing::AssertionResult failed(llvm::Error &&E) {
+  if (!E)
+    return ::testing::AssertionFailure() << "succeeded, expected an error";
+  llvm::consumeError(std::move(E));
+  return ::testing::AssertionSuccess();
+}
+
+/// The saxpy kernel (examples/saxpy.kir without its comments), for tests
+/// that need one small, real kernel.
+inline constexpr const char *SaxpySource =
+    "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {\n"
+    "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
+    "  if i < n { y[i] = a * x[i] + y[i]; }\n"
+    "}\n";
 
 } // namespace gridjit::test
 

@@ -310,6 +310,10 @@ Expected<Value *> lowerPopc(LoweringContext &C, const OpArgs &A) {
   Value *N = C.B.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, op0(A));
   return C.B.CreateIntCast(N, C.B.getInt32Ty(), /*isSigned=*/false);
 }
+// brev(x): bit i of the result is bit (width - 1 - i) of x, as CUDA's __brev.
+Expected<Value *> lowerBrev(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateUnaryIntrinsic(llvm::Intrinsic::bitreverse, op0(A));
+}
 
 } // namespace
 
@@ -362,6 +366,7 @@ llvm::Error gridjit::registerCommonLowerings(LoweringRegistry &R, llvm::ArrayRef
       {Op::BuiltinMax, lowerMax},
       {Op::BuiltinClz, lowerClz},
       {Op::BuiltinPopc, lowerPopc},
+      {Op::BuiltinBrev, lowerBrev},
   };
   return R.addAll(Table, Omit);
 }

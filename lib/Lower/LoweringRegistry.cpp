@@ -13,24 +13,29 @@
 using namespace gridjit;
 
 namespace {
-constexpr std::string_view OpNames[] = {
-#define GRIDJIT_X(Id, Name) Name,
+struct OpRow {
+  Op O;
+  std::string_view Name;
+};
+constexpr OpRow OpNames[] = {
+#define GRIDJIT_X(Id, Name) {Op::Id, Name},
     GRIDJIT_CORE_OPS(GRIDJIT_X)
 #undef GRIDJIT_X
-        "thread_idx",
-    "block_idx",
-    "block_dim",
-    "grid_dim",
-    "lane_id",
-    "warp_size",
-#define GRIDJIT_X(Id, Name) Name,
-    GRIDJIT_BUILTIN_FUNCS(GRIDJIT_X)
-#undef GRIDJIT_X
+#define GRIDJIT_BUILTIN_VALUE(Id, Spelling, Dims, Varies) {Op::Id, Spelling},
+#define GRIDJIT_BUILTIN_FUNC(Id, Spelling, Shape, Types, Effect) {Op::Builtin##Id, Spelling},
+#include "gridjit/IR/Builtins.def"
 };
 static_assert(std::size(OpNames) == NumOps, "every op needs a name");
+constexpr bool namesInOpOrder() {
+  for (unsigned I = 0; I < std::size(OpNames); ++I)
+    if (static_cast<unsigned>(OpNames[I].O) != I)
+      return false;
+  return true;
+}
+static_assert(namesInOpOrder(), "OpNames[i] must name Op i");
 } // namespace
 
-std::string_view gridjit::opName(Op O) { return OpNames[static_cast<unsigned>(O)]; }
+std::string_view gridjit::opName(Op O) { return OpNames[static_cast<unsigned>(O)].Name; }
 
 Op gridjit::opFor(BinaryOp B) {
   switch (B) {
@@ -88,15 +93,27 @@ Op gridjit::opFor(UnaryOp U) {
 }
 
 Op gridjit::opFor(BuiltinValue V) {
-  assert(V != BuiltinValue::None && "not a builtin value");
-  return static_cast<Op>(static_cast<unsigned>(Op::ThreadIdx) + static_cast<unsigned>(V) -
-                         static_cast<unsigned>(BuiltinValue::ThreadIdx));
+  switch (V) {
+#define GRIDJIT_BUILTIN_VALUE(Id, Spelling, Dims, Varies)                                          \
+  case BuiltinValue::Id:                                                                           \
+    return Op::Id;
+#include "gridjit/IR/Builtins.def"
+  case BuiltinValue::None:
+    break;
+  }
+  llvm_unreachable("not a builtin value");
 }
 
 Op gridjit::opFor(BuiltinFunc F) {
-  assert(F != BuiltinFunc::None && "not a builtin function");
-  return static_cast<Op>(static_cast<unsigned>(Op::BuiltinSyncThreads) + static_cast<unsigned>(F) -
-                         static_cast<unsigned>(BuiltinFunc::SyncThreads));
+  switch (F) {
+#define GRIDJIT_BUILTIN_FUNC(Id, Spelling, Shape, Types, Effect)                                   \
+  case BuiltinFunc::Id:                                                                            \
+    return Op::Builtin##Id;
+#include "gridjit/IR/Builtins.def"
+  case BuiltinFunc::None:
+    break;
+  }
+  llvm_unreachable("not a builtin function");
 }
 
 llvm::Error LoweringRegistry::add(Op O, LowerFn Fn, unsigned Version) {
@@ -141,7 +158,7 @@ std::string LoweringRegistry::fingerprint() const {
   };
   AddText(TargetName);
   for (unsigned I = 0; I < NumOps; ++I) {
-    AddText(OpNames[I]);
+    AddText(OpNames[I].Name);
     AddText(Entries[I].Fn ? std::to_string(Entries[I].Version) : "absent");
   }
   auto Digest = Hasher.final();

@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <iterator>
 #include <string>
 
 using namespace gridjit;
@@ -45,142 +46,29 @@ std::string escapeBytes(std::string_view Bytes) {
 }
 } // namespace
 
+namespace {
+struct TokenRow {
+  TokenKind Kind;
+  std::string_view Name;
+};
+constexpr TokenRow TokenNames[] = {
+#define GRIDJIT_TOKEN(Id, Name) {TokenKind::Id, Name},
+#define GRIDJIT_KEYWORD(Id, Spelling) {TokenKind::Kw##Id, "'" Spelling "'"},
+#define GRIDJIT_PUNCT(Id, Spelling) {TokenKind::Id, "'" Spelling "'"},
+#include "gridjit/Parse/TokenKinds.def"
+};
+constexpr bool namesInKindOrder() {
+  for (unsigned I = 0; I < std::size(TokenNames); ++I)
+    if (static_cast<unsigned>(TokenNames[I].Kind) != I)
+      return false;
+  return true;
+}
+static_assert(namesInKindOrder(), "TokenNames[i] must name TokenKind i");
+} // namespace
+
 std::string_view gridjit::tokenKindName(TokenKind K) {
-  switch (K) {
-  case TokenKind::Eof:
-    return "end of file";
-  case TokenKind::Error:
-    return "invalid character";
-  case TokenKind::Identifier:
-    return "identifier";
-  case TokenKind::IntLiteral:
-    return "integer literal";
-  case TokenKind::FloatLiteral:
-    return "float literal";
-  case TokenKind::KwKernel:
-    return "'kernel'";
-  case TokenKind::KwFn:
-    return "'fn'";
-  case TokenKind::KwConst:
-    return "'const'";
-  case TokenKind::KwLet:
-    return "'let'";
-  case TokenKind::KwVar:
-    return "'var'";
-  case TokenKind::KwShared:
-    return "'shared'";
-  case TokenKind::KwIf:
-    return "'if'";
-  case TokenKind::KwElse:
-    return "'else'";
-  case TokenKind::KwWhile:
-    return "'while'";
-  case TokenKind::KwFor:
-    return "'for'";
-  case TokenKind::KwIn:
-    return "'in'";
-  case TokenKind::KwStep:
-    return "'step'";
-  case TokenKind::KwBreak:
-    return "'break'";
-  case TokenKind::KwContinue:
-    return "'continue'";
-  case TokenKind::KwReturn:
-    return "'return'";
-  case TokenKind::KwAs:
-    return "'as'";
-  case TokenKind::KwTrue:
-    return "'true'";
-  case TokenKind::KwFalse:
-    return "'false'";
-  case TokenKind::LParen:
-    return "'('";
-  case TokenKind::RParen:
-    return "')'";
-  case TokenKind::LBrace:
-    return "'{'";
-  case TokenKind::RBrace:
-    return "'}'";
-  case TokenKind::LBracket:
-    return "'['";
-  case TokenKind::RBracket:
-    return "']'";
-  case TokenKind::Comma:
-    return "','";
-  case TokenKind::Semi:
-    return "';'";
-  case TokenKind::Colon:
-    return "':'";
-  case TokenKind::Dot:
-    return "'.'";
-  case TokenKind::DotDot:
-    return "'..'";
-  case TokenKind::Arrow:
-    return "'->'";
-  case TokenKind::Plus:
-    return "'+'";
-  case TokenKind::Minus:
-    return "'-'";
-  case TokenKind::Star:
-    return "'*'";
-  case TokenKind::Slash:
-    return "'/'";
-  case TokenKind::Percent:
-    return "'%'";
-  case TokenKind::Amp:
-    return "'&'";
-  case TokenKind::Pipe:
-    return "'|'";
-  case TokenKind::Caret:
-    return "'^'";
-  case TokenKind::Tilde:
-    return "'~'";
-  case TokenKind::Bang:
-    return "'!'";
-  case TokenKind::Less:
-    return "'<'";
-  case TokenKind::Greater:
-    return "'>'";
-  case TokenKind::LessEq:
-    return "'<='";
-  case TokenKind::GreaterEq:
-    return "'>='";
-  case TokenKind::EqEq:
-    return "'=='";
-  case TokenKind::BangEq:
-    return "'!='";
-  case TokenKind::AmpAmp:
-    return "'&&'";
-  case TokenKind::PipePipe:
-    return "'||'";
-  case TokenKind::LessLess:
-    return "'<<'";
-  case TokenKind::GreaterGreater:
-    return "'>>'";
-  case TokenKind::Equal:
-    return "'='";
-  case TokenKind::PlusEq:
-    return "'+='";
-  case TokenKind::MinusEq:
-    return "'-='";
-  case TokenKind::StarEq:
-    return "'*='";
-  case TokenKind::SlashEq:
-    return "'/='";
-  case TokenKind::PercentEq:
-    return "'%='";
-  case TokenKind::AmpEq:
-    return "'&='";
-  case TokenKind::PipeEq:
-    return "'|='";
-  case TokenKind::CaretEq:
-    return "'^='";
-  case TokenKind::LessLessEq:
-    return "'<<='";
-  case TokenKind::GreaterGreaterEq:
-    return "'>>='";
-  }
-  return "token";
+  auto I = static_cast<unsigned>(K);
+  return I < std::size(TokenNames) ? TokenNames[I].Name : "token";
 }
 
 SourceLoc Lexer::locAt(size_t Offset) const {
@@ -261,24 +149,8 @@ Token Lexer::lexIdentifierOrKeyword(size_t Start) {
     ++Pos;
   std::string_view Text = Src.substr(Start, Pos - Start);
   TokenKind K = llvm::StringSwitch<TokenKind>(llvm::StringRef(Text.data(), Text.size()))
-                    .Case("kernel", TokenKind::KwKernel)
-                    .Case("fn", TokenKind::KwFn)
-                    .Case("const", TokenKind::KwConst)
-                    .Case("let", TokenKind::KwLet)
-                    .Case("var", TokenKind::KwVar)
-                    .Case("shared", TokenKind::KwShared)
-                    .Case("if", TokenKind::KwIf)
-                    .Case("else", TokenKind::KwElse)
-                    .Case("while", TokenKind::KwWhile)
-                    .Case("for", TokenKind::KwFor)
-                    .Case("in", TokenKind::KwIn)
-                    .Case("step", TokenKind::KwStep)
-                    .Case("break", TokenKind::KwBreak)
-                    .Case("continue", TokenKind::KwContinue)
-                    .Case("return", TokenKind::KwReturn)
-                    .Case("as", TokenKind::KwAs)
-                    .Case("true", TokenKind::KwTrue)
-                    .Case("false", TokenKind::KwFalse)
+#define GRIDJIT_KEYWORD(Id, Spelling) .Case(Spelling, TokenKind::Kw##Id)
+#include "gridjit/Parse/TokenKinds.def"
                     .Default(TokenKind::Identifier);
   return makeToken(K, Start);
 }
@@ -355,12 +227,13 @@ Token Lexer::lexNumber(size_t Start) {
   if (IsFloat) {
     // APFloat, unlike strtod, does not depend on the C locale.
     llvm::APFloat F(llvm::APFloat::IEEEdouble());
-    auto Status = F.convertFromString(llvm::StringRef(Digits.data(), Digits.size()),
-                                      llvm::APFloat::rmNearestTiesToEven);
-    if (Status)
-      T.FloatValue = F.convertToDouble();
-    else
-      llvm::consumeError(Status.takeError()); // unreachable: digits are well formed
+    // The digits were scanned above, so they are well formed: an error
+    // here would be a bug in this lexer. (Overflow is a status, not an
+    // error: it gives infinity, which the verifier reports.)
+    llvm::cantFail(F.convertFromString(llvm::StringRef(Digits.data(), Digits.size()),
+                                       llvm::APFloat::rmNearestTiesToEven),
+                   "scanned float literal digits are well formed");
+    T.FloatValue = F.convertToDouble();
     return T;
   }
 

@@ -314,8 +314,7 @@ Resolved Checker::resolveName(llvm::StringRef Name) const {
 }
 
 static bool isVectorBuiltin(BuiltinValue V) {
-  return V == BuiltinValue::ThreadIdx || V == BuiltinValue::BlockIdx ||
-         V == BuiltinValue::BlockDim || V == BuiltinValue::GridDim;
+  return V != BuiltinValue::None && getBuiltinValueInfo(V).isVector();
 }
 
 Type Checker::checkName(NameExpr &N, bool AllowArray) {

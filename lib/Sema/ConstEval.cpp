@@ -167,31 +167,25 @@ static bool compareInts(BinaryOp Op, const APInt &X, const APInt &Y, bool Signed
   }
 }
 
-/// Float arithmetic in the precision of \p T.
-static double floatArith(BinaryOp Op, Type T, double X, double Y) {
-  if (T.getBits() == 32) {
-    float A = static_cast<float>(X), B = static_cast<float>(Y);
-    switch (Op) {
-    case BinaryOp::Add:
-      return A + B;
-    case BinaryOp::Sub:
-      return A - B;
-    case BinaryOp::Mul:
-      return A * B;
-    default:
-      return A / B;
-    }
-  }
+/// One of + - * / (the only float operators that fold) in the precision F.
+template <typename F> static F floatOp(BinaryOp Op, F A, F B) {
   switch (Op) {
   case BinaryOp::Add:
-    return X + Y;
+    return A + B;
   case BinaryOp::Sub:
-    return X - Y;
+    return A - B;
   case BinaryOp::Mul:
-    return X * Y;
+    return A * B;
   default:
-    return X / Y;
+    return A / B;
   }
+}
+
+/// Float arithmetic in the precision of \p T.
+static double floatArith(BinaryOp Op, Type T, double X, double Y) {
+  if (T.getBits() == 32)
+    return floatOp<float>(Op, static_cast<float>(X), static_cast<float>(Y));
+  return floatOp<double>(Op, X, Y);
 }
 
 namespace {

@@ -22,10 +22,6 @@ using llvm::Error;
 using llvm::Expected;
 using llvm::StringRef;
 
-char UsageError::ID = 0;
-
-Error jitrun::usageError(const llvm::Twine &Msg) { return llvm::make_error<UsageError>(Msg.str()); }
-
 static unsigned elemBytes(ScalarKind K) {
   return K == ScalarKind::Bool ? 1 : gridjit::scalarBits(K) / 8;
 }
@@ -229,17 +225,17 @@ static StringRef headerValue(StringRef Header, StringRef Key) {
   return {};
 }
 
-static Error readNpy(ArgValue &A, StringRef Path) {
-  auto Fail = [&](const llvm::Twine &Why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--arg " + A.Param.Name + "=@" + Path + ": " + Why);
-  };
-  auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false);
-  if (!Buf)
-    return Fail("cannot read the file: " + Buf.getError().message());
-  StringRef Data = (*Buf)->getBuffer();
+/// An error about the .npy file \p Path given for \p A.
+static Error npyError(const ArgValue &A, StringRef Path, const llvm::Twine &Why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "--arg " + A.Param.Name + "=@" + Path + ": " + Why);
+}
+
+/// The header dictionary of .npy file \p Data and where its payload starts.
+static Expected<std::pair<StringRef, size_t>> npyHeader(const ArgValue &A, StringRef Path,
+                                                        StringRef Data) {
   if (Data.size() < 10 || !Data.starts_with("\x93NUMPY"))
-    return Fail("not a NumPy .npy file");
+    return npyError(A, Path, "not a NumPy .npy file");
   unsigned Major = uint8_t(Data[6]);
   size_t HeaderLen, Start;
   if (Major == 1) {
@@ -247,16 +243,27 @@ static Error readNpy(ArgValue &A, StringRef Path) {
     Start = 10;
   } else if (Major == 2 || Major == 3) {
     if (Data.size() < 12)
-      return Fail("truncated header");
+      return npyError(A, Path, "truncated header");
     HeaderLen = uint32_t(uint8_t(Data[8])) | uint32_t(uint8_t(Data[9])) << 8 |
                 uint32_t(uint8_t(Data[10])) << 16 | uint32_t(uint8_t(Data[11])) << 24;
     Start = 12;
   } else {
-    return Fail("unsupported .npy format version " + llvm::Twine(Major));
+    return npyError(A, Path, "unsupported .npy format version " + llvm::Twine(Major));
   }
   if (Data.size() < Start + HeaderLen)
-    return Fail("truncated header");
-  StringRef Header = Data.substr(Start, HeaderLen);
+    return npyError(A, Path, "truncated header");
+  return std::make_pair(Data.substr(Start, HeaderLen), Start + HeaderLen);
+}
+
+static Error readNpy(ArgValue &A, StringRef Path) {
+  auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false);
+  if (!Buf)
+    return npyError(A, Path, "cannot read the file: " + Buf.getError().message());
+  StringRef Data = (*Buf)->getBuffer();
+  auto HeaderAndStart = npyHeader(A, Path, Data);
+  if (!HeaderAndStart)
+    return HeaderAndStart.takeError();
+  auto [Header, PayloadStart] = *HeaderAndStart;
   StringRef Descr = headerValue(Header, "descr");
   ScalarKind K = A.kind();
   StringRef Want = npyDescr(K);
@@ -264,8 +271,9 @@ static Error readNpy(ArgValue &A, StringRef Path) {
                  (elemBytes(K) == 1 && Descr.size() == 3 && (Descr[0] == '<' || Descr[0] == '|') &&
                   Descr.drop_front() == Want.drop_front());
   if (!DescrOK)
-    return Fail("dtype '" + Descr + "' does not match the parameter's element type " +
-                gridjit::scalarName(K).data() + " (dtype '" + Want + "')");
+    return npyError(A, Path,
+                    "dtype '" + Descr + "' does not match the parameter's element type " +
+                        gridjit::scalarName(K).data() + " (dtype '" + Want + "')");
   StringRef Shape = headerValue(Header, "shape");
   size_t Count = 1;
   unsigned Dims = 0;
@@ -277,17 +285,18 @@ static Error readNpy(ArgValue &A, StringRef Path) {
       continue;
     size_t D;
     if (P.getAsInteger(10, D))
-      return Fail("cannot read the shape '(" + Shape + ")'");
+      return npyError(A, Path, "cannot read the shape '(" + Shape + ")'");
     Count *= D;
     ++Dims;
   }
   if (headerValue(Header, "fortran_order") == "True" && Dims > 1)
-    return Fail("Fortran-ordered arrays are not supported; save it in C order");
+    return npyError(A, Path, "Fortran-ordered arrays are not supported; save it in C order");
   size_t Need = Count * elemBytes(K);
-  StringRef Payload = Data.substr(Start + HeaderLen);
+  StringRef Payload = Data.substr(PayloadStart);
   if (Payload.size() != Need)
-    return Fail("the shape (" + Shape + ") needs " + llvm::Twine(Need) +
-                " bytes of data, the file has " + llvm::Twine(Payload.size()));
+    return npyError(A, Path,
+                    "the shape (" + Shape + ") needs " + llvm::Twine(Need) +
+                        " bytes of data, the file has " + llvm::Twine(Payload.size()));
   resize(A, Count);
   std::memcpy(A.data(), Payload.data(), Need);
   if (K == ScalarKind::Bool)
@@ -296,63 +305,67 @@ static Error readNpy(ArgValue &A, StringRef Path) {
   return Error::success();
 }
 
-Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef Spec) {
-  ArgValue A;
-  A.Param = P;
-  std::string Where = "--arg " + P.Name;
-  ScalarKind K = P.Ty.getScalarKind();
-  if (!P.Ty.isPointer()) {
-    auto Bits = parseLiteral(K, Spec, Where);
+/// Fills \p A with a list of literals; \p S is what follows the '['.
+static Error parseList(ArgValue &A, StringRef S, const std::string &Where) {
+  if (!S.consume_back("]"))
+    return usageError(Where + ": a list must end with ']'");
+  llvm::SmallVector<StringRef, 16> Items;
+  if (!S.trim().empty())
+    S.split(Items, ',');
+  resize(A, Items.size());
+  for (size_t I = 0; I < Items.size(); ++I) {
+    auto Bits = parseLiteral(A.kind(), Items[I], Where + " element " + llvm::Twine(I));
     if (!Bits)
       return Bits.takeError();
-    A.Storage = {*Bits};
-    return std::move(A);
+    setElem(A, I, *Bits);
   }
-  StringRef S = Spec.trim();
-  if (S.consume_front("@")) {
-    if (Error E = readNpy(A, S))
-      return std::move(E);
-    return std::move(A);
+  return Error::success();
+}
+
+/// Fills \p A with \p N values of `rand:N:SEED`.
+static void fillRandom(ArgValue &A, size_t N, uint64_t Seed) {
+  ScalarKind K = A.kind();
+  resize(A, N);
+  uint64_t State = Seed;
+  for (size_t I = 0; I < N; ++I) {
+    uint64_t R = splitmix64(State);
+    uint64_t Bits;
+    if (K == ScalarKind::F32)
+      Bits = fromDouble(K, double(R >> 40) * 0x1p-24); // [0, 1)
+    else if (K == ScalarKind::F64)
+      Bits = fromDouble(K, double(R >> 11) * 0x1p-53);
+    else if (K == ScalarKind::Bool)
+      Bits = R >> 63;
+    else
+      Bits = R; // every bit pattern of the type, uniformly
+    setElem(A, I, Bits);
   }
-  if (S.consume_front("[")) {
-    if (!S.consume_back("]"))
-      return usageError(Where + ": a list must end with ']'");
-    llvm::SmallVector<StringRef, 16> Items;
-    if (!S.trim().empty())
-      S.split(Items, ',');
-    resize(A, Items.size());
-    for (size_t I = 0; I < Items.size(); ++I) {
-      auto Bits = parseLiteral(K, Items[I], Where + " element " + llvm::Twine(I));
-      if (!Bits)
-        return Bits.takeError();
-      setElem(A, I, *Bits);
-    }
-    return std::move(A);
-  }
+}
+
+/// Fills \p A from a generated SPEC: zeros:N, iota:N, fill:N:V or
+/// rand:N[:SEED].
+static Error parseGenerator(ArgValue &A, StringRef S, StringRef Spec, const std::string &Where) {
+  ScalarKind K = A.kind();
   auto [Kind, Rest] = S.split(':');
   llvm::SmallVector<StringRef, 3> Fields;
   Rest.split(Fields, ':');
-  auto NeedFields = [&](size_t Min, size_t Max, const char *Form) -> Error {
+  auto NeedFields = [&](size_t Min, size_t Max, const char *Form) -> Expected<size_t> {
     if (Rest.empty() || Fields.size() < Min || Fields.size() > Max)
       return usageError(Where + ": expected '" + Form + "', got '" + Spec + "'");
-    return Error::success();
+    return parseCount(Fields[0], Where);
   };
   if (Kind == "zeros" || Kind == "iota") {
-    if (Error E = NeedFields(1, 1, Kind == "zeros" ? "zeros:N" : "iota:N"))
-      return std::move(E);
-    auto N = parseCount(Fields[0], Where);
+    auto N = NeedFields(1, 1, Kind == "zeros" ? "zeros:N" : "iota:N");
     if (!N)
       return N.takeError();
     resize(A, *N);
     if (Kind == "iota")
       for (size_t I = 0; I < *N; ++I)
         setElem(A, I, K == ScalarKind::Bool ? (I & 1) : fromDouble(K, double(I)));
-    return std::move(A);
+    return Error::success();
   }
   if (Kind == "fill") {
-    if (Error E = NeedFields(2, 2, "fill:N:V"))
-      return std::move(E);
-    auto N = parseCount(Fields[0], Where);
+    auto N = NeedFields(2, 2, "fill:N:V");
     if (!N)
       return N.takeError();
     auto Bits = parseLiteral(K, Fields[1], Where);
@@ -361,37 +374,41 @@ Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef
     resize(A, *N);
     for (size_t I = 0; I < *N; ++I)
       setElem(A, I, *Bits);
-    return std::move(A);
+    return Error::success();
   }
   if (Kind == "rand") {
-    if (Error E = NeedFields(1, 2, "rand:N[:SEED]"))
-      return std::move(E);
-    auto N = parseCount(Fields[0], Where);
+    auto N = NeedFields(1, 2, "rand:N[:SEED]");
     if (!N)
       return N.takeError();
     uint64_t Seed = 0;
     if (Fields.size() == 2 && Fields[1].trim().getAsInteger(10, Seed))
       return usageError(Where + ": '" + Fields[1] + "' is not a seed (an unsigned integer)");
-    resize(A, *N);
-    uint64_t State = Seed;
-    for (size_t I = 0; I < *N; ++I) {
-      uint64_t R = splitmix64(State);
-      uint64_t Bits;
-      if (K == ScalarKind::F32)
-        Bits = fromDouble(K, double(R >> 40) * 0x1p-24); // [0, 1)
-      else if (K == ScalarKind::F64)
-        Bits = fromDouble(K, double(R >> 11) * 0x1p-53);
-      else if (K == ScalarKind::Bool)
-        Bits = R >> 63;
-      else
-        Bits = R; // every bit pattern of the type, uniformly
-      setElem(A, I, Bits);
-    }
-    return std::move(A);
+    fillRandom(A, *N, Seed);
+    return Error::success();
   }
   return usageError(Where + ": '" + Spec +
                     "' is not a buffer (zeros:N, fill:N:V, iota:N, rand:N[:SEED], [v0,...] or "
                     "@FILE.npy)");
+}
+
+Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef Spec) {
+  ArgValue A;
+  A.Param = P;
+  std::string Where = "--arg " + P.Name;
+  if (!P.Ty.isPointer()) {
+    auto Bits = parseLiteral(P.Ty.getScalarKind(), Spec, Where);
+    if (!Bits)
+      return Bits.takeError();
+    A.Storage = {*Bits};
+    return std::move(A);
+  }
+  StringRef S = Spec.trim();
+  Error E = S.consume_front("@")   ? readNpy(A, S)
+            : S.consume_front("[") ? parseList(A, S, Where)
+                                   : parseGenerator(A, S, Spec, Where);
+  if (E)
+    return std::move(E);
+  return std::move(A);
 }
 
 //===----------------------------------------------------------------------===//

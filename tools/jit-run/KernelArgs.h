@@ -10,6 +10,8 @@
 #ifndef GRIDJIT_TOOLS_JITRUN_KERNELARGS_H
 #define GRIDJIT_TOOLS_JITRUN_KERNELARGS_H
 
+#include "Errors.h"
+
 #include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Target/Target.h"
 
@@ -19,21 +21,6 @@
 #include <vector>
 
 namespace jitrun {
-
-/// A misuse of the command line (exit status 2), as opposed to an error
-/// in the input (an unreadable or mismatched .npy file: status 1).
-class UsageError : public llvm::ErrorInfo<UsageError> {
-public:
-  static char ID;
-  explicit UsageError(std::string Msg) : Msg(std::move(Msg)) {}
-  void log(llvm::raw_ostream &OS) const override { OS << Msg; }
-  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
-
-private:
-  std::string Msg;
-};
-
-llvm::Error usageError(const llvm::Twine &Msg);
 
 /// The value of one kernel argument.
 struct ArgValue {

@@ -4,7 +4,8 @@
 // standard input), parses and verifies it, compiles it for a target and
 // prints the stage asked for, or (without --emit) runs a kernel on the host
 // and prints or saves its buffers.
-// It is the only place where errors become messages and exit codes:
+// Every function that can fail returns llvm::Error or llvm::Expected; main()
+// alone turns errors into messages and exit codes (Errors.h):
 //   0  success
 //   1  an error in the input (syntax, types, an unreadable file) or at run
 //      time (a launch the runtime rejects, divergent synchronisation)
@@ -12,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Errors.h"
+#include "Features.h"
 #include "KernelArgs.h"
 
 #include "gridjit/Compiler/Compiler.h"
@@ -27,6 +30,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -34,6 +38,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 using namespace llvm;
 
@@ -46,8 +51,11 @@ enum class TargetKind { Host, Cuda };
 
 cl::OptionCategory JitRunCategory("jit-run options");
 
-cl::opt<std::string> InputFile(cl::Positional, cl::desc("<input.kir | ->"), cl::Required,
-                               cl::cat(JitRunCategory));
+// A list, so that parseCommandLine can accept none with --print-features;
+// it reports any other count as LLVM does for one required positional
+// argument.
+cl::list<std::string> InputFiles(cl::Positional, cl::desc("<input.kir | ->"),
+                                 cl::cat(JitRunCategory));
 
 cl::opt<EmitStage>
     Emit("emit", cl::desc("Compile only and print one stage"), cl::init(EmitStage::None),
@@ -72,22 +80,19 @@ cl::opt<std::string>
     SmArch("sm", cl::desc("NVPTX architecture when no device decides it (default: sm_80)"),
            cl::value_desc("sm_XX"), cl::init("sm_80"), cl::cat(JitRunCategory));
 
-/// Set from `--stats`; see registerStatsOption for why it is not a cl::opt
-/// defined here like the others.
-bool Stats = false;
-
 /// LLVM's own command line library registers a `-stats` option (its
 /// statistics counters, compiled out of release LLVM builds) on first use of
 /// the command line. The jit-run contract needs `--stats` for gridjit's
 /// phase timings and cache counts, so the LLVM one is removed and ours is
 /// registered in its place. Workaround for a name clash; it can go if LLVM
 /// stops registering `-stats` in initCommonOptions.
-void registerStatsOption() {
+cl::opt<bool> &registerStatsOption() {
   if (cl::Option *LLVMStats = cl::getRegisteredOptions().lookup("stats"))
     LLVMStats->removeArgument();
-  static cl::opt<bool, /*ExternalStorage=*/true> StatsOpt(
-      "stats", cl::desc("Print phase timings and cache statistics on stderr"), cl::location(Stats),
-      cl::cat(JitRunCategory));
+  static cl::opt<bool> StatsOpt("stats",
+                                cl::desc("Print phase timings and cache statistics on stderr"),
+                                cl::cat(JitRunCategory));
+  return StatsOpt;
 }
 
 // The compiled-kernel cache (docs/Cache.md).
@@ -126,15 +131,44 @@ cl::opt<unsigned> ThreadsOpt("threads",
                              cl::desc("Worker threads (default: $GRIDJIT_NUM_THREADS, else the "
                                       "CPUs this process may use)"),
                              cl::value_desc("n"), cl::init(0), cl::cat(JitRunCategory));
+cl::opt<bool> PrintFeatures("print-features",
+                            cl::desc("Print the features of this build on this machine, one per "
+                                     "line, and exit"),
+                            cl::cat(JitRunCategory));
 
-/// Prints every error in \p E: diagnostics as they render themselves
-/// (`file:line:col: error: ...` with the source line and a caret), anything
-/// else as `jit-run: error: ...`.
-void reportErrors(Error E) {
-  handleAllErrors(
-      std::move(E), [](const gridjit::DiagnosticError &D) { D.log(errs()); },
-      [](const ErrorInfoBase &EI) { WithColor::error(errs(), "jit-run") << EI.message() << '\n'; });
-}
+/// Everything the command line asks for, read once from the options above
+/// and checked (readOptions).
+struct Options {
+  std::string InputFile;
+  EmitStage Emit = EmitStage::None;
+  TargetKind Target = TargetKind::Host;
+  unsigned OptLevel = 3;
+  std::string SmArch;
+  bool Stats = false;
+  std::string CacheDir;
+  bool NoCache = false;
+  std::string OutputFile;
+  std::optional<std::string> KernelName;
+  gridjit::LaunchConfig Launch;
+  std::vector<std::string> Args, Prints, Outs;
+  std::optional<unsigned> Threads;
+};
+
+/// What the one compile of this run did in the cache, for --stats.
+struct CacheReport {
+  bool Used = false; ///< the compile went through a gridjit::Compiler
+  gridjit::CompileInfo Info;
+  gridjit::CompilerStats Stats;
+  std::string Dir; ///< empty: no disk cache
+  bool DiskOn = false;
+};
+
+/// What --stats prints about the compile: the phase times and the cache's
+/// report.
+struct CompileReport {
+  gridjit::PhaseTimes Times;
+  CacheReport Cache;
+};
 
 /// Reads the input file, or standard input for "-".
 Expected<std::unique_ptr<MemoryBuffer>> readInput(StringRef Path) {
@@ -145,16 +179,18 @@ Expected<std::unique_ptr<MemoryBuffer>> readInput(StringRef Path) {
   return std::move(*Buf);
 }
 
-Error writeOutput(StringRef Text) {
+/// Writes \p Text to \p Path ("-": standard output); the file is only
+/// created when all of it is written.
+Error writeOutput(const std::string &Path, StringRef Text) {
   std::error_code EC;
-  ToolOutputFile Out(OutputFile, EC, sys::fs::OF_Text);
+  ToolOutputFile Out(Path, EC, sys::fs::OF_Text);
   if (EC)
-    return createStringError(EC, "cannot open '%s' for writing: %s", OutputFile.c_str(),
+    return createStringError(EC, "cannot open '%s' for writing: %s", Path.c_str(),
                              EC.message().c_str());
   Out.os() << Text;
   Out.os().flush();
   if (Out.os().has_error())
-    return createStringError(Out.os().error(), "cannot write '%s'", OutputFile.c_str());
+    return createStringError(Out.os().error(), "cannot write '%s'", Path.c_str());
   Out.keep();
   return Error::success();
 }
@@ -165,75 +201,76 @@ double msSince(std::chrono::steady_clock::time_point Start) {
       .count();
 }
 
-/// What the one compile of this run did in the cache, for --stats.
-struct CacheReport {
-  bool Used = false; ///< the compile went through a gridjit::Compiler
-  gridjit::CompileInfo Info;
-  gridjit::CompilerStats Stats;
-  std::string Dir; ///< empty: no disk cache
-  bool DiskOn = false;
-} Cache;
-
-void printStats(const gridjit::PhaseTimes &T) {
-  errs() << "jit-run: stats:\n";
+/// Prints the cache part of --stats: the cache's own phases and counts.
+void printCacheStats(const CompileReport &R) {
   auto Line = [](StringRef Name, double Ms) {
     errs() << format("  %-10s %10.3f ms\n", Name.str().c_str(), Ms);
   };
-  Line("parse", T.ParseMs);
-  Line("verify", T.VerifyMs);
-  Line("lower", T.LowerMs);
-  Line("optimize", T.OptimizeMs);
-  Line("codegen", T.CodegenMs);
-  if (!Cache.Used)
-    return;
-  const gridjit::CompileInfo &I = Cache.Info;
-  const gridjit::CompilerStats &S = Cache.Stats;
+  const gridjit::CompileInfo &I = R.Cache.Info;
+  const gridjit::CompilerStats &S = R.Cache.Stats;
   Line("key", I.KeyMs);
   Line("lookup", I.LookupMs);
   Line("wait", I.WaitMs);
   Line("store", I.StoreMs);
-  Line("total", T.ParseMs + T.VerifyMs + I.TotalMs);
+  Line("total", R.Times.ParseMs + R.Times.VerifyMs + I.TotalMs);
   auto Text = [](StringRef Name, const Twine &Value) {
     errs() << format("  %-10s ", Name.str().c_str()) << Value << '\n';
   };
   Text("cache", gridjit::cacheOutcomeName(I.Outcome));
   Text("memory", Twine(S.MemoryHits) + " hits, " + Twine(S.MemoryMisses) + " misses");
-  if (Cache.DiskOn)
+  if (R.Cache.DiskOn)
     Text("disk", Twine(S.DiskHits) + " hits, " + Twine(S.DiskMisses) + " misses, " +
                      Twine(S.Disk.BadEntries) + " bad entries, " + Twine(S.Disk.Stores) +
                      " stores");
   else
     Text("disk", "off");
   Text("compiles", Twine(S.Compiles));
-  Text("cache-dir", Cache.DiskOn ? Cache.Dir : "off");
+  Text("cache-dir", R.Cache.DiskOn ? R.Cache.Dir : "off");
+}
+
+/// Prints --stats: the phase times, then the cache's report if the compile
+/// went through the cache.
+void printStats(const CompileReport &R) {
+  errs() << "jit-run: stats:\n";
+  auto Line = [](StringRef Name, double Ms) {
+    errs() << format("  %-10s %10.3f ms\n", Name.str().c_str(), Ms);
+  };
+  Line("parse", R.Times.ParseMs);
+  Line("verify", R.Times.VerifyMs);
+  Line("lower", R.Times.LowerMs);
+  Line("optimize", R.Times.OptimizeMs);
+  Line("codegen", R.Times.CodegenMs);
+  if (R.Cache.Used)
+    printCacheStats(R);
 }
 
 /// Compiles verified \p M for \p T through a gridjit::Compiler, so that the
 /// artifact comes from (and goes to) the cache; adds the phase times to
-/// \p Times and keeps the cache's report for --stats.
+/// \p R and keeps the cache's report there for --stats.
 Expected<gridjit::Artifact> compileCached(std::unique_ptr<gridjit::Target> T,
-                                          const gridjit::Module &M, gridjit::PhaseTimes &Times) {
+                                          const gridjit::Module &M, const Options &O,
+                                          CompileReport &R) {
   gridjit::CompilerOptions CO;
   CO.Targets = {std::shared_ptr<const gridjit::Target>(std::move(T))};
-  CO.OptLevel = OptLevel;
-  CO.UseDiskCache = !NoCache;
-  CO.CacheDir = CacheDirOpt;
+  CO.OptLevel = O.OptLevel;
+  CO.UseDiskCache = !O.NoCache;
+  CO.CacheDir = O.CacheDir;
   CO.AsyncThreads = 1;
   CO.Warning = [](const std::string &W) { WithColor::warning(errs(), "jit-run") << W << '\n'; };
   auto C = gridjit::Compiler::create(std::move(CO));
   if (!C)
     return C.takeError();
-  auto R = (*C)->compile(M, {}, &Cache.Info);
-  Cache.Used = true;
-  Cache.Stats = (*C)->getStats();
-  Cache.Dir = (*C)->getCacheDirectory();
-  Cache.DiskOn = !Cache.Dir.empty();
-  Times.LowerMs += Cache.Info.Times.LowerMs;
-  Times.OptimizeMs += Cache.Info.Times.OptimizeMs;
-  Times.CodegenMs += Cache.Info.Times.CodegenMs;
-  if (!R)
-    return R.takeError();
-  return (*R)->Art;
+  auto Compiled = (*C)->compile(M, {}, &R.Cache.Info);
+  R.Cache.Used = true;
+  R.Cache.Stats = (*C)->getStats();
+  R.Cache.Dir = (*C)->getCacheDirectory();
+  R.Cache.DiskOn = !R.Cache.Dir.empty();
+  R.Times.LowerMs += R.Cache.Info.Times.LowerMs;
+  R.Times.OptimizeMs += R.Cache.Info.Times.OptimizeMs;
+  R.Times.CodegenMs += R.Cache.Info.Times.CodegenMs;
+  if (!Compiled)
+    return Compiled.takeError();
+  return (*Compiled)->Art;
 }
 
 /// Parses and verifies the input, timing each phase.
@@ -252,14 +289,271 @@ Expected<std::unique_ptr<gridjit::Module>> loadModule(StringRef Text, StringRef 
   return M;
 }
 
-Expected<std::unique_ptr<gridjit::Target>> makeTarget() {
-  if (TargetOpt == TargetKind::Cuda) {
+Expected<std::unique_ptr<gridjit::Target>> makeTarget(const Options &O) {
+  if (O.Target == TargetKind::Cuda) {
     gridjit::NVPTXTargetOptions Opts;
-    Opts.Arch = SmArch;
+    Opts.Arch = O.SmArch;
     return gridjit::createNVPTXTarget(Opts);
   }
   return gridjit::createHostTarget();
 }
+
+//===----------------------------------------------------------------------===//
+// Running a kernel
+//===----------------------------------------------------------------------===//
+
+/// The kernel to run: --kernel's, else the module's only one.
+Expected<const gridjit::FunctionDecl *> selectKernel(const gridjit::Module &M, const Options &O) {
+  std::vector<const gridjit::FunctionDecl *> Kernels = M.getKernels();
+  if (O.KernelName) {
+    const gridjit::FunctionDecl *K = nullptr;
+    for (const gridjit::FunctionDecl *F : Kernels)
+      if (F->Name == *O.KernelName)
+        K = F;
+    if (!K)
+      return jitrun::usageError("--kernel " + *O.KernelName +
+                                ": the module has no kernel of that name");
+    return K;
+  }
+  if (Kernels.size() == 1)
+    return Kernels.front();
+  if (Kernels.empty())
+    return createStringError(inconvertibleErrorCode(), M.Name + " has no kernel to run");
+  std::string Names;
+  for (const gridjit::FunctionDecl *F : Kernels)
+    Names += (Names.empty() ? "" : ", ") + F->Name;
+  return jitrun::usageError("the module has several kernels (" + Names +
+                            "); choose one with --kernel");
+}
+
+/// The value of every parameter of kernel \p K, from exactly one --arg each.
+Expected<std::vector<jitrun::ArgValue>> buildArguments(const gridjit::KernelInfo &K,
+                                                       const Options &O) {
+  std::map<std::string, std::string> Specs;
+  for (const std::string &A : O.Args) {
+    auto [Name, Spec] = StringRef(A).split('=');
+    if (!StringRef(A).contains('='))
+      return jitrun::usageError("--arg " + A + ": expected NAME=SPEC");
+    bool Known = false;
+    for (const gridjit::KernelParamInfo &P : K.Params)
+      Known |= P.Name == Name;
+    if (!Known)
+      return jitrun::usageError("--arg " + A + ": kernel '" + K.Name + "' has no parameter '" +
+                                Name + "'");
+    if (!Specs.emplace(Name.str(), Spec.str()).second)
+      return jitrun::usageError("--arg " + Name + " is given twice");
+  }
+  std::vector<jitrun::ArgValue> Values;
+  for (const gridjit::KernelParamInfo &P : K.Params) {
+    auto It = Specs.find(P.Name);
+    if (It == Specs.end())
+      return jitrun::usageError("kernel '" + K.Name + "' needs --arg " + P.Name +
+                                "=SPEC for its parameter '" + P.Name + ": " + P.Ty.str() + "'");
+    auto V = jitrun::parseArg(P, It->second);
+    if (!V)
+      return V.takeError();
+    Values.push_back(std::move(*V));
+  }
+  return std::move(Values);
+}
+
+/// What to do with the buffers after the run: indices into the arguments.
+struct Outputs {
+  std::vector<size_t> ToPrint;
+  std::vector<std::pair<size_t, std::string>> ToWrite;
+};
+
+/// The argument that is buffer \p Name, for option \p Opt.
+Expected<size_t> findBuffer(ArrayRef<jitrun::ArgValue> Values, StringRef KernelName, StringRef Name,
+                            StringRef Opt) {
+  for (size_t I = 0; I < Values.size(); ++I)
+    if (Values[I].Param.Name == Name) {
+      if (!Values[I].isPointer())
+        return jitrun::usageError(Opt + " " + Name + ": '" + Name +
+                                  "' is a scalar parameter, not a buffer");
+      return I;
+    }
+  return jitrun::usageError(Opt + " " + Name + ": kernel '" + KernelName + "' has no parameter '" +
+                            Name + "'");
+}
+
+/// The buffers --print and --out name.
+Expected<Outputs> selectOutputs(ArrayRef<jitrun::ArgValue> Values, StringRef KernelName,
+                                const Options &O) {
+  Outputs Out;
+  for (const std::string &Name : O.Prints) {
+    auto B = findBuffer(Values, KernelName, Name, "--print");
+    if (!B)
+      return B.takeError();
+    Out.ToPrint.push_back(*B);
+  }
+  for (const std::string &Spec : O.Outs) {
+    auto [Name, File] = StringRef(Spec).split('=');
+    if (File.empty())
+      return jitrun::usageError("--out " + Spec + ": expected NAME=FILE.npy");
+    auto B = findBuffer(Values, KernelName, Name, "--out");
+    if (!B)
+      return B.takeError();
+    Out.ToWrite.push_back({*B, File.str()});
+  }
+  return std::move(Out);
+}
+
+/// The worker threads: --threads, else $GRIDJIT_NUM_THREADS, else 0 (the
+/// runtime's default). Only jit-run reads that variable; the library takes
+/// the count from its caller.
+Expected<unsigned> workerThreads(const Options &O) {
+  if (O.Threads)
+    return *O.Threads;
+  // Read through the library's table of environment variables, like every
+  // other read (docs/Cache.md lists the table).
+  std::optional<std::string> Env = gridjit::getEnv(gridjit::EnvVar::GridjitNumThreads);
+  if (!Env || Env->empty())
+    return 0;
+  unsigned N;
+  if (StringRef(*Env).trim().getAsInteger(10, N) || N == 0)
+    return jitrun::usageError("GRIDJIT_NUM_THREADS='" + Twine(*Env) +
+                              "' is not a positive number of threads");
+  return N;
+}
+
+/// Compiles \p M for \p T (through the cache), loads it and runs kernel
+/// \p Kernel with \p Values; prints --stats, whether the launch succeeds
+/// or not.
+Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M, StringRef Kernel,
+                   ArrayRef<jitrun::ArgValue> Values, unsigned Threads, const Options &O,
+                   CompileReport &R) {
+  auto Art = compileCached(std::move(T), M, O, R);
+  if (!Art) {
+    if (O.Stats)
+      printStats(R);
+    return Art.takeError();
+  }
+  gridjit::HostRuntimeOptions RO;
+  RO.NumThreads = Threads;
+  auto RT = gridjit::HostRuntime::create(RO);
+  if (!RT)
+    return RT.takeError();
+  auto LoadStart = std::chrono::steady_clock::now();
+  auto Loaded = (*RT)->load(*Art);
+  double LoadMs = msSince(LoadStart);
+  if (!Loaded)
+    return Loaded.takeError();
+  std::vector<gridjit::KernelArg> Args;
+  for (const jitrun::ArgValue &V : Values)
+    Args.push_back(V.toKernelArg());
+  gridjit::LaunchStats LS;
+  Error E = (*RT)->launch(**Loaded, Kernel, O.Launch, Args, &LS);
+  if (O.Stats) {
+    printStats(R);
+    errs() << format("  %-10s %10.3f ms\n", static_cast<const char *>("load"), LoadMs);
+    errs() << format("  %-10s %10.3f ms  (%llu blocks, %u phases, %u of %u threads)\n",
+                     static_cast<const char *>("run"), LS.Milliseconds,
+                     (unsigned long long)LS.Blocks, LS.Phases, LS.Workers, (*RT)->getNumThreads());
+  }
+  return E;
+}
+
+/// Prints the buffers of --print, then writes those of --out.
+Error writeBuffers(ArrayRef<jitrun::ArgValue> Values, const Outputs &Out) {
+  for (size_t I : Out.ToPrint)
+    outs() << jitrun::formatBuffer(Values[I]) << '\n';
+  outs().flush();
+  for (const auto &[I, File] : Out.ToWrite)
+    if (Error E = jitrun::writeNpy(File, Values[I]))
+      return E;
+  return Error::success();
+}
+
+/// Compiles \p M for the host, runs one kernel with the arguments of the
+/// command line, and prints or writes the buffers asked for.
+Error runKernel(const gridjit::Module &M, const Options &O, CompileReport &R) {
+  if (O.Target == TargetKind::Cuda)
+    return createStringError(inconvertibleErrorCode(),
+                             "running kernels with --target=cuda is not available in this build; "
+                             "run on the host (the default) or use --emit=ptx");
+  auto K = selectKernel(M, O);
+  if (!K)
+    return K.takeError();
+  auto T = gridjit::createHostTarget();
+  if (!T)
+    return T.takeError();
+  std::vector<gridjit::KernelInfo> Infos = (*T)->describeKernels(M);
+  const gridjit::KernelInfo *Info = nullptr;
+  for (const gridjit::KernelInfo &I : Infos)
+    if (I.Name == (*K)->Name)
+      Info = &I;
+  auto Values = buildArguments(*Info, O);
+  if (!Values)
+    return Values.takeError();
+  auto Out = selectOutputs(*Values, Info->Name, O);
+  if (!Out)
+    return Out.takeError();
+  auto Threads = workerThreads(O);
+  if (!Threads)
+    return Threads.takeError();
+  if (Error E = launchKernel(std::move(*T), M, Info->Name, *Values, *Threads, O, R))
+    return E;
+  return writeBuffers(*Values, *Out);
+}
+
+//===----------------------------------------------------------------------===//
+// Compiling and printing a stage
+//===----------------------------------------------------------------------===//
+
+/// Prints --stats, then writes \p Text (the stage) to -o.
+Error finishEmit(Expected<std::string> Text, const Options &O, const CompileReport &R) {
+  if (O.Stats)
+    printStats(R);
+  if (!Text)
+    return Text.takeError();
+  return writeOutput(O.OutputFile, *Text);
+}
+
+/// The stage --emit asks for, of verified \p M compiled for \p T.
+Expected<std::string> emitStage(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
+                                const Options &O, CompileReport &R) {
+  // The stage that is the cached artifact itself (PTX for cuda, the object
+  // file for the host) comes through the cache; the others are compiled.
+  if (O.Emit == EmitStage::PTX || (O.Emit == EmitStage::Asm && O.Target == TargetKind::Cuda) ||
+      (O.Emit == EmitStage::Obj && O.Target == TargetKind::Host)) {
+    auto A = compileCached(std::move(T), M, O, R);
+    if (!A)
+      return A.takeError();
+    return std::move(A->Payload);
+  }
+  gridjit::CompileOptions Opts;
+  Opts.OptLevel = O.OptLevel;
+  gridjit::EmitKind Kind = O.Emit == EmitStage::LLVM  ? gridjit::EmitKind::LLVM
+                           : O.Emit == EmitStage::Obj ? gridjit::EmitKind::Object
+                                                      : gridjit::EmitKind::Assembly;
+  return T->emit(M, Kind, Opts, &R.Times);
+}
+
+/// Reads and verifies the input, then prints the stage --emit asks for or
+/// runs a kernel.
+Error run(const Options &O) {
+  auto Buf = readInput(O.InputFile);
+  if (!Buf)
+    return Buf.takeError();
+  StringRef Name = O.InputFile == "-" ? StringRef("<stdin>") : StringRef(O.InputFile);
+  CompileReport R;
+  auto M = loadModule((*Buf)->getBuffer(), Name, R.Times);
+  if (!M)
+    return M.takeError();
+  if (O.Emit == EmitStage::Kir)
+    return finishEmit(gridjit::printModule(**M), O, R);
+  if (O.Emit == EmitStage::None)
+    return runKernel(**M, O, R);
+  auto T = makeTarget(O);
+  if (!T)
+    return T.takeError();
+  return finishEmit(emitStage(std::move(*T), **M, O, R), O, R);
+}
+
+//===----------------------------------------------------------------------===//
+// The command line
+//===----------------------------------------------------------------------===//
 
 /// Parses `X[,Y[,Z]]`; false when it is not 1 to 3 unsigned integers.
 bool parseDim3(StringRef Text, gridjit::Dim3 &D) {
@@ -274,27 +568,84 @@ bool parseDim3(StringRef Text, gridjit::Dim3 &D) {
   return true;
 }
 
-/// The worker threads: --threads, else $GRIDJIT_NUM_THREADS, else 0 (the
-/// runtime's default). Only jit-run reads that variable; the library takes
-/// the count from its caller.
-Expected<unsigned> workerThreads() {
-  if (ThreadsOpt.getNumOccurrences())
-    return ThreadsOpt.getValue();
-  // Read through the library's table of environment variables, like every
-  // other read (docs/Cache.md lists the table).
-  std::optional<std::string> Env = gridjit::getEnv(gridjit::EnvVar::GridjitNumThreads);
-  if (!Env || Env->empty())
-    return 0;
-  unsigned N;
-  if (StringRef(*Env).trim().getAsInteger(10, N) || N == 0)
-    return jitrun::usageError("GRIDJIT_NUM_THREADS='" + Twine(*Env) +
-                              "' is not a positive number of threads");
-  return N;
+/// Checks the option combinations and values cl::opt cannot express.
+Error checkUsage() {
+  if (OptLevel > 3)
+    return jitrun::usageError("-O" + Twine(OptLevel) + ": the level must be 0, 1, 2 or 3");
+  if (Emit == EmitStage::PTX && TargetOpt != TargetKind::Cuda)
+    return jitrun::usageError("--emit=ptx needs --target=cuda");
+  gridjit::Dim3 D;
+  if (!parseDim3(GridOpt, D))
+    return jitrun::usageError("--grid " + GridOpt + ": expected X[,Y[,Z]]");
+  if (!parseDim3(BlockOpt, D))
+    return jitrun::usageError("--block " + BlockOpt + ": expected X[,Y[,Z]]");
+  bool KnownSm = false;
+  std::string Known;
+  for (const gridjit::NVPTXArchInfo &A : gridjit::getNVPTXArchs()) {
+    KnownSm |= SmArch == A.Arch;
+    Known += " " + std::string(A.Arch);
+  }
+  if (!KnownSm)
+    return jitrun::usageError("--sm=" + SmArch + ": unknown architecture (known:" + Known + ")");
+  return Error::success();
 }
 
-/// Prints \p E and returns the exit status it means: 2 for misuse of the
-/// command line, 1 for anything else.
-int reportAndExit(Error E) {
+/// The options of a parsed command line, checked.
+Expected<Options> readOptions(bool Stats) {
+  if (Error E = checkUsage())
+    return std::move(E);
+  Options O;
+  O.InputFile = InputFiles.front();
+  O.Emit = Emit;
+  O.Target = TargetOpt;
+  O.OptLevel = OptLevel;
+  O.SmArch = SmArch;
+  O.Stats = Stats;
+  O.CacheDir = CacheDirOpt;
+  O.NoCache = NoCache;
+  O.OutputFile = OutputFile;
+  if (KernelName.getNumOccurrences())
+    O.KernelName = KernelName;
+  parseDim3(GridOpt, O.Launch.Grid); // checked by checkUsage
+  parseDim3(BlockOpt, O.Launch.Block);
+  O.Launch.DynamicSharedBytes = SharedBytes;
+  O.Args = ArgOpts;
+  O.Prints = PrintOpts;
+  O.Outs = OutOpts;
+  if (ThreadsOpt.getNumOccurrences())
+    O.Threads = ThreadsOpt;
+  return std::move(O);
+}
+
+/// Parses the command line. LLVM's parser prints what it rejects (it is
+/// given an error stream, so that it returns instead of exiting with
+/// status 1 and misuse can be status 2).
+Error parseCommandLine(int argc, char **argv) {
+  bool Parsed = cl::ParseCommandLineOptions(
+      argc, argv, "jit-run: compile, print and run KIR kernels\n", &errs());
+  // One input file, or none with --print-features. Reported as the parser
+  // would report one required positional argument, after anything else it
+  // reported (it checks positional arguments last).
+  std::string Tool = sys::path::filename(argv[0]).str();
+  if (InputFiles.size() > 1)
+    return make_error<jitrun::CommandLineError>(
+        Tool + ": Too many positional arguments specified!\n" +
+        "Can specify at most 1 positional arguments: See: " + argv[0] + " --help\n");
+  if (InputFiles.empty() && !PrintFeatures)
+    return make_error<jitrun::CommandLineError>(
+        Tool + ": Not enough positional command line arguments specified!\n" +
+        "Must specify at least 1 positional argument: See: " + argv[0] + " --help\n");
+  if (!Parsed)
+    return make_error<jitrun::CommandLineError>("");
+  return Error::success();
+}
+
+/// Prints every error in \p E and returns the exit status they mean
+/// (docs/jit-run.md, EXIT STATUS): 2 when one is misuse of the command line,
+/// else 1. Diagnostics render themselves (`file:line:col: error: ...` with
+/// the source line and a caret), the parser's errors are printed as they
+/// are, anything else as `jit-run: error: ...`.
+int reportErrors(Error E) {
   int Status = ExitInputError;
   handleAllErrors(
       std::move(E),
@@ -302,251 +653,36 @@ int reportAndExit(Error E) {
         WithColor::error(errs(), "jit-run") << U.message() << '\n';
         Status = ExitUsage;
       },
+      [&](const jitrun::CommandLineError &C) {
+        C.log(errs());
+        Status = ExitUsage;
+      },
       [](const gridjit::DiagnosticError &D) { D.log(errs()); },
       [](const ErrorInfoBase &EI) { WithColor::error(errs(), "jit-run") << EI.message() << '\n'; });
   return Status;
 }
 
-/// Compiles \p M for the host, runs one kernel with the arguments of the
-/// command line, and prints or writes the buffers asked for.
-int runKernel(const gridjit::Module &M, gridjit::PhaseTimes &Times) {
-  if (TargetOpt == TargetKind::Cuda) {
-    WithColor::error(errs(), "jit-run")
-        << "running kernels with --target=cuda is not available in this build; run on the "
-           "host (the default) or use --emit=ptx\n";
-    return ExitInputError;
+/// Everything jit-run does after LLVM's own initialisation.
+Error runTool(int argc, char **argv) {
+  cl::HideUnrelatedOptions(JitRunCategory); // also registers LLVM's common options
+  const cl::opt<bool> &Stats = registerStatsOption();
+  if (Error E = parseCommandLine(argc, argv))
+    return E;
+  if (PrintFeatures) {
+    jitrun::printFeatures(outs());
+    return Error::success();
   }
-  // Which kernel.
-  std::vector<const gridjit::FunctionDecl *> Kernels = M.getKernels();
-  const gridjit::FunctionDecl *K = nullptr;
-  if (KernelName.getNumOccurrences()) {
-    for (const gridjit::FunctionDecl *F : Kernels)
-      if (F->Name == KernelName)
-        K = F;
-    if (!K)
-      return reportAndExit(
-          jitrun::usageError("--kernel " + KernelName + ": the module has no kernel of that name"));
-  } else if (Kernels.size() == 1) {
-    K = Kernels.front();
-  } else if (Kernels.empty()) {
-    WithColor::error(errs(), "jit-run") << M.Name << " has no kernel to run\n";
-    return ExitInputError;
-  } else {
-    std::string Names;
-    for (const gridjit::FunctionDecl *F : Kernels)
-      Names += (Names.empty() ? "" : ", ") + F->Name;
-    return reportAndExit(jitrun::usageError("the module has several kernels (" + Names +
-                                            "); choose one with --kernel"));
-  }
-
-  auto T = gridjit::createHostTarget();
-  if (!T)
-    return reportAndExit(T.takeError());
-  std::vector<gridjit::KernelInfo> Infos = (*T)->describeKernels(M);
-  const gridjit::KernelInfo *Info = nullptr;
-  for (const gridjit::KernelInfo &I : Infos)
-    if (I.Name == K->Name)
-      Info = &I;
-
-  // Arguments: exactly one --arg per parameter.
-  std::map<std::string, std::string> Specs;
-  for (const std::string &A : ArgOpts) {
-    auto [Name, Spec] = StringRef(A).split('=');
-    if (!StringRef(A).contains('='))
-      return reportAndExit(jitrun::usageError("--arg " + A + ": expected NAME=SPEC"));
-    bool Known = false;
-    for (const gridjit::KernelParamInfo &P : Info->Params)
-      Known |= P.Name == Name;
-    if (!Known)
-      return reportAndExit(jitrun::usageError("--arg " + A + ": kernel '" + K->Name +
-                                              "' has no parameter '" + Name + "'"));
-    if (!Specs.emplace(Name.str(), Spec.str()).second)
-      return reportAndExit(jitrun::usageError("--arg " + Name + " is given twice"));
-  }
-  std::vector<jitrun::ArgValue> Values;
-  for (const gridjit::KernelParamInfo &P : Info->Params) {
-    auto It = Specs.find(P.Name);
-    if (It == Specs.end())
-      return reportAndExit(jitrun::usageError("kernel '" + K->Name + "' needs --arg " + P.Name +
-                                              "=SPEC for its parameter '" + P.Name + ": " +
-                                              P.Ty.str() + "'"));
-    auto V = jitrun::parseArg(P, It->second);
-    if (!V)
-      return reportAndExit(V.takeError());
-    Values.push_back(std::move(*V));
-  }
-  auto FindBuffer = [&](StringRef Name, const char *Opt) -> Expected<jitrun::ArgValue *> {
-    for (jitrun::ArgValue &V : Values)
-      if (V.Param.Name == Name) {
-        if (!V.isPointer())
-          return jitrun::usageError(Twine(Opt) + " " + Name + ": '" + Name +
-                                    "' is a scalar parameter, not a buffer");
-        return &V;
-      }
-    return jitrun::usageError(Twine(Opt) + " " + Name + ": kernel '" + K->Name +
-                              "' has no parameter '" + Name + "'");
-  };
-  std::vector<jitrun::ArgValue *> ToPrint;
-  for (const std::string &Name : PrintOpts) {
-    auto B = FindBuffer(Name, "--print");
-    if (!B)
-      return reportAndExit(B.takeError());
-    ToPrint.push_back(*B);
-  }
-  std::vector<std::pair<jitrun::ArgValue *, std::string>> ToWrite;
-  for (const std::string &O : OutOpts) {
-    auto [Name, File] = StringRef(O).split('=');
-    if (File.empty())
-      return reportAndExit(jitrun::usageError("--out " + O + ": expected NAME=FILE.npy"));
-    auto B = FindBuffer(Name, "--out");
-    if (!B)
-      return reportAndExit(B.takeError());
-    ToWrite.push_back({*B, File.str()});
-  }
-  gridjit::LaunchConfig Config;
-  parseDim3(GridOpt, Config.Grid); // checked by checkUsage
-  parseDim3(BlockOpt, Config.Block);
-  Config.DynamicSharedBytes = SharedBytes;
-  auto Threads = workerThreads();
-  if (!Threads)
-    return reportAndExit(Threads.takeError());
-
-  // Compile (through the cache), load, run.
-  auto Art = compileCached(std::move(*T), M, Times);
-  if (!Art) {
-    if (Stats)
-      printStats(Times);
-    return reportAndExit(Art.takeError());
-  }
-  gridjit::HostRuntimeOptions RO;
-  RO.NumThreads = *Threads;
-  auto RT = gridjit::HostRuntime::create(RO);
-  if (!RT)
-    return reportAndExit(RT.takeError());
-  auto LoadStart = std::chrono::steady_clock::now();
-  auto Loaded = (*RT)->load(*Art);
-  double LoadMs = msSince(LoadStart);
-  if (!Loaded)
-    return reportAndExit(Loaded.takeError());
-  std::vector<gridjit::KernelArg> Args;
-  for (const jitrun::ArgValue &V : Values)
-    Args.push_back(V.toKernelArg());
-  gridjit::LaunchStats LS;
-  Error E = (*RT)->launch(**Loaded, K->Name, Config, Args, &LS);
-  if (Stats) {
-    printStats(Times);
-    errs() << format("  %-10s %10.3f ms\n", static_cast<const char *>("load"), LoadMs);
-    errs() << format("  %-10s %10.3f ms  (%llu blocks, %u phases, %u of %u threads)\n",
-                     static_cast<const char *>("run"), LS.Milliseconds,
-                     (unsigned long long)LS.Blocks, LS.Phases, LS.Workers, (*RT)->getNumThreads());
-  }
-  if (E)
-    return reportAndExit(std::move(E));
-  for (const jitrun::ArgValue *V : ToPrint)
-    outs() << jitrun::formatBuffer(*V) << '\n';
-  outs().flush();
-  for (const auto &[V, File] : ToWrite)
-    if (Error E = jitrun::writeNpy(File, *V))
-      return reportAndExit(std::move(E));
-  return ExitSuccess;
-}
-
-/// Checks option combinations cl::opt cannot express; false on misuse.
-bool checkUsage() {
-  if (OptLevel > 3) {
-    WithColor::error(errs(), "jit-run") << "-O" << OptLevel << ": the level must be 0, 1, 2 or 3\n";
-    return false;
-  }
-  if (Emit == EmitStage::PTX && TargetOpt != TargetKind::Cuda) {
-    WithColor::error(errs(), "jit-run") << "--emit=ptx needs --target=cuda\n";
-    return false;
-  }
-  gridjit::Dim3 D;
-  if (!parseDim3(GridOpt, D)) {
-    WithColor::error(errs(), "jit-run") << "--grid " << GridOpt << ": expected X[,Y[,Z]]\n";
-    return false;
-  }
-  if (!parseDim3(BlockOpt, D)) {
-    WithColor::error(errs(), "jit-run") << "--block " << BlockOpt << ": expected X[,Y[,Z]]\n";
-    return false;
-  }
-  bool KnownSm = false;
-  for (const gridjit::NVPTXArchInfo &A : gridjit::getNVPTXArchs())
-    KnownSm |= SmArch == A.Arch;
-  if (!KnownSm) {
-    WithColor::error(errs(), "jit-run") << "--sm=" << SmArch << ": unknown architecture (known:";
-    for (const gridjit::NVPTXArchInfo &A : gridjit::getNVPTXArchs())
-      errs() << ' ' << A.Arch;
-    errs() << ")\n";
-    return false;
-  }
-  return true;
-}
-
-int run() {
-  auto Buf = readInput(InputFile);
-  if (!Buf) {
-    reportErrors(Buf.takeError());
-    return ExitInputError;
-  }
-  StringRef Name = InputFile == "-" ? StringRef("<stdin>") : StringRef(InputFile);
-  gridjit::PhaseTimes Times;
-  auto M = loadModule((*Buf)->getBuffer(), Name, Times);
-  if (!M) {
-    reportErrors(M.takeError());
-    return ExitInputError;
-  }
-  auto Finish = [&](Expected<std::string> Text) {
-    if (Stats)
-      printStats(Times);
-    if (!Text) {
-      reportErrors(Text.takeError());
-      return ExitInputError;
-    }
-    if (Error E = writeOutput(*Text)) {
-      reportErrors(std::move(E));
-      return ExitInputError;
-    }
-    return ExitSuccess;
-  };
-  if (Emit == EmitStage::Kir)
-    return Finish(gridjit::printModule(**M));
-  if (Emit == EmitStage::None)
-    return runKernel(**M, Times);
-  auto T = makeTarget();
-  if (!T) {
-    reportErrors(T.takeError());
-    return ExitInputError;
-  }
-  // The stage that is the cached artifact itself (PTX for cuda, the object
-  // file for the host) comes through the cache; the others are compiled.
-  if (Emit == EmitStage::PTX || (Emit == EmitStage::Asm && TargetOpt == TargetKind::Cuda) ||
-      (Emit == EmitStage::Obj && TargetOpt == TargetKind::Host)) {
-    auto A = compileCached(std::move(*T), **M, Times);
-    if (!A)
-      return Finish(A.takeError());
-    return Finish(std::move(A->Payload));
-  }
-  gridjit::CompileOptions Opts;
-  Opts.OptLevel = OptLevel;
-  gridjit::EmitKind Kind = Emit == EmitStage::LLVM  ? gridjit::EmitKind::LLVM
-                           : Emit == EmitStage::Obj ? gridjit::EmitKind::Object
-                                                    : gridjit::EmitKind::Assembly;
-  return Finish((*T)->emit(**M, Kind, Opts, &Times));
+  auto O = readOptions(Stats);
+  if (!O)
+    return O.takeError();
+  return run(*O);
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
-  cl::HideUnrelatedOptions(JitRunCategory); // also registers LLVM's common options
-  registerStatsOption();
-  // With an error stream, ParseCommandLineOptions reports misuse and returns
-  // false instead of exiting with status 1, so misuse can exit with 2.
-  if (!cl::ParseCommandLineOptions(argc, argv, "jit-run: compile, print and run KIR kernels\n",
-                                   &errs()))
-    return ExitUsage;
-  if (!checkUsage())
-    return ExitUsage;
-  return run();
+  if (Error E = runTool(argc, argv))
+    return reportErrors(std::move(E));
+  return ExitSuccess;
 }

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestSupport.h"
+
 #include "gridjit/Cache/CacheEntry.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -14,11 +16,15 @@
 
 #include <cstring>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 using namespace gridjit;
+using namespace gridjit::test;
 
 namespace {
+
+using ::testing::HasSubstr;
 
 Artifact sampleArtifact() {
   Artifact A;
@@ -75,14 +81,14 @@ TEST(CacheEntryTest, RoundTrip) {
   std::string E = encodeCacheEntry(sampleKey(), A);
   ASSERT_EQ(E.substr(0, 8), "GRIDJITC");
   auto B = decodeCacheEntry(E, sampleKey());
-  ASSERT_TRUE(static_cast<bool>(B)) << llvm::toString(B.takeError());
+  ASSERT_TRUE(succeeded(B));
   expectSame(A, *B);
 }
 
 TEST(CacheEntryTest, EmptyArtifactRoundTrips) {
   Artifact A;
   auto B = decodeCacheEntry(encodeCacheEntry(sampleKey(), A), sampleKey());
-  ASSERT_TRUE(static_cast<bool>(B)) << llvm::toString(B.takeError());
+  ASSERT_TRUE(succeeded(B));
   expectSame(A, *B);
 }
 
@@ -90,7 +96,7 @@ TEST(CacheEntryTest, EveryTruncationIsRejected) {
   std::string E = encodeCacheEntry(sampleKey(), sampleArtifact());
   for (size_t Len = 0; Len < E.size(); ++Len) {
     auto B = decodeCacheEntry(std::string_view(E).substr(0, Len), sampleKey());
-    EXPECT_FALSE(static_cast<bool>(B)) << "accepted a truncation to " << Len << " bytes";
+    EXPECT_TRUE(failed(B)) << "accepted a truncation to " << Len << " bytes";
     llvm::consumeError(B.takeError());
   }
 }
@@ -102,7 +108,7 @@ TEST(CacheEntryTest, EveryFlippedByteIsRejected) {
       std::string Bad = E;
       Bad[I] = static_cast<char>(Bad[I] ^ Bit);
       auto B = decodeCacheEntry(Bad, sampleKey());
-      EXPECT_FALSE(static_cast<bool>(B)) << "accepted a flip of byte " << I;
+      EXPECT_TRUE(failed(B)) << "accepted a flip of byte " << I;
       llvm::consumeError(B.takeError());
     }
 }
@@ -110,8 +116,8 @@ TEST(CacheEntryTest, EveryFlippedByteIsRejected) {
 TEST(CacheEntryTest, AppendedBytesAreRejected) {
   std::string E = encodeCacheEntry(sampleKey(), sampleArtifact()) + "x";
   auto B = decodeCacheEntry(E, sampleKey());
-  ASSERT_FALSE(static_cast<bool>(B));
-  EXPECT_NE(llvm::toString(B.takeError()).find("truncated"), std::string::npos);
+  ASSERT_TRUE(failed(B));
+  EXPECT_THAT(llvm::toString(B.takeError()), HasSubstr("truncated"));
 }
 
 TEST(CacheEntryTest, ForeignVersionAndKeyAreNamed) {
@@ -119,16 +125,15 @@ TEST(CacheEntryTest, ForeignVersionAndKeyAreNamed) {
   auto Msg = [](llvm::Expected<Artifact> R) {
     return R ? std::string("accepted") : llvm::toString(R.takeError());
   };
-  EXPECT_NE(Msg(decodeCacheEntry("#!/bin/sh\necho hello, this is not a cache entry at all, no"
-                                 "t even close to one, but long enough for a header......",
-                                 sampleKey()))
-                .find("bad magic"),
-            std::string::npos);
-  EXPECT_NE(Msg(decodeCacheEntry(E, sampleKey(2))).find("another key"), std::string::npos);
+  EXPECT_THAT(Msg(decodeCacheEntry("#!/bin/sh\necho hello, this is not a cache entry at all, no"
+                                   "t even close to one, but long enough for a header......",
+                                   sampleKey())),
+              HasSubstr("bad magic"));
+  EXPECT_THAT(Msg(decodeCacheEntry(E, sampleKey(2))), HasSubstr("another key"));
   std::string Old = E;
   llvm::support::endian::write32le(Old.data() + 8, CacheFormatVersion + 1);
-  EXPECT_NE(Msg(decodeCacheEntry(Old, sampleKey())).find("format version"), std::string::npos);
-  EXPECT_NE(Msg(decodeCacheEntry("", sampleKey())).find("truncated"), std::string::npos);
+  EXPECT_THAT(Msg(decodeCacheEntry(Old, sampleKey())), HasSubstr("format version"));
+  EXPECT_THAT(Msg(decodeCacheEntry("", sampleKey())), HasSubstr("truncated"));
 }
 
 /// Recomputes the body size and both checksums of \p E, as a foreign
@@ -159,12 +164,12 @@ TEST(CacheEntryTest, ResealedCorruptionIsRejected) {
   // byte must still give an error or an artifact; never a crash, a hang or
   // a huge allocation.
   std::string E = encodeCacheEntry(sampleKey(), sampleArtifact());
-  ASSERT_TRUE(static_cast<bool>(decodeCacheEntry(E, sampleKey())));
+  ASSERT_TRUE(succeeded(decodeCacheEntry(E, sampleKey())));
   for (size_t Len = CacheEntryHeaderSize; Len < E.size(); ++Len) {
     std::string Bad = E.substr(0, Len);
     reseal(Bad);
     auto B = decodeCacheEntry(Bad, sampleKey());
-    EXPECT_FALSE(static_cast<bool>(B)) << "accepted a resealed truncation to " << Len;
+    EXPECT_TRUE(failed(B)) << "accepted a resealed truncation to " << Len;
     llvm::consumeError(B.takeError());
   }
   for (size_t I = CacheEntryHeaderSize; I < E.size(); ++I) {
@@ -181,14 +186,14 @@ TEST(CacheEntryTest, ResealedCorruptionIsRejected) {
   llvm::support::endian::write32le(Huge.data() + CacheEntryHeaderSize + 8 + 4 + 8, 0xffffffffu);
   reseal(Huge);
   auto B = decodeCacheEntry(Huge, sampleKey());
-  ASSERT_FALSE(static_cast<bool>(B));
-  EXPECT_NE(llvm::toString(B.takeError()).find("kernel count"), std::string::npos);
+  ASSERT_TRUE(failed(B));
+  EXPECT_THAT(llvm::toString(B.takeError()), HasSubstr("kernel count"));
   // Trailing bytes after a well-formed body.
   std::string Trailing = encodeCacheEntry(sampleKey(), sampleArtifact()) + "zz";
   reseal(Trailing);
   auto T = decodeCacheEntry(Trailing, sampleKey());
-  ASSERT_FALSE(static_cast<bool>(T));
-  EXPECT_NE(llvm::toString(T.takeError()).find("trailing"), std::string::npos);
+  ASSERT_TRUE(failed(T));
+  EXPECT_THAT(llvm::toString(T.takeError()), HasSubstr("trailing"));
 }
 
 } // namespace

@@ -16,16 +16,11 @@
 #include <set>
 
 using namespace gridjit;
-using namespace gridjit::testing;
+using namespace gridjit::test;
 
 namespace {
 
-const char *Saxpy = "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {\n"
-                    "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
-                    "  if i < n { y[i] = a * x[i] + y[i]; }\n"
-                    "}\n";
-
-/// Saxpy, respaced, commented, with redundant parentheses.
+/// The saxpy kernel, respaced, commented, with redundant parentheses.
 const char *SaxpyRespelled = "// the same kernel\n"
                              "kernel   saxpy( n : i32,a: f32,\n"
                              "   x: ptr<f32>, y: ptr<f32>)\n"
@@ -47,13 +42,13 @@ CacheKey keyOf(Compiler &C, const std::string &Text, CompileRequest Req = {}) {
 TEST(CacheKeyTest, SpacingCommentsAndParenthesesDoNotMatter) {
   auto C = makeCompiler("");
   ASSERT_TRUE(C);
-  EXPECT_EQ(keyOf(*C, Saxpy), keyOf(*C, SaxpyRespelled));
+  EXPECT_EQ(keyOf(*C, SaxpySource), keyOf(*C, SaxpyRespelled));
   // ... and the compiled module is the same object: the second is a hit.
   CompileInfo I1, I2;
-  auto A = C->compile(Saxpy, "a.kir", {}, &I1);
-  ASSERT_TRUE(static_cast<bool>(A)) << llvm::toString(A.takeError());
+  auto A = C->compile(SaxpySource, "a.kir", {}, &I1);
+  ASSERT_TRUE(succeeded(A));
   auto B = C->compile(SaxpyRespelled, "b.kir", {}, &I2);
-  ASSERT_TRUE(static_cast<bool>(B)) << llvm::toString(B.takeError());
+  ASSERT_TRUE(succeeded(B));
   EXPECT_EQ(I1.Outcome, CacheOutcome::Compiled);
   EXPECT_EQ(I2.Outcome, CacheOutcome::MemoryHit);
   EXPECT_EQ(A->get(), B->get());
@@ -63,8 +58,8 @@ TEST(CacheKeyTest, SpacingCommentsAndParenthesesDoNotMatter) {
 TEST(CacheKeyTest, BufferNameDoesNotMatter) {
   auto C = makeCompiler("");
   ASSERT_TRUE(C);
-  auto A = C->computeKey(Saxpy, "one.kir");
-  auto B = C->computeKey(Saxpy, "two.kir");
+  auto A = C->computeKey(SaxpySource, "one.kir");
+  auto B = C->computeKey(SaxpySource, "two.kir");
   ASSERT_TRUE(A && B);
   EXPECT_EQ(*A, *B);
 }
@@ -72,7 +67,7 @@ TEST(CacheKeyTest, BufferNameDoesNotMatter) {
 TEST(CacheKeyTest, ModuleChangesMiss) {
   auto C = makeCompiler("");
   ASSERT_TRUE(C);
-  std::string Base = Saxpy;
+  std::string Base = SaxpySource;
   std::set<std::string> Keys;
   Keys.insert(keyOf(*C, Base).hex());
   auto Variant = [&](std::string From, std::string To) {
@@ -94,11 +89,11 @@ TEST(CacheKeyTest, TargetArchOptLevelAndRegistryMiss) {
   NVPTXTargetOptions O90;
   O90.Arch = "sm_90";
   auto Sm90 = createNVPTXTarget(O90);
-  ASSERT_TRUE(static_cast<bool>(Sm90)) << llvm::toString(Sm90.takeError());
+  ASSERT_TRUE(succeeded(Sm90));
   NVPTXTargetOptions OOmit;
   OOmit.OmitLowerings = {Op::BuiltinPopc};
   auto Omit = createNVPTXTarget(OOmit);
-  ASSERT_TRUE(static_cast<bool>(Omit)) << llvm::toString(Omit.takeError());
+  ASSERT_TRUE(succeeded(Omit));
 
   std::set<std::string> Keys;
   auto Add = [&](std::shared_ptr<const Target> T, unsigned Opt, const char *What) {
@@ -106,7 +101,7 @@ TEST(CacheKeyTest, TargetArchOptLevelAndRegistryMiss) {
     ASSERT_TRUE(C);
     CompileRequest R;
     R.OptLevel = Opt;
-    EXPECT_TRUE(Keys.insert(keyOf(*C, Saxpy, R).hex()).second) << What;
+    EXPECT_TRUE(Keys.insert(keyOf(*C, SaxpySource, R).hex()).second) << What;
   };
   for (unsigned Opt = 0; Opt <= 3; ++Opt)
     Add(Sm80, Opt, "opt level");

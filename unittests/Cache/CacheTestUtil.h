@@ -1,11 +1,14 @@
 //===- CacheTestUtil.h - Helpers for the cache and compiler tests -*- C++ -*-===//
 //
-// Part of gridjit.
+// Part of gridjit. The cache and compiler tests' helpers, in the one helper
+// namespace of the unit tests (TestSupport.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GRIDJIT_UNITTESTS_CACHE_CACHETESTUTIL_H
 #define GRIDJIT_UNITTESTS_CACHE_CACHETESTUTIL_H
+
+#include "TestSupport.h"
 
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Target/Target.h"
@@ -19,7 +22,7 @@
 #include <memory>
 #include <string>
 
-namespace gridjit::testing {
+namespace gridjit::test {
 
 /// A fresh directory, removed with everything in it at the end of the test.
 class TempDir {
@@ -128,6 +131,6 @@ inline void writeFile(const std::string &Path, llvm::StringRef Data) {
   OS << Data;
 }
 
-} // namespace gridjit::testing
+} // namespace gridjit::test
 
 #endif // GRIDJIT_UNITTESTS_CACHE_CACHETESTUTIL_H

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestSupport.h"
+
 #include "gridjit/Support/Environment.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -17,14 +19,18 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <set>
 
 using namespace gridjit;
+using namespace gridjit::test;
 namespace fs = llvm::sys::fs;
 
 namespace {
+
+using ::testing::HasSubstr;
 
 std::string sourcePath(llvm::StringRef Rel) {
   return std::string(GRIDJIT_SOURCE_DIR) + "/" + Rel.str();
@@ -90,7 +96,7 @@ TEST(EnvironmentTest, TheScanFindsDirectReads) {
 
 TEST(EnvironmentTest, TableIsCompleteOrderedAndDocumented) {
   auto Doc = llvm::MemoryBuffer::getFile(sourcePath("docs/Cache.md"));
-  ASSERT_TRUE(static_cast<bool>(Doc));
+  ASSERT_TRUE(Doc) << Doc.getError().message();
   std::set<std::string_view> Names;
   unsigned I = 0;
   for (const EnvVarInfo &Row : getEnvVarTable()) {
@@ -98,7 +104,7 @@ TEST(EnvironmentTest, TableIsCompleteOrderedAndDocumented) {
     EXPECT_EQ(&getEnvVarInfo(Row.Var), &Row);
     EXPECT_TRUE(Names.insert(Row.Name).second) << "twice: " << Row.Name;
     EXPECT_FALSE(Row.Use.empty()) << Row.Name;
-    EXPECT_NE((*Doc)->getBuffer().find("`" + std::string(Row.Name) + "`"), llvm::StringRef::npos)
+    EXPECT_THAT((*Doc)->getBuffer().str(), HasSubstr("`" + std::string(Row.Name) + "`"))
         << Row.Name << " is not documented in docs/Cache.md";
   }
   EXPECT_EQ(getEnvVarInfo(EnvVar::CudaHome).Effect, EnvEffect::PartOfKey);

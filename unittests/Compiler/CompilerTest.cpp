@@ -18,6 +18,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <atomic>
@@ -25,15 +26,12 @@
 #include <thread>
 
 using namespace gridjit;
-using namespace gridjit::testing;
+using namespace gridjit::test;
 namespace fs = llvm::sys::fs;
 
 namespace {
 
-const char *Saxpy = "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {\n"
-                    "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
-                    "  if i < n { y[i] = a * x[i] + y[i]; }\n"
-                    "}\n";
+using ::testing::HasSubstr;
 
 /// The names of the files in \p Dir.
 std::vector<std::string> listDir(const std::string &Dir) {
@@ -48,12 +46,12 @@ TEST(CompilerTest, CompilesAndDescribesKernels) {
   auto C = makeCompiler("");
   ASSERT_TRUE(C);
   CompileInfo I;
-  auto M = C->compile(Saxpy, "saxpy.kir", {}, &I);
-  ASSERT_TRUE(static_cast<bool>(M)) << llvm::toString(M.takeError());
+  auto M = C->compile(SaxpySource, "saxpy.kir", {}, &I);
+  ASSERT_TRUE(succeeded(M));
   const Artifact &A = (*M)->Art;
   EXPECT_EQ(A.Kind, TargetKind::NVPTX);
   EXPECT_EQ(A.Arch, "sm_80");
-  EXPECT_NE(A.Payload.find(".entry saxpy"), std::string::npos);
+  EXPECT_THAT(A.Payload, HasSubstr(".entry saxpy"));
   ASSERT_EQ(A.Kernels.size(), 1u);
   EXPECT_EQ(A.Kernels[0].Params.size(), 4u);
   EXPECT_EQ(I.Outcome, CacheOutcome::Compiled);
@@ -66,11 +64,11 @@ TEST(CompilerTest, CompilesAndDescribesKernels) {
 TEST(CompilerTest, SecondRequestIsAMemoryHitWithoutParsing) {
   auto C = makeCompiler("");
   ASSERT_TRUE(C);
-  auto A = C->compile(Saxpy, "saxpy.kir");
-  ASSERT_TRUE(static_cast<bool>(A));
+  auto A = C->compile(SaxpySource, "saxpy.kir");
+  ASSERT_TRUE(succeeded(A));
   CompileInfo I;
-  auto B = C->compile(Saxpy, "saxpy.kir", {}, &I);
-  ASSERT_TRUE(static_cast<bool>(B));
+  auto B = C->compile(SaxpySource, "saxpy.kir", {}, &I);
+  ASSERT_TRUE(succeeded(B));
   EXPECT_EQ(A->get(), B->get());
   EXPECT_EQ(I.Outcome, CacheOutcome::MemoryHit);
   EXPECT_EQ(I.Times.ParseMs, 0); // the text memo answered
@@ -83,12 +81,12 @@ TEST(CompilerTest, SecondRequestIsAMemoryHitWithoutParsing) {
 TEST(CompilerTest, DiskHitInAFreshCompiler) {
   TempDir Dir;
   auto C1 = makeCompiler(Dir.path());
-  auto A = C1->compile(Saxpy, "saxpy.kir");
-  ASSERT_TRUE(static_cast<bool>(A));
+  auto A = C1->compile(SaxpySource, "saxpy.kir");
+  ASSERT_TRUE(succeeded(A));
   auto C2 = makeCompiler(Dir.path());
   CompileInfo I;
-  auto B = C2->compile(Saxpy, "saxpy.kir", {}, &I);
-  ASSERT_TRUE(static_cast<bool>(B)) << llvm::toString(B.takeError());
+  auto B = C2->compile(SaxpySource, "saxpy.kir", {}, &I);
+  ASSERT_TRUE(succeeded(B));
   EXPECT_EQ(I.Outcome, CacheOutcome::DiskHit);
   EXPECT_EQ(C2->getStats().Compiles, 0u);
   EXPECT_EQ(C2->getStats().DiskHits, 1u);
@@ -106,8 +104,8 @@ TEST(CompilerTest, NoDiskCacheWritesNothing) {
   O.UseDiskCache = false;
   O.CacheDir = Dir.path();
   auto C = Compiler::create(O);
-  ASSERT_TRUE(static_cast<bool>(C));
-  ASSERT_TRUE(static_cast<bool>((*C)->compile(Saxpy, "s.kir")));
+  ASSERT_TRUE(succeeded(C));
+  ASSERT_TRUE(succeeded((*C)->compile(SaxpySource, "s.kir")));
   EXPECT_TRUE(listDir(Dir.path()).empty());
   EXPECT_EQ((*C)->getCacheDirectory(), "");
 }
@@ -215,13 +213,13 @@ TEST(CompilerTest, FailureIsDeliveredToEveryWaiterAndNotCached) {
   NVPTXTargetOptions TO;
   TO.OmitLowerings = {Op::Mul};
   auto Broken = createNVPTXTarget(TO);
-  ASSERT_TRUE(static_cast<bool>(Broken)) << llvm::toString(Broken.takeError());
+  ASSERT_TRUE(succeeded(Broken));
   std::shared_ptr<const Target> BT(std::move(*Broken));
   TempDir Dir;
   auto C = makeCompiler(Dir.path(), nullptr, {BT});
   ASSERT_TRUE(C);
-  auto Key = C->computeKey(Saxpy, "saxpy.kir");
-  ASSERT_TRUE(static_cast<bool>(Key));
+  auto Key = C->computeKey(SaxpySource, "saxpy.kir");
+  ASSERT_TRUE(succeeded(Key));
 
   DiskCacheOptions DO;
   DO.Dir = Dir.path();
@@ -235,7 +233,7 @@ TEST(CompilerTest, FailureIsDeliveredToEveryWaiterAndNotCached) {
   std::vector<std::thread> Threads;
   for (unsigned T = 0; T < N; ++T)
     Threads.emplace_back([&, T] {
-      auto M = C->compile(Saxpy, "saxpy.kir");
+      auto M = C->compile(SaxpySource, "saxpy.kir");
       if (M) {
         Errors[T] = "succeeded";
         return;
@@ -266,13 +264,12 @@ TEST(CompilerTest, FailureIsDeliveredToEveryWaiterAndNotCached) {
     EXPECT_TRUE(IsDiagnostic[T]) << T;
     EXPECT_EQ(Errors[T], Errors[0]) << T;
   }
-  EXPECT_NE(Errors[0].find("saxpy.kir:2:"), std::string::npos) << Errors[0];
-  EXPECT_NE(Errors[0].find("no lowering for 'mul' on target 'nvptx'"), std::string::npos)
-      << Errors[0];
+  EXPECT_THAT(Errors[0], HasSubstr("saxpy.kir:2:"));
+  EXPECT_THAT(Errors[0], HasSubstr("no lowering for 'mul' on target 'nvptx'"));
 
   // Not cached as a success, in memory or on disk.
-  auto Again = C->compile(Saxpy, "saxpy.kir");
-  ASSERT_FALSE(static_cast<bool>(Again));
+  auto Again = C->compile(SaxpySource, "saxpy.kir");
+  ASSERT_TRUE(failed(Again));
   llvm::consumeError(Again.takeError());
   EXPECT_EQ(C->getStats().Compiles, 2u);
   EXPECT_TRUE(listDir(Dir.path()).empty());
@@ -294,7 +291,7 @@ TEST(CompilerTest, CompileAsync) {
   C->waitForAsync();
   for (unsigned I = 0; I < 100; ++I) {
     auto M = Futures[I].get();
-    ASSERT_TRUE(static_cast<bool>(M)) << llvm::toString(M.takeError());
+    ASSERT_TRUE(succeeded(M));
     EXPECT_EQ((*M)->Art.Kernels[0].Name, "k" + std::to_string(I % 10));
   }
   EXPECT_EQ(C->getStats().Compiles, 10u);
@@ -302,8 +299,8 @@ TEST(CompilerTest, CompileAsync) {
   auto BadFuture = C->compileAsync("kernel k( {", "bad.kir");
   C->waitForAsync();
   auto Bad = BadFuture.get();
-  ASSERT_FALSE(static_cast<bool>(Bad));
-  EXPECT_NE(llvm::toString(Bad.takeError()).find("bad.kir:1:"), std::string::npos);
+  ASSERT_TRUE(failed(Bad));
+  EXPECT_THAT(llvm::toString(Bad.takeError()), HasSubstr("bad.kir:1:"));
 }
 
 TEST(CompilerTest, DestroyingWaitsForAsyncCompiles) {
@@ -315,7 +312,7 @@ TEST(CompilerTest, DestroyingWaitsForAsyncCompiles) {
   }
   for (auto &F : Futures) {
     auto M = F.get();
-    EXPECT_TRUE(static_cast<bool>(M));
+    EXPECT_TRUE(succeeded(M));
     if (!M)
       llvm::consumeError(M.takeError());
   }
@@ -327,17 +324,17 @@ TEST(CompilerTest, MemoryCacheIsBoundedLRU) {
   O.UseDiskCache = false;
   O.MemoryCacheCapacity = 2;
   auto C = Compiler::create(O);
-  ASSERT_TRUE(static_cast<bool>(C));
+  ASSERT_TRUE(succeeded(C));
   auto K0 = (*C)->compile(makeKernel(0), "k.kir");
-  ASSERT_TRUE(static_cast<bool>(K0));
-  ASSERT_TRUE(static_cast<bool>((*C)->compile(makeKernel(1), "k.kir")));
-  ASSERT_TRUE(static_cast<bool>((*C)->compile(makeKernel(0), "k.kir"))); // k0 most recent
-  ASSERT_TRUE(static_cast<bool>((*C)->compile(makeKernel(2), "k.kir"))); // evicts k1
+  ASSERT_TRUE(succeeded(K0));
+  ASSERT_TRUE(succeeded((*C)->compile(makeKernel(1), "k.kir")));
+  ASSERT_TRUE(succeeded((*C)->compile(makeKernel(0), "k.kir"))); // k0 most recent
+  ASSERT_TRUE(succeeded((*C)->compile(makeKernel(2), "k.kir"))); // evicts k1
   EXPECT_EQ((*C)->getStats().Evictions, 1u);
   CompileInfo I;
-  ASSERT_TRUE(static_cast<bool>((*C)->compile(makeKernel(0), "k.kir", {}, &I)));
+  ASSERT_TRUE(succeeded((*C)->compile(makeKernel(0), "k.kir", {}, &I)));
   EXPECT_EQ(I.Outcome, CacheOutcome::MemoryHit);
-  ASSERT_TRUE(static_cast<bool>((*C)->compile(makeKernel(1), "k.kir", {}, &I)));
+  ASSERT_TRUE(succeeded((*C)->compile(makeKernel(1), "k.kir", {}, &I)));
   EXPECT_EQ(I.Outcome, CacheOutcome::Compiled);
   EXPECT_EQ((*C)->getStats().Compiles, 4u);
   // An evicted module stays valid for whoever holds it.
@@ -347,40 +344,39 @@ TEST(CompilerTest, MemoryCacheIsBoundedLRU) {
 
 TEST(CompilerTest, BuiltModulesAreKeyedByTheirCanonicalPrint) {
   auto C = makeCompiler("");
-  auto M = parseAndVerify(Saxpy, "saxpy.kir");
-  ASSERT_TRUE(static_cast<bool>(M));
-  auto Text = C->compile(Saxpy, "saxpy.kir");
-  ASSERT_TRUE(static_cast<bool>(Text));
+  auto M = parseAndVerify(SaxpySource, "saxpy.kir");
+  ASSERT_TRUE(succeeded(M));
+  auto Text = C->compile(SaxpySource, "saxpy.kir");
+  ASSERT_TRUE(succeeded(Text));
   CompileInfo I;
   auto Built = C->compile(**M, {}, &I);
-  ASSERT_TRUE(static_cast<bool>(Built)) << llvm::toString(Built.takeError());
+  ASSERT_TRUE(succeeded(Built));
   EXPECT_EQ(I.Outcome, CacheOutcome::MemoryHit);
   EXPECT_EQ(Text->get(), Built->get());
 
-  auto Unverified = parseModule(Saxpy, "saxpy.kir");
-  ASSERT_TRUE(static_cast<bool>(Unverified));
+  auto Unverified = parseModule(SaxpySource, "saxpy.kir");
+  ASSERT_TRUE(succeeded(Unverified));
   auto R = C->compile(**Unverified);
-  ASSERT_FALSE(static_cast<bool>(R));
-  EXPECT_NE(llvm::toString(R.takeError()).find("not verified"), std::string::npos);
+  ASSERT_TRUE(failed(R));
+  EXPECT_THAT(llvm::toString(R.takeError()), HasSubstr("not verified"));
 }
 
 TEST(CompilerTest, RequestErrors) {
   auto C = makeCompiler("");
   CompileRequest R;
   R.Target = "tpu";
-  auto A = C->compile(Saxpy, "s.kir", R);
-  ASSERT_FALSE(static_cast<bool>(A));
-  EXPECT_NE(llvm::toString(A.takeError()).find("no target 'tpu' (it has: nvptx)"),
-            std::string::npos);
+  auto A = C->compile(SaxpySource, "s.kir", R);
+  ASSERT_TRUE(failed(A));
+  EXPECT_THAT(llvm::toString(A.takeError()), HasSubstr("no target 'tpu' (it has: nvptx)"));
   CompileRequest O;
   O.OptLevel = 4;
-  auto B = C->compile(Saxpy, "s.kir", O);
-  ASSERT_FALSE(static_cast<bool>(B));
-  EXPECT_NE(llvm::toString(B.takeError()).find("optimisation level 4"), std::string::npos);
+  auto B = C->compile(SaxpySource, "s.kir", O);
+  ASSERT_TRUE(failed(B));
+  EXPECT_THAT(llvm::toString(B.takeError()), HasSubstr("optimisation level 4"));
   // Source errors are the front end's located diagnostics, and uncached.
   for (unsigned I = 0; I < 2; ++I) {
     auto D = C->compile("kernel k() { let x: i32 = true; }", "bad.kir");
-    ASSERT_FALSE(static_cast<bool>(D));
+    ASSERT_TRUE(failed(D));
     bool Diag = false;
     llvm::handleAllErrors(D.takeError(), [&](const DiagnosticError &) { Diag = true; });
     EXPECT_TRUE(Diag);
@@ -390,8 +386,8 @@ TEST(CompilerTest, RequestErrors) {
   CompilerOptions Two;
   Two.Targets = {nvptxTarget(), nvptxTarget()};
   auto Dup = Compiler::create(Two);
-  ASSERT_FALSE(static_cast<bool>(Dup));
-  EXPECT_NE(llvm::toString(Dup.takeError()).find("two targets named 'nvptx'"), std::string::npos);
+  ASSERT_TRUE(failed(Dup));
+  EXPECT_THAT(llvm::toString(Dup.takeError()), HasSubstr("two targets named 'nvptx'"));
 }
 
 TEST(CompilerTest, SeveralTargets) {
@@ -403,11 +399,11 @@ TEST(CompilerTest, SeveralTargets) {
   ASSERT_TRUE(C);
   CompileRequest R;
   R.Target = "nvptx";
-  auto P = C->compile(Saxpy, "s.kir", R);
-  ASSERT_TRUE(static_cast<bool>(P)) << llvm::toString(P.takeError());
+  auto P = C->compile(SaxpySource, "s.kir", R);
+  ASSERT_TRUE(succeeded(P));
   EXPECT_EQ((*P)->Art.Kind, TargetKind::NVPTX);
-  auto H = C->compile(Saxpy, "s.kir"); // the first target
-  ASSERT_TRUE(static_cast<bool>(H)) << llvm::toString(H.takeError());
+  auto H = C->compile(SaxpySource, "s.kir"); // the first target
+  ASSERT_TRUE(succeeded(H));
   EXPECT_EQ((*H)->Art.Kind, TargetKind::Host);
   EXPECT_NE((*H)->Key, (*P)->Key);
   EXPECT_EQ(C->getStats().Compiles, 2u);

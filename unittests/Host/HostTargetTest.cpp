@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestSupport.h"
+
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Target/CodegenTarget.h"
@@ -11,15 +13,17 @@
 
 #include "llvm/TargetParser/Host.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <thread>
 
 using namespace gridjit;
+using namespace gridjit::test;
 
 namespace {
 
-std::string errorText(llvm::Error E) { return llvm::toString(std::move(E)); }
+using ::testing::HasSubstr;
 
 std::unique_ptr<Target> host(HostTargetOptions Opts = {}) {
   auto T = createHostTarget(Opts);
@@ -87,7 +91,7 @@ TEST(HostTargetTest, UnknownCPUIsAnError) {
   Opts.CPU = "no-such-cpu";
   auto T = createHostTarget(Opts);
   ASSERT_FALSE(T);
-  EXPECT_NE(errorText(T.takeError()).find("unknown CPU 'no-such-cpu'"), std::string::npos);
+  EXPECT_THAT(errorText(T.takeError()), HasSubstr("unknown CPU 'no-such-cpu'"));
 }
 
 TEST(HostTargetTest, MissingLoweringIsALocatedError) {
@@ -100,8 +104,8 @@ TEST(HostTargetTest, MissingLoweringIsALocatedError) {
   auto A = T->compile(*M, CompileOptions());
   ASSERT_FALSE(A);
   std::string Msg = errorText(A.takeError());
-  EXPECT_NE(Msg.find("no lowering for 'sin' on target 'host'"), std::string::npos) << Msg;
-  EXPECT_NE(Msg.find("test.kir:6:"), std::string::npos) << Msg;
+  EXPECT_THAT(Msg, HasSubstr("no lowering for 'sin' on target 'host'"));
+  EXPECT_THAT(Msg, HasSubstr("test.kir:6:"));
 }
 
 TEST(HostTargetTest, EveryStage) {
@@ -109,15 +113,15 @@ TEST(HostTargetTest, EveryStage) {
   auto M = parse(Reduce);
   ASSERT_TRUE(T && M);
   auto IR = T->emit(*M, EmitKind::LLVM, CompileOptions());
-  ASSERT_TRUE(static_cast<bool>(IR)) << errorText(IR.takeError());
-  EXPECT_NE(IR->find("define"), std::string::npos);
-  EXPECT_NE(IR->find("@__gridjit_entry_reduce("), std::string::npos);
-  EXPECT_NE(IR->find("@__gridjit_desc_reduce"), std::string::npos);
+  ASSERT_TRUE(succeeded(IR));
+  EXPECT_THAT(*IR, HasSubstr("define"));
+  EXPECT_THAT(*IR, HasSubstr("@__gridjit_entry_reduce("));
+  EXPECT_THAT(*IR, HasSubstr("@__gridjit_desc_reduce"));
   auto Asm = T->emit(*M, EmitKind::Assembly, CompileOptions());
-  ASSERT_TRUE(static_cast<bool>(Asm)) << errorText(Asm.takeError());
-  EXPECT_NE(Asm->find("__gridjit_entry_reduce:"), std::string::npos);
+  ASSERT_TRUE(succeeded(Asm));
+  EXPECT_THAT(*Asm, HasSubstr("__gridjit_entry_reduce:"));
   auto A = T->compile(*M, CompileOptions());
-  ASSERT_TRUE(static_cast<bool>(A)) << errorText(A.takeError());
+  ASSERT_TRUE(succeeded(A));
   EXPECT_EQ(A->Kind, TargetKind::Host);
   EXPECT_EQ(A->Payload.substr(0, 4), "\x7f"
                                      "ELF");
@@ -135,7 +139,7 @@ TEST(HostTargetTest, EveryOptimisationLevelCompiles) {
     CompileOptions O;
     O.OptLevel = L;
     auto A = T->compile(*M, O);
-    EXPECT_TRUE(static_cast<bool>(A)) << "-O" << L << ": " << errorText(A.takeError());
+    EXPECT_TRUE(succeeded(A)) << "-O" << L;
   }
 }
 
@@ -144,7 +148,7 @@ TEST(HostTargetTest, CompilesFromManyThreadsAtOnceWithIdenticalResults) {
   auto M = parse(Reduce);
   ASSERT_TRUE(T && M);
   auto Serial = T->compile(*M, CompileOptions());
-  ASSERT_TRUE(static_cast<bool>(Serial)) << errorText(Serial.takeError());
+  ASSERT_TRUE(succeeded(Serial));
   std::vector<std::string> Payloads(4);
   std::vector<std::thread> Threads;
   for (unsigned I = 0; I < Payloads.size(); ++I)
@@ -168,8 +172,8 @@ kernel k(p: ptr<f32>) { p[0] = sin(p[0]) + sinf(1.0); }
 )");
   ASSERT_TRUE(T && M);
   auto IR = T->emit(*M, EmitKind::LLVM, CompileOptions());
-  ASSERT_TRUE(static_cast<bool>(IR)) << errorText(IR.takeError());
-  EXPECT_NE(IR->find("declare float @sinf(float"), std::string::npos) << *IR;
+  ASSERT_TRUE(succeeded(IR));
+  EXPECT_THAT(*IR, HasSubstr("declare float @sinf(float"));
 }
 
 } // namespace

@@ -19,12 +19,10 @@
 #include "gtest/gtest.h"
 
 using namespace gridjit;
+using namespace gridjit::test;
 using namespace gridjit::kir;
 
 namespace {
-
-using gridjit::test::canonical;
-using gridjit::test::errorText;
 
 /// The built module prints as \p Text does, and both it and the parsed text
 /// pass the verifier.
@@ -50,12 +48,7 @@ TEST(BuilderTest, Saxpy) {
   EXPECT_EQ(M->getKernels().size(), 1u);
   // Builder-made nodes have no location.
   EXPECT_FALSE(M->Decls[0]->getLoc().isValid());
-  expectBuilds(*M, R"(
-kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {
-  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;
-  if i < n { y[i] = a * x[i] + y[i]; }
-}
-)");
+  expectBuilds(*M, SaxpySource);
 }
 
 TEST(BuilderTest, SharedMemoryReduction) {

@@ -13,6 +13,7 @@
 
 #include "TestSupport.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -25,12 +26,14 @@
 #include <sstream>
 
 using namespace gridjit;
+using namespace gridjit::test;
 using namespace gridjit::kir;
 
 namespace {
 
-using gridjit::test::canonical;
-using gridjit::test::errorText;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
 
 /// print(parse(Text)) where Text is the body of a kernel; the statements of
 /// the printed body, without the kernel's own lines.
@@ -211,7 +214,7 @@ TEST(PrinterTest, FloatLiteralsRoundTripAsDoubles) {
       continue;
     V = std::fabs(V);
     std::string S = expr(std::make_unique<FloatLitExpr>(SourceLoc{}, V));
-    ASSERT_NE(S.find('.'), std::string::npos) << S;
+    ASSERT_THAT(S, HasSubstr("."));
     EXPECT_EQ(std::strtod(S.c_str(), nullptr), V) << S;
   }
   // Floats typed f32 read back as the same float.
@@ -225,7 +228,7 @@ TEST(PrinterTest, FloatLiteralsRoundTripAsDoubles) {
     std::string S = expr(lit(static_cast<double>(V), f32()));
     ASSERT_EQ(S.substr(S.size() - 3), "f32");
     S.resize(S.size() - 3);
-    ASSERT_NE(S.find('.'), std::string::npos) << S;
+    ASSERT_THAT(S, HasSubstr("."));
     EXPECT_EQ(std::strtof(S.c_str(), nullptr), V) << S;
   }
 }
@@ -341,7 +344,7 @@ TEST(PrinterTest, FloatLiteralsAreStableThroughTheParser) {
     Body += "x = " + expr(lit(V, f32())) + ";\n";
   }
   std::string Once = canonicalBody(Body);
-  ASSERT_EQ(Once.rfind("PARSE ERROR", 0), std::string::npos) << Once;
+  ASSERT_THAT(Once, Not(StartsWith("PARSE ERROR")));
   EXPECT_EQ(canonicalBody(Once), Once);
 }
 
@@ -387,7 +390,7 @@ TEST(PrinterTest, IdempotentOnTheExamples) {
     Text << In.rdbuf();
     std::string Once = canonical(Text.str());
     SCOPED_TRACE(Entry.path().string());
-    ASSERT_EQ(Once.rfind("PARSE ERROR", 0), std::string::npos) << Once;
+    ASSERT_THAT(Once, Not(StartsWith("PARSE ERROR")));
     EXPECT_EQ(canonical(Once), Once);
     ASSERT_FALSE(Once.empty());
     EXPECT_EQ(Once.back(), '\n');

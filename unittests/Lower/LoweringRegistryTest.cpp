@@ -4,22 +4,26 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gridjit/Lower/LoweringRegistry.h"
+#include "TestSupport.h"
+
 #include "gridjit/Compiler/Compiler.h"
+#include "gridjit/Lower/LoweringRegistry.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Target/CodegenTarget.h"
 #include "gridjit/Target/Target.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <set>
 #include <thread>
 
 using namespace gridjit;
+using namespace gridjit::test;
 
 namespace {
 
-std::string errorText(llvm::Error E) { return llvm::toString(std::move(E)); }
+using ::testing::HasSubstr;
 
 llvm::Expected<llvm::Value *> dummyLowering(LoweringContext &, const OpArgs &) { return nullptr; }
 
@@ -47,25 +51,24 @@ TEST(LoweringRegistryTest, OpNamesAreUniqueAndCoverBuiltins) {
 TEST(LoweringRegistryTest, AddThenFreezeRejectsLateAndDuplicateRegistration) {
   LoweringRegistry R("test");
   EXPECT_FALSE(R.isFrozen());
-  EXPECT_FALSE(static_cast<bool>(R.add(Op::Add, dummyLowering)));
+  EXPECT_TRUE(succeeded(R.add(Op::Add, dummyLowering)));
   EXPECT_EQ(R.lookup(Op::Add), &dummyLowering);
   EXPECT_EQ(R.lookup(Op::Sub), nullptr);
-  EXPECT_NE(errorText(R.add(Op::Add, dummyLowering)).find("two lowerings for 'add'"),
-            std::string::npos);
+  EXPECT_THAT(errorText(R.add(Op::Add, dummyLowering)), HasSubstr("two lowerings for 'add'"));
   R.freeze();
   EXPECT_TRUE(R.isFrozen());
   std::string Late = errorText(R.add(Op::Sub, dummyLowering));
-  EXPECT_NE(Late.find("registry of target 'test' is frozen"), std::string::npos) << Late;
-  EXPECT_NE(Late.find("'sub'"), std::string::npos) << Late;
+  EXPECT_THAT(Late, HasSubstr("registry of target 'test' is frozen"));
+  EXPECT_THAT(Late, HasSubstr("'sub'"));
   EXPECT_EQ(R.lookup(Op::Sub), nullptr) << "a rejected registration must not take effect";
 }
 
 TEST(LoweringRegistryTest, FingerprintDependsOnEntriesAndVersions) {
   LoweringRegistry A("t"), B("t"), C("t"), D("other");
-  ASSERT_FALSE(static_cast<bool>(A.add(Op::Add, dummyLowering, 1)));
-  ASSERT_FALSE(static_cast<bool>(B.add(Op::Add, dummyLowering, 1)));
-  ASSERT_FALSE(static_cast<bool>(C.add(Op::Add, dummyLowering, 2)));
-  ASSERT_FALSE(static_cast<bool>(D.add(Op::Add, dummyLowering, 1)));
+  ASSERT_TRUE(succeeded(A.add(Op::Add, dummyLowering, 1)));
+  ASSERT_TRUE(succeeded(B.add(Op::Add, dummyLowering, 1)));
+  ASSERT_TRUE(succeeded(C.add(Op::Add, dummyLowering, 2)));
+  ASSERT_TRUE(succeeded(D.add(Op::Add, dummyLowering, 1)));
   EXPECT_EQ(A.fingerprint(), B.fingerprint());
   EXPECT_NE(A.fingerprint(), C.fingerprint());
   EXPECT_NE(A.fingerprint(), D.fingerprint());
@@ -100,14 +103,13 @@ TEST(LoweringRegistryTest, TargetWithoutALoweringReportsOpTargetAndLine) {
                           "  atomic_add(p, 2);\n"
                           "}\n",
                           "missing.kir");
-  ASSERT_TRUE(static_cast<bool>(M)) << errorText(M.takeError());
+  ASSERT_TRUE(succeeded(M));
   auto PTX = T->emit(**M, EmitKind::Assembly, {});
-  ASSERT_FALSE(static_cast<bool>(PTX));
+  ASSERT_TRUE(failed(PTX));
   std::string Msg = errorText(PTX.takeError());
-  EXPECT_NE(Msg.find("missing.kir:3:3: error: no lowering for 'atomic_add' on target 'nvptx'"),
-            std::string::npos)
-      << Msg;
-  EXPECT_NE(Msg.find("  atomic_add(p, 2);"), std::string::npos) << Msg;
+  EXPECT_THAT(Msg,
+              HasSubstr("missing.kir:3:3: error: no lowering for 'atomic_add' on target 'nvptx'"));
+  EXPECT_THAT(Msg, HasSubstr("  atomic_add(p, 2);"));
 }
 
 TEST(LoweringRegistryTest, ConcurrentLookupsSeeTheWholeTable) {
@@ -132,19 +134,19 @@ TEST(LoweringRegistryTest, UnknownArchitectureIsAnError) {
   NVPTXTargetOptions Opts;
   Opts.Arch = "sm_12";
   auto T = createNVPTXTarget(Opts);
-  ASSERT_FALSE(static_cast<bool>(T));
+  ASSERT_TRUE(failed(T));
   std::string Msg = errorText(T.takeError());
-  EXPECT_NE(Msg.find("unknown NVPTX architecture 'sm_12'"), std::string::npos) << Msg;
-  EXPECT_NE(Msg.find("sm_90"), std::string::npos) << Msg;
+  EXPECT_THAT(Msg, HasSubstr("unknown NVPTX architecture 'sm_12'"));
+  EXPECT_THAT(Msg, HasSubstr("sm_90"));
 }
 
 TEST(LoweringRegistryTest, UnreadableLibdeviceIsAnError) {
   NVPTXTargetOptions Opts;
   Opts.LibdevicePath = "/nonexistent/libdevice.10.bc";
   auto T = createNVPTXTarget(Opts);
-  ASSERT_FALSE(static_cast<bool>(T));
-  EXPECT_NE(errorText(T.takeError()).find("cannot read libdevice '/nonexistent/libdevice.10.bc'"),
-            std::string::npos);
+  ASSERT_TRUE(failed(T));
+  EXPECT_THAT(errorText(T.takeError()),
+              HasSubstr("cannot read libdevice '/nonexistent/libdevice.10.bc'"));
 }
 
 } // namespace

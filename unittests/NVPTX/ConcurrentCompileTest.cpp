@@ -6,18 +6,26 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestSupport.h"
+
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Target/Target.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <atomic>
 #include <thread>
 
 using namespace gridjit;
+using namespace gridjit::test;
 
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
 
 /// Kernel number \p I: a different mix of constructs for each I (shared
 /// memory and barriers, loops, device functions, atomics, warp shuffles,
@@ -102,15 +110,15 @@ std::string compileOne(const Target &T, const std::string &Text, const std::stri
 
 TEST(ConcurrentCompileTest, SixteenThreadsFiftyKernelsMatchSerial) {
   auto T = createNVPTXTarget();
-  ASSERT_TRUE(static_cast<bool>(T)) << llvm::toString(T.takeError());
+  ASSERT_TRUE(succeeded(T));
   constexpr unsigned NumKernels = 50, NumThreads = 16, Rounds = 2;
 
   std::vector<std::string> Texts, Serial;
   for (unsigned I = 0; I < NumKernels; ++I) {
     Texts.push_back(makeKernel(I));
     Serial.push_back(compileOne(**T, Texts[I], "k" + std::to_string(I) + ".kir"));
-    ASSERT_EQ(Serial[I].rfind("error", 0), std::string::npos) << Texts[I] << Serial[I];
-    ASSERT_NE(Serial[I].find(".entry k" + std::to_string(I)), std::string::npos);
+    ASSERT_THAT(Serial[I], Not(StartsWith("error"))) << Texts[I];
+    ASSERT_THAT(Serial[I], HasSubstr(".entry k" + std::to_string(I)));
   }
 
   std::atomic<unsigned> Mismatches{0}, Compiles{0};

@@ -4,16 +4,23 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestSupport.h"
+
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Target/CodegenTarget.h"
 #include "gridjit/Target/Target.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 using namespace gridjit;
+using namespace gridjit::test;
 
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string ptxOf(const Target &T, const char *Text, std::string &Error) {
   auto M = parseAndVerify(Text, "t.kir");
@@ -36,7 +43,7 @@ TEST(NVPTXTargetTest, MathWithoutLibdevice) {
   NVPTXTargetOptions Opts;
   Opts.UseLibdevice = false;
   auto T = createNVPTXTarget(Opts);
-  ASSERT_TRUE(static_cast<bool>(T)) << llvm::toString(T.takeError());
+  ASSERT_TRUE(succeeded(T));
   std::string Err;
   std::string PTX = ptxOf(**T,
                           "kernel k(x: ptr<f32>) {\n"
@@ -47,17 +54,15 @@ TEST(NVPTXTargetTest, MathWithoutLibdevice) {
   ASSERT_TRUE(Err.empty()) << Err;
   for (const char *Insn :
        {"sin.approx.f32", "cos.approx.f32", "ex2.approx", "lg2.approx", "rsqrt.approx"})
-    EXPECT_NE(PTX.find(Insn), std::string::npos) << Insn << "\n" << PTX;
-  EXPECT_EQ(PTX.find("__nv_"), std::string::npos);
+    EXPECT_THAT(PTX, HasSubstr(Insn)) << Insn << "\n" << PTX;
+  EXPECT_THAT(PTX, Not(HasSubstr("__nv_")));
 
   PTX = ptxOf(**T,
               "kernel k(x: ptr<f64>) {\n"
               "  x[0] = sin(x[0]);\n"
               "}\n",
               Err);
-  EXPECT_NE(Err.find("t.kir:2:10: error: 'sin' on f64 on target 'nvptx' needs libdevice"),
-            std::string::npos)
-      << Err;
+  EXPECT_THAT(Err, HasSubstr("t.kir:2:10: error: 'sin' on f64 on target 'nvptx' needs libdevice"));
 }
 
 TEST(NVPTXTargetTest, FingerprintDependsOnArchAndLibdevice) {
@@ -75,7 +80,7 @@ TEST(NVPTXTargetTest, FingerprintDependsOnArchAndLibdevice) {
 
 TEST(NVPTXTargetTest, KernelMetadataForALaunch) {
   auto T = createNVPTXTarget();
-  ASSERT_TRUE(static_cast<bool>(T));
+  ASSERT_TRUE(succeeded(T));
   auto M = parseAndVerify("fn bar() { grid_sync(); }\n"
                           "kernel coop(n: i32, flag: bool, x: ptr<f64>) {\n"
                           "  shared a: [f32; 64];\n"
@@ -85,9 +90,9 @@ TEST(NVPTXTargetTest, KernelMetadataForALaunch) {
                           "}\n"
                           "kernel plain(x: ptr<f32>) { x[0] = 1.0; }\n",
                           "meta.kir");
-  ASSERT_TRUE(static_cast<bool>(M)) << llvm::toString(M.takeError());
+  ASSERT_TRUE(succeeded(M));
   auto A = (*T)->compile(**M, {});
-  ASSERT_TRUE(static_cast<bool>(A)) << llvm::toString(A.takeError());
+  ASSERT_TRUE(succeeded(A));
   EXPECT_EQ(A->Kind, TargetKind::NVPTX);
   EXPECT_EQ(A->Arch, "sm_80");
   ASSERT_EQ(A->Kernels.size(), 2u);
@@ -107,7 +112,7 @@ TEST(NVPTXTargetTest, KernelMetadataForALaunch) {
   EXPECT_FALSE(Plain->Cooperative);
   EXPECT_EQ(Plain->StaticSharedBytes, 0u);
   EXPECT_FALSE(Plain->UsesDynamicShared);
-  EXPECT_NE(A->Payload.find(".entry coop("), std::string::npos);
+  EXPECT_THAT(A->Payload, HasSubstr(".entry coop("));
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 
 #include "TestSupport.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <random>
@@ -24,31 +25,17 @@
 #include <vector>
 
 using namespace gridjit;
+using namespace gridjit::test;
 using llvm::cast;
 using llvm::dyn_cast;
 
 namespace {
 
-using gridjit::test::errorText;
+using ::testing::HasSubstr;
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-/// The diagnostics of a DiagnosticError as "LINE:COL: MESSAGE"; consumes it.
-/// Any other kind of error gives one entry "OTHER: ...".
-std::vector<std::string> diagnosticList(llvm::Error E) {
-  std::vector<std::string> Out;
-  llvm::handleAllErrors(
-      std::move(E),
-      [&](const DiagnosticError &DE) {
-        for (const Diagnostic &D : DE.getDiagnostics())
-          Out.push_back(std::to_string(D.Loc.Line) + ":" + std::to_string(D.Loc.Col) + ": " +
-                        D.Message);
-      },
-      [&](const llvm::ErrorInfoBase &EI) { Out.push_back("OTHER: " + EI.message()); });
-  return Out;
-}
 
 /// Parses \p Src, which must be valid.
 std::unique_ptr<Module> parseOk(std::string_view Src) {
@@ -916,8 +903,8 @@ TEST(ParserTest, DeepNestingIsAnError) {
   // The parser recovers after the error: a later error is still found.
   std::vector<std::string> E = errors("kernel k() { x = " + repeat("(", 1000) + "; y = ; }");
   ASSERT_EQ(E.size(), 2u);
-  EXPECT_NE(E[0].find(TooDeep), std::string::npos);
-  EXPECT_NE(E[1].find("expected expression, found ';'"), std::string::npos);
+  EXPECT_THAT(E[0], HasSubstr(TooDeep));
+  EXPECT_THAT(E[1], HasSubstr("expected expression, found ';'"));
 }
 
 //===----------------------------------------------------------------------===//

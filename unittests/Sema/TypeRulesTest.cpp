@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestSupport.h"
+
 #include "gridjit/IR/Builder.h"
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Sema/Verifier.h"
@@ -25,25 +27,11 @@
 #include <vector>
 
 using namespace gridjit;
+using namespace gridjit::test;
 using llvm::cast;
 using llvm::dyn_cast;
 
 namespace {
-
-/// Each diagnostic of \p E as "LINE:COL: MESSAGE" (or the whole rendering
-/// for an error that is not a DiagnosticError); empty for success.
-std::vector<std::string> diagnostics(llvm::Error E) {
-  std::vector<std::string> Out;
-  llvm::handleAllErrors(
-      std::move(E),
-      [&](const DiagnosticError &DE) {
-        for (const Diagnostic &D : DE.getDiagnostics())
-          Out.push_back(std::to_string(D.Loc.Line) + ":" + std::to_string(D.Loc.Col) + ": " +
-                        D.Message);
-      },
-      [&](const llvm::ErrorInfoBase &EI) { Out.push_back("other: " + EI.message()); });
-  return Out;
-}
 
 /// Parses \p Src (which must parse) and verifies it.
 struct Verified {
@@ -55,12 +43,12 @@ Verified verify(std::string_view Src) {
   Verified V;
   auto M = parseModule(Src, "test.kir");
   if (!M) {
-    V.Errors = diagnostics(M.takeError());
+    V.Errors = diagnosticList(M.takeError());
     V.Errors.insert(V.Errors.begin(), "PARSE ERROR");
     return V;
   }
   V.M = std::move(*M);
-  V.Errors = diagnostics(verifyModule(*V.M));
+  V.Errors = diagnosticList(verifyModule(*V.M));
   return V;
 }
 
@@ -140,6 +128,23 @@ kernel k(p: ptr<i64>, q: ptr<f64>, c: bool, h: f64) {
   EXPECT_EQ(cast<CastExpr>(init(M, "k", 5))->Operand->Ty, i32());
   EXPECT_EQ(cast<CallExpr>(init(M, "k", 6))->Args[1]->Ty, i64());
   EXPECT_EQ(cast<CastExpr>(init(M, "k", 7))->Operand->Ty, i32());
+}
+
+TEST(TypeRulesTest, BrevKeepsItsOperandTypeWhereClzGivesI32) {
+  Verified V = verify(R"(
+kernel k(l: u64) {
+  let a: u64 = brev(l);
+  let b: u64 = brev(1);
+  let c: i32 = clz(l);
+})");
+  ASSERT_TRUE(V.Errors.empty()) << V.Errors.front();
+  Type U64 = Type::getScalar(ScalarKind::U64);
+  auto *A = cast<CallExpr>(init(*V.M, "k", 0));
+  EXPECT_EQ(A->Builtin, BuiltinFunc::Brev);
+  EXPECT_EQ(A->Ty, U64);
+  // Like abs, and unlike clz and popc, the literal takes the context's type.
+  EXPECT_EQ(cast<CallExpr>(init(*V.M, "k", 1))->Args[0]->Ty, U64);
+  EXPECT_EQ(init(*V.M, "k", 2)->Ty, i32());
 }
 
 TEST(TypeRulesTest, LoopIndexTakesTheTypeOfTheBounds) {
@@ -421,6 +426,8 @@ const ErrorCase ErrorCases[] = {
     {"kernel k(x: u32) { let y: u32 = abs(x); }",
      "1:33: no overload of 'abs' for 'u32'; it takes f32, f64 or a signed "
      "integer (i8, i16, i32, i64)"},
+    {"kernel k(x: f32) { let y: f32 = brev(x); }",
+     "1:33: no overload of 'brev' for 'f32'; it takes i32, u32, i64 or u64"},
     {"kernel k(x: f32, y: f64) { let z: f32 = min(x, y); }",
      "1:48: arguments of 'min' must have the same type, found 'f32' and 'f64'"},
     {"kernel k(x: i32) { let y: bool = vote_any(x); }",
@@ -449,7 +456,7 @@ kernel k(p: ptr<u8>) {
 
 TEST(TypeRulesTest, RenderedErrorShowsFileLineAndCaret) {
   auto M = parseModule("kernel k(p: ptr<u8>) {\n  p[0] = 300;\n}\n", "t.kir");
-  ASSERT_TRUE(static_cast<bool>(M));
+  ASSERT_TRUE(succeeded(M));
   std::string S;
   llvm::raw_string_ostream OS(S);
   llvm::handleAllErrors(verifyModule(**M), [&](const llvm::ErrorInfoBase &EI) { EI.log(OS); });
@@ -468,14 +475,14 @@ TEST(TypeRulesTest, VerifyingTwiceGivesTheSameResult) {
                     "p[0] = 300 + a[0]; }";
   Verified V = verify(Bad);
   ASSERT_TRUE(V.M);
-  EXPECT_EQ(diagnostics(verifyModule(*V.M)), V.Errors);
+  EXPECT_EQ(diagnosticList(verifyModule(*V.M)), V.Errors);
   EXPECT_FALSE(V.M->Verified);
 
   Verified Good = verify("const N: i32 = 4;\n"
                          "fn g() { grid_sync(); }\n"
                          "kernel k(p: ptr<u8>) { var a: [u8; N]; p[0] = 3 + a[0]; g(); }");
   ASSERT_TRUE(Good.Errors.empty()) << Good.Errors.front();
-  EXPECT_TRUE(diagnostics(verifyModule(*Good.M)).empty());
+  EXPECT_TRUE(diagnosticList(verifyModule(*Good.M)).empty());
   EXPECT_TRUE(Good.M->Verified);
   EXPECT_TRUE(function(*Good.M, "k")->UsesGridSync);
   EXPECT_EQ(cast<DeclStmt>(stmt(*Good.M, "k", 0))->Var.Ty, Type::getArray(ScalarKind::U8, 4));
@@ -537,7 +544,7 @@ std::unique_ptr<Module> moduleWithHoles() {
 
 TEST(TypeRulesTest, MissingChildrenAreErrorsNotCrashes) {
   std::unique_ptr<Module> M = moduleWithHoles();
-  std::vector<std::string> Errors = diagnostics(verifyModule(*M));
+  std::vector<std::string> Errors = diagnosticList(verifyModule(*M));
   EXPECT_FALSE(M->Verified);
   ASSERT_FALSE(Errors.empty());
   for (const std::string &E : Errors)
@@ -552,7 +559,7 @@ TEST(TypeRulesTest, MissingChildrenAreErrorsNotCrashes) {
   EXPECT_TRUE(Has("malformed module: missing block"));
   EXPECT_TRUE(Has("malformed module: missing expression"));
   // The same again: idempotent even on broken modules.
-  EXPECT_EQ(diagnostics(verifyModule(*M)), Errors);
+  EXPECT_EQ(diagnosticList(verifyModule(*M)), Errors);
 }
 
 TEST(TypeRulesTest, BuiltModulesNeedValidNames) {
@@ -568,7 +575,7 @@ TEST(TypeRulesTest, BuiltModulesNeedValidNames) {
       "0:0: use of undeclared name 'in'",
       "0:0: malformed module: missing name",
   };
-  EXPECT_EQ(diagnostics(verifyModule(*M)), Expected);
+  EXPECT_EQ(diagnosticList(verifyModule(*M)), Expected);
 }
 
 TEST(TypeRulesTest, ExpressionStatementMustBeACall) {
@@ -579,7 +586,7 @@ TEST(TypeRulesTest, ExpressionStatementMustBeACall) {
   K->Body->Body.push_back(std::make_unique<ExprStmt>(
       SourceLoc{2, 3}, std::make_unique<IntLitExpr>(SourceLoc{2, 3}, 1)));
   M->Decls.push_back(std::move(K));
-  EXPECT_EQ(diagnostics(verifyModule(*M)),
+  EXPECT_EQ(diagnosticList(verifyModule(*M)),
             std::vector<std::string>{"2:3: only a call can be used as a statement"});
 }
 

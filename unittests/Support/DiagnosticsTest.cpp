@@ -11,19 +11,21 @@
 
 #include "TestSupport.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 using namespace gridjit;
+using namespace gridjit::test;
 
 namespace {
 
-using gridjit::test::errorText;
+using ::testing::HasSubstr;
 
 TEST(DiagnosticsTest, NoErrorIsSuccess) {
   DiagnosticEngine D("a.kir", "kernel k() {}\n");
   EXPECT_FALSE(D.hasErrors());
   llvm::Error E = D.takeError();
-  EXPECT_FALSE(static_cast<bool>(E));
+  EXPECT_TRUE(succeeded(std::move(E)));
 }
 
 TEST(DiagnosticsTest, RendersLineColumnSourceAndCaret) {
@@ -58,7 +60,7 @@ TEST(DiagnosticsTest, StopsCollectingAfterTheLimit) {
     D.error({1, 1}, "e");
   EXPECT_EQ(D.getNumErrors(), DiagnosticEngine::MaxErrors + 10);
   EXPECT_EQ(D.getDiagnostics().size(), DiagnosticEngine::MaxErrors);
-  EXPECT_NE(errorText(D.takeError()).find("too many errors"), std::string::npos);
+  EXPECT_THAT(errorText(D.takeError()), HasSubstr("too many errors"));
 }
 
 TEST(TypeTest, SpellingsAndEquality) {

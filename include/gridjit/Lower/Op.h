@@ -35,21 +35,16 @@ namespace gridjit {
   X(CallFunction, "call")        /* a device function */
 // clang-format on
 
-/// Every lowerable operation: the core ops, then one per builtin value,
-/// then one per builtin function.
+/// Every lowerable operation: the core ops, then one per builtin value
+/// (`Op::ThreadIdx`, ...), then one per builtin function
+/// (`Op::BuiltinSyncThreads`, ...), in the order of Builtins.def.
 enum class Op : uint16_t {
 #define GRIDJIT_X(Id, Name) Id,
   GRIDJIT_CORE_OPS(GRIDJIT_X)
 #undef GRIDJIT_X
-      ThreadIdx,
-  BlockIdx,
-  BlockDim,
-  GridDim,
-  LaneId,
-  WarpSize,
-#define GRIDJIT_X(Id, Name) Builtin##Id,
-  GRIDJIT_BUILTIN_FUNCS(GRIDJIT_X)
-#undef GRIDJIT_X
+#define GRIDJIT_BUILTIN_VALUE(Id, Spelling, Dims, Varies) Id,
+#define GRIDJIT_BUILTIN_FUNC(Id, Spelling, Shape, Types, Effect) Builtin##Id,
+#include "gridjit/IR/Builtins.def"
       NumOps
 };
 constexpr unsigned NumOps = static_cast<unsigned>(Op::NumOps);

@@ -22,83 +22,15 @@
 
 namespace gridjit {
 
-/// The kinds of KIR tokens.
+/// The kinds of KIR tokens, one per row of TokenKinds.def: the tokens
+/// without a fixed spelling (Eof, Error, Identifier, IntLiteral,
+/// FloatLiteral), the keywords (`KwKernel`, ...), then punctuation and
+/// operators.
 enum class TokenKind : uint8_t {
-  Eof,   ///< end of input (returned forever once reached)
-  Error, ///< a character the language does not use; already diagnosed
-
-  Identifier,
-  IntLiteral,   ///< `7`, `0xff`, `7u32`
-  FloatLiteral, ///< `1.0`, `2.5e-3`, `1e5`, `1.0f64`, `3f32`
-
-  // Keywords.
-  KwKernel,
-  KwFn,
-  KwConst,
-  KwLet,
-  KwVar,
-  KwShared,
-  KwIf,
-  KwElse,
-  KwWhile,
-  KwFor,
-  KwIn,
-  KwStep,
-  KwBreak,
-  KwContinue,
-  KwReturn,
-  KwAs,
-  KwTrue,
-  KwFalse,
-
-  // Punctuation.
-  LParen,
-  RParen,
-  LBrace,
-  RBrace,
-  LBracket,
-  RBracket,
-  Comma,
-  Semi,
-  Colon,
-  Dot,
-  DotDot,
-  Arrow,
-
-  // Operators.
-  Plus,
-  Minus,
-  Star,
-  Slash,
-  Percent,
-  Amp,
-  Pipe,
-  Caret,
-  Tilde,
-  Bang,
-  Less,
-  Greater,
-  LessEq,
-  GreaterEq,
-  EqEq,
-  BangEq,
-  AmpAmp,
-  PipePipe,
-  LessLess,
-  GreaterGreater,
-
-  // Assignment operators.
-  Equal,
-  PlusEq,
-  MinusEq,
-  StarEq,
-  SlashEq,
-  PercentEq,
-  AmpEq,
-  PipeEq,
-  CaretEq,
-  LessLessEq,
-  GreaterGreaterEq,
+#define GRIDJIT_TOKEN(Id, Name) Id,
+#define GRIDJIT_KEYWORD(Id, Spelling) Kw##Id,
+#define GRIDJIT_PUNCT(Id, Spelling) Id,
+#include "gridjit/Parse/TokenKinds.def"
 };
 
 /// A human-readable name for a token kind, for messages and tests: the

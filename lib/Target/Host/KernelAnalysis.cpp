@@ -15,55 +15,17 @@ using llvm::dyn_cast;
 using llvm::dyn_cast_or_null;
 using llvm::isa;
 
+// The classifications are columns of Builtins.def.
 bool host::isWarpOp(BuiltinFunc F) {
-  switch (F) {
-  case BuiltinFunc::Shfl:
-  case BuiltinFunc::ShflUp:
-  case BuiltinFunc::ShflDown:
-  case BuiltinFunc::ShflXor:
-  case BuiltinFunc::VoteAny:
-  case BuiltinFunc::VoteAll:
-  case BuiltinFunc::Ballot:
-    return true;
-  default:
-    return false;
-  }
+  return F != BuiltinFunc::None && getBuiltinFuncInfo(F).isWarpCollective();
 }
 
 bool host::isSyncBuiltin(BuiltinFunc F) {
-  return isWarpOp(F) || F == BuiltinFunc::SyncThreads || F == BuiltinFunc::SyncWarp ||
-         F == BuiltinFunc::GridSync;
+  return F != BuiltinFunc::None && getBuiltinFuncInfo(F).synchronises();
 }
 
 bool host::isPureBuiltin(BuiltinFunc F) {
-  switch (F) {
-  case BuiltinFunc::Select:
-  case BuiltinFunc::Sqrt:
-  case BuiltinFunc::Rsqrt:
-  case BuiltinFunc::Exp:
-  case BuiltinFunc::Exp2:
-  case BuiltinFunc::Log:
-  case BuiltinFunc::Log2:
-  case BuiltinFunc::Log10:
-  case BuiltinFunc::Sin:
-  case BuiltinFunc::Cos:
-  case BuiltinFunc::Tan:
-  case BuiltinFunc::Tanh:
-  case BuiltinFunc::Pow:
-  case BuiltinFunc::Fma:
-  case BuiltinFunc::Floor:
-  case BuiltinFunc::Ceil:
-  case BuiltinFunc::Round:
-  case BuiltinFunc::Trunc:
-  case BuiltinFunc::Abs:
-  case BuiltinFunc::Min:
-  case BuiltinFunc::Max:
-  case BuiltinFunc::Clz:
-  case BuiltinFunc::Popc:
-    return true;
-  default:
-    return false;
-  }
+  return F != BuiltinFunc::None && getBuiltinFuncInfo(F).isPure();
 }
 
 //===----------------------------------------------------------------------===//
@@ -337,7 +299,8 @@ bool BodyPlan::isUniform(const Expr &E) const {
   case Expr::Name: {
     const auto &N = cast<NameExpr>(E);
     if (!N.Decl)
-      return N.Builtin == BuiltinValue::WarpSize;
+      return N.Builtin != BuiltinValue::None &&
+             getBuiltinValueInfo(N.Builtin).Varies != VariesPer::Thread;
     if (N.Decl->Storage == StorageKind::Const)
       return true;
     if (N.Decl->Storage == StorageKind::Param)
@@ -346,8 +309,8 @@ bool BodyPlan::isUniform(const Expr &E) const {
   }
   case Expr::Member: {
     const auto &N = cast<NameExpr>(*cast<MemberExpr>(E).Base);
-    return N.Builtin == BuiltinValue::BlockIdx || N.Builtin == BuiltinValue::BlockDim ||
-           N.Builtin == BuiltinValue::GridDim;
+    return N.Builtin != BuiltinValue::None &&
+           getBuiltinValueInfo(N.Builtin).Varies != VariesPer::Thread;
   }
   case Expr::Unary:
     return cast<UnaryExpr>(E).Op != UnaryOp::AddrOf && isUniform(*cast<UnaryExpr>(E).Operand);
