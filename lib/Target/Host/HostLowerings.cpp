@@ -311,19 +311,19 @@ Expected<Value *> HostModuleLowering::threadValue(BuiltinValue V, unsigned Field
   Value *R = nullptr;
   switch (V) {
   case BuiltinValue::ThreadIdx:
-    R = Field < 3 ? Env.Tid[Field] : nullptr;
+    R = Field < 3 ? Cur->Env.Tid[Field] : nullptr;
     break;
   case BuiltinValue::BlockIdx:
-    R = Field < 3 ? Env.Bid[Field] : nullptr;
+    R = Field < 3 ? Cur->Env.Bid[Field] : nullptr;
     break;
   case BuiltinValue::BlockDim:
-    R = Field < 3 ? Env.BDim[Field] : nullptr;
+    R = Field < 3 ? Cur->Env.BDim[Field] : nullptr;
     break;
   case BuiltinValue::GridDim:
-    R = Field < 3 ? Env.GDim[Field] : nullptr;
+    R = Field < 3 ? Cur->Env.GDim[Field] : nullptr;
     break;
   case BuiltinValue::LaneId:
-    R = Env.Linear ? B.CreateAnd(Env.Linear, B.getInt32(31), "lane_id") : nullptr;
+    R = Cur->Env.Linear ? B.CreateAnd(Cur->Env.Linear, B.getInt32(31), "lane_id") : nullptr;
     break;
   default:
     break;
@@ -335,15 +335,15 @@ Expected<Value *> HostModuleLowering::threadValue(BuiltinValue V, unsigned Field
 }
 
 Expected<Value *> HostModuleLowering::sharedArray(const VarDecl &V, SourceLoc Loc) {
-  auto It = SharedOffsets.find(&V);
-  if (!SharedBase || It == SharedOffsets.end())
+  auto It = Cur->SharedOffsets.find(&V);
+  if (!Cur->SharedBase || It == Cur->SharedOffsets.end())
     return Ctx.error(Loc, "internal error: shared array '" + llvm::Twine(V.Name) + "' not placed");
-  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), SharedBase, It->second, V.Name);
+  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->SharedBase, It->second, V.Name);
 }
 
 Expected<Value *> HostModuleLowering::dynamicShared(SourceLoc Loc) {
-  if (!SharedBase)
+  if (!Cur->SharedBase)
     return Ctx.error(Loc, "internal error: dynamic shared memory outside a kernel");
-  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), SharedBase,
-                                      llvm::alignTo(StaticSharedBytes, 16), "dynamic.shared");
+  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->SharedBase,
+                                      llvm::alignTo(Cur->StaticSharedBytes, 16), "dynamic.shared");
 }
