@@ -260,8 +260,7 @@ bool HostModuleLowering::isThreadIdxX(const Expr &E) const {
 // which it is false: the tree steps of a reduction (`if t < stride`) and
 // single-thread epilogues (`if t == 0`) then cost what they do, not a pass
 // over the whole block. The condition is still evaluated in the loop.
-std::optional<std::pair<Value *, Value *>>
-HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
+std::optional<XGuard> HostModuleLowering::findXGuard(const std::vector<const Stmt *> &Stmts) {
   if (Stmts.size() != 1 || !Cur->Plan)
     return std::nullopt;
   const auto *If = dyn_cast<IfStmt>(Stmts[0]);
@@ -277,64 +276,74 @@ HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
   if (!Cmp || Cur->Hoisted.count(Cmp) || !Cmp->LHS->Ty.isScalar() ||
       Cmp->LHS->Ty.getScalarKind() != ScalarKind::I32)
     return std::nullopt;
-  BinaryOp Op = Cmp->Op;
-  const Expr *Bound = nullptr;
+  XGuard G{Cmp->Op, nullptr};
   if (isThreadIdxX(*Cmp->LHS)) {
-    Bound = Cmp->RHS.get();
+    G.Bound = Cmp->RHS.get();
   } else if (isThreadIdxX(*Cmp->RHS)) {
-    Bound = Cmp->LHS.get(); // mirror: U > x is x < U, ...
-    switch (Op) {
+    G.Bound = Cmp->LHS.get(); // mirror: U > x is x < U, ...
+    switch (G.Op) {
     case BinaryOp::Gt:
-      Op = BinaryOp::Lt;
+      G.Op = BinaryOp::Lt;
       break;
     case BinaryOp::Ge:
-      Op = BinaryOp::Le;
+      G.Op = BinaryOp::Le;
       break;
     case BinaryOp::Lt:
-      Op = BinaryOp::Gt;
+      G.Op = BinaryOp::Gt;
       break;
     case BinaryOp::Le:
-      Op = BinaryOp::Ge;
+      G.Op = BinaryOp::Ge;
       break;
     default:
       break;
     }
   }
-  if (!Bound || Sync.hasSync(*Bound) || !Cur->Plan->isUniform(*Bound))
+  if (!G.Bound || Sync.hasSync(*G.Bound) || !Cur->Plan->isUniform(*G.Bound))
     return std::nullopt;
-  llvm::Expected<Value *> U = lowerExpr(*Bound);
-  if (!U) {
-    llvm::consumeError(U.takeError());
+  switch (G.Op) {
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Eq:
+  case BinaryOp::Ge:
+  case BinaryOp::Gt:
+    return G;
+  default:
     return std::nullopt;
   }
+}
+
+Expected<std::optional<std::pair<Value *, Value *>>>
+HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
+  std::optional<XGuard> G = findXGuard(Stmts);
+  if (!G)
+    return std::nullopt;
+  // The bound is uniform: block-level code can evaluate it, as it does a
+  // uniform condition; failing to is an error, not a missed optimisation.
+  Expected<Value *> U = lowerExpr(*G->Bound);
+  if (!U)
+    return U.takeError();
   // thread_idx.x is in [0, 1024): a negative bound (as unsigned, huge)
   // must give an empty range for < and <=, and all threads for > and >=.
   Value *Neg = B.CreateICmpSLT(*U, B.getInt32(0));
   Value *Zero = B.getInt32(0), *All = B.getInt32(1024);
-  switch (Op) {
+  auto PlusOne = [&] {
+    return B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All), B.getInt32(1));
+  };
+  switch (G->Op) {
   case BinaryOp::Lt: // x < U: [0, U)
     return std::make_pair(Zero, B.CreateSelect(Neg, Zero, *U));
   case BinaryOp::Le: // x <= U: [0, U + 1)
-    return std::make_pair(
-        Zero, B.CreateSelect(Neg, Zero,
-                             B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All),
-                                         B.getInt32(1))));
-  case BinaryOp::Eq: // x == U: [U, U + 1)
-    return std::make_pair(
-        B.CreateSelect(Neg, All, *U),
-        B.CreateSelect(
-            Neg, All,
-            B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All), B.getInt32(1))));
+    return std::make_pair(Zero, B.CreateSelect(Neg, Zero, PlusOne()));
+  case BinaryOp::Eq: { // x == U: [U, U + 1)
+    Value *Lo = B.CreateSelect(Neg, All, *U);
+    return std::make_pair(Lo, B.CreateSelect(Neg, All, PlusOne()));
+  }
   case BinaryOp::Ge: // x >= U: [U, block_dim.x)
     return std::make_pair(B.CreateSelect(Neg, Zero, *U), All);
   case BinaryOp::Gt: // x > U: [U + 1, block_dim.x)
-    return std::make_pair(
-        B.CreateSelect(
-            Neg, Zero,
-            B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All), B.getInt32(1))),
-        All);
+    return std::make_pair(B.CreateSelect(Neg, Zero, PlusOne()), All);
   default:
-    return std::nullopt;
+    llvm_unreachable("findXGuard returns only these comparisons");
   }
 }
 
@@ -456,6 +465,8 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
   std::vector<const Stmt *> Stmts;
   Stmts.swap(Pending);
   auto Range = guardRange(Stmts);
+  if (!Range)
+    return Range.takeError();
   llvm::Error E = emitThreadLoop(
       [&]() -> llvm::Error {
         for (const Stmt *S : Stmts) {
@@ -468,7 +479,7 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
         }
         return llvm::Error::success();
       },
-      Range);
+      *Range);
   if (E)
     return E;
   for (const Stmt *S : Stmts) {

@@ -128,6 +128,13 @@ struct ForSlots {
   FrameSlot Index, End, Step;
 };
 
+/// A comparison `thread_idx.x Op Bound` (mirrored when thread_idx.x is the
+/// right operand) that bounds the threads a thread loop has to visit.
+struct XGuard {
+  BinaryOp Op;
+  const Expr *Bound;
+};
+
 /// Everything that lowering one function (a kernel's entry or a device
 /// function) changes. Each function gets a fresh one (see
 /// HostModuleLowering::lowerKernel and lowerDeviceFunction), so nothing
@@ -317,10 +324,15 @@ private:
   /// Runs \p Body at block level unless no thread is active (blocks
   /// \p Name and \p Name.done): the second half of a masked region.
   llvm::Error runIfAnyActive(llvm::StringRef Name, llvm::function_ref<llvm::Error()> Body);
-  /// For a thread loop running only `if C { ... }` where C bounds
-  /// thread_idx.x by a uniform value (`t < n`, `t == 0`, ...): the range of
-  /// thread_idx.x for which C can hold.
-  std::optional<std::pair<llvm::Value *, llvm::Value *>>
+  /// For a thread loop running only `if C { ... }` where C (or the left
+  /// operand of C's `&&`) compares thread_idx.x with a uniform i32 value
+  /// (`t < n`, `t == 0`, ...): that comparison. Analysis only: emits
+  /// nothing.
+  std::optional<XGuard> findXGuard(const std::vector<const Stmt *> &Stmts);
+  /// The range of thread_idx.x for which findXGuard's comparison can hold,
+  /// evaluated at block level; none when there is no such comparison (and
+  /// then nothing is emitted).
+  llvm::Expected<std::optional<std::pair<llvm::Value *, llvm::Value *>>>
   guardRange(const std::vector<const Stmt *> &Stmts);
   bool isThreadIdxX(const Expr &E) const;
   /// Evaluates the synchronising parts of \p E at block level.
