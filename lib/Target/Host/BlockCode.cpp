@@ -24,9 +24,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HostABI.h"
 #include "HostLowering.h"
 
+#include "gridjit/Support/Limits.h"
+#include "gridjit/Target/HostABI.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
@@ -322,10 +323,11 @@ HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
   Expected<Value *> U = lowerExpr(*G->Bound);
   if (!U)
     return U.takeError();
-  // thread_idx.x is in [0, 1024): a negative bound (as unsigned, huge)
-  // must give an empty range for < and <=, and all threads for > and >=.
+  // thread_idx.x is in [0, MaxBlockDim.x): a negative bound (as unsigned,
+  // huge) must give an empty range for < and <=, and all threads for > and
+  // >=.
   Value *Neg = B.CreateICmpSLT(*U, B.getInt32(0));
-  Value *Zero = B.getInt32(0), *All = B.getInt32(1024);
+  Value *Zero = B.getInt32(0), *All = B.getInt32(limits::MaxBlockDim[0]);
   auto PlusOne = [&] {
     return B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All), B.getInt32(1));
   };
@@ -372,13 +374,14 @@ llvm::Error HostModuleLowering::warpBarrier(SourceLoc Loc, BuiltinFunc What) {
   std::string Buf;
   llvm::Constant *Site = siteFor(Loc, builtinSpelling(What, Buf));
   // Each warp: all of its lanes active, or none.
-  Value *NumWarps = B.CreateLShr(B.CreateAdd(Cur->NumThreads, B.getInt32(31)), 5, "warps");
+  Value *NumWarps = B.CreateLShr(B.CreateAdd(Cur->NumThreads, B.getInt32(limits::LaneMask)),
+                                 limits::Log2WarpSize, "warps");
   emitCountedLoop(
       B, Ctx.CurFn, NumWarps, nullptr,
       [&](Value *W, Value *) {
-        Value *First = B.CreateShl(W, 5);
+        Value *First = B.CreateShl(W, limits::Log2WarpSize);
         Value *Width =
-            B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(32),
+            B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(limits::WarpSize),
                                     B.CreateSub(Cur->NumThreads, First), nullptr, "width");
         Value *Arrived = emitCountedLoop(
             B, Ctx.CurFn, Width, B.getInt32(0),
@@ -1012,10 +1015,10 @@ llvm::Error HostModuleLowering::hoistWarpOp(const CallExpr &C) {
   // ...and each thread computes its result from its warp's operands.
   FrameSlot R = allocFrame(valueBytes(C.Ty), valueBytes(C.Ty));
   E = emitThreadLoop([&]() -> llvm::Error {
-    Value *First = B.CreateAnd(Cur->Env.Linear, B.getInt32(~31u), "warp.first");
-    Value *LaneId = B.CreateAnd(Cur->Env.Linear, B.getInt32(31), "lane");
+    Value *First = B.CreateAnd(Cur->Env.Linear, B.getInt32(~limits::LaneMask), "warp.first");
+    Value *LaneId = B.CreateAnd(Cur->Env.Linear, B.getInt32(limits::LaneMask), "lane");
     Value *Width =
-        B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(32),
+        B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(limits::WarpSize),
                                 B.CreateSub(Cur->NumThreads, First), nullptr, "warp.width");
     Value *Lanes = slotAddr(Val, First);
     OpArgs A;

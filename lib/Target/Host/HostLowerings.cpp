@@ -12,6 +12,7 @@
 #include "HostLowering.h"
 
 #include "../../Lower/CommonLowerings.h"
+#include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
@@ -44,7 +45,9 @@ Expected<Value *> lowerGridDim(LoweringContext &C, const OpArgs &A) {
 Expected<Value *> lowerLaneId(LoweringContext &C, const OpArgs &A) {
   return state(C).threadValue(BuiltinValue::LaneId, 0, A.Loc);
 }
-Expected<Value *> lowerWarpSize(LoweringContext &C, const OpArgs &) { return C.B.getInt32(32); }
+Expected<Value *> lowerWarpSize(LoweringContext &C, const OpArgs &) {
+  return C.B.getInt32(limits::WarpSize);
+}
 
 //===----------------------------------------------------------------------===//
 // Memory
@@ -123,7 +126,7 @@ enum class ShuffleKind { Idx, Up, Down, Xor };
 Value *shuffle(LoweringContext &C, const OpArgs &A, ShuffleKind K) {
   llvm::IRBuilder<> &B = C.B;
   Value *Lanes = A.Operands[0], *Arg = A.Operands[1], *Lane = A.Operands[2], *Width = A.Operands[3];
-  Value *Bits = B.CreateAnd(Arg, B.getInt32(31));
+  Value *Bits = B.CreateAnd(Arg, B.getInt32(limits::LaneMask));
   Value *Src, *Valid;
   switch (K) {
   case ShuffleKind::Idx:
@@ -323,7 +326,8 @@ Expected<Value *> HostModuleLowering::threadValue(BuiltinValue V, unsigned Field
     R = Field < 3 ? Cur->Env.GDim[Field] : nullptr;
     break;
   case BuiltinValue::LaneId:
-    R = Cur->Env.Linear ? B.CreateAnd(Cur->Env.Linear, B.getInt32(31), "lane_id") : nullptr;
+    R = Cur->Env.Linear ? B.CreateAnd(Cur->Env.Linear, B.getInt32(limits::LaneMask), "lane_id")
+                        : nullptr;
     break;
   default:
     break;

@@ -5,7 +5,7 @@
 //   int32_t __gridjit_entry_<kernel>(void *const *Args, BlockContext *Ctx,
 //                                    uint64_t FirstBlock, uint64_t EndBlock)
 //
-// (HostABI.h): it reads the parameters and launch dimensions once, places
+// (gridjit/Target/HostABI.h): it reads the parameters and launch dimensions once, places
 // the shared arrays, and then runs blocks [FirstBlock, EndBlock) one after
 // another, each as the block-level code of BlockCode.cpp. It also lays out
 // the per-thread frame and records it, with the shared memory size, in the
@@ -14,9 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HostABI.h"
 #include "HostLowering.h"
 
+#include "gridjit/Support/Limits.h"
+#include "gridjit/Target/HostABI.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -294,24 +295,26 @@ static const char *const Axis[] = {"x", "y", "z"};
 void HostModuleLowering::loadLaunchDimensions() {
   using namespace hostabi;
   ThreadEnv &Env = Cur->Env;
-  // The runtime checks these ranges before a launch; telling LLVM lets it prove that index
+  // The runtime checks these ranges before a launch (HostRuntime.cpp, with
+  // the same limits); telling LLVM lets it prove that index
   // arithmetic on thread and block indices does not wrap, which keeps addresses affine
   // (vectorisable).
   llvm::MDBuilder MDB(IR.getContext());
-  auto Range = [&](uint32_t End) {
-    return MDB.createRange(llvm::APInt(32, 1), llvm::APInt(32, End));
+  auto Range = [&](uint32_t Max) {
+    return MDB.createRange(llvm::APInt(32, 1), llvm::APInt(32, uint64_t(Max) + 1));
   };
   for (unsigned D = 0; D < 3; ++D) {
     auto *G = B.CreateLoad(B.getInt32Ty(), ctxField(CtxGridDim + 4 * D),
                            llvm::Twine("grid_dim.") + Axis[D]);
-    G->setMetadata(llvm::LLVMContext::MD_range, Range(D == 0 ? 0x80000000u : 65536));
+    G->setMetadata(llvm::LLVMContext::MD_range, Range(limits::MaxGridDim[D]));
     auto *BD = B.CreateLoad(B.getInt32Ty(), ctxField(CtxBlockDim + 4 * D),
                             llvm::Twine("block_dim.") + Axis[D]);
-    BD->setMetadata(llvm::LLVMContext::MD_range, Range(D == 2 ? 65 : 1025));
+    BD->setMetadata(llvm::LLVMContext::MD_range, Range(limits::MaxBlockDim[D]));
     Env.GDim[D] = G;
     Env.BDim[D] = BD;
   }
-  // At most 1024 threads (the runtime checks), so no product overflows.
+  // At most MaxThreadsPerBlock threads (the runtime checks), so no
+  // product overflows.
   Cur->NumThreads = B.CreateMul(B.CreateMul(Env.BDim[0], Env.BDim[1], "", true, true), Env.BDim[2],
                                 "threads", true, true);
   Cur->NumThreads64 = B.CreateZExt(Cur->NumThreads, B.getInt64Ty(), "threads64");

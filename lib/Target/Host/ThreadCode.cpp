@@ -14,6 +14,7 @@
 
 #include "HostLowering.h"
 
+#include "gridjit/Target/HostABI.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
@@ -209,7 +210,7 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
       F.Array = true;
       Cur->Vars[&V] = {VarSlot::Frame, nullptr, F, nullptr};
       Addr = slotAddr(F, Cur->Env.Linear);
-    } else if (Cur->Kernel && Bytes > 64 * 1024) {
+    } else if (Cur->Kernel && Bytes > hostabi::MaxStackArrayBytes) {
       // Too big for a worker's stack; threads of a block run one at a
       // time, so one copy per block serves every thread.
       uint64_t Off = allocBlockFrame(Bytes, 16);
