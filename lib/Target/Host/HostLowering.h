@@ -17,6 +17,10 @@
 //                    descriptor the runtime reads
 //   HostLowerings.cpp the registered op lowerings that need host state
 //
+// HostModuleLowering itself holds only what the whole module shares; what
+// lowering one function changes is in a FunctionState made fresh for each
+// kernel and device function.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GRIDJIT_LIB_TARGET_HOST_HOSTLOWERING_H
@@ -297,7 +301,6 @@ private:
   /// as the targets of `break` and `continue` in its thread loops.
   llvm::Error lowerLoopBody(const BlockStmt &Body, int32_t BreakCode, int32_t ContinueCode);
   llvm::Error lowerUniformDecl(const DeclStmt &S);
-  llvm::Error lowerUniformAssign(const AssignStmt &S);
   bool isUniformDecl(const Stmt &S) const;
   bool isUniformAssign(const Stmt &S) const;
   /// One thread loop running \p Stmts (consecutive block-level statements
