@@ -13,10 +13,11 @@
 
 #include "gridjit/Runtime/HostRuntime.h"
 
-#include "../Target/Host/HostABI.h"
 #include "WorkerPool.h"
 
 #include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Support/Limits.h"
+#include "gridjit/Target/HostABI.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -206,13 +207,21 @@ static Error checkConfig(const KernelInfo &K, const abi::Descriptor &D, const La
     return fail(Where + ": every grid dimension must be at least 1");
   if (!C.Block.X || !C.Block.Y || !C.Block.Z)
     return fail(Where + ": every block dimension must be at least 1");
-  if (C.Block.count() > 1024)
+  // The same limits let the host target tell LLVM the ranges of the
+  // launch dimensions (KernelEntry.cpp).
+  using namespace limits;
+  auto Dims = [](const uint32_t(&D)[3]) {
+    return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " + std::to_string(D[2]) +
+           ")";
+  };
+  if (C.Block.count() > MaxThreadsPerBlock)
     return fail(Where + ": a block of " + std::to_string(C.Block.count()) +
-                " threads exceeds the limit of 1024 threads per block");
-  if (C.Block.X > 1024 || C.Block.Y > 1024 || C.Block.Z > 64)
-    return fail(Where + ": block dimensions are limited to (1024, 1024, 64)");
-  if (C.Grid.X > 0x7fffffffu || C.Grid.Y > 65535 || C.Grid.Z > 65535)
-    return fail(Where + ": grid dimensions are limited to (2147483647, 65535, 65535)");
+                " threads exceeds the limit of " + std::to_string(MaxThreadsPerBlock) +
+                " threads per block");
+  if (C.Block.X > MaxBlockDim[0] || C.Block.Y > MaxBlockDim[1] || C.Block.Z > MaxBlockDim[2])
+    return fail(Where + ": block dimensions are limited to " + Dims(MaxBlockDim));
+  if (C.Grid.X > MaxGridDim[0] || C.Grid.Y > MaxGridDim[1] || C.Grid.Z > MaxGridDim[2])
+    return fail(Where + ": grid dimensions are limited to " + Dims(MaxGridDim));
   if (K.UsesDynamicShared && C.DynamicSharedBytes == 0)
     return fail(Where + ": the kernel declares dynamic shared memory ('shared NAME: [T];') but "
                         "the launch provides none (give its size in bytes, e.g. --shared)");

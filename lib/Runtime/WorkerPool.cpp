@@ -6,17 +6,19 @@
 
 #include "WorkerPool.h"
 
+#include "gridjit/Target/HostABI.h"
+
 #include <algorithm>
 
 using namespace gridjit;
 
-/// Pool threads run kernels, whose device functions and small local arrays
-/// live on the stack: give them more than the usual default.
-static constexpr unsigned WorkerStackBytes = 16u << 20;
-
 WorkerPool::WorkerPool(unsigned NumThreads) : NumThreads(std::max(1u, NumThreads)) {
   for (unsigned I = 1; I < this->NumThreads; ++I)
-    Threads.emplace_back(std::optional<unsigned>(WorkerStackBytes), [this] { workerLoop(); });
+    // Pool threads run kernels, whose device functions and small local
+    // arrays live on the stack: more than the usual default
+    // (hostabi::MaxStackArrayBytes is chosen against this size).
+    Threads.emplace_back(std::optional<unsigned>(hostabi::WorkerStackBytes),
+                         [this] { workerLoop(); });
 }
 
 WorkerPool::~WorkerPool() {

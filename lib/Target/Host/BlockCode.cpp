@@ -24,9 +24,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HostABI.h"
 #include "HostLowering.h"
 
+#include "gridjit/Support/Limits.h"
+#include "gridjit/Target/HostABI.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
@@ -55,28 +56,22 @@ static llvm::StringRef builtinSpelling(BuiltinFunc F, std::string &Buf) {
 // Thread loops and the state word
 //===----------------------------------------------------------------------===//
 
-Value *HostModuleLowering::stateAddr(Value *Thread) { return slotAddr(StateSlot, Thread); }
+Value *HostModuleLowering::stateAddr(Value *Thread) { return slotAddr(Cur->StateSlot, Thread); }
 
 void HostModuleLowering::escape(int32_t Code) {
-  B.CreateStore(B.getInt32(Code), stateAddr(Env.Linear));
-  B.CreateBr(ThreadExit);
+  B.CreateStore(B.getInt32(Code), stateAddr(Cur->Env.Linear));
+  B.CreateBr(Cur->ThreadExit);
 }
 
 llvm::Error
 HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
                                    std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange) {
   bool CheckState = maybeInactive();
-  Value *XLo = B.getInt32(0), *XHi = Env.BDim[0];
+  Value *XLo = B.getInt32(0), *XHi = Cur->Env.BDim[0];
   llvm::BasicBlock *Skip = nullptr;
   if (XRange) {
-    // [lo, hi) within [0, block_dim.x); nothing to run when empty.
     XLo = XRange->first;
-    XHi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, XRange->second, Env.BDim[0], nullptr,
-                                  "x.end");
-    Skip = newBlock("threads.none");
-    llvm::BasicBlock *Run = newBlock("threads.some");
-    B.CreateCondBr(B.CreateICmpULT(XLo, XHi), Run, Skip);
-    B.SetInsertPoint(Run);
+    Skip = enterXRange(*XRange, XHi);
   }
   llvm::BasicBlock *Pre = B.GetInsertBlock();
   llvm::BasicBlock *ZH = newBlock("tz"), *YH = newBlock("ty"), *XH = newBlock("tx");
@@ -92,28 +87,28 @@ HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
   B.SetInsertPoint(YH);
   llvm::PHINode *TY = B.CreatePHI(I32, 2, "thread_idx.y");
   TY->addIncoming(B.getInt32(0), ZH);
-  Value *Row =
-      B.CreateMul(B.CreateAdd(B.CreateMul(TZ, Env.BDim[1], "", true, true), TY, "", true, true),
-                  Env.BDim[0], "row", true, true);
+  Value *Row = B.CreateMul(
+      B.CreateAdd(B.CreateMul(TZ, Cur->Env.BDim[1], "", true, true), TY, "", true, true),
+      Cur->Env.BDim[0], "row", true, true);
   Value *Row64 = B.CreateZExt(Row, B.getInt64Ty(), "row64");
   B.CreateBr(XH);
   B.SetInsertPoint(XH);
   llvm::PHINode *TX = B.CreatePHI(I32, 2, "thread_idx.x");
   TX->addIncoming(XLo, YH);
   Value *Linear = B.CreateAdd(Row, TX, "thread", true, true);
-  Env.Tid[0] = TX;
-  Env.Tid[1] = TY;
-  Env.Tid[2] = TZ;
-  Env.Linear = Linear;
-  Env.Linear64 = B.CreateAdd(Row64, B.CreateZExt(TX, B.getInt64Ty()), "thread64", true, true);
-  RematValues.clear();
+  Cur->Env.Tid[0] = TX;
+  Cur->Env.Tid[1] = TY;
+  Cur->Env.Tid[2] = TZ;
+  Cur->Env.Linear = Linear;
+  Cur->Env.Linear64 = B.CreateAdd(Row64, B.CreateZExt(TX, B.getInt64Ty()), "thread64", true, true);
+  Cur->RematValues.clear();
   if (CheckState)
-    RematPoint = B.CreateCondBr(
+    Cur->RematPoint = B.CreateCondBr(
         B.CreateICmpEQ(B.CreateLoad(I32, stateAddr(Linear), "state"), B.getInt32(0)), Run, XL);
   else
-    RematPoint = B.CreateBr(Run);
+    Cur->RematPoint = B.CreateBr(Run);
   B.SetInsertPoint(Run);
-  ThreadExit = XL;
+  Cur->ThreadExit = XL;
   llvm::Error E = Body();
   if (!E && !terminated())
     B.CreateBr(XL);
@@ -125,25 +120,41 @@ HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
   B.SetInsertPoint(YL);
   Value *TYN = B.CreateAdd(TY, B.getInt32(1), "", true, true);
   TY->addIncoming(TYN, YL);
-  B.CreateCondBr(B.CreateICmpULT(TYN, Env.BDim[1]), YH, ZL);
+  B.CreateCondBr(B.CreateICmpULT(TYN, Cur->Env.BDim[1]), YH, ZL);
   B.SetInsertPoint(ZL);
   Value *TZN = B.CreateAdd(TZ, B.getInt32(1), "", true, true);
   TZ->addIncoming(TZN, ZL);
-  B.CreateCondBr(B.CreateICmpULT(TZN, Env.BDim[2]), ZH, Exit);
+  B.CreateCondBr(B.CreateICmpULT(TZN, Cur->Env.BDim[2]), ZH, Exit);
   B.SetInsertPoint(Exit);
   if (Skip) {
     B.CreateBr(Skip);
     B.SetInsertPoint(Skip);
   }
 
-  for (Value *&V : Env.Tid)
-    V = nullptr;
-  Env.Linear = nullptr;
-  Env.Linear64 = nullptr;
-  ThreadExit = nullptr;
-  RematPoint = nullptr;
-  RematValues.clear();
+  leaveThreadLoop();
   return E;
+}
+
+// [lo, hi) within [0, block_dim.x): nothing to run when it is empty.
+llvm::BasicBlock *HostModuleLowering::enterXRange(std::pair<Value *, Value *> XRange, Value *&XHi) {
+  XHi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, XRange.second, Cur->Env.BDim[0], nullptr,
+                                "x.end");
+  llvm::BasicBlock *Skip = newBlock("threads.none");
+  llvm::BasicBlock *Run = newBlock("threads.some");
+  B.CreateCondBr(B.CreateICmpULT(XRange.first, XHi), Run, Skip);
+  B.SetInsertPoint(Run);
+  return Skip;
+}
+
+// Back at block level: no thread's values are available.
+void HostModuleLowering::leaveThreadLoop() {
+  for (Value *&V : Cur->Env.Tid)
+    V = nullptr;
+  Cur->Env.Linear = nullptr;
+  Cur->Env.Linear64 = nullptr;
+  Cur->ThreadExit = nullptr;
+  Cur->RematPoint = nullptr;
+  Cur->RematValues.clear();
 }
 
 /// Emits `for (i = 0; i < N; ++i) Body(i)` with N >= 1 and returns the
@@ -177,7 +188,7 @@ static Value *emitCountedLoop(llvm::IRBuilder<> &B, llvm::Function *F, Value *N,
 
 Value *HostModuleLowering::countActive() {
   return emitCountedLoop(
-      B, Ctx.CurFn, NumThreads, B.getInt32(0),
+      B, Ctx.CurFn, Cur->NumThreads, B.getInt32(0),
       [&](Value *T, Value *Acc) {
         Value *S = B.CreateLoad(B.getInt32Ty(), stateAddr(T));
         return B.CreateAdd(Acc, B.CreateZExt(B.CreateICmpEQ(S, B.getInt32(0)), B.getInt32Ty()));
@@ -187,7 +198,7 @@ Value *HostModuleLowering::countActive() {
 
 void HostModuleLowering::remapState(int32_t From, int32_t To) {
   emitCountedLoop(
-      B, Ctx.CurFn, NumThreads, nullptr,
+      B, Ctx.CurFn, Cur->NumThreads, nullptr,
       [&](Value *T, Value *) {
         Value *Addr = stateAddr(T);
         Value *S = B.CreateLoad(B.getInt32Ty(), Addr);
@@ -199,7 +210,7 @@ void HostModuleLowering::remapState(int32_t From, int32_t To) {
 
 void HostModuleLowering::swapState(int32_t From, int32_t ToMasked) {
   emitCountedLoop(
-      B, Ctx.CurFn, NumThreads, nullptr,
+      B, Ctx.CurFn, Cur->NumThreads, nullptr,
       [&](Value *T, Value *) {
         Value *Addr = stateAddr(T);
         Value *S = B.CreateLoad(B.getInt32Ty(), Addr);
@@ -227,8 +238,8 @@ llvm::AllocaInst *HostModuleLowering::uniformAlloca(llvm::Type *Ty, const llvm::
   llvm::AllocaInst *A = Ctx.createEntryAlloca(Ty, Name);
   // A cooperative kernel leaves the entry at every grid_sync; the values
   // in scope are saved in the block frame and restored on resumption.
-  uint64_t Spill = Cooperative ? allocBlockFrame(8, 8) : 0;
-  UniformScope.push_back({A, Spill});
+  uint64_t Spill = Cur->Cooperative ? allocBlockFrame(8, 8) : 0;
+  Cur->UniformScope.push_back({A, Spill});
   return A;
 }
 
@@ -239,8 +250,8 @@ bool HostModuleLowering::isThreadIdxX(const Expr &E) const {
   const auto *N = dyn_cast<NameExpr>(&E);
   if (!N || !N->Decl)
     return false;
-  auto It = Vars.find(N->Decl);
-  return It != Vars.end() && It->second.K == VarSlot::Remat && It->second.Init &&
+  auto It = Cur->Vars.find(N->Decl);
+  return It != Cur->Vars.end() && It->second.K == VarSlot::Remat && It->second.Init &&
          isThreadIdxX(*It->second.Init);
 }
 
@@ -250,9 +261,8 @@ bool HostModuleLowering::isThreadIdxX(const Expr &E) const {
 // which it is false: the tree steps of a reduction (`if t < stride`) and
 // single-thread epilogues (`if t == 0`) then cost what they do, not a pass
 // over the whole block. The condition is still evaluated in the loop.
-std::optional<std::pair<Value *, Value *>>
-HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
-  if (Stmts.size() != 1 || !Plan)
+std::optional<XGuard> HostModuleLowering::findXGuard(const std::vector<const Stmt *> &Stmts) {
+  if (Stmts.size() != 1 || !Cur->Plan)
     return std::nullopt;
   const auto *If = dyn_cast<IfStmt>(Stmts[0]);
   if (!If || If->Else)
@@ -264,67 +274,78 @@ HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
     C = And->LHS.get();
   }
   const auto *Cmp = dyn_cast<BinaryExpr>(C);
-  if (!Cmp || Hoisted.count(Cmp) || !Cmp->LHS->Ty.isScalar() ||
+  if (!Cmp || Cur->Hoisted.count(Cmp) || !Cmp->LHS->Ty.isScalar() ||
       Cmp->LHS->Ty.getScalarKind() != ScalarKind::I32)
     return std::nullopt;
-  BinaryOp Op = Cmp->Op;
-  const Expr *Bound = nullptr;
+  XGuard G{Cmp->Op, nullptr};
   if (isThreadIdxX(*Cmp->LHS)) {
-    Bound = Cmp->RHS.get();
+    G.Bound = Cmp->RHS.get();
   } else if (isThreadIdxX(*Cmp->RHS)) {
-    Bound = Cmp->LHS.get(); // mirror: U > x is x < U, ...
-    switch (Op) {
+    G.Bound = Cmp->LHS.get(); // mirror: U > x is x < U, ...
+    switch (G.Op) {
     case BinaryOp::Gt:
-      Op = BinaryOp::Lt;
+      G.Op = BinaryOp::Lt;
       break;
     case BinaryOp::Ge:
-      Op = BinaryOp::Le;
+      G.Op = BinaryOp::Le;
       break;
     case BinaryOp::Lt:
-      Op = BinaryOp::Gt;
+      G.Op = BinaryOp::Gt;
       break;
     case BinaryOp::Le:
-      Op = BinaryOp::Ge;
+      G.Op = BinaryOp::Ge;
       break;
     default:
       break;
     }
   }
-  if (!Bound || Sync.hasSync(*Bound) || !Plan->isUniform(*Bound))
+  if (!G.Bound || Sync.hasSync(*G.Bound) || !Cur->Plan->isUniform(*G.Bound))
     return std::nullopt;
-  llvm::Expected<Value *> U = lowerExpr(*Bound);
-  if (!U) {
-    llvm::consumeError(U.takeError());
+  switch (G.Op) {
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Eq:
+  case BinaryOp::Ge:
+  case BinaryOp::Gt:
+    return G;
+  default:
     return std::nullopt;
   }
-  // thread_idx.x is in [0, 1024): a negative bound (as unsigned, huge)
-  // must give an empty range for < and <=, and all threads for > and >=.
+}
+
+Expected<std::optional<std::pair<Value *, Value *>>>
+HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
+  std::optional<XGuard> G = findXGuard(Stmts);
+  if (!G)
+    return std::nullopt;
+  // The bound is uniform: block-level code can evaluate it, as it does a
+  // uniform condition; failing to is an error, not a missed optimisation.
+  Expected<Value *> U = lowerExpr(*G->Bound);
+  if (!U)
+    return U.takeError();
+  // thread_idx.x is in [0, MaxBlockDim.x): a negative bound (as unsigned,
+  // huge) must give an empty range for < and <=, and all threads for > and
+  // >=.
   Value *Neg = B.CreateICmpSLT(*U, B.getInt32(0));
-  Value *Zero = B.getInt32(0), *All = B.getInt32(1024);
-  switch (Op) {
+  Value *Zero = B.getInt32(0), *All = B.getInt32(limits::MaxBlockDim[0]);
+  auto PlusOne = [&] {
+    return B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All), B.getInt32(1));
+  };
+  switch (G->Op) {
   case BinaryOp::Lt: // x < U: [0, U)
     return std::make_pair(Zero, B.CreateSelect(Neg, Zero, *U));
   case BinaryOp::Le: // x <= U: [0, U + 1)
-    return std::make_pair(
-        Zero, B.CreateSelect(Neg, Zero,
-                             B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All),
-                                         B.getInt32(1))));
-  case BinaryOp::Eq: // x == U: [U, U + 1)
-    return std::make_pair(
-        B.CreateSelect(Neg, All, *U),
-        B.CreateSelect(
-            Neg, All,
-            B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All), B.getInt32(1))));
+    return std::make_pair(Zero, B.CreateSelect(Neg, Zero, PlusOne()));
+  case BinaryOp::Eq: { // x == U: [U, U + 1)
+    Value *Lo = B.CreateSelect(Neg, All, *U);
+    return std::make_pair(Lo, B.CreateSelect(Neg, All, PlusOne()));
+  }
   case BinaryOp::Ge: // x >= U: [U, block_dim.x)
     return std::make_pair(B.CreateSelect(Neg, Zero, *U), All);
   case BinaryOp::Gt: // x > U: [U + 1, block_dim.x)
-    return std::make_pair(
-        B.CreateSelect(
-            Neg, Zero,
-            B.CreateAdd(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, *U, All), B.getInt32(1))),
-        All);
+    return std::make_pair(B.CreateSelect(Neg, Zero, PlusOne()), All);
   default:
-    return std::nullopt;
+    llvm_unreachable("findXGuard returns only these comparisons");
   }
 }
 
@@ -333,33 +354,35 @@ HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
 //===----------------------------------------------------------------------===//
 
 llvm::Error HostModuleLowering::blockBarrier(SourceLoc Loc, BuiltinFunc What) {
-  if (Env.Linear || !Kernel)
+  if (Cur->Env.Linear || !Cur->Kernel)
     return Ctx.error(Loc, "internal error: block barrier inside a thread");
   // Thread loops already run one after another: a barrier only has to
   // check that every thread of the block arrived (or none).
   if (!maybeInactive())
     return llvm::Error::success();
   std::string Buf;
-  emitSyncCheck(countActive(), NumThreads, siteFor(Loc, builtinSpelling(What, Buf)),
+  emitSyncCheck(countActive(), Cur->NumThreads, siteFor(Loc, builtinSpelling(What, Buf)),
                 B.getInt32(hostabi::NoWarp));
   return llvm::Error::success();
 }
 
 llvm::Error HostModuleLowering::warpBarrier(SourceLoc Loc, BuiltinFunc What) {
-  if (Env.Linear || !Kernel)
+  if (Cur->Env.Linear || !Cur->Kernel)
     return Ctx.error(Loc, "internal error: warp barrier inside a thread");
   if (!maybeInactive())
     return llvm::Error::success();
   std::string Buf;
   llvm::Constant *Site = siteFor(Loc, builtinSpelling(What, Buf));
   // Each warp: all of its lanes active, or none.
-  Value *NumWarps = B.CreateLShr(B.CreateAdd(NumThreads, B.getInt32(31)), 5, "warps");
+  Value *NumWarps = B.CreateLShr(B.CreateAdd(Cur->NumThreads, B.getInt32(limits::LaneMask)),
+                                 limits::Log2WarpSize, "warps");
   emitCountedLoop(
       B, Ctx.CurFn, NumWarps, nullptr,
       [&](Value *W, Value *) {
-        Value *First = B.CreateShl(W, 5);
-        Value *Width = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(32),
-                                               B.CreateSub(NumThreads, First), nullptr, "width");
+        Value *First = B.CreateShl(W, limits::Log2WarpSize);
+        Value *Width =
+            B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(limits::WarpSize),
+                                    B.CreateSub(Cur->NumThreads, First), nullptr, "width");
         Value *Arrived = emitCountedLoop(
             B, Ctx.CurFn, Width, B.getInt32(0),
             [&](Value *L, Value *Acc) {
@@ -376,10 +399,10 @@ llvm::Error HostModuleLowering::warpBarrier(SourceLoc Loc, BuiltinFunc What) {
 }
 
 llvm::Error HostModuleLowering::gridSync(SourceLoc Loc) {
-  if (Env.Linear || !Kernel || !ResumeSwitch)
+  if (Cur->Env.Linear || !Cur->Kernel || !Cur->ResumeSwitch)
     return Ctx.error(Loc, "internal error: grid_sync outside a cooperative kernel's block code");
   llvm::Constant *Site = siteFor(Loc, "grid_sync()");
-  unsigned K = ++NumGridSyncs;
+  unsigned K = ++Cur->NumGridSyncs;
   llvm::BasicBlock *Suspend = newBlock("grid_sync.suspend");
   llvm::BasicBlock *Resume = newBlock("grid_sync.resume");
   llvm::BasicBlock *Cont = newBlock("grid_sync.done");
@@ -387,22 +410,22 @@ llvm::Error HostModuleLowering::gridSync(SourceLoc Loc) {
     // No active thread: this block does not take part (the runtime then
     // sees the blocks disagree); some: divergence; all: suspend.
     Value *N = countActive();
-    emitSyncCheck(N, NumThreads, Site, B.getInt32(hostabi::NoWarp));
+    emitSyncCheck(N, Cur->NumThreads, Site, B.getInt32(hostabi::NoWarp));
     B.CreateCondBr(B.CreateICmpEQ(N, B.getInt32(0)), Cont, Suspend);
   } else {
     B.CreateBr(Suspend);
   }
   B.SetInsertPoint(Suspend);
   auto SpillAddr = [&](const UniformVar &U) {
-    return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), BlockFrameBase, U.Spill);
+    return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->BlockFrameBase, U.Spill);
   };
-  for (const UniformVar &U : UniformScope)
+  for (const UniformVar &U : Cur->UniformScope)
     B.CreateStore(B.CreateLoad(U.A->getAllocatedType(), U.A), SpillAddr(U));
   B.CreateStore(Site, ctxField(hostabi::CtxErrSite));
   B.CreateRet(B.getInt32(K));
-  ResumeSwitch->addCase(B.getInt32(K), Resume);
+  Cur->ResumeSwitch->addCase(B.getInt32(K), Resume);
   B.SetInsertPoint(Resume);
-  for (const UniformVar &U : UniformScope)
+  for (const UniformVar &U : Cur->UniformScope)
     B.CreateStore(B.CreateLoad(U.A->getAllocatedType(), SpillAddr(U)), U.A);
   B.CreateBr(Cont);
   B.SetInsertPoint(Cont);
@@ -415,7 +438,8 @@ llvm::Error HostModuleLowering::gridSync(SourceLoc Loc) {
 
 bool HostModuleLowering::isUniformDecl(const Stmt &S) const {
   const auto *D = dyn_cast<DeclStmt>(&S);
-  return D && !D->Var.Ty.isArray() && Plan && Plan->getStorage(&D->Var) == Storage::Uniform;
+  return D && !D->Var.Ty.isArray() && Cur->Plan &&
+         Cur->Plan->getStorage(&D->Var) == Storage::Uniform;
 }
 
 bool HostModuleLowering::isUniformAssign(const Stmt &S) const {
@@ -423,7 +447,7 @@ bool HostModuleLowering::isUniformAssign(const Stmt &S) const {
   if (!A)
     return false;
   const auto *N = dyn_cast<NameExpr>(A->Target.get());
-  return N && N->Decl && Plan && Plan->getStorage(N->Decl) == Storage::Uniform &&
+  return N && N->Decl && Cur->Plan && Cur->Plan->getStorage(N->Decl) == Storage::Uniform &&
          N->Decl->Storage != StorageKind::Param;
 }
 
@@ -434,7 +458,7 @@ llvm::Error HostModuleLowering::lowerUniformDecl(const DeclStmt &S) {
   llvm::Type *Ty = S.Var.Ty.isBool() ? B.getInt8Ty() : Ctx.toLLVM(S.Var.Ty);
   llvm::AllocaInst *A = uniformAlloca(Ty, S.Var.Name);
   storeScalar(A, *Init, S.Var.Ty);
-  Vars[&S.Var] = {VarSlot::Address, A, {}, nullptr};
+  Cur->Vars[&S.Var] = {VarSlot::Address, A, {}, nullptr};
   return llvm::Error::success();
 }
 
@@ -444,6 +468,8 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
   std::vector<const Stmt *> Stmts;
   Stmts.swap(Pending);
   auto Range = guardRange(Stmts);
+  if (!Range)
+    return Range.takeError();
   llvm::Error E = emitThreadLoop(
       [&]() -> llvm::Error {
         for (const Stmt *S : Stmts) {
@@ -456,23 +482,23 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
         }
         return llvm::Error::success();
       },
-      Range);
+      *Range);
   if (E)
     return E;
   for (const Stmt *S : Stmts) {
-    if (InKernelBody && containsReturn(*S))
-      ExitSeen = true;
-    if (leavesStmt(*S, /*CountReturns=*/!InKernelBody))
-      Masked = true;
+    if (Cur->InKernelBody && containsReturn(*S))
+      Cur->ExitSeen = true;
+    if (leavesStmt(*S, /*CountReturns=*/!Cur->InKernelBody))
+      Cur->Masked = true;
   }
   return llvm::Error::success();
 }
 
 llvm::Error HostModuleLowering::lowerBlockLevel(const BlockStmt &Blk) {
-  size_t ScopeMark = UniformScope.size();
+  size_t ScopeMark = Cur->UniformScope.size();
   std::vector<const Stmt *> Pending;
   auto Fail = [&](llvm::Error E) {
-    UniformScope.resize(ScopeMark);
+    Cur->UniformScope.resize(ScopeMark);
     return E;
   };
   for (const StmtPtr &SP : Blk.Body) {
@@ -532,7 +558,7 @@ llvm::Error HostModuleLowering::lowerBlockLevel(const BlockStmt &Blk) {
   }
   if (llvm::Error E = flush(Pending))
     return Fail(std::move(E));
-  UniformScope.resize(ScopeMark);
+  Cur->UniformScope.resize(ScopeMark);
   return llvm::Error::success();
 }
 
@@ -564,8 +590,42 @@ llvm::Error HostModuleLowering::lowerBlockLevelElse(const Stmt &S) {
   return flush(One);
 }
 
+// A masked region, first half: threads for which a per-thread condition
+// does not hold get a state code, and every later thread loop skips them.
+llvm::Error HostModuleLowering::maskThreads(llvm::function_ref<Expected<Value *>()> Cond,
+                                            bool MaskWhen, int32_t Code, llvm::StringRef MaskName) {
+  return emitThreadLoop([&]() -> llvm::Error {
+    Expected<Value *> C = Cond();
+    if (!C)
+      return C.takeError();
+    llvm::BasicBlock *Mask = newBlock(MaskName);
+    if (MaskWhen)
+      B.CreateCondBr(*C, Mask, Cur->ThreadExit);
+    else
+      B.CreateCondBr(*C, Cur->ThreadExit, Mask);
+    B.SetInsertPoint(Mask);
+    escape(Code);
+    return llvm::Error::success();
+  });
+}
+
+// A masked region, second half: the block-level code for the threads still
+// active, skipped when there are none.
+llvm::Error HostModuleLowering::runIfAnyActive(llvm::StringRef Name,
+                                               llvm::function_ref<llvm::Error()> Body) {
+  llvm::BasicBlock *Run = newBlock(Name);
+  llvm::BasicBlock *After = newBlock(Name + ".done");
+  B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), After, Run);
+  B.SetInsertPoint(Run);
+  if (llvm::Error E = Body())
+    return E;
+  B.CreateBr(After);
+  B.SetInsertPoint(After);
+  return llvm::Error::success();
+}
+
 llvm::Error HostModuleLowering::lowerBlockLevelIf(const IfStmt &S) {
-  if (!Sync.hasSync(*S.Cond) && Plan->isUniform(*S.Cond)) {
+  if (!Sync.hasSync(*S.Cond) && Cur->Plan->isUniform(*S.Cond)) {
     // Every thread agrees: branch once.
     Expected<Value *> C = lowerExpr(*S.Cond);
     if (!C)
@@ -592,57 +652,44 @@ llvm::Error HostModuleLowering::lowerBlockLevelIf(const IfStmt &S) {
   // while the others run the then-branch; then the roles swap.
   if (llvm::Error E = hoist(*S.Cond))
     return E;
-  int32_t ElseMask = NextCode++;
-  llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
-    Expected<Value *> C = lowerExpr(*S.Cond);
-    if (!C)
-      return C.takeError();
-    llvm::BasicBlock *Mask = newBlock("mask");
-    B.CreateCondBr(*C, ThreadExit, Mask);
-    B.SetInsertPoint(Mask);
-    escape(ElseMask);
-    return llvm::Error::success();
-  });
-  if (E)
+  int32_t ElseMask = Cur->NextCode++;
+  bool SavedMasked = Cur->Masked;
+  if (llvm::Error E =
+          maskThreads([&] { return lowerExpr(*S.Cond); }, /*MaskWhen=*/false, ElseMask, "mask"))
     return E;
-  bool SavedMasked = Masked;
-  Masked = true;
-  llvm::BasicBlock *Then = newBlock("dif.then");
-  llvm::BasicBlock *AfterThen = newBlock("dif.then.done");
-  B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), AfterThen, Then);
-  B.SetInsertPoint(Then);
-  if (llvm::Error E = lowerBlockLevel(*S.Then))
+  Cur->Masked = true;
+  if (llvm::Error E = runIfAnyActive("dif.then", [&] { return lowerBlockLevel(*S.Then); }))
     return E;
-  B.CreateBr(AfterThen);
-  B.SetInsertPoint(AfterThen);
   if (S.Else) {
-    int32_t ThenMask = NextCode++;
+    int32_t ThenMask = Cur->NextCode++;
     swapState(ElseMask, ThenMask);
-    llvm::BasicBlock *Else = newBlock("dif.else");
-    llvm::BasicBlock *AfterElse = newBlock("dif.else.done");
-    B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), AfterElse, Else);
-    B.SetInsertPoint(Else);
-    if (llvm::Error E = lowerBlockLevelElse(*S.Else))
+    if (llvm::Error E = runIfAnyActive("dif.else", [&] { return lowerBlockLevelElse(*S.Else); }))
       return E;
-    B.CreateBr(AfterElse);
-    B.SetInsertPoint(AfterElse);
     remapState(ThenMask, 0);
   } else {
     remapState(ElseMask, 0);
   }
-  Masked = SavedMasked || leavesStmt(S, !InKernelBody);
+  Cur->Masked = SavedMasked || leavesStmt(S, !Cur->InKernelBody);
   return llvm::Error::success();
 }
 
+llvm::Error HostModuleLowering::lowerLoopBody(const BlockStmt &Body, int32_t BreakCode,
+                                              int32_t ContinueCode) {
+  Cur->Loops.push_back({nullptr, nullptr, BreakCode, ContinueCode});
+  llvm::Error E = lowerBlockLevel(Body);
+  Cur->Loops.pop_back();
+  return E;
+}
+
 llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
-  bool Uniform = !Sync.hasSync(*S.Cond) && Plan->isUniform(*S.Cond);
-  bool Leaves = leavesStmt(*S.Body, !InKernelBody);
-  int32_t BreakCode = NextCode++, ContinueCode = NextCode++;
-  bool SavedMasked = Masked;
+  bool Uniform = !Sync.hasSync(*S.Cond) && Cur->Plan->isUniform(*S.Cond);
+  bool Leaves = leavesStmt(*S.Body, !Cur->InKernelBody);
+  int32_t BreakCode = Cur->NextCode++, ContinueCode = Cur->NextCode++;
+  bool SavedMasked = Cur->Masked;
   if (!Uniform || Leaves)
-    Masked = true;
-  if (InKernelBody && containsReturn(*S.Body))
-    ExitSeen = true;
+    Cur->Masked = true;
+  if (Cur->InKernelBody && containsReturn(*S.Body))
+    Cur->ExitSeen = true;
   bool HeadCheck = maybeInactive();
 
   llvm::BasicBlock *Head = newBlock("uwhile.cond");
@@ -664,27 +711,16 @@ llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
       B.CreateCondBr(*C, Body, Exit);
     }
   } else {
+    // Threads whose condition fails wait, masked, for the loop's end.
     if (llvm::Error E = hoist(*S.Cond))
       return E;
-    llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
-      Expected<Value *> C = lowerExpr(*S.Cond);
-      if (!C)
-        return C.takeError();
-      llvm::BasicBlock *Stop = newBlock("stop");
-      B.CreateCondBr(*C, ThreadExit, Stop);
-      B.SetInsertPoint(Stop);
-      escape(BreakCode);
-      return llvm::Error::success();
-    });
-    if (E)
+    if (llvm::Error E =
+            maskThreads([&] { return lowerExpr(*S.Cond); }, /*MaskWhen=*/false, BreakCode, "stop"))
       return E;
     B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), Exit, Body);
   }
   B.SetInsertPoint(Body);
-  Loops.push_back({nullptr, nullptr, BreakCode, ContinueCode});
-  llvm::Error E = lowerBlockLevel(*S.Body);
-  Loops.pop_back();
-  if (E)
+  if (llvm::Error E = lowerLoopBody(*S.Body, BreakCode, ContinueCode))
     return E;
   if (Leaves)
     remapState(ContinueCode, 0);
@@ -692,148 +728,162 @@ llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
   B.SetInsertPoint(Exit);
   if (!Uniform || Leaves)
     remapState(BreakCode, 0);
-  Masked = SavedMasked || (!InKernelBody && containsReturn(*S.Body));
+  Cur->Masked = SavedMasked || (!Cur->InKernelBody && containsReturn(*S.Body));
   return llvm::Error::success();
 }
 
-llvm::Error HostModuleLowering::lowerBlockLevelFor(const ForStmt &S) {
-  Type Ty = S.Index.Ty;
-  bool Signed = Ty.isSignedInteger();
-  llvm::Type *LTy = Ctx.toLLVM(Ty);
-  bool Uniform = Plan->getStorage(&S.Index) == Storage::Uniform;
-  bool Leaves = leavesStmt(*S.Body, !InKernelBody);
-  int32_t BreakCode = NextCode++, ContinueCode = NextCode++;
-  auto StepOK = [&](Value *Step) {
-    Value *Zero = llvm::ConstantInt::get(LTy, 0);
-    return Signed ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
-  };
-  auto InRange = [&](Value *I, Value *End) {
-    return Signed ? B.CreateICmpSLT(I, End) : B.CreateICmpULT(I, End);
-  };
+/// `step > 0` (signed) or `step != 0` (unsigned): the loop advances.
+static Value *stepOK(llvm::IRBuilder<> &B, const BlockLevelFor &L, Value *Step) {
+  Value *Zero = llvm::ConstantInt::get(L.LTy, 0);
+  return L.Signed ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
+}
+
+/// `i < end` in the index type's signedness.
+static Value *inRange(llvm::IRBuilder<> &B, const BlockLevelFor &L, Value *I, Value *End) {
+  return L.Signed ? B.CreateICmpSLT(I, End) : B.CreateICmpULT(I, End);
+}
+
+Expected<std::array<Value *, 3>> HostModuleLowering::evalForBounds(const BlockLevelFor &L) {
   auto Eval = [&](const Expr *E) -> Expected<Value *> {
     if (!E)
-      return llvm::ConstantInt::get(LTy, 1);
+      return llvm::ConstantInt::get(L.LTy, 1);
     return lowerExpr(*E);
   };
-  bool SavedMasked = Masked;
-  llvm::BasicBlock *BodyEntry = newBlock("ufor.entry");
-  llvm::BasicBlock *Body = newBlock("ufor.body");
-  llvm::BasicBlock *Latch = newBlock("ufor.latch");
-  llvm::BasicBlock *Exit = newBlock("ufor.end");
-
-  if (Uniform) {
-    // Bounds the same in every thread: one index per block.
-    Expected<Value *> Begin = Eval(S.Begin.get()), End = Eval(S.End.get()),
-                      Step = Eval(S.Step.get());
-    if (!Begin || !End || !Step) {
-      llvm::Error E = llvm::joinErrors(Begin.takeError(), End.takeError());
-      return llvm::joinErrors(std::move(E), Step.takeError());
-    }
-    llvm::AllocaInst *I = uniformAlloca(LTy, S.Index.Name);
-    llvm::AllocaInst *EndA = uniformAlloca(LTy, S.Index.Name + ".end");
-    llvm::AllocaInst *StepA = uniformAlloca(LTy, S.Index.Name + ".step");
-    B.CreateStore(*Begin, I);
-    B.CreateStore(*End, EndA);
-    B.CreateStore(*Step, StepA);
-    Vars[&S.Index] = {VarSlot::Address, I, {}, nullptr};
-    B.CreateCondBr(B.CreateAnd(StepOK(*Step), InRange(*Begin, *End)), BodyEntry, Exit);
-    if (Leaves)
-      Masked = true;
-    if (InKernelBody && containsReturn(*S.Body))
-      ExitSeen = true;
-    B.SetInsertPoint(BodyEntry);
-    if (maybeInactive())
-      B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), Exit, Body);
-    else
-      B.CreateBr(Body);
-    B.SetInsertPoint(Body);
-    Loops.push_back({nullptr, nullptr, BreakCode, ContinueCode});
-    llvm::Error E = lowerBlockLevel(*S.Body);
-    Loops.pop_back();
-    if (E)
-      return E;
-    B.CreateBr(Latch);
-    B.SetInsertPoint(Latch);
-    if (Leaves)
-      remapState(ContinueCode, 0);
-    Value *Cur = B.CreateLoad(LTy, I);
-    Value *StepV = B.CreateLoad(LTy, StepA);
-    llvm::BasicBlock *Next = newBlock("ufor.next");
-    B.CreateCondBr(B.CreateICmpULT(StepV, B.CreateSub(B.CreateLoad(LTy, EndA), Cur)), Next, Exit);
-    B.SetInsertPoint(Next);
-    B.CreateStore(B.CreateAdd(Cur, StepV), I);
-    B.CreateBr(BodyEntry);
-    B.SetInsertPoint(Exit);
-    if (Leaves)
-      remapState(BreakCode, 0);
-    Masked = SavedMasked || (!InKernelBody && containsReturn(*S.Body));
-    return llvm::Error::success();
+  Expected<Value *> Begin = Eval(L.S.Begin.get()), End = Eval(L.S.End.get()),
+                    Step = Eval(L.S.Step.get());
+  if (!Begin || !End || !Step) {
+    llvm::Error E = llvm::joinErrors(Begin.takeError(), End.takeError());
+    return llvm::joinErrors(std::move(E), Step.takeError());
   }
+  return std::array<Value *, 3>{*Begin, *End, *Step};
+}
 
-  // Bounds per thread: one index per thread; threads whose range ends
-  // wait, masked, for the others.
+llvm::Error HostModuleLowering::lowerBlockLevelFor(const ForStmt &S) {
+  BlockLevelFor L{S, Ctx.toLLVM(S.Index.Ty), S.Index.Ty.isSignedInteger(),
+                  leavesStmt(*S.Body, !Cur->InKernelBody)};
+  L.BreakCode = Cur->NextCode++;
+  L.ContinueCode = Cur->NextCode++;
+  bool SavedMasked = Cur->Masked;
+  L.BodyEntry = newBlock("ufor.entry");
+  L.Body = newBlock("ufor.body");
+  L.Latch = newBlock("ufor.latch");
+  L.Exit = newBlock("ufor.end");
+  bool Uniform = Cur->Plan->getStorage(&S.Index) == Storage::Uniform;
+  if (llvm::Error E = Uniform ? lowerUniformFor(L) : lowerDivergentFor(L))
+    return E;
+  Cur->Masked = SavedMasked || (!Cur->InKernelBody && containsReturn(*S.Body));
+  return llvm::Error::success();
+}
+
+// Bounds the same in every thread: one index per block, in registers.
+llvm::Error HostModuleLowering::lowerUniformFor(const BlockLevelFor &L) {
+  const ForStmt &S = L.S;
+  Expected<std::array<Value *, 3>> Bounds = evalForBounds(L);
+  if (!Bounds)
+    return Bounds.takeError();
+  auto [Begin, End, Step] = *Bounds;
+  llvm::AllocaInst *I = uniformAlloca(L.LTy, S.Index.Name);
+  llvm::AllocaInst *EndA = uniformAlloca(L.LTy, S.Index.Name + ".end");
+  llvm::AllocaInst *StepA = uniformAlloca(L.LTy, S.Index.Name + ".step");
+  B.CreateStore(Begin, I);
+  B.CreateStore(End, EndA);
+  B.CreateStore(Step, StepA);
+  Cur->Vars[&S.Index] = {VarSlot::Address, I, {}, nullptr};
+  B.CreateCondBr(B.CreateAnd(stepOK(B, L, Step), inRange(B, L, Begin, End)), L.BodyEntry, L.Exit);
+  if (L.Leaves)
+    Cur->Masked = true;
+  if (Cur->InKernelBody && containsReturn(*S.Body))
+    Cur->ExitSeen = true;
+  B.SetInsertPoint(L.BodyEntry);
+  if (maybeInactive())
+    B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), L.Exit, L.Body);
+  else
+    B.CreateBr(L.Body);
+  B.SetInsertPoint(L.Body);
+  if (llvm::Error E = lowerLoopBody(*S.Body, L.BreakCode, L.ContinueCode))
+    return E;
+  B.CreateBr(L.Latch);
+  B.SetInsertPoint(L.Latch);
+  if (L.Leaves)
+    remapState(L.ContinueCode, 0);
+  Value *Index = B.CreateLoad(L.LTy, I);
+  Value *StepV = B.CreateLoad(L.LTy, StepA);
+  llvm::BasicBlock *Next = newBlock("ufor.next");
+  // index + step < end, without overflow: step < end - index.
+  B.CreateCondBr(B.CreateICmpULT(StepV, B.CreateSub(B.CreateLoad(L.LTy, EndA), Index)), Next,
+                 L.Exit);
+  B.SetInsertPoint(Next);
+  B.CreateStore(B.CreateAdd(Index, StepV), I);
+  B.CreateBr(L.BodyEntry);
+  B.SetInsertPoint(L.Exit);
+  if (L.Leaves)
+    remapState(L.BreakCode, 0);
+  return llvm::Error::success();
+}
+
+// Bounds per thread: one index per thread in the frame; threads whose
+// range ends wait, masked, for the others.
+llvm::Error HostModuleLowering::lowerDivergentFor(const BlockLevelFor &L) {
+  const ForStmt &S = L.S;
   for (const Expr *E : {S.Begin.get(), S.End.get(), S.Step.get()})
     if (E)
       if (llvm::Error Err = hoist(*E))
         return Err;
-  uint64_t Size = valueBytes(Ty);
-  FrameSlot IS = allocFrame(Size, Size), ES = allocFrame(Size, Size), SS = allocFrame(Size, Size);
-  Vars[&S.Index] = {VarSlot::Frame, nullptr, IS, nullptr};
-  llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
-    Expected<Value *> Begin = Eval(S.Begin.get()), End = Eval(S.End.get()),
-                      Step = Eval(S.Step.get());
-    if (!Begin || !End || !Step) {
-      llvm::Error E = llvm::joinErrors(Begin.takeError(), End.takeError());
-      return llvm::joinErrors(std::move(E), Step.takeError());
-    }
-    B.CreateStore(*Begin, slotAddr(IS, Env.Linear));
-    B.CreateStore(*End, slotAddr(ES, Env.Linear));
-    B.CreateStore(*Step, slotAddr(SS, Env.Linear));
-    llvm::BasicBlock *Stop = newBlock("stop");
-    B.CreateCondBr(B.CreateAnd(StepOK(*Step), InRange(*Begin, *End)), ThreadExit, Stop);
-    B.SetInsertPoint(Stop);
-    escape(BreakCode);
-    return llvm::Error::success();
-  });
+  uint64_t Size = valueBytes(S.Index.Ty);
+  ForSlots Slots{allocFrame(Size, Size), allocFrame(Size, Size), allocFrame(Size, Size)};
+  Cur->Vars[&S.Index] = {VarSlot::Frame, nullptr, Slots.Index, nullptr};
+  llvm::Error E = maskThreads(
+      [&]() -> Expected<Value *> {
+        Expected<std::array<Value *, 3>> Bounds = evalForBounds(L);
+        if (!Bounds)
+          return Bounds.takeError();
+        auto [Begin, End, Step] = *Bounds;
+        B.CreateStore(Begin, slotAddr(Slots.Index, Cur->Env.Linear));
+        B.CreateStore(End, slotAddr(Slots.End, Cur->Env.Linear));
+        B.CreateStore(Step, slotAddr(Slots.Step, Cur->Env.Linear));
+        return B.CreateAnd(stepOK(B, L, Step), inRange(B, L, Begin, End));
+      },
+      /*MaskWhen=*/false, L.BreakCode, "stop");
   if (E)
     return E;
-  Masked = true;
-  if (InKernelBody && containsReturn(*S.Body))
-    ExitSeen = true;
-  B.CreateBr(BodyEntry);
-  B.SetInsertPoint(BodyEntry);
-  B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), Exit, Body);
-  B.SetInsertPoint(Body);
-  Loops.push_back({nullptr, nullptr, BreakCode, ContinueCode});
-  E = lowerBlockLevel(*S.Body);
-  Loops.pop_back();
-  if (E)
+  Cur->Masked = true;
+  if (Cur->InKernelBody && containsReturn(*S.Body))
+    Cur->ExitSeen = true;
+  B.CreateBr(L.BodyEntry);
+  B.SetInsertPoint(L.BodyEntry);
+  B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), L.Exit, L.Body);
+  B.SetInsertPoint(L.Body);
+  if (llvm::Error E = lowerLoopBody(*S.Body, L.BreakCode, L.ContinueCode))
     return E;
-  B.CreateBr(Latch);
-  B.SetInsertPoint(Latch);
-  if (Leaves)
-    remapState(ContinueCode, 0);
-  E = emitThreadLoop([&]() -> llvm::Error {
-    Value *Cur = B.CreateLoad(LTy, slotAddr(IS, Env.Linear));
-    Value *StepV = B.CreateLoad(LTy, slotAddr(SS, Env.Linear));
-    Value *EndV = B.CreateLoad(LTy, slotAddr(ES, Env.Linear));
+  B.CreateBr(L.Latch);
+  B.SetInsertPoint(L.Latch);
+  if (L.Leaves)
+    remapState(L.ContinueCode, 0);
+  if (llvm::Error E = stepDivergentFor(L, Slots))
+    return E;
+  B.CreateBr(L.BodyEntry);
+  B.SetInsertPoint(L.Exit);
+  remapState(L.BreakCode, 0);
+  return llvm::Error::success();
+}
+
+// The latch of a per-thread for loop: each active thread steps its index,
+// or, at the end of its range, waits masked for the loop to end.
+llvm::Error HostModuleLowering::stepDivergentFor(const BlockLevelFor &L, const ForSlots &Slots) {
+  return emitThreadLoop([&]() -> llvm::Error {
+    Value *Index = B.CreateLoad(L.LTy, slotAddr(Slots.Index, Cur->Env.Linear));
+    Value *StepV = B.CreateLoad(L.LTy, slotAddr(Slots.Step, Cur->Env.Linear));
+    Value *EndV = B.CreateLoad(L.LTy, slotAddr(Slots.End, Cur->Env.Linear));
     llvm::BasicBlock *Next = newBlock("next");
     llvm::BasicBlock *Stop = newBlock("stop");
-    B.CreateCondBr(B.CreateICmpULT(StepV, B.CreateSub(EndV, Cur)), Next, Stop);
+    B.CreateCondBr(B.CreateICmpULT(StepV, B.CreateSub(EndV, Index)), Next, Stop);
     B.SetInsertPoint(Next);
-    B.CreateStore(B.CreateAdd(Cur, StepV), slotAddr(IS, Env.Linear));
-    B.CreateBr(ThreadExit);
+    B.CreateStore(B.CreateAdd(Index, StepV), slotAddr(Slots.Index, Cur->Env.Linear));
+    B.CreateBr(Cur->ThreadExit);
     B.SetInsertPoint(Stop);
-    escape(BreakCode);
+    escape(L.BreakCode);
     return llvm::Error::success();
   });
-  if (E)
-    return E;
-  B.CreateBr(BodyEntry);
-  B.SetInsertPoint(Exit);
-  remapState(BreakCode, 0);
-  Masked = SavedMasked || (!InKernelBody && containsReturn(*S.Body));
-  return llvm::Error::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -873,7 +923,7 @@ llvm::Error HostModuleLowering::hoist(const Expr &E) {
       Expected<FrameSlot> R = inlineCall(C);
       if (!R)
         return R.takeError();
-      Hoisted[&C] = *R;
+      Cur->Hoisted[&C] = *R;
     }
     return llvm::Error::success();
   }
@@ -881,51 +931,7 @@ llvm::Error HostModuleLowering::hoist(const Expr &E) {
     const auto &Bin = cast<BinaryExpr>(E);
     if ((Bin.Op != BinaryOp::LAnd && Bin.Op != BinaryOp::LOr) || !Sync.hasSync(*Bin.RHS))
       return HoistAll({Bin.LHS.get(), Bin.RHS.get()});
-    if (llvm::Error Err = hoist(*Bin.LHS))
-      return Err;
-    bool IsAnd = Bin.Op == BinaryOp::LAnd;
-    FrameSlot R = allocFrame(1, 1);
-    int32_t Skip = NextCode++;
-    llvm::Error Err = emitThreadLoop([&]() -> llvm::Error {
-      Expected<Value *> L = lowerExpr(*Bin.LHS);
-      if (!L)
-        return L.takeError();
-      storeScalar(slotAddr(R, Env.Linear), *L, Type::getScalar(ScalarKind::Bool));
-      // The right operand decides only where the left one did not.
-      llvm::BasicBlock *Done = newBlock("decided");
-      if (IsAnd)
-        B.CreateCondBr(*L, ThreadExit, Done);
-      else
-        B.CreateCondBr(*L, Done, ThreadExit);
-      B.SetInsertPoint(Done);
-      escape(Skip);
-      return llvm::Error::success();
-    });
-    if (Err)
-      return Err;
-    bool SavedMasked = Masked;
-    Masked = true;
-    llvm::BasicBlock *Run = newBlock("rhs");
-    llvm::BasicBlock *After = newBlock("rhs.done");
-    B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), After, Run);
-    B.SetInsertPoint(Run);
-    if (llvm::Error Err = hoist(*Bin.RHS))
-      return Err;
-    Err = emitThreadLoop([&]() -> llvm::Error {
-      Expected<Value *> V = lowerExpr(*Bin.RHS);
-      if (!V)
-        return V.takeError();
-      storeScalar(slotAddr(R, Env.Linear), *V, Type::getScalar(ScalarKind::Bool));
-      return llvm::Error::success();
-    });
-    if (Err)
-      return Err;
-    B.CreateBr(After);
-    B.SetInsertPoint(After);
-    remapState(Skip, 0);
-    Masked = SavedMasked;
-    Hoisted[&E] = R;
-    return llvm::Error::success();
+    return hoistShortCircuit(Bin);
   }
   case Expr::Unary:
     return hoist(*cast<UnaryExpr>(E).Operand);
@@ -936,6 +942,47 @@ llvm::Error HostModuleLowering::hoist(const Expr &E) {
   default:
     return llvm::Error::success();
   }
+}
+
+// `a && b` / `a || b` whose b synchronises, as a masked region: the
+// threads where a decides the result wait, masked, while b runs for the
+// others; the result of each thread is in a frame slot.
+llvm::Error HostModuleLowering::hoistShortCircuit(const BinaryExpr &E) {
+  if (llvm::Error Err = hoist(*E.LHS))
+    return Err;
+  bool IsAnd = E.Op == BinaryOp::LAnd;
+  FrameSlot R = allocFrame(1, 1);
+  int32_t Skip = Cur->NextCode++;
+  Type Bool = Type::getScalar(ScalarKind::Bool);
+  bool SavedMasked = Cur->Masked;
+  llvm::Error Err = maskThreads(
+      [&]() -> Expected<Value *> {
+        Expected<Value *> L = lowerExpr(*E.LHS);
+        if (L)
+          storeScalar(slotAddr(R, Cur->Env.Linear), *L, Bool);
+        return L;
+      },
+      /*MaskWhen=*/!IsAnd, Skip, "decided");
+  if (Err)
+    return Err;
+  Cur->Masked = true;
+  Err = runIfAnyActive("rhs", [&]() -> llvm::Error {
+    if (llvm::Error Err = hoist(*E.RHS))
+      return Err;
+    return emitThreadLoop([&]() -> llvm::Error {
+      Expected<Value *> V = lowerExpr(*E.RHS);
+      if (!V)
+        return V.takeError();
+      storeScalar(slotAddr(R, Cur->Env.Linear), *V, Bool);
+      return llvm::Error::success();
+    });
+  });
+  if (Err)
+    return Err;
+  remapState(Skip, 0);
+  Cur->Masked = SavedMasked;
+  Cur->Hoisted[&E] = R;
+  return llvm::Error::success();
 }
 
 llvm::Error HostModuleLowering::hoistWarpOp(const CallExpr &C) {
@@ -951,12 +998,12 @@ llvm::Error HostModuleLowering::hoistWarpOp(const CallExpr &C) {
     Expected<Value *> V = lowerExpr(*C.Args[0]);
     if (!V)
       return V.takeError();
-    storeScalar(slotAddr(Val, Env.Linear), *V, ValTy);
+    storeScalar(slotAddr(Val, Cur->Env.Linear), *V, ValTy);
     if (IsShuffle) {
       Expected<Value *> L = lowerExpr(*C.Args[1]);
       if (!L)
         return L.takeError();
-      B.CreateStore(*L, slotAddr(Lane, Env.Linear));
+      B.CreateStore(*L, slotAddr(Lane, Cur->Env.Linear));
     }
     return llvm::Error::success();
   });
@@ -968,10 +1015,11 @@ llvm::Error HostModuleLowering::hoistWarpOp(const CallExpr &C) {
   // ...and each thread computes its result from its warp's operands.
   FrameSlot R = allocFrame(valueBytes(C.Ty), valueBytes(C.Ty));
   E = emitThreadLoop([&]() -> llvm::Error {
-    Value *First = B.CreateAnd(Env.Linear, B.getInt32(~31u), "warp.first");
-    Value *LaneId = B.CreateAnd(Env.Linear, B.getInt32(31), "lane");
-    Value *Width = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(32),
-                                           B.CreateSub(NumThreads, First), nullptr, "warp.width");
+    Value *First = B.CreateAnd(Cur->Env.Linear, B.getInt32(~limits::LaneMask), "warp.first");
+    Value *LaneId = B.CreateAnd(Cur->Env.Linear, B.getInt32(limits::LaneMask), "lane");
+    Value *Width =
+        B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(limits::WarpSize),
+                                B.CreateSub(Cur->NumThreads, First), nullptr, "warp.width");
     Value *Lanes = slotAddr(Val, First);
     OpArgs A;
     A.Loc = C.getLoc();
@@ -979,19 +1027,19 @@ llvm::Error HostModuleLowering::hoistWarpOp(const CallExpr &C) {
     A.ResultTy = C.Ty;
     std::vector<Value *> Ops;
     if (IsShuffle)
-      Ops = {Lanes, B.CreateLoad(B.getInt32Ty(), slotAddr(Lane, Env.Linear)), LaneId, Width};
+      Ops = {Lanes, B.CreateLoad(B.getInt32Ty(), slotAddr(Lane, Cur->Env.Linear)), LaneId, Width};
     else
       Ops = {Lanes, Width};
     A.Operands = Ops;
     Expected<Value *> V = Ctx.lower(opFor(C.Builtin), A);
     if (!V)
       return V.takeError();
-    storeScalar(slotAddr(R, Env.Linear), *V, C.Ty);
+    storeScalar(slotAddr(R, Cur->Env.Linear), *V, C.Ty);
     return llvm::Error::success();
   });
   if (E)
     return E;
-  Hoisted[&C] = R;
+  Cur->Hoisted[&C] = R;
   return llvm::Error::success();
 }
 
@@ -1011,37 +1059,37 @@ Expected<FrameSlot> HostModuleLowering::inlineCall(const CallExpr &C) {
       Expected<Value *> V = lowerExpr(*C.Args[I]);
       if (!V)
         return V.takeError();
-      storeScalar(slotAddr(Params[I], Env.Linear), *V, F.Params[I]->Ty);
+      storeScalar(slotAddr(Params[I], Cur->Env.Linear), *V, F.Params[I]->Ty);
     }
     return llvm::Error::success();
   });
   if (E)
     return std::move(E);
   for (size_t I = 0; I < F.Params.size(); ++I)
-    Vars[F.Params[I].get()] = {VarSlot::Frame, nullptr, Params[I], nullptr};
+    Cur->Vars[F.Params[I].get()] = {VarSlot::Frame, nullptr, Params[I], nullptr};
   FrameSlot Result;
   if (!F.ReturnTy.isVoid()) {
     uint64_t Size = valueBytes(F.ReturnTy);
     Result = allocFrame(Size, Size);
   }
-  int32_t Code = NextCode++;
+  int32_t Code = Cur->NextCode++;
   std::vector<LoopTarget> SavedLoops;
-  SavedLoops.swap(Loops);
-  ReturnTarget SavedRet = Ret;
-  const BodyPlan *SavedPlan = Plan;
-  bool SavedInKernel = InKernelBody, SavedMasked = Masked;
-  Ret = {ReturnTarget::Inline, Code, Result, F.ReturnTy};
-  Plan = &P;
-  InKernelBody = false;
+  SavedLoops.swap(Cur->Loops);
+  ReturnTarget SavedRet = Cur->Ret;
+  const BodyPlan *SavedPlan = Cur->Plan;
+  bool SavedInKernel = Cur->InKernelBody, SavedMasked = Cur->Masked;
+  Cur->Ret = {ReturnTarget::Inline, Code, Result, F.ReturnTy};
+  Cur->Plan = &P;
+  Cur->InKernelBody = false;
   E = lowerBlockLevel(*F.Body);
-  Loops.swap(SavedLoops);
-  Ret = SavedRet;
-  Plan = SavedPlan;
-  InKernelBody = SavedInKernel;
+  Cur->Loops.swap(SavedLoops);
+  Cur->Ret = SavedRet;
+  Cur->Plan = SavedPlan;
+  Cur->InKernelBody = SavedInKernel;
   if (E)
     return std::move(E);
   if (containsReturn(*F.Body))
     remapState(Code, 0);
-  Masked = SavedMasked;
+  Cur->Masked = SavedMasked;
   return Result;
 }

@@ -17,6 +17,10 @@
 //                    descriptor the runtime reads
 //   HostLowerings.cpp the registered op lowerings that need host state
 //
+// HostModuleLowering itself holds only what the whole module shares; what
+// lowering one function changes is in a FunctionState made fresh for each
+// kernel and device function.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GRIDJIT_LIB_TARGET_HOST_HOSTLOWERING_H
@@ -32,6 +36,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/IR/IRBuilder.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -91,6 +96,99 @@ struct ThreadEnv {
   llvm::Value *EnvPtr = nullptr; ///< device functions: their environment
 };
 
+/// Where `break` / `continue` in a loop go.
+struct LoopTarget {
+  llvm::BasicBlock *Break = nullptr, *Continue = nullptr; ///< a loop in thread code
+  int32_t BreakCode = 0, ContinueCode = 0;                ///< a block-level loop
+};
+
+/// What `return` does.
+struct ReturnTarget {
+  enum Kind { Real, Kernel, Inline } K = Real;
+  int32_t Code = 0; ///< Inline: the mask code of the call
+  FrameSlot Result; ///< Inline: where the value goes
+  Type ResultTy;
+};
+
+/// A uniform variable in scope at block level: its register (an alloca of
+/// the entry) and, in a cooperative kernel, where grid_sync spills it.
+struct UniformVar {
+  llvm::AllocaInst *A;
+  uint64_t Spill; ///< offset in the block frame (grid_sync spills)
+};
+
+/// A block-level for loop being lowered (BlockCode.cpp).
+struct BlockLevelFor {
+  const ForStmt &S;
+  llvm::Type *LTy; ///< the index type
+  bool Signed;     ///< a signed index
+  bool Leaves;     ///< the body may break or continue (or return, inlined)
+  int32_t BreakCode = 0, ContinueCode = 0;
+  llvm::BasicBlock *BodyEntry = nullptr, *Body = nullptr, *Latch = nullptr, *Exit = nullptr;
+};
+
+/// The frame slots of a for loop with per-thread bounds.
+struct ForSlots {
+  FrameSlot Index, End, Step;
+};
+
+/// A comparison `thread_idx.x Op Bound` (mirrored when thread_idx.x is the
+/// right operand) that bounds the threads a thread loop has to visit.
+struct XGuard {
+  BinaryOp Op;
+  const Expr *Bound;
+};
+
+/// Everything that lowering one function (a kernel's entry or a device
+/// function) changes. Each function gets a fresh one (see
+/// HostModuleLowering::lowerKernel and lowerDeviceFunction), so nothing
+/// carries over from one function to the next and nothing is reset by
+/// hand. The kernel fields keep their defaults in a device function.
+struct FunctionState {
+  //===--- Any function ----------------------------------------------===//
+  llvm::DenseMap<const VarDecl *, VarSlot> Vars;
+  std::vector<LoopTarget> Loops;
+  ReturnTarget Ret;
+  ThreadEnv Env;
+
+  //===--- A kernel: the entry, frame and shared memory ----------------===//
+  const FunctionDecl *Kernel = nullptr;
+  bool NeedsState = false;  ///< the kernel keeps a per-thread state word
+  bool Cooperative = false; ///< calls grid_sync
+  llvm::Value *CtxArg = nullptr;
+  llvm::Value *NumThreads = nullptr; ///< i32 threads per block
+  llvm::Value *FrameBase = nullptr, *BlockFrameBase = nullptr, *SharedBase = nullptr;
+  llvm::Value *BlockId = nullptr; ///< i64 linear block index
+  llvm::Value *NumThreads64 = nullptr;
+  llvm::AllocaInst *EnvAlloca = nullptr;
+  uint64_t FrameBytes = 0;      ///< per thread
+  uint64_t BlockFrameBytes = 0; ///< per block
+  uint64_t StaticSharedBytes = 0;
+  llvm::DenseMap<const VarDecl *, uint64_t> SharedOffsets;
+  FrameSlot StateSlot;
+  llvm::SwitchInst *ResumeSwitch = nullptr;
+  unsigned NumGridSyncs = 0;
+  /// One constant per synchronisation point (siteFor).
+  std::map<std::string, llvm::Constant *> Sites;
+  /// Addresses of frame slots that only the generated plumbing accesses
+  /// (never an array: no kernel pointer can point into them).
+  llvm::DenseSet<llvm::Value *> PrivateAddrs;
+
+  //===--- A kernel: block-level code ----------------------------------===//
+  const BodyPlan *Plan = nullptr;
+  bool InKernelBody = true; ///< false inside an inlined function body
+  int32_t NextCode = 2;     ///< state codes: 0 active, 1 returned from the kernel
+  /// Some thread may be masked (divergent condition, break, continue, a
+  /// function's return) / may have returned from the kernel.
+  bool Masked = false, ExitSeen = false;
+  llvm::DenseMap<const Expr *, FrameSlot> Hoisted;
+  std::vector<UniformVar> UniformScope;
+  // Inside a thread loop:
+  llvm::BasicBlock *ThreadExit = nullptr;
+  llvm::Instruction *RematPoint = nullptr;
+  llvm::DenseMap<const VarDecl *, llvm::Value *> RematValues;
+};
+
 class HostModuleLowering : public StructuralLowering {
 public:
   HostModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR);
@@ -115,37 +213,25 @@ private:
   HostLoweringContext HostCtx;
   SyncInfo Sync;
   std::map<const FunctionDecl *, std::unique_ptr<BodyPlan>> Plans;
-  llvm::StructType *EnvTy = nullptr; ///< {[3 x i32] tid, bid, bdim, gdim}
+  llvm::StructType *EnvTy = nullptr;    ///< {[3 x i32] tid, bid, bdim, gdim}
+  llvm::MDNode *PrivateScope = nullptr; ///< alias scope list of the frame's private slots
+  /// The function being lowered; null between functions.
+  FunctionState *Cur = nullptr;
 
   BodyPlan &planOf(const FunctionDecl &F);
 
   //===--- ThreadCode.cpp: one thread's statements and expressions -------===//
-  struct LoopTarget {
-    llvm::BasicBlock *Break = nullptr, *Continue = nullptr; ///< a loop in thread code
-    int32_t BreakCode = 0, ContinueCode = 0;                ///< a block-level loop
-  };
-  struct ReturnTarget {
-    enum Kind { Real, Kernel, Inline } K = Real;
-    int32_t Code = 0; ///< Inline: the mask code of the call
-    FrameSlot Result; ///< Inline: where the value goes
-    Type ResultTy;
-  };
-  llvm::DenseMap<const VarDecl *, VarSlot> Vars;
-  std::vector<LoopTarget> Loops;
-  ReturnTarget Ret;
-  ThreadEnv Env;
-
   llvm::Error lowerDeviceFunction(const FunctionDecl &F);
   llvm::Error lowerDecl(const DeclStmt &S) override { return lowerDecl(S, /*BlockLevel=*/false); }
   llvm::Error lowerDecl(const DeclStmt &S, bool BlockLevel);
   llvm::Error lowerReturn(const ReturnStmt &S) override;
   llvm::Error lowerBreakContinue(bool IsBreak, SourceLoc Loc) override;
   void enterLoop(llvm::BasicBlock *Break, llvm::BasicBlock *Continue) override {
-    Loops.push_back({Break, Continue, 0, 0});
+    Cur->Loops.push_back({Break, Continue, 0, 0});
   }
-  void exitLoop() override { Loops.pop_back(); }
+  void exitLoop() override { Cur->Loops.pop_back(); }
   void bindAddress(const VarDecl &V, llvm::Value *Addr) override {
-    Vars[&V] = {VarSlot::Address, Addr, {}, nullptr};
+    Cur->Vars[&V] = {VarSlot::Address, Addr, {}, nullptr};
   }
 
   /// Reads a synchronising sub-expression's value from the frame.
@@ -164,33 +250,27 @@ private:
   void storeScalar(llvm::Value *Addr, llvm::Value *V, Type Ty) override;
 
   //===--- KernelEntry.cpp: the entry, frame and shared memory -----------===//
-  const FunctionDecl *Kernel = nullptr;
-  bool NeedsState = false;  ///< the kernel keeps a per-thread state word
-  bool Cooperative = false; ///< calls grid_sync
-  llvm::Value *CtxArg = nullptr;
-  llvm::Value *NumThreads = nullptr; ///< i32 threads per block
-  llvm::Value *FrameBase = nullptr, *BlockFrameBase = nullptr, *SharedBase = nullptr;
-  llvm::Value *BlockId = nullptr; ///< i64 linear block index
-  llvm::Value *NumThreads64 = nullptr;
-  llvm::AllocaInst *EnvAlloca = nullptr;
-  uint64_t FrameBytes = 0;      ///< per thread
-  uint64_t BlockFrameBytes = 0; ///< per block
-  uint64_t StaticSharedBytes = 0;
-  llvm::DenseMap<const VarDecl *, uint64_t> SharedOffsets;
-  FrameSlot StateSlot;
-  llvm::SwitchInst *ResumeSwitch = nullptr;
-  unsigned NumGridSyncs = 0;
-  std::map<std::string, llvm::Constant *> Sites;
-
   llvm::Error lowerKernel(const FunctionDecl &K);
+  /// The entry function's declaration (its signature and attributes).
+  llvm::Expected<llvm::Function *> createEntry(const FunctionDecl &K);
+  /// Loads the kernel's parameters from the argument array.
+  void loadParameters(const FunctionDecl &K, llvm::Value *Args);
+  /// Loads the launch dimensions and the block memory's bases from the
+  /// context.
+  void loadLaunchDimensions();
+  /// Lays out the shared arrays and addresses them in the entry block.
+  llvm::Error placeSharedArrays(const FunctionDecl &K);
+  /// The loop over blocks [first, end), with the kernel's body inside.
+  llvm::Error emitBlockLoop(const FunctionDecl &K, llvm::Function &F);
+  /// One block: the resumption of a cooperative kernel, the state words,
+  /// the kernel's body.
+  llvm::Error emitBlockBody(const FunctionDecl &K);
+  /// The descriptor `__gridjit_desc_<kernel>` the runtime reads.
+  void emitDescriptor(const FunctionDecl &K);
   void layoutShared(const Stmt &S);
   FrameSlot allocFrame(uint64_t Size, uint64_t Align);
   uint64_t allocBlockFrame(uint64_t Size, uint64_t Align);
   llvm::Value *slotAddr(const FrameSlot &S, llvm::Value *Thread);
-  /// Addresses of frame slots that only the generated plumbing accesses
-  /// (never an array: no kernel pointer can point into them).
-  llvm::DenseSet<llvm::Value *> PrivateAddrs;
-  llvm::MDNode *PrivateScope = nullptr; ///< alias scope list of those
   /// Tells LLVM that the plumbing's frame accesses and every other memory
   /// access in \p F never alias, so that a value kept in the frame does
   /// not stop thread loops from being vectorised.
@@ -202,32 +282,25 @@ private:
                        llvm::Value *Warp);
 
   //===--- BlockCode.cpp: block-level code -------------------------------===//
-  const BodyPlan *Plan = nullptr;
-  bool InKernelBody = true; ///< false inside an inlined function body
-  int32_t NextCode = 2;     ///< state codes: 0 active, 1 returned from the kernel
-  /// Some thread may be masked (divergent condition, break, continue, a
-  /// function's return) / may have returned from the kernel.
-  bool Masked = false, ExitSeen = false;
-  llvm::DenseMap<const Expr *, FrameSlot> Hoisted;
-  struct UniformVar {
-    llvm::AllocaInst *A;
-    uint64_t Spill; ///< offset in the block frame (grid_sync spills)
-  };
-  std::vector<UniformVar> UniformScope;
-  // Inside a thread loop:
-  llvm::BasicBlock *ThreadExit = nullptr;
-  llvm::Instruction *RematPoint = nullptr;
-  llvm::DenseMap<const VarDecl *, llvm::Value *> RematValues;
-
-  bool maybeInactive() const { return NeedsState && (Masked || ExitSeen); }
+  bool maybeInactive() const { return Cur->NeedsState && (Cur->Masked || Cur->ExitSeen); }
   llvm::Error lowerBlockLevel(const BlockStmt &Blk);
   llvm::Error lowerBlockLevelStmt(const Stmt &S);
   llvm::Error lowerBlockLevelIf(const IfStmt &S);
   llvm::Error lowerBlockLevelElse(const Stmt &S);
   llvm::Error lowerBlockLevelWhile(const WhileStmt &S);
   llvm::Error lowerBlockLevelFor(const ForStmt &S);
+  /// A for loop whose index is uniform: one index per block.
+  llvm::Error lowerUniformFor(const BlockLevelFor &L);
+  /// A for loop with per-thread bounds: one index per thread in the frame.
+  llvm::Error lowerDivergentFor(const BlockLevelFor &L);
+  /// The thread loop that advances a per-thread for loop's indices.
+  llvm::Error stepDivergentFor(const BlockLevelFor &L, const ForSlots &Slots);
+  /// Begin, end and step of \p L's loop (a missing one is 1).
+  llvm::Expected<std::array<llvm::Value *, 3>> evalForBounds(const BlockLevelFor &L);
+  /// The body of a block-level loop, with \p BreakCode and \p ContinueCode
+  /// as the targets of `break` and `continue` in its thread loops.
+  llvm::Error lowerLoopBody(const BlockStmt &Body, int32_t BreakCode, int32_t ContinueCode);
   llvm::Error lowerUniformDecl(const DeclStmt &S);
-  llvm::Error lowerUniformAssign(const AssignStmt &S);
   bool isUniformDecl(const Stmt &S) const;
   bool isUniformAssign(const Stmt &S) const;
   /// One thread loop running \p Stmts (consecutive block-level statements
@@ -240,14 +313,35 @@ private:
   /// would do nothing.
   llvm::Error emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
                              std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange = {});
-  /// For a thread loop running only `if C { ... }` where C bounds
-  /// thread_idx.x by a uniform value (`t < n`, `t == 0`, ...): the range of
-  /// thread_idx.x for which C can hold.
-  std::optional<std::pair<llvm::Value *, llvm::Value *>>
+  /// Clamps the end of \p XRange to the block (in \p XHi) and branches
+  /// around the thread loop when the range is empty: returns the block
+  /// after the loop.
+  llvm::BasicBlock *enterXRange(std::pair<llvm::Value *, llvm::Value *> XRange, llvm::Value *&XHi);
+  /// Forgets the thread loop's values (thread indices, remat values).
+  void leaveThreadLoop();
+  /// A thread loop in which every active thread evaluates \p Cond and, where
+  /// its value is \p MaskWhen, gets state \p Code (in a block named
+  /// \p MaskName): the first half of a masked region.
+  llvm::Error maskThreads(llvm::function_ref<llvm::Expected<llvm::Value *>()> Cond, bool MaskWhen,
+                          int32_t Code, llvm::StringRef MaskName);
+  /// Runs \p Body at block level unless no thread is active (blocks
+  /// \p Name and \p Name.done): the second half of a masked region.
+  llvm::Error runIfAnyActive(llvm::StringRef Name, llvm::function_ref<llvm::Error()> Body);
+  /// For a thread loop running only `if C { ... }` where C (or the left
+  /// operand of C's `&&`) compares thread_idx.x with a uniform i32 value
+  /// (`t < n`, `t == 0`, ...): that comparison. Analysis only: emits
+  /// nothing.
+  std::optional<XGuard> findXGuard(const std::vector<const Stmt *> &Stmts);
+  /// The range of thread_idx.x for which findXGuard's comparison can hold,
+  /// evaluated at block level; none when there is no such comparison (and
+  /// then nothing is emitted).
+  llvm::Expected<std::optional<std::pair<llvm::Value *, llvm::Value *>>>
   guardRange(const std::vector<const Stmt *> &Stmts);
   bool isThreadIdxX(const Expr &E) const;
   /// Evaluates the synchronising parts of \p E at block level.
   llvm::Error hoist(const Expr &E);
+  /// `a && b` / `a || b` whose b synchronises.
+  llvm::Error hoistShortCircuit(const BinaryExpr &E);
   llvm::Error hoistWarpOp(const CallExpr &E);
   llvm::Expected<FrameSlot> inlineCall(const CallExpr &E);
   llvm::Value *stateAddr(llvm::Value *Thread);

@@ -12,6 +12,7 @@
 #include "HostLowering.h"
 
 #include "../../Lower/CommonLowerings.h"
+#include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
@@ -44,7 +45,9 @@ Expected<Value *> lowerGridDim(LoweringContext &C, const OpArgs &A) {
 Expected<Value *> lowerLaneId(LoweringContext &C, const OpArgs &A) {
   return state(C).threadValue(BuiltinValue::LaneId, 0, A.Loc);
 }
-Expected<Value *> lowerWarpSize(LoweringContext &C, const OpArgs &) { return C.B.getInt32(32); }
+Expected<Value *> lowerWarpSize(LoweringContext &C, const OpArgs &) {
+  return C.B.getInt32(limits::WarpSize);
+}
 
 //===----------------------------------------------------------------------===//
 // Memory
@@ -123,7 +126,7 @@ enum class ShuffleKind { Idx, Up, Down, Xor };
 Value *shuffle(LoweringContext &C, const OpArgs &A, ShuffleKind K) {
   llvm::IRBuilder<> &B = C.B;
   Value *Lanes = A.Operands[0], *Arg = A.Operands[1], *Lane = A.Operands[2], *Width = A.Operands[3];
-  Value *Bits = B.CreateAnd(Arg, B.getInt32(31));
+  Value *Bits = B.CreateAnd(Arg, B.getInt32(limits::LaneMask));
   Value *Src, *Valid;
   switch (K) {
   case ShuffleKind::Idx:
@@ -311,19 +314,20 @@ Expected<Value *> HostModuleLowering::threadValue(BuiltinValue V, unsigned Field
   Value *R = nullptr;
   switch (V) {
   case BuiltinValue::ThreadIdx:
-    R = Field < 3 ? Env.Tid[Field] : nullptr;
+    R = Field < 3 ? Cur->Env.Tid[Field] : nullptr;
     break;
   case BuiltinValue::BlockIdx:
-    R = Field < 3 ? Env.Bid[Field] : nullptr;
+    R = Field < 3 ? Cur->Env.Bid[Field] : nullptr;
     break;
   case BuiltinValue::BlockDim:
-    R = Field < 3 ? Env.BDim[Field] : nullptr;
+    R = Field < 3 ? Cur->Env.BDim[Field] : nullptr;
     break;
   case BuiltinValue::GridDim:
-    R = Field < 3 ? Env.GDim[Field] : nullptr;
+    R = Field < 3 ? Cur->Env.GDim[Field] : nullptr;
     break;
   case BuiltinValue::LaneId:
-    R = Env.Linear ? B.CreateAnd(Env.Linear, B.getInt32(31), "lane_id") : nullptr;
+    R = Cur->Env.Linear ? B.CreateAnd(Cur->Env.Linear, B.getInt32(limits::LaneMask), "lane_id")
+                        : nullptr;
     break;
   default:
     break;
@@ -335,15 +339,15 @@ Expected<Value *> HostModuleLowering::threadValue(BuiltinValue V, unsigned Field
 }
 
 Expected<Value *> HostModuleLowering::sharedArray(const VarDecl &V, SourceLoc Loc) {
-  auto It = SharedOffsets.find(&V);
-  if (!SharedBase || It == SharedOffsets.end())
+  auto It = Cur->SharedOffsets.find(&V);
+  if (!Cur->SharedBase || It == Cur->SharedOffsets.end())
     return Ctx.error(Loc, "internal error: shared array '" + llvm::Twine(V.Name) + "' not placed");
-  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), SharedBase, It->second, V.Name);
+  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->SharedBase, It->second, V.Name);
 }
 
 Expected<Value *> HostModuleLowering::dynamicShared(SourceLoc Loc) {
-  if (!SharedBase)
+  if (!Cur->SharedBase)
     return Ctx.error(Loc, "internal error: dynamic shared memory outside a kernel");
-  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), SharedBase,
-                                      llvm::alignTo(StaticSharedBytes, 16), "dynamic.shared");
+  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->SharedBase,
+                                      llvm::alignTo(Cur->StaticSharedBytes, 16), "dynamic.shared");
 }

@@ -5,7 +5,7 @@
 //   int32_t __gridjit_entry_<kernel>(void *const *Args, BlockContext *Ctx,
 //                                    uint64_t FirstBlock, uint64_t EndBlock)
 //
-// (HostABI.h): it reads the parameters and launch dimensions once, places
+// (gridjit/Target/HostABI.h): it reads the parameters and launch dimensions once, places
 // the shared arrays, and then runs blocks [FirstBlock, EndBlock) one after
 // another, each as the block-level code of BlockCode.cpp. It also lays out
 // the per-thread frame and records it, with the shared memory size, in the
@@ -14,9 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HostABI.h"
 #include "HostLowering.h"
 
+#include "gridjit/Support/Limits.h"
+#include "gridjit/Target/HostABI.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -25,23 +26,25 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/SaveAndRestore.h"
 #include "llvm/Transforms/Utils/Local.h"
 
 using namespace gridjit;
 using namespace gridjit::host;
 using llvm::cast;
 using llvm::dyn_cast;
+using llvm::Expected;
 using llvm::Value;
 
 FrameSlot HostModuleLowering::allocFrame(uint64_t Size, uint64_t Align) {
-  uint64_t Off = llvm::alignTo(FrameBytes, std::max<uint64_t>(Align, 1));
-  FrameBytes = Off + Size;
+  uint64_t Off = llvm::alignTo(Cur->FrameBytes, std::max<uint64_t>(Align, 1));
+  Cur->FrameBytes = Off + Size;
   return {Off, Size};
 }
 
 uint64_t HostModuleLowering::allocBlockFrame(uint64_t Size, uint64_t Align) {
-  uint64_t Off = llvm::alignTo(BlockFrameBytes, std::max<uint64_t>(Align, 1));
-  BlockFrameBytes = Off + Size;
+  uint64_t Off = llvm::alignTo(Cur->BlockFrameBytes, std::max<uint64_t>(Align, 1));
+  Cur->BlockFrameBytes = Off + Size;
   return Off;
 }
 
@@ -49,16 +52,18 @@ uint64_t HostModuleLowering::allocBlockFrame(uint64_t Size, uint64_t Align) {
 // offsets are multiples of the element's alignment, so every element is
 // aligned, and consecutive threads' elements are adjacent (vector loads).
 Value *HostModuleLowering::slotAddr(const FrameSlot &S, Value *Thread) {
-  Value *Base = FrameBase;
+  Value *Base = Cur->FrameBase;
   if (S.Offset)
-    Base = B.CreateInBoundsGEP(B.getInt8Ty(), FrameBase,
-                               B.CreateMul(NumThreads64, B.getInt64(S.Offset), "", true, true));
-  Value *T64 =
-      Thread == Env.Linear && Env.Linear64 ? Env.Linear64 : B.CreateZExt(Thread, B.getInt64Ty());
+    Base =
+        B.CreateInBoundsGEP(B.getInt8Ty(), Cur->FrameBase,
+                            B.CreateMul(Cur->NumThreads64, B.getInt64(S.Offset), "", true, true));
+  Value *T64 = Thread == Cur->Env.Linear && Cur->Env.Linear64
+                   ? Cur->Env.Linear64
+                   : B.CreateZExt(Thread, B.getInt64Ty());
   Value *Addr = B.CreateInBoundsGEP(B.getInt8Ty(), Base,
                                     B.CreateMul(T64, B.getInt64(S.Size), "", true, true));
   if (!S.Array)
-    PrivateAddrs.insert(Addr);
+    Cur->PrivateAddrs.insert(Addr);
   return Addr;
 }
 
@@ -77,7 +82,7 @@ void HostModuleLowering::tagMemoryAccesses(llvm::Function &F) {
   }
   auto IsPrivate = [&](Value *Ptr) {
     while (Ptr) {
-      if (PrivateAddrs.contains(Ptr))
+      if (Cur->PrivateAddrs.contains(Ptr))
         return true;
       auto *GEP = dyn_cast<llvm::GetElementPtrInst>(Ptr);
       Ptr = GEP ? GEP->getPointerOperand() : nullptr;
@@ -102,7 +107,7 @@ void HostModuleLowering::tagMemoryAccesses(llvm::Function &F) {
 }
 
 Value *HostModuleLowering::ctxField(unsigned Offset) {
-  return B.CreateConstInBoundsGEP1_32(B.getInt8Ty(), CtxArg, Offset);
+  return B.CreateConstInBoundsGEP1_32(B.getInt8Ty(), Cur->CtxArg, Offset);
 }
 
 /// The text of line \p Line (1-based) of \p Source, without its newline.
@@ -117,7 +122,7 @@ static llvm::StringRef sourceLine(llvm::StringRef Source, unsigned Line) {
 // One constant per synchronisation point, for the runtime's messages.
 llvm::Constant *HostModuleLowering::siteFor(SourceLoc Loc, llvm::StringRef What) {
   std::string Key = std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col) + ":" + What.str();
-  llvm::Constant *&Site = Sites[Key];
+  llvm::Constant *&Site = Cur->Sites[Key];
   if (Site)
     return Site;
   llvm::LLVMContext &C = IR.getContext();
@@ -136,7 +141,7 @@ llvm::Constant *HostModuleLowering::siteFor(SourceLoc Loc, llvm::StringRef What)
                               llvm::ConstantInt::get(I32, Loc.Col),
                               Str(What),
                               Str(Loc.isValid() ? sourceLine(KM.Source, Loc.Line) : ""),
-                              Str(Kernel->Name)};
+                              Str(Cur->Kernel->Name)};
   auto *G = new llvm::GlobalVariable(IR, Ty, true, llvm::GlobalValue::PrivateLinkage,
                                      llvm::ConstantStruct::get(Ty, Fields), ".gridjit.site");
   Site = G;
@@ -150,7 +155,7 @@ void HostModuleLowering::emitErrorReturn(llvm::Constant *Site, Value *Arrived, V
   B.CreateStore(Arrived, ctxField(CtxErrArrived));
   B.CreateStore(Expected, ctxField(CtxErrExpected));
   B.CreateStore(Warp, ctxField(CtxErrWarp));
-  B.CreateStore(BlockId, ctxField(CtxErrBlock));
+  B.CreateStore(Cur->BlockId, ctxField(CtxErrBlock));
   B.CreateRet(B.getInt32(EntryError));
 }
 
@@ -161,9 +166,9 @@ void HostModuleLowering::layoutShared(const Stmt &S) {
     const VarDecl &V = D->Var;
     if (V.Storage == StorageKind::Shared && V.Ty.getArrayCount() != 0) {
       uint64_t Elem = V.Ty.getScalarKind() == ScalarKind::Bool ? 1 : V.Ty.getBits() / 8;
-      uint64_t Off = llvm::alignTo(StaticSharedBytes, 16);
-      SharedOffsets[&V] = Off;
-      StaticSharedBytes = Off + Elem * V.Ty.getArrayCount();
+      uint64_t Off = llvm::alignTo(Cur->StaticSharedBytes, 16);
+      Cur->SharedOffsets[&V] = Off;
+      Cur->StaticSharedBytes = Off + Elem * V.Ty.getArrayCount();
     }
     return;
   }
@@ -219,11 +224,42 @@ static bool splitsBody(const BlockStmt &Body, const BodyPlan &P) {
 }
 
 llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
+  Expected<llvm::Function *> F = createEntry(K);
+  if (!F)
+    return F.takeError();
+  // A fresh state for this kernel; none of it outlives the call.
+  FunctionState State;
+  llvm::SaveAndRestore<FunctionState *> Scope(Cur, &State);
+  Ctx.CurDecl = &K;
+  Ctx.CurFn = *F;
+  State.Kernel = &K;
+  State.Ret.K = ReturnTarget::Kernel;
+  State.Plan = &planOf(K);
+  State.Cooperative = K.UsesGridSync;
+  State.NeedsState =
+      Sync.hasSync(K) || (containsReturn(*K.Body) && splitsBody(*K.Body, *State.Plan));
+
+  B.SetInsertPoint(llvm::BasicBlock::Create(IR.getContext(), "entry", *F));
+  State.CtxArg = (*F)->getArg(1);
+  loadParameters(K, (*F)->getArg(0));
+  loadLaunchDimensions();
+  if (llvm::Error E = placeSharedArrays(K))
+    return E;
+  if (State.NeedsState)
+    State.StateSlot = allocFrame(4, 4);
+  if (llvm::Error E = emitBlockLoop(K, **F))
+    return E;
+  llvm::removeUnreachableBlocks(**F);
+  tagMemoryAccesses(**F);
+  emitDescriptor(K);
+  return llvm::Error::success();
+}
+
+Expected<llvm::Function *> HostModuleLowering::createEntry(const FunctionDecl &K) {
   using namespace hostabi;
   llvm::LLVMContext &C = IR.getContext();
   std::string EntryName = EntryPrefix + K.Name;
-  std::string DescName = DescriptorPrefix + K.Name;
-  if (IR.getNamedValue(EntryName) || IR.getNamedValue(DescName))
+  if (IR.getNamedValue(EntryName) || IR.getNamedValue(DescriptorPrefix + K.Name))
     return Ctx.error(K.getLoc(), "the name '" + llvm::Twine(K.Name) +
                                      "' clashes with a symbol the host target defines");
   llvm::Type *Ptr = llvm::PointerType::get(C, 0);
@@ -240,72 +276,58 @@ llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
     F->addParamAttr(I, llvm::Attribute::NoAlias);
     F->addParamAttr(I, llvm::Attribute::NoCapture);
   }
+  return F;
+}
 
-  // Per-kernel state.
-  Ctx.CurDecl = &K;
-  Ctx.CurFn = F;
-  Kernel = &K;
-  Vars.clear();
-  Loops.clear();
-  Ret = ReturnTarget();
-  Ret.K = ReturnTarget::Kernel;
-  Env = ThreadEnv();
-  Hoisted.clear();
-  UniformScope.clear();
-  RematValues.clear();
-  Sites.clear();
-  SharedOffsets.clear();
-  FrameBytes = BlockFrameBytes = StaticSharedBytes = 0;
-  NextCode = 2;
-  Masked = ExitSeen = false;
-  InKernelBody = true;
-  NumGridSyncs = 0;
-  ResumeSwitch = nullptr;
-  ThreadExit = nullptr;
-  RematPoint = nullptr;
-  Plan = &planOf(K);
-  Cooperative = K.UsesGridSync;
-  NeedsState = Sync.hasSync(K) || (containsReturn(*K.Body) && splitsBody(*K.Body, *Plan));
-
-  B.SetInsertPoint(llvm::BasicBlock::Create(C, "entry", F));
-  Value *Args = F->getArg(0);
-  CtxArg = F->getArg(1);
+void HostModuleLowering::loadParameters(const FunctionDecl &K, Value *Args) {
+  llvm::Type *Ptr = B.getPtrTy();
   for (unsigned I = 0; I < K.Params.size(); ++I) {
     const VarDecl &P = *K.Params[I];
     Value *Slot = B.CreateLoad(Ptr, B.CreateConstInBoundsGEP1_32(Ptr, Args, I));
     Value *V = loadScalar(Slot, P.Ty);
     V->setName(P.Name);
-    Vars[&P] = {VarSlot::Value, V, {}, nullptr};
+    Cur->Vars[&P] = {VarSlot::Value, V, {}, nullptr};
   }
-  const char *Axis[] = {"x", "y", "z"};
-  // The runtime checks these ranges before a launch; telling LLVM lets it
-  // prove that index arithmetic on thread and block indices does not wrap,
-  // which keeps addresses affine (vectorisable).
-  llvm::MDBuilder MDB(C);
+}
+
+static const char *const Axis[] = {"x", "y", "z"};
+
+void HostModuleLowering::loadLaunchDimensions() {
+  using namespace hostabi;
+  ThreadEnv &Env = Cur->Env;
+  // The runtime checks these ranges before a launch (HostRuntime.cpp, with
+  // the same limits); telling LLVM lets it prove that index
+  // arithmetic on thread and block indices does not wrap, which keeps addresses affine
+  // (vectorisable).
+  llvm::MDBuilder MDB(IR.getContext());
+  auto Range = [&](uint32_t Max) {
+    return MDB.createRange(llvm::APInt(32, 1), llvm::APInt(32, uint64_t(Max) + 1));
+  };
   for (unsigned D = 0; D < 3; ++D) {
     auto *G = B.CreateLoad(B.getInt32Ty(), ctxField(CtxGridDim + 4 * D),
                            llvm::Twine("grid_dim.") + Axis[D]);
-    G->setMetadata(
-        llvm::LLVMContext::MD_range,
-        MDB.createRange(llvm::APInt(32, 1), llvm::APInt(32, D == 0 ? 0x80000000u : 65536)));
+    G->setMetadata(llvm::LLVMContext::MD_range, Range(limits::MaxGridDim[D]));
     auto *BD = B.CreateLoad(B.getInt32Ty(), ctxField(CtxBlockDim + 4 * D),
                             llvm::Twine("block_dim.") + Axis[D]);
-    BD->setMetadata(llvm::LLVMContext::MD_range,
-                    MDB.createRange(llvm::APInt(32, 1), llvm::APInt(32, D == 2 ? 65 : 1025)));
+    BD->setMetadata(llvm::LLVMContext::MD_range, Range(limits::MaxBlockDim[D]));
     Env.GDim[D] = G;
     Env.BDim[D] = BD;
   }
-  // At most 1024 threads (the runtime checks), so no product overflows.
-  NumThreads = B.CreateMul(B.CreateMul(Env.BDim[0], Env.BDim[1], "", true, true), Env.BDim[2],
-                           "threads", true, true);
-  NumThreads64 = B.CreateZExt(NumThreads, I64, "threads64");
-  SharedBase = B.CreateLoad(Ptr, ctxField(CtxShared), "shared");
-  FrameBase = B.CreateLoad(Ptr, ctxField(CtxFrame), "frame");
-  BlockFrameBase = B.CreateLoad(Ptr, ctxField(CtxBlockFrame), "block.frame");
-  EnvAlloca = B.CreateAlloca(EnvTy, nullptr, "env");
+  // At most MaxThreadsPerBlock threads (the runtime checks), so no
+  // product overflows.
+  Cur->NumThreads = B.CreateMul(B.CreateMul(Env.BDim[0], Env.BDim[1], "", true, true), Env.BDim[2],
+                                "threads", true, true);
+  Cur->NumThreads64 = B.CreateZExt(Cur->NumThreads, B.getInt64Ty(), "threads64");
+  llvm::Type *Ptr = B.getPtrTy();
+  Cur->SharedBase = B.CreateLoad(Ptr, ctxField(CtxShared), "shared");
+  Cur->FrameBase = B.CreateLoad(Ptr, ctxField(CtxFrame), "frame");
+  Cur->BlockFrameBase = B.CreateLoad(Ptr, ctxField(CtxBlockFrame), "block.frame");
+  Cur->EnvAlloca = B.CreateAlloca(EnvTy, nullptr, "env");
+}
 
-  // Shared arrays: fixed offsets in the block's shared memory, lowered
-  // here so that their addresses dominate every thread loop.
+// Shared arrays: fixed offsets in the block's shared memory, lowered here
+// so that their addresses dominate every thread loop.
+llvm::Error HostModuleLowering::placeSharedArrays(const FunctionDecl &K) {
   layoutShared(*K.Body);
   llvm::Error SharedErr = llvm::Error::success();
   forEachShared(*K.Body, [&](const VarDecl &V) {
@@ -320,23 +342,24 @@ llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
       SharedErr = Addr.takeError();
       return;
     }
-    Vars[&V] = {VarSlot::Address, *Addr, {}, nullptr};
+    Cur->Vars[&V] = {VarSlot::Address, *Addr, {}, nullptr};
   });
-  if (SharedErr)
-    return SharedErr;
-  if (NeedsState)
-    StateSlot = allocFrame(4, 4);
+  return SharedErr;
+}
 
-  // The loop over blocks [first, end).
+// Runs blocks [first, end). The first block's indices need a division;
+// the next ones are counted (x fastest), so that small blocks do not pay a
+// division each.
+llvm::Error HostModuleLowering::emitBlockLoop(const FunctionDecl &K, llvm::Function &F) {
+  ThreadEnv &Env = Cur->Env;
+  llvm::Type *I64 = B.getInt64Ty();
   llvm::BasicBlock *Entry = B.GetInsertBlock();
   llvm::BasicBlock *Head = newBlock("block");
   llvm::BasicBlock *Body = newBlock("block.body");
   llvm::BasicBlock *Latch = newBlock("block.next");
   llvm::BasicBlock *Done = newBlock("done");
-  // The first block's indices need a division; the next ones are counted
-  // (x fastest), so that small blocks do not pay a division each.
   Value *GX = B.CreateZExt(Env.GDim[0], I64), *GY = B.CreateZExt(Env.GDim[1], I64);
-  Value *First = F->getArg(2);
+  Value *First = F.getArg(2);
   Value *FirstRest = B.CreateUDiv(First, GX);
   Value *FirstIdx[] = {B.CreateTrunc(B.CreateURem(First, GX), B.getInt32Ty()),
                        B.CreateTrunc(B.CreateURem(FirstRest, GY), B.getInt32Ty()),
@@ -351,22 +374,10 @@ llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
     Idx[D]->addIncoming(FirstIdx[D], Entry);
     Env.Bid[D] = Idx[D];
   }
-  BlockId = Id;
-  B.CreateCondBr(B.CreateICmpULT(Id, F->getArg(3)), Body, Done);
+  Cur->BlockId = Id;
+  B.CreateCondBr(B.CreateICmpULT(Id, F.getArg(3)), Body, Done);
   B.SetInsertPoint(Body);
-  if (Cooperative) {
-    // A cooperative block runs in phases; grid_sync k returns k and the
-    // next call resumes after it.
-    llvm::BasicBlock *Start = newBlock("start");
-    ResumeSwitch =
-        B.CreateSwitch(B.CreateLoad(B.getInt32Ty(), ctxField(CtxResume), "resume"), Start);
-    B.SetInsertPoint(Start);
-  }
-  if (NeedsState)
-    B.CreateMemSet(slotAddr(StateSlot, B.getInt32(0)), B.getInt8(0),
-                   B.CreateMul(NumThreads64, B.getInt64(4)), llvm::MaybeAlign(4));
-
-  if (llvm::Error E = lowerBlockLevel(*K.Body))
+  if (llvm::Error E = emitBlockBody(K))
     return E;
   if (!terminated())
     B.CreateBr(Latch);
@@ -383,21 +394,38 @@ llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
                       Latch);
   B.CreateBr(Head);
   B.SetInsertPoint(Done);
-  B.CreateRet(B.getInt32(EntryDone));
-  llvm::removeUnreachableBlocks(*F);
-  tagMemoryAccesses(*F);
-  PrivateAddrs.clear();
+  B.CreateRet(B.getInt32(hostabi::EntryDone));
+  return llvm::Error::success();
+}
 
-  // The descriptor.
+// One block: in a cooperative kernel, first the jump to the phase to
+// resume (grid_sync k returns k and the next call resumes after it); the
+// state words cleared; the kernel's body at block level.
+llvm::Error HostModuleLowering::emitBlockBody(const FunctionDecl &K) {
+  if (Cur->Cooperative) {
+    llvm::BasicBlock *Start = newBlock("start");
+    Cur->ResumeSwitch =
+        B.CreateSwitch(B.CreateLoad(B.getInt32Ty(), ctxField(hostabi::CtxResume), "resume"), Start);
+    B.SetInsertPoint(Start);
+  }
+  if (Cur->NeedsState)
+    B.CreateMemSet(slotAddr(Cur->StateSlot, B.getInt32(0)), B.getInt8(0),
+                   B.CreateMul(Cur->NumThreads64, B.getInt64(4)), llvm::MaybeAlign(4));
+  return lowerBlockLevel(*K.Body);
+}
+
+// Frame sizes, shared memory and grid_sync count: hostabi::Descriptor.
+void HostModuleLowering::emitDescriptor(const FunctionDecl &K) {
+  using namespace hostabi;
+  llvm::Type *I64 = B.getInt64Ty();
   llvm::Constant *Fields[] = {
       llvm::ConstantInt::get(I64, ABIVersion),
-      llvm::ConstantInt::get(I64, llvm::alignTo(FrameBytes, 16)),
-      llvm::ConstantInt::get(I64, BlockFrameBytes),
-      llvm::ConstantInt::get(I64, llvm::alignTo(StaticSharedBytes, 16)),
-      llvm::ConstantInt::get(I64, NumGridSyncs),
+      llvm::ConstantInt::get(I64, llvm::alignTo(Cur->FrameBytes, 16)),
+      llvm::ConstantInt::get(I64, Cur->BlockFrameBytes),
+      llvm::ConstantInt::get(I64, llvm::alignTo(Cur->StaticSharedBytes, 16)),
+      llvm::ConstantInt::get(I64, Cur->NumGridSyncs),
   };
   auto *DescTy = llvm::ArrayType::get(I64, std::size(Fields));
   new llvm::GlobalVariable(IR, DescTy, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
-                           llvm::ConstantArray::get(DescTy, Fields), DescName);
-  return llvm::Error::success();
+                           llvm::ConstantArray::get(DescTy, Fields), DescriptorPrefix + K.Name);
 }

@@ -14,9 +14,11 @@
 
 #include "HostLowering.h"
 
+#include "gridjit/Target/HostABI.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
+#include "llvm/Support/SaveAndRestore.h"
 
 using namespace gridjit;
 using namespace gridjit::host;
@@ -102,19 +104,15 @@ llvm::Error HostModuleLowering::lowerDeviceFunction(const FunctionDecl &F) {
   llvm::Function *Fn = Functions.lookup(&F);
   Ctx.CurDecl = &F;
   Ctx.CurFn = Fn;
-  Vars.clear();
-  Loops.clear();
-  Ret = ReturnTarget();
-  Env = ThreadEnv();
-  Kernel = nullptr;
-  ThreadExit = nullptr;
-  RematPoint = nullptr;
+  // A fresh state for this function; none of it outlives the call.
+  FunctionState State;
+  llvm::SaveAndRestore<FunctionState *> Scope(Cur, &State);
   B.SetInsertPoint(llvm::BasicBlock::Create(B.getContext(), "entry", Fn));
 
   // The calling thread's builtin values.
   Value *EnvArg = Fn->getArg(F.Params.size());
-  Env.EnvPtr = EnvArg;
-  llvm::Value **Fields[] = {Env.Tid, Env.Bid, Env.BDim, Env.GDim};
+  Cur->Env.EnvPtr = EnvArg;
+  llvm::Value **Fields[] = {Cur->Env.Tid, Cur->Env.Bid, Cur->Env.BDim, Cur->Env.GDim};
   const char *Names[] = {"tid", "bid", "bdim", "gdim"};
   for (unsigned I = 0; I < 4; ++I)
     for (unsigned D = 0; D < 3; ++D) {
@@ -123,16 +121,17 @@ llvm::Error HostModuleLowering::lowerDeviceFunction(const FunctionDecl &F) {
       Fields[I][D] =
           B.CreateLoad(B.getInt32Ty(), Ptr, llvm::Twine(Names[I]) + "." + llvm::Twine("xyz"[D]));
     }
-  Env.Linear = B.CreateAdd(
-      Env.Tid[0],
-      B.CreateMul(Env.BDim[0], B.CreateAdd(Env.Tid[1], B.CreateMul(Env.BDim[1], Env.Tid[2]))),
+  Cur->Env.Linear = B.CreateAdd(
+      Cur->Env.Tid[0],
+      B.CreateMul(Cur->Env.BDim[0],
+                  B.CreateAdd(Cur->Env.Tid[1], B.CreateMul(Cur->Env.BDim[1], Cur->Env.Tid[2]))),
       "linear");
 
   for (unsigned I = 0; I < F.Params.size(); ++I) {
     const VarDecl &P = *F.Params[I];
     llvm::AllocaInst *Slot = Ctx.createEntryAlloca(memTy(Ctx, P.Ty), P.Name);
     storeScalar(Slot, Fn->getArg(I), P.Ty);
-    Vars[&P] = {VarSlot::Address, Slot, {}, nullptr};
+    Cur->Vars[&P] = {VarSlot::Address, Slot, {}, nullptr};
   }
   if (llvm::Error E = lowerFunctionBody(F, *Fn))
     return E;
@@ -145,9 +144,9 @@ llvm::Error HostModuleLowering::lowerDeviceFunction(const FunctionDecl &F) {
 //===----------------------------------------------------------------------===//
 
 llvm::Error HostModuleLowering::lowerBreakContinue(bool IsBreak, SourceLoc Loc) {
-  if (Loops.empty())
+  if (Cur->Loops.empty())
     return Ctx.error(Loc, "internal error: 'break' or 'continue' outside a loop");
-  const LoopTarget &L = Loops.back();
+  const LoopTarget &L = Cur->Loops.back();
   if (L.Break) {
     B.CreateBr(IsBreak ? L.Break : L.Continue);
     return llvm::Error::success();
@@ -166,7 +165,7 @@ llvm::Error HostModuleLowering::lowerReturn(const ReturnStmt &S) {
       return R.takeError();
     V = *R;
   }
-  switch (Ret.K) {
+  switch (Cur->Ret.K) {
   case ReturnTarget::Real:
     if (V)
       B.CreateRet(V);
@@ -175,15 +174,15 @@ llvm::Error HostModuleLowering::lowerReturn(const ReturnStmt &S) {
     break;
   case ReturnTarget::Kernel:
     // The thread is done; later thread loops skip it.
-    if (NeedsState)
+    if (Cur->NeedsState)
       escape(1);
     else
-      B.CreateBr(ThreadExit);
+      B.CreateBr(Cur->ThreadExit);
     break;
   case ReturnTarget::Inline:
     if (V)
-      storeScalar(slotAddr(Ret.Result, Env.Linear), V, Ret.ResultTy);
-    escape(Ret.Code);
+      storeScalar(slotAddr(Cur->Ret.Result, Cur->Env.Linear), V, Cur->Ret.ResultTy);
+    escape(Cur->Ret.Code);
     break;
   }
   return llvm::Error::success();
@@ -194,7 +193,7 @@ llvm::Error HostModuleLowering::lowerReturn(const ReturnStmt &S) {
 // the body's plan).
 llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
   const VarDecl &V = S.Var;
-  Storage St = BlockLevel && Plan ? Plan->getStorage(&V) : Storage::RegionLocal;
+  Storage St = BlockLevel && Cur->Plan ? Cur->Plan->getStorage(&V) : Storage::RegionLocal;
   if (V.Ty.isArray()) {
     if (V.Storage == StorageKind::Shared)
       return llvm::Error::success(); // placed by the kernel's prologue
@@ -205,17 +204,17 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
     uint64_t Elem = V.Ty.getScalarKind() == ScalarKind::Bool ? 1 : V.Ty.getBits() / 8;
     uint64_t Bytes = Elem * V.Ty.getArrayCount();
     Value *Addr = nullptr;
-    if (Kernel && St == Storage::Frame) {
+    if (Cur->Kernel && St == Storage::Frame) {
       // Lives across thread loops: one array per thread.
       FrameSlot F = allocFrame(Bytes, Elem);
       F.Array = true;
-      Vars[&V] = {VarSlot::Frame, nullptr, F, nullptr};
-      Addr = slotAddr(F, Env.Linear);
-    } else if (Kernel && Bytes > 64 * 1024) {
+      Cur->Vars[&V] = {VarSlot::Frame, nullptr, F, nullptr};
+      Addr = slotAddr(F, Cur->Env.Linear);
+    } else if (Cur->Kernel && Bytes > hostabi::MaxStackArrayBytes) {
       // Too big for a worker's stack; threads of a block run one at a
       // time, so one copy per block serves every thread.
       uint64_t Off = allocBlockFrame(Bytes, 16);
-      Addr = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), BlockFrameBase, Off, V.Name);
+      Addr = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->BlockFrameBase, Off, V.Name);
     }
     Value *Ops[] = {Addr};
     if (Addr)
@@ -223,8 +222,8 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
     Expected<Value *> Base = Ctx.lower(Op::LocalArray, A);
     if (!Base)
       return Base.takeError();
-    if (!(Kernel && St == Storage::Frame))
-      Vars[&V] = {VarSlot::Address, *Base, {}, nullptr};
+    if (!(Cur->Kernel && St == Storage::Frame))
+      Cur->Vars[&V] = {VarSlot::Address, *Base, {}, nullptr};
     return llvm::Error::success();
   }
   Expected<Value *> Init = lowerExpr(*S.Init);
@@ -235,20 +234,20 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
     return Ctx.error(V.Loc, "internal error: uniform variable '" + llvm::Twine(V.Name) +
                                 "' declared in a thread loop");
   case Storage::Remat:
-    Vars[&V] = {VarSlot::Remat, nullptr, {}, S.Init.get()};
-    RematValues[&V] = *Init;
+    Cur->Vars[&V] = {VarSlot::Remat, nullptr, {}, S.Init.get()};
+    Cur->RematValues[&V] = *Init;
     return llvm::Error::success();
   case Storage::Frame: {
     uint64_t Size = V.Ty.isPointer() ? 8 : std::max(1u, V.Ty.getBits() / 8);
     FrameSlot F = allocFrame(Size, Size);
-    Vars[&V] = {VarSlot::Frame, nullptr, F, nullptr};
-    storeScalar(slotAddr(F, Env.Linear), *Init, V.Ty);
+    Cur->Vars[&V] = {VarSlot::Frame, nullptr, F, nullptr};
+    storeScalar(slotAddr(F, Cur->Env.Linear), *Init, V.Ty);
     return llvm::Error::success();
   }
   case Storage::RegionLocal: {
     llvm::AllocaInst *Slot = Ctx.createEntryAlloca(memTy(Ctx, V.Ty), V.Name);
     storeScalar(Slot, *Init, V.Ty);
-    Vars[&V] = {VarSlot::Address, Slot, {}, nullptr};
+    Cur->Vars[&V] = {VarSlot::Address, Slot, {}, nullptr};
     return llvm::Error::success();
   }
   }
@@ -262,42 +261,42 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
 Expected<Value *> HostModuleLowering::lowerExpr(const Expr &E) {
   // Computed at block level already (a warp operation, a call of a
   // synchronising function, ...): this thread's value is in the frame.
-  if (!Hoisted.empty()) {
-    auto It = Hoisted.find(&E);
-    if (It != Hoisted.end()) {
+  if (!Cur->Hoisted.empty()) {
+    auto It = Cur->Hoisted.find(&E);
+    if (It != Cur->Hoisted.end()) {
       if (E.Ty.isVoid())
         return nullptr; // a synchronising function without a result, already run
-      if (!Env.Linear)
+      if (!Cur->Env.Linear)
         return Ctx.error(E.getLoc(), "internal error: block-level value read outside a thread");
-      return loadScalar(slotAddr(It->second, Env.Linear), E.Ty);
+      return loadScalar(slotAddr(It->second, Cur->Env.Linear), E.Ty);
     }
   }
   return StructuralLowering::lowerExpr(E);
 }
 
 Expected<Value *> HostModuleLowering::rematValue(const VarDecl &V) {
-  auto It = RematValues.find(&V);
-  if (It != RematValues.end())
+  auto It = Cur->RematValues.find(&V);
+  if (It != Cur->RematValues.end())
     return It->second;
-  const VarSlot &S = Vars[&V];
-  if (!RematPoint || !S.Init)
+  const VarSlot &S = Cur->Vars[&V];
+  if (!Cur->RematPoint || !S.Init)
     return Ctx.error(V.Loc, "internal error: '" + llvm::Twine(V.Name) +
                                 "' recomputed outside a thread loop");
   // At the top of this thread's iteration, so the value dominates every
   // use in the loop body (the initializer is pure: no control flow, no
   // memory reads).
   llvm::IRBuilderBase::InsertPointGuard Guard(B);
-  B.SetInsertPoint(RematPoint);
+  B.SetInsertPoint(Cur->RematPoint);
   Expected<Value *> R = lowerExpr(*S.Init);
   if (!R)
     return R.takeError();
-  RematValues[&V] = *R;
+  Cur->RematValues[&V] = *R;
   return *R;
 }
 
 Expected<Value *> HostModuleLowering::loadVariable(const NameExpr &E) {
-  auto It = Vars.find(E.Decl);
-  if (It == Vars.end())
+  auto It = Cur->Vars.find(E.Decl);
+  if (It == Cur->Vars.end())
     return Ctx.error(E.getLoc(), "'" + llvm::Twine(E.Ident) + "' has no storage");
   const VarSlot &S = It->second;
   switch (S.K) {
@@ -306,9 +305,9 @@ Expected<Value *> HostModuleLowering::loadVariable(const NameExpr &E) {
   case VarSlot::Address:
     return loadScalar(S.V, E.Decl->Ty);
   case VarSlot::Frame:
-    if (!Env.Linear)
+    if (!Cur->Env.Linear)
       break;
-    return loadScalar(slotAddr(S.F, Env.Linear), E.Decl->Ty);
+    return loadScalar(slotAddr(S.F, Cur->Env.Linear), E.Decl->Ty);
   case VarSlot::Remat:
     return rematValue(*E.Decl);
   case VarSlot::None:
@@ -328,17 +327,17 @@ Expected<Value *> HostModuleLowering::lowerCall(const CallExpr &E) {
 // A device function gets the calling thread's environment last.
 Expected<Value *> HostModuleLowering::lowerFunctionCall(const CallExpr &E, OpArgs &A,
                                                         llvm::ArrayRef<Value *> Args) {
-  Value *EnvArg = Env.EnvPtr;
+  Value *EnvArg = Cur->Env.EnvPtr;
   if (!EnvArg) {
-    if (!Env.Linear)
+    if (!Cur->Env.Linear)
       return Ctx.error(E.getLoc(), "internal error: call outside a thread");
-    EnvArg = EnvAlloca;
-    llvm::Value **Fields[] = {Env.Tid, Env.Bid, Env.BDim, Env.GDim};
+    EnvArg = Cur->EnvAlloca;
+    llvm::Value **Fields[] = {Cur->Env.Tid, Cur->Env.Bid, Cur->Env.BDim, Cur->Env.GDim};
     for (unsigned I = 0; I < 4; ++I)
       for (unsigned D = 0; D < 3; ++D)
-        B.CreateStore(Fields[I][D],
-                      B.CreateConstInBoundsGEP2_32(EnvTy->getElementType(I),
-                                                   B.CreateStructGEP(EnvTy, EnvAlloca, I), 0, D));
+        B.CreateStore(Fields[I][D], B.CreateConstInBoundsGEP2_32(
+                                        EnvTy->getElementType(I),
+                                        B.CreateStructGEP(EnvTy, Cur->EnvAlloca, I), 0, D));
   }
   std::vector<Value *> Ops;
   Ops.push_back(Functions.lookup(E.Fn));
@@ -351,12 +350,12 @@ Expected<Value *> HostModuleLowering::lowerFunctionCall(const CallExpr &E, OpArg
 
 // A variable's memory: its own, or this thread's element of the frame.
 Expected<Value *> HostModuleLowering::addressOfVariable(const NameExpr &N) {
-  auto It = N.Decl ? Vars.find(N.Decl) : Vars.end();
-  if (It != Vars.end()) {
+  auto It = N.Decl ? Cur->Vars.find(N.Decl) : Cur->Vars.end();
+  if (It != Cur->Vars.end()) {
     if (It->second.K == VarSlot::Address)
       return It->second.V;
-    if (It->second.K == VarSlot::Frame && Env.Linear)
-      return slotAddr(It->second.F, Env.Linear);
+    if (It->second.K == VarSlot::Frame && Cur->Env.Linear)
+      return slotAddr(It->second.F, Cur->Env.Linear);
   }
   return Ctx.error(N.getLoc(), "'" + llvm::Twine(N.Ident) + "' has no storage");
 }

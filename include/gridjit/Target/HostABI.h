@@ -1,15 +1,16 @@
 //===- HostABI.h - Contract between host kernel code and the runtime -*- C++ -*-===//
 //
-// Part of gridjit (internal header). The host target compiles each kernel
+// Part of gridjit. The host target (lib/Target/Host) compiles each kernel
 // into one entry function that runs a range of blocks, and a descriptor
-// constant; lib/Runtime/HostRuntime.cpp calls the one and reads the other.
-// Both sides include this header, so the layout below is their only
-// agreement. Bump ABIVersion whenever it changes.
+// constant; the host runtime (lib/Runtime) calls the one and reads the
+// other. Both sides include this header, so the layout below is their only
+// agreement. Bump ABIVersion whenever it changes. It belongs to the target
+// layer, which the runtime sits on; it has no LLVM types.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GRIDJIT_LIB_TARGET_HOST_HOSTABI_H
-#define GRIDJIT_LIB_TARGET_HOST_HOSTABI_H
+#ifndef GRIDJIT_TARGET_HOSTABI_H
+#define GRIDJIT_TARGET_HOSTABI_H
 
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,18 @@
 namespace gridjit::hostabi {
 
 constexpr uint64_t ABIVersion = 1;
+
+/// The stack of a pool thread that runs kernel code (the runtime's worker
+/// pool): device functions' locals and the kernels' smaller local arrays
+/// live there.
+constexpr uint64_t WorkerStackBytes = 16u << 20;
+/// The largest local array the compiler puts on the stack; a larger one
+/// gets one copy per block in the block frame (the threads of a block run
+/// one at a time).
+constexpr uint64_t MaxStackArrayBytes = 64u << 10;
+static_assert(MaxStackArrayBytes * 16 <= WorkerStackBytes,
+              "a kernel's stack arrays must leave most of a worker's stack to the rest "
+              "(several arrays, device functions, the runtime's own frames)");
 
 /// Symbol prefixes; the kernel's name follows.
 constexpr const char *EntryPrefix = "__gridjit_entry_";
@@ -105,4 +118,4 @@ using EntryFn = int32_t (*)(void *const *Args, BlockContext *Ctx, uint64_t First
 
 } // namespace gridjit::hostabi
 
-#endif // GRIDJIT_LIB_TARGET_HOST_HOSTABI_H
+#endif // GRIDJIT_TARGET_HOSTABI_H
