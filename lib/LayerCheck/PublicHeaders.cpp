@@ -32,6 +32,7 @@
 #include "gridjit/Support/Environment.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Support/SourceLoc.h"
+#include "gridjit/Target/HostABI.h"
 #include "gridjit/Target/Target.h"
 
 namespace llvm {
