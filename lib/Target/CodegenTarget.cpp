@@ -12,6 +12,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -69,7 +70,12 @@ llvm::Expected<std::string> CodegenTarget::emit(const Module &M, EmitKind Kind,
 }
 
 llvm::Error gridjit::runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &TM,
-                                        unsigned OptLevel, const llvm::PipelineTuningOptions &PTO) {
+                                        unsigned OptLevel, Vectorizers V) {
+  llvm::PipelineTuningOptions PTO;
+  if (V != Vectorizers::LLVMDefault) {
+    PTO.LoopVectorization = V == Vectorizers::Both;
+    PTO.SLPVectorization = V == Vectorizers::Both;
+  }
   llvm::LoopAnalysisManager LAM;
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;

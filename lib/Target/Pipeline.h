@@ -7,7 +7,6 @@
 #ifndef GRIDJIT_LIB_TARGET_PIPELINE_H
 #define GRIDJIT_LIB_TARGET_PIPELINE_H
 
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CodeGen.h"
 #include "llvm/Support/Error.h"
 
@@ -20,11 +19,20 @@ class TargetMachine;
 
 namespace gridjit {
 
+/// Which of LLVM's vectorisers the pipeline runs. (A choice rather than
+/// llvm::PipelineTuningOptions so that targets need not include
+/// PassBuilder.h, which is by far the most expensive header to compile.)
+enum class Vectorizers {
+  LLVMDefault, ///< PipelineTuningOptions' defaults
+  Both,        ///< the loop and the SLP vectoriser
+  None,
+};
+
 /// Runs LLVM's default pipeline for \p OptLevel (the O0 pipeline at 0) with
 /// \p TM's own pass-builder callbacks, then verifies \p IR; a broken module
 /// is an internal error, never ignored.
 llvm::Error runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &TM, unsigned OptLevel,
-                               const llvm::PipelineTuningOptions &PTO);
+                               Vectorizers V);
 
 /// Runs \p TM's backend on \p IR and returns the assembly or object file.
 llvm::Expected<std::string> runBackend(llvm::Module &IR, llvm::TargetMachine &TM,

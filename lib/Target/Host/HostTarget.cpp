@@ -19,7 +19,6 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -129,11 +128,9 @@ HostTarget::createTargetMachine(const CompileOptions &Opts) const {
 
 llvm::Error HostTarget::optimize(llvm::Module &IR, llvm::TargetMachine &TM,
                                  const CompileOptions &Opts) const {
-  llvm::PipelineTuningOptions PTO;
   // Thread loops are what the host target is built around: vectorise them.
-  PTO.LoopVectorization = Opts.OptLevel >= 2;
-  PTO.SLPVectorization = Opts.OptLevel >= 2;
-  return runDefaultPipeline(IR, TM, Opts.OptLevel, PTO);
+  return runDefaultPipeline(IR, TM, Opts.OptLevel,
+                            Opts.OptLevel >= 2 ? Vectorizers::Both : Vectorizers::None);
 }
 
 Expected<std::string> HostTarget::codegen(llvm::Module &IR, llvm::TargetMachine &TM,

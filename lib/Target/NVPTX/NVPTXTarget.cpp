@@ -16,7 +16,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -225,7 +224,7 @@ llvm::Error NVPTXTarget::finishModule(llvm::Module &IR) const {
 
 llvm::Error NVPTXTarget::optimize(llvm::Module &IR, llvm::TargetMachine &TM,
                                   const CompileOptions &Opts) const {
-  return runDefaultPipeline(IR, TM, Opts.OptLevel, llvm::PipelineTuningOptions());
+  return runDefaultPipeline(IR, TM, Opts.OptLevel, Vectorizers::LLVMDefault);
 }
 
 Expected<std::string> NVPTXTarget::codegen(llvm::Module &IR, llvm::TargetMachine &TM,
