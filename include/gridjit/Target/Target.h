@@ -98,6 +98,8 @@ class Target {
 public:
   virtual ~Target();
 
+  /// Which target this is; code that depends on the target asks this (or a
+  /// virtual method), never compares names.
   TargetKind getKind() const { return Kind; }
   /// "nvptx" or "host" (getTargetName(getKind())).
   std::string_view getName() const { return getTargetName(Kind); }
