@@ -524,8 +524,7 @@ llvm::Error HostModuleLowering::lowerBlockLevel(const BlockStmt &Blk) {
     switch (S.getKind()) {
     case Stmt::ExprS: {
       const auto *C = dyn_cast<CallExpr>(cast<ExprStmt>(S).E.get());
-      if (C && (C->Builtin == BuiltinFunc::SyncThreads || C->Builtin == BuiltinFunc::SyncWarp ||
-                C->Builtin == BuiltinFunc::GridSync)) {
+      if (C && isBarrierBuiltin(C->Builtin)) {
         OpArgs A;
         A.Loc = C->getLoc();
         E = Ctx.lower(opFor(C->Builtin), A).takeError();
@@ -912,8 +911,7 @@ llvm::Error HostModuleLowering::hoist(const Expr &E) {
     const auto &C = cast<CallExpr>(E);
     if (isWarpOp(C.Builtin))
       return hoistWarpOp(C);
-    if (C.Builtin == BuiltinFunc::SyncThreads || C.Builtin == BuiltinFunc::SyncWarp ||
-        C.Builtin == BuiltinFunc::GridSync)
+    if (isBarrierBuiltin(C.Builtin))
       return Ctx.error(C.getLoc(), "'" + llvm::Twine(C.Callee) +
                                        "()' returns nothing and cannot be part of an expression");
     for (const ExprPtr &A : C.Args)
