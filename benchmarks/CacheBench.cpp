@@ -118,15 +118,25 @@ void BM_Cold(benchmark::State &State, std::string TargetName, std::string Exampl
   }
 }
 
+/// A compiler with a memory cache that already holds \p Text's module, or
+/// null (and the benchmark skipped) when it does not compile.
+std::unique_ptr<Compiler> warmMemoryCompiler(benchmark::State &State, const std::string &TargetName,
+                                             const std::string &Text, const std::string &Example) {
+  auto C = makeCompiler(TargetName, /*Disk=*/false, /*Memory=*/256);
+  if (auto M = C->compile(Text, Example); !M) {
+    State.SkipWithError(llvm::toString(M.takeError()).c_str());
+    return nullptr;
+  }
+  return C;
+}
+
 void BM_MemoryHit(benchmark::State &State, std::string TargetName, std::string Example) {
   std::string Text = readExample(Example);
   if (!ready(State, TargetName, Text))
     return;
-  auto C = makeCompiler(TargetName, /*Disk=*/false, /*Memory=*/256);
-  if (auto M = C->compile(Text, Example); !M) {
-    State.SkipWithError(llvm::toString(M.takeError()).c_str());
+  auto C = warmMemoryCompiler(State, TargetName, Text, Example);
+  if (!C)
     return;
-  }
   for (auto _ : State) {
     auto M = C->compile(Text, Example);
     benchmark::DoNotOptimize(M->get());
@@ -138,11 +148,9 @@ void BM_MemoryHitRespelled(benchmark::State &State, std::string TargetName, std:
   std::string Text = readExample(Example);
   if (!ready(State, TargetName, Text))
     return;
-  auto C = makeCompiler(TargetName, /*Disk=*/false, /*Memory=*/256);
-  if (auto M = C->compile(Text, Example); !M) {
-    State.SkipWithError(llvm::toString(M.takeError()).c_str());
+  auto C = warmMemoryCompiler(State, TargetName, Text, Example);
+  if (!C)
     return;
-  }
   // A new spelling each time (a different comment), so the text memo never
   // answers: parse, verify, canonical print and key every time.
   uint64_t I = 0;

@@ -196,28 +196,32 @@ Value *HostModuleLowering::countActive() {
       "count.active");
 }
 
-void HostModuleLowering::remapState(int32_t From, int32_t To) {
+void HostModuleLowering::rewriteStates(llvm::function_ref<Value *(Value *)> NewState,
+                                       llvm::StringRef Name) {
   emitCountedLoop(
       B, Ctx.CurFn, Cur->NumThreads, nullptr,
       [&](Value *T, Value *) {
         Value *Addr = stateAddr(T);
         Value *S = B.CreateLoad(B.getInt32Ty(), Addr);
-        B.CreateStore(B.CreateSelect(B.CreateICmpEQ(S, B.getInt32(From)), B.getInt32(To), S), Addr);
+        B.CreateStore(NewState(S), Addr);
         return nullptr;
+      },
+      Name);
+}
+
+void HostModuleLowering::remapState(int32_t From, int32_t To) {
+  rewriteStates(
+      [&](Value *S) {
+        return B.CreateSelect(B.CreateICmpEQ(S, B.getInt32(From)), B.getInt32(To), S);
       },
       "state.remap");
 }
 
 void HostModuleLowering::swapState(int32_t From, int32_t ToMasked) {
-  emitCountedLoop(
-      B, Ctx.CurFn, Cur->NumThreads, nullptr,
-      [&](Value *T, Value *) {
-        Value *Addr = stateAddr(T);
-        Value *S = B.CreateLoad(B.getInt32Ty(), Addr);
+  rewriteStates(
+      [&](Value *S) {
         Value *R = B.CreateSelect(B.CreateICmpEQ(S, B.getInt32(From)), B.getInt32(0), S);
-        R = B.CreateSelect(B.CreateICmpEQ(S, B.getInt32(0)), B.getInt32(ToMasked), R);
-        B.CreateStore(R, Addr);
-        return nullptr;
+        return B.CreateSelect(B.CreateICmpEQ(S, B.getInt32(0)), B.getInt32(ToMasked), R);
       },
       "state.swap");
 }
@@ -524,8 +528,7 @@ llvm::Error HostModuleLowering::lowerBlockLevel(const BlockStmt &Blk) {
     switch (S.getKind()) {
     case Stmt::ExprS: {
       const auto *C = dyn_cast<CallExpr>(cast<ExprStmt>(S).E.get());
-      if (C && (C->Builtin == BuiltinFunc::SyncThreads || C->Builtin == BuiltinFunc::SyncWarp ||
-                C->Builtin == BuiltinFunc::GridSync)) {
+      if (C && isBarrierBuiltin(C->Builtin)) {
         OpArgs A;
         A.Loc = C->getLoc();
         E = Ctx.lower(opFor(C->Builtin), A).takeError();
@@ -912,8 +915,7 @@ llvm::Error HostModuleLowering::hoist(const Expr &E) {
     const auto &C = cast<CallExpr>(E);
     if (isWarpOp(C.Builtin))
       return hoistWarpOp(C);
-    if (C.Builtin == BuiltinFunc::SyncThreads || C.Builtin == BuiltinFunc::SyncWarp ||
-        C.Builtin == BuiltinFunc::GridSync)
+    if (isBarrierBuiltin(C.Builtin))
       return Ctx.error(C.getLoc(), "'" + llvm::Twine(C.Callee) +
                                        "()' returns nothing and cannot be part of an expression");
     for (const ExprPtr &A : C.Args)

@@ -267,7 +267,7 @@ private:
   llvm::Error emitBlockBody(const FunctionDecl &K);
   /// The descriptor `__gridjit_desc_<kernel>` the runtime reads.
   void emitDescriptor(const FunctionDecl &K);
-  void layoutShared(const Stmt &S);
+  void layoutShared(const Stmt &Body);
   FrameSlot allocFrame(uint64_t Size, uint64_t Align);
   uint64_t allocBlockFrame(uint64_t Size, uint64_t Align);
   llvm::Value *slotAddr(const FrameSlot &S, llvm::Value *Thread);
@@ -348,6 +348,10 @@ private:
   /// Sets the current thread's state to \p Code and ends its iteration.
   void escape(int32_t Code);
   llvm::Value *countActive();
+  /// Gives every thread of the block the state \p NewState computes from its
+  /// current one.
+  void rewriteStates(llvm::function_ref<llvm::Value *(llvm::Value *)> NewState,
+                     llvm::StringRef Name);
   /// Threads in state \p From get \p To.
   void remapState(int32_t From, int32_t To);
   /// Active threads get \p ToMasked, threads in \p From become active.

@@ -329,7 +329,8 @@ Expected<Value *> HostModuleLowering::threadValue(BuiltinValue V, unsigned Field
     R = Cur->Env.Linear ? B.CreateAnd(Cur->Env.Linear, B.getInt32(limits::LaneMask), "lane_id")
                         : nullptr;
     break;
-  default:
+  case BuiltinValue::WarpSize: // a constant, lowered by lowerWarpSize
+  case BuiltinValue::None:
     break;
   }
   if (!R)

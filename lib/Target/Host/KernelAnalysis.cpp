@@ -24,6 +24,10 @@ bool host::isSyncBuiltin(BuiltinFunc F) {
   return F != BuiltinFunc::None && getBuiltinFuncInfo(F).synchronises();
 }
 
+bool host::isBarrierBuiltin(BuiltinFunc F) {
+  return F != BuiltinFunc::None && getBuiltinFuncInfo(F).isBarrier();
+}
+
 bool host::isPureBuiltin(BuiltinFunc F) {
   return F != BuiltinFunc::None && getBuiltinFuncInfo(F).isPure();
 }

@@ -36,6 +36,9 @@ bool isWarpOp(BuiltinFunc F);
 /// True for builtins that are synchronisation points: the warp operations,
 /// sync_warp, sync_threads and grid_sync.
 bool isSyncBuiltin(BuiltinFunc F);
+/// True for the barriers: sync_warp, sync_threads and grid_sync (builtins
+/// that return nothing and split the thread loops).
+bool isBarrierBuiltin(BuiltinFunc F);
 /// True for builtins without side effects whose value depends only on
 /// their operands (select and the math functions).
 bool isPureBuiltin(BuiltinFunc F);

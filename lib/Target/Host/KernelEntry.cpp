@@ -159,35 +159,6 @@ void HostModuleLowering::emitErrorReturn(llvm::Constant *Site, Value *Arrived, V
   B.CreateRet(B.getInt32(EntryError));
 }
 
-// Static shared arrays get 16-byte aligned offsets in declaration order;
-// the dynamic shared array starts after the last of them.
-void HostModuleLowering::layoutShared(const Stmt &S) {
-  if (const auto *D = dyn_cast<DeclStmt>(&S)) {
-    const VarDecl &V = D->Var;
-    if (V.Storage == StorageKind::Shared && V.Ty.getArrayCount() != 0) {
-      uint64_t Elem = V.Ty.getScalarKind() == ScalarKind::Bool ? 1 : V.Ty.getBits() / 8;
-      uint64_t Off = llvm::alignTo(Cur->StaticSharedBytes, 16);
-      Cur->SharedOffsets[&V] = Off;
-      Cur->StaticSharedBytes = Off + Elem * V.Ty.getArrayCount();
-    }
-    return;
-  }
-  auto Visit = [&](const Stmt *C) {
-    if (C)
-      layoutShared(*C);
-  };
-  if (const auto *Blk = dyn_cast<BlockStmt>(&S))
-    for (const StmtPtr &C : Blk->Body)
-      Visit(C.get());
-  else if (const auto *I = dyn_cast<IfStmt>(&S)) {
-    Visit(I->Then.get());
-    Visit(I->Else.get());
-  } else if (const auto *W = dyn_cast<WhileStmt>(&S))
-    Visit(W->Body.get());
-  else if (const auto *F = dyn_cast<ForStmt>(&S))
-    Visit(F->Body.get());
-}
-
 /// Calls \p F on every `shared` declaration in \p S, in source order.
 static void forEachShared(const Stmt &S, llvm::function_ref<void(const VarDecl &)> F) {
   if (const auto *D = dyn_cast<DeclStmt>(&S)) {
@@ -209,6 +180,19 @@ static void forEachShared(const Stmt &S, llvm::function_ref<void(const VarDecl &
     Visit(W->Body.get());
   else if (const auto *Fr = dyn_cast<ForStmt>(&S))
     Visit(Fr->Body.get());
+}
+
+// Static shared arrays get 16-byte aligned offsets in declaration order;
+// the dynamic shared array starts after the last of them.
+void HostModuleLowering::layoutShared(const Stmt &Body) {
+  forEachShared(Body, [&](const VarDecl &V) {
+    if (V.Ty.getArrayCount() == 0)
+      return;
+    uint64_t Elem = V.Ty.getScalarKind() == ScalarKind::Bool ? 1 : V.Ty.getBits() / 8;
+    uint64_t Off = llvm::alignTo(Cur->StaticSharedBytes, 16);
+    Cur->SharedOffsets[&V] = Off;
+    Cur->StaticSharedBytes = Off + Elem * V.Ty.getArrayCount();
+  });
 }
 
 /// True when a top-level statement of a kernel without synchronisation is
