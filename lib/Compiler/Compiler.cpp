@@ -188,6 +188,17 @@ struct Compiler::Impl {
   llvm::Expected<CompiledModuleRef> compileVerified(const Module &M, const TargetEntry &TE,
                                                     unsigned Opt, const CacheKey *TextKey,
                                                     CompileInfo &Info);
+  /// The bookkeeping of every request: counts it, gives \p Run a fresh
+  /// CompileInfo (the caller's \p InfoOut, or a local one) and sets its
+  /// TotalMs when \p Run returns.
+  llvm::Expected<CompiledModuleRef>
+  request(CompileInfo *InfoOut,
+          llvm::function_ref<llvm::Expected<CompiledModuleRef>(CompileInfo &)> Run);
+  llvm::Expected<CompiledModuleRef> compileText(std::string_view Source,
+                                                std::string_view BufferName,
+                                                const CompileRequest &Req, CompileInfo &Info);
+  llvm::Expected<CompiledModuleRef> compileModule(const Module &M, const CompileRequest &Req,
+                                                  CompileInfo &Info);
   FlightResult loadOrCompile(const Module &M, const TargetEntry &TE, unsigned Opt,
                              const CacheKey &K, CompileInfo &Info);
 };
@@ -440,37 +451,41 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
   return std::unique_ptr<Compiler>(new Compiler(std::move(I)));
 }
 
-llvm::Expected<CompiledModuleRef> Compiler::compile(std::string_view Source,
-                                                    std::string_view BufferName,
-                                                    const CompileRequest &Req,
-                                                    CompileInfo *InfoOut) {
+llvm::Expected<CompiledModuleRef>
+Compiler::Impl::request(CompileInfo *InfoOut,
+                        llvm::function_ref<llvm::Expected<CompiledModuleRef>(CompileInfo &)> Run) {
   auto Start = Clock::now();
   CompileInfo Local;
   CompileInfo &Info = InfoOut ? *InfoOut : Local;
   Info = CompileInfo();
-  P->Requests.fetch_add(1, std::memory_order_relaxed);
-  auto Finish = [&](llvm::Expected<CompiledModuleRef> R) {
-    Info.TotalMs = msSince(Start);
-    return R;
-  };
-  auto TO = P->resolve(Req);
+  Requests.fetch_add(1, std::memory_order_relaxed);
+  llvm::Expected<CompiledModuleRef> R = Run(Info);
+  Info.TotalMs = msSince(Start);
+  return R;
+}
+
+llvm::Expected<CompiledModuleRef> Compiler::Impl::compileText(std::string_view Source,
+                                                              std::string_view BufferName,
+                                                              const CompileRequest &Req,
+                                                              CompileInfo &Info) {
+  auto TO = resolve(Req);
   if (!TO)
-    return Finish(TO.takeError());
+    return TO.takeError();
   auto [TE, Opt] = *TO;
 
   // The fast path: this exact text was verified before, and its module is
   // in the memory cache.
   auto LookupStart = Clock::now();
-  CacheKey TK = P->textKey(*TE, Opt, Source);
+  CacheKey TK = textKey(*TE, Opt, Source);
   {
-    std::lock_guard<std::mutex> G(P->Mu);
-    if (auto It = P->TextMemo.find(TK); It != P->TextMemo.end())
-      if (CompiledModuleRef Hit = P->findLocked(It->second)) {
-        P->MemoryHits.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> G(Mu);
+    if (auto It = TextMemo.find(TK); It != TextMemo.end())
+      if (CompiledModuleRef Hit = findLocked(It->second)) {
+        MemoryHits.fetch_add(1, std::memory_order_relaxed);
         Info.Outcome = CacheOutcome::MemoryHit;
         Info.Key = It->second;
         Info.LookupMs = msSince(LookupStart);
-        return Finish(std::move(Hit));
+        return std::move(Hit);
       }
   }
   Info.LookupMs = msSince(LookupStart);
@@ -479,34 +494,38 @@ llvm::Expected<CompiledModuleRef> Compiler::compile(std::string_view Source,
   auto M = parseModule(Source, BufferName);
   Info.Times.ParseMs = msSince(PhaseStart);
   if (!M)
-    return Finish(M.takeError());
+    return M.takeError();
   PhaseStart = Clock::now();
   llvm::Error E = verifyModule(**M);
   Info.Times.VerifyMs = msSince(PhaseStart);
   if (E)
-    return Finish(std::move(E));
-  return Finish(P->compileVerified(**M, *TE, Opt, &TK, Info));
+    return std::move(E);
+  return compileVerified(**M, *TE, Opt, &TK, Info);
+}
+
+llvm::Expected<CompiledModuleRef>
+Compiler::Impl::compileModule(const Module &M, const CompileRequest &Req, CompileInfo &Info) {
+  if (!M.Verified)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "module '%s' is not verified: call verifyModule before compiling it", M.Name.c_str());
+  auto TO = resolve(Req);
+  if (!TO)
+    return TO.takeError();
+  return compileVerified(M, *TO->first, TO->second, nullptr, Info);
+}
+
+llvm::Expected<CompiledModuleRef> Compiler::compile(std::string_view Source,
+                                                    std::string_view BufferName,
+                                                    const CompileRequest &Req,
+                                                    CompileInfo *InfoOut) {
+  return P->request(
+      InfoOut, [&](CompileInfo &Info) { return P->compileText(Source, BufferName, Req, Info); });
 }
 
 llvm::Expected<CompiledModuleRef> Compiler::compile(const Module &M, const CompileRequest &Req,
                                                     CompileInfo *InfoOut) {
-  auto Start = Clock::now();
-  CompileInfo Local;
-  CompileInfo &Info = InfoOut ? *InfoOut : Local;
-  Info = CompileInfo();
-  P->Requests.fetch_add(1, std::memory_order_relaxed);
-  auto Finish = [&](llvm::Expected<CompiledModuleRef> R) {
-    Info.TotalMs = msSince(Start);
-    return R;
-  };
-  if (!M.Verified)
-    return Finish(llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "module '%s' is not verified: call verifyModule before compiling it", M.Name.c_str()));
-  auto TO = P->resolve(Req);
-  if (!TO)
-    return Finish(TO.takeError());
-  return Finish(P->compileVerified(M, *TO->first, TO->second, nullptr, Info));
+  return P->request(InfoOut, [&](CompileInfo &Info) { return P->compileModule(M, Req, Info); });
 }
 
 std::future<llvm::Expected<CompiledModuleRef>>

@@ -165,28 +165,38 @@ llvm::Error StructuralLowering::lowerAssign(const AssignStmt &S) {
   return Ctx.lower(Op::Store, A).takeError();
 }
 
-llvm::Error StructuralLowering::lowerIf(const IfStmt &S) {
-  Expected<Value *> Cond = lowerExpr(*S.Cond);
-  if (!Cond)
-    return Cond.takeError();
-  llvm::BasicBlock *Then = newBlock("if.then");
-  llvm::BasicBlock *Else = S.Else ? newBlock("if.else") : nullptr;
-  llvm::BasicBlock *End = newBlock("if.end");
-  B.CreateCondBr(*Cond, Then, Else ? Else : End);
-  B.SetInsertPoint(Then);
-  if (llvm::Error E = lowerBlock(*S.Then))
+llvm::Error StructuralLowering::emitIfElse(llvm::Value *Cond, llvm::StringRef Prefix,
+                                           llvm::function_ref<llvm::Error()> Then,
+                                           std::optional<llvm::function_ref<llvm::Error()>> Else) {
+  llvm::BasicBlock *ThenBB = newBlock(Prefix + ".then");
+  llvm::BasicBlock *ElseBB = Else ? newBlock(Prefix + ".else") : nullptr;
+  llvm::BasicBlock *End = newBlock(Prefix + ".end");
+  B.CreateCondBr(Cond, ThenBB, ElseBB ? ElseBB : End);
+  B.SetInsertPoint(ThenBB);
+  if (llvm::Error E = Then())
     return E;
   if (!terminated())
     B.CreateBr(End);
-  if (Else) {
-    B.SetInsertPoint(Else);
-    if (llvm::Error E = lowerStmt(*S.Else))
+  if (ElseBB) {
+    B.SetInsertPoint(ElseBB);
+    if (llvm::Error E = (*Else)())
       return E;
     if (!terminated())
       B.CreateBr(End);
   }
   B.SetInsertPoint(End);
   return llvm::Error::success();
+}
+
+llvm::Error StructuralLowering::lowerIf(const IfStmt &S) {
+  Expected<Value *> Cond = lowerExpr(*S.Cond);
+  if (!Cond)
+    return Cond.takeError();
+  std::optional<llvm::function_ref<llvm::Error()>> Else;
+  auto LowerElse = [&] { return lowerStmt(*S.Else); };
+  if (S.Else)
+    Else = LowerElse;
+  return emitIfElse(*Cond, "if", [&] { return lowerBlock(*S.Then); }, Else);
 }
 
 llvm::Error StructuralLowering::lowerWhile(const WhileStmt &S) {

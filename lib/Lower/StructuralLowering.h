@@ -18,7 +18,10 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/IR/IRBuilder.h"
+
+#include <optional>
 
 namespace gridjit {
 
@@ -94,6 +97,12 @@ protected:
   llvm::BasicBlock *newBlock(const llvm::Twine &Name) {
     return llvm::BasicBlock::Create(B.getContext(), Name, Ctx.CurFn);
   }
+  /// Emits a branch on \p Cond to blocks `Prefix.then`, `Prefix.else` (when
+  /// \p Else is given) and `Prefix.end`; each arm is emitted by its callback
+  /// and falls through to the end unless it ended in a terminator.
+  llvm::Error emitIfElse(llvm::Value *Cond, llvm::StringRef Prefix,
+                         llvm::function_ref<llvm::Error()> Then,
+                         std::optional<llvm::function_ref<llvm::Error()>> Else);
 };
 
 } // namespace gridjit

@@ -633,22 +633,11 @@ llvm::Error HostModuleLowering::lowerBlockLevelIf(const IfStmt &S) {
     Expected<Value *> C = lowerExpr(*S.Cond);
     if (!C)
       return C.takeError();
-    llvm::BasicBlock *Then = newBlock("uif.then");
-    llvm::BasicBlock *Else = S.Else ? newBlock("uif.else") : nullptr;
-    llvm::BasicBlock *End = newBlock("uif.end");
-    B.CreateCondBr(*C, Then, Else ? Else : End);
-    B.SetInsertPoint(Then);
-    if (llvm::Error E = lowerBlockLevel(*S.Then))
-      return E;
-    B.CreateBr(End);
-    if (Else) {
-      B.SetInsertPoint(Else);
-      if (llvm::Error E = lowerBlockLevelElse(*S.Else))
-        return E;
-      B.CreateBr(End);
-    }
-    B.SetInsertPoint(End);
-    return llvm::Error::success();
+    std::optional<llvm::function_ref<llvm::Error()>> Else;
+    auto LowerElse = [&] { return lowerBlockLevelElse(*S.Else); };
+    if (S.Else)
+      Else = LowerElse;
+    return emitIfElse(*C, "uif", [&] { return lowerBlockLevel(*S.Then); }, Else);
   }
 
   // Per-thread condition: the threads for which it is false wait, masked,
