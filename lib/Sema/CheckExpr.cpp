@@ -21,10 +21,6 @@
 
 using namespace gridjit;
 using namespace gridjit::sema;
-using llvm::cast;
-using llvm::dyn_cast;
-using llvm::dyn_cast_or_null;
-using llvm::isa;
 
 SourceLoc sema::startLoc(const Expr *E) {
   while (E) {

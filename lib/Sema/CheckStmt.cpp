@@ -14,10 +14,6 @@
 
 using namespace gridjit;
 using namespace gridjit::sema;
-using llvm::cast;
-using llvm::dyn_cast;
-using llvm::dyn_cast_or_null;
-using llvm::isa;
 
 //===----------------------------------------------------------------------===//
 // Reachability

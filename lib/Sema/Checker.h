@@ -24,6 +24,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Casting.h"
 #include "llvm/Support/Error.h"
 
 #include <optional>
@@ -31,6 +32,13 @@
 #include <vector>
 
 namespace gridjit::sema {
+
+// LLVM's casting templates, used unqualified throughout lib/Sema (as MLIR's
+// Support/LLVM.h does for its own code).
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
+using llvm::isa;
 
 /// Where an expression starts in the source. The parser locates some nodes
 /// at their operator (`[`, `.`, `as`); diagnostics about a whole expression

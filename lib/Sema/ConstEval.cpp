@@ -22,7 +22,6 @@
 using namespace gridjit;
 using namespace gridjit::sema;
 using llvm::APInt;
-using llvm::cast;
 
 //===----------------------------------------------------------------------===//
 // Value helpers

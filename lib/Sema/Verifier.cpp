@@ -19,10 +19,6 @@
 
 using namespace gridjit;
 using namespace gridjit::sema;
-using llvm::cast;
-using llvm::dyn_cast;
-using llvm::dyn_cast_or_null;
-using llvm::isa;
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by lib/Sema
