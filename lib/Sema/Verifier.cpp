@@ -148,8 +148,9 @@ static void resetModule(Module &M) {
 
 static bool isKeyword(llvm::StringRef Name) {
   static constexpr llvm::StringLiteral Keywords[] = {
-      "kernel", "fn", "const", "let",   "var",      "shared", "if", "else", "while",
-      "for",    "in", "step",  "break", "continue", "return", "as", "true", "false"};
+#define GRIDJIT_KEYWORD(Id, Spelling) Spelling,
+#include "gridjit/IR/Keywords.def"
+  };
   return llvm::is_contained(Keywords, Name);
 }
 
