@@ -357,26 +357,32 @@ HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
 // Synchronisation points (called by the registered lowerings)
 //===----------------------------------------------------------------------===//
 
-llvm::Error HostModuleLowering::blockBarrier(SourceLoc Loc, BuiltinFunc What) {
+// Thread loops already run one after another: a barrier only has to check
+// that every thread of the block (or of each warp) arrived, or none. The
+// site that check reports, or null when no thread can be inactive here.
+llvm::Expected<llvm::Constant *> HostModuleLowering::barrierSite(SourceLoc Loc, BuiltinFunc What,
+                                                                 llvm::StringRef Scope) {
   if (Cur->Env.Linear || !Cur->Kernel)
-    return Ctx.error(Loc, "internal error: block barrier inside a thread");
-  // Thread loops already run one after another: a barrier only has to
-  // check that every thread of the block arrived (or none).
+    return Ctx.error(Loc, "internal error: " + Scope + " barrier inside a thread");
   if (!maybeInactive())
-    return llvm::Error::success();
+    return nullptr;
   std::string Buf;
-  emitSyncCheck(countActive(), Cur->NumThreads, siteFor(Loc, builtinSpelling(What, Buf)),
-                B.getInt32(hostabi::NoWarp));
+  return siteFor(Loc, builtinSpelling(What, Buf));
+}
+
+llvm::Error HostModuleLowering::blockBarrier(SourceLoc Loc, BuiltinFunc What) {
+  Expected<llvm::Constant *> Site = barrierSite(Loc, What, "block");
+  if (!Site || !*Site)
+    return Site.takeError();
+  emitSyncCheck(countActive(), Cur->NumThreads, *Site, B.getInt32(hostabi::NoWarp));
   return llvm::Error::success();
 }
 
 llvm::Error HostModuleLowering::warpBarrier(SourceLoc Loc, BuiltinFunc What) {
-  if (Cur->Env.Linear || !Cur->Kernel)
-    return Ctx.error(Loc, "internal error: warp barrier inside a thread");
-  if (!maybeInactive())
-    return llvm::Error::success();
-  std::string Buf;
-  llvm::Constant *Site = siteFor(Loc, builtinSpelling(What, Buf));
+  Expected<llvm::Constant *> SiteOr = barrierSite(Loc, What, "warp");
+  if (!SiteOr || !*SiteOr)
+    return SiteOr.takeError();
+  llvm::Constant *Site = *SiteOr;
   // Each warp: all of its lanes active, or none.
   Value *NumWarps = B.CreateLShr(B.CreateAdd(Cur->NumThreads, B.getInt32(limits::LaneMask)),
                                  limits::Log2WarpSize, "warps");

@@ -198,6 +198,8 @@ public:
   llvm::Expected<llvm::Value *> threadValue(BuiltinValue V, unsigned Field, SourceLoc Loc);
   llvm::Expected<llvm::Value *> sharedArray(const VarDecl &V, SourceLoc Loc);
   llvm::Expected<llvm::Value *> dynamicShared(SourceLoc Loc);
+  llvm::Expected<llvm::Constant *> barrierSite(SourceLoc Loc, BuiltinFunc What,
+                                               llvm::StringRef Scope);
   llvm::Error blockBarrier(SourceLoc Loc, BuiltinFunc What);
   llvm::Error warpBarrier(SourceLoc Loc, BuiltinFunc What);
   llvm::Error gridSync(SourceLoc Loc);
