@@ -268,6 +268,11 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
   // Runtime::launch checked that LM is a host module and names the kernel.
   auto &M = static_cast<HostModule &>(LM);
   const HostModule::Kernel &K = M.ByName.find(Info.Name)->second;
+  if (Opts.Stats) {
+    // A launch rejected before it runs reports no blocks, and the pool.
+    *Opts.Stats = LaunchStats();
+    Opts.Stats->PoolThreads = P->Pool.size();
+  }
   if (Opts.Stream)
     return fail("kernel '" + Info.Name +
                 "': the host runtime has no streams (LaunchOptions::Stream must be null; host "
