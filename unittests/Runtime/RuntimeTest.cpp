@@ -256,4 +256,92 @@ TEST(RuntimeTest, CreateRuntimeByTarget) {
             "'nvptx')");
 }
 
+/// A runtime of another target, as a CUDA runtime plugs in: it records
+/// what the base class asks of it.
+class RecordingRuntime final : public Runtime {
+public:
+  RecordingRuntime() : Runtime(TargetKind::NVPTX) {}
+  struct Module final : LoadedModule {
+    explicit Module(std::vector<KernelInfo> K) : LoadedModule(TargetKind::NVPTX, std::move(K)) {}
+  };
+  std::vector<uint64_t> Live;
+  unsigned Frees = 0, Launches = 0;
+  uint64_t NextAddr = 0x10000;
+
+  llvm::Expected<std::unique_ptr<LoadedModule>> load(const Artifact &A) override {
+    return std::make_unique<Module>(A.Kernels);
+  }
+  llvm::Error synchronize() override { return llvm::Error::success(); }
+
+private:
+  llvm::Expected<uint64_t> allocateMemory(uint64_t Bytes) override {
+    Live.push_back(NextAddr);
+    NextAddr += (Bytes + 255) / 256 * 256 + 256;
+    return Live.back();
+  }
+  llvm::Error freeMemory(uint64_t Addr, uint64_t) override {
+    ++Frees;
+    llvm::erase(Live, Addr);
+    return llvm::Error::success();
+  }
+  llvm::Error writeMemory(uint64_t, const void *, uint64_t) override {
+    return llvm::Error::success();
+  }
+  llvm::Error readMemory(void *, uint64_t, uint64_t) override { return llvm::Error::success(); }
+  llvm::Error launchKernel(LoadedModule &, const KernelInfo &K, const LaunchConfig &C,
+                           llvm::ArrayRef<KernelArg> Args, const LaunchOptions &) override {
+    if (llvm::Error E = checkLaunchConfig(K, C))
+      return E;
+    if (llvm::Error E = checkArguments(K, Args))
+      return E;
+    ++Launches;
+    return llvm::Error::success();
+  }
+};
+
+TEST(RuntimeTest, AnotherTargetPlugsInBehindTheSameInterface) {
+  RecordingRuntime R;
+  Runtime &RT = R;
+  EXPECT_EQ(RT.getTargetKind(), TargetKind::NVPTX);
+  {
+    auto A = RT.allocate(100);
+    auto B = RT.allocate(8);
+    ASSERT_TRUE(succeeded(A));
+    ASSERT_TRUE(succeeded(B));
+    EXPECT_EQ(R.Live.size(), 2u);
+    // Assigning over a handle frees what it held.
+    *A = std::move(*B);
+    EXPECT_EQ(R.Live.size(), 1u);
+    EXPECT_EQ(R.Frees, 1u);
+  }
+  // Handles that go away free their memory.
+  EXPECT_TRUE(R.Live.empty());
+  EXPECT_EQ(R.Frees, 2u);
+
+  auto M = RT.load(artifact());
+  ASSERT_TRUE(succeeded(M));
+  auto X = RT.allocate(16), Y = RT.allocate(16);
+  ASSERT_TRUE(succeeded(X));
+  ASSERT_TRUE(succeeded(Y));
+  KernelArg Args[] = {KernelArg::i32(4), KernelArg::f32(1.0f),
+                      KernelArg::buffer(*X, ScalarKind::F32), KernelArg::buffer(*Y)};
+  ASSERT_TRUE(succeeded(RT.launch(**M, "saxpy", config(1, 4), Args)));
+  EXPECT_EQ(R.Launches, 1u);
+  // An unknown kernel never reaches the target.
+  EXPECT_EQ(errorText(RT.launch(**M, "nope", config(1, 4), Args)),
+            "no kernel 'nope' in the loaded module (kernels: saxpy, count, dyn)");
+  EXPECT_EQ(R.Launches, 1u);
+
+  // Modules do not cross targets.
+  auto Host = hostRuntime();
+  ASSERT_TRUE(Host);
+  auto HM = Host->load(artifact());
+  ASSERT_TRUE(succeeded(HM));
+  EXPECT_EQ(errorText(RT.launch(**HM, "saxpy", config(1, 4), Args)),
+            "cannot launch a kernel of a module loaded for target 'host' on the nvptx runtime");
+  EXPECT_EQ(errorText(Host->launch(**M, "saxpy", config(1, 4), Args)),
+            "cannot launch a kernel of a module loaded for target 'nvptx' on the host runtime");
+  EXPECT_EQ(R.Launches, 1u);
+}
+
 } // namespace

@@ -1,6 +1,7 @@
 //===- HostRuntime.h - Run host-target kernels on a worker pool -*- C++ -*-===//
 //
-// Part of gridjit. A HostRuntime loads artifacts made by the host target
+// Part of gridjit. A HostRuntime, the host target's gridjit::Runtime
+// (Runtime.h, docs/Runtime.md), loads artifacts made by the host target
 // (createHostTarget) into their own ORC LLJIT and launches their kernels:
 // the blocks of a launch run in parallel on the runtime's worker pool, the
 // threads of each block in the thread loops the compiler generated
