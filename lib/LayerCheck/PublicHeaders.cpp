@@ -27,6 +27,8 @@
 #include "gridjit/Parse/Lexer.h"
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Runtime/HostRuntime.h"
+#include "gridjit/Runtime/LaunchChecks.h"
+#include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Environment.h"

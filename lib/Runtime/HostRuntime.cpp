@@ -15,6 +15,8 @@
 
 #include "WorkerPool.h"
 
+#include "gridjit/Runtime/LaunchChecks.h"
+
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/HostABI.h"
@@ -44,10 +46,6 @@ Error fail(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
 
-std::string dimString(const Dim3 &D) {
-  return "(" + std::to_string(D.X) + ", " + std::to_string(D.Y) + ", " + std::to_string(D.Z) + ")";
-}
-
 /// Memory for one block, 64-byte aligned: shared, frame, block frame.
 struct BlockLayout {
   uint64_t SharedBytes = 0, FrameBytes = 0, BlockFrameBytes = 0;
@@ -60,7 +58,7 @@ struct FreeDeleter {
 using Buffer = std::unique_ptr<char[], FreeDeleter>;
 
 /// Zero-initialised, 64-byte aligned; null when the memory is not there.
-Buffer allocate(uint64_t Bytes) {
+Buffer allocateZeroed(uint64_t Bytes) {
   Bytes = llvm::alignTo(std::max<uint64_t>(Bytes, 64), 64);
   void *P = std::aligned_alloc(64, Bytes);
   if (P)
@@ -80,20 +78,21 @@ void bindBlockMemory(abi::BlockContext &C, char *Mem, const BlockLayout &L) {
 // LoadedModule
 //===----------------------------------------------------------------------===//
 
-struct LoadedModule::Impl {
+namespace {
+/// A host artifact loaded into its own LLJIT, with every kernel's entry
+/// and descriptor looked up.
+struct HostModule final : LoadedModule {
   struct Kernel {
     const KernelInfo *Info = nullptr;
     abi::EntryFn Entry = nullptr;
     abi::Descriptor Desc{};
   };
+  explicit HostModule(std::vector<KernelInfo> Infos)
+      : LoadedModule(TargetKind::Host, std::move(Infos)) {}
   std::unique_ptr<llvm::orc::LLJIT> JIT;
-  std::vector<KernelInfo> Kernels;
   llvm::StringMap<Kernel> ByName;
 };
-
-LoadedModule::LoadedModule(std::unique_ptr<Impl> I) : P(std::move(I)) {}
-LoadedModule::~LoadedModule() = default;
-const std::vector<KernelInfo> &LoadedModule::getKernels() const { return P->Kernels; }
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // HostRuntime
@@ -105,13 +104,13 @@ struct HostRuntime::Impl {
   HostRuntimeOptions Opts;
   WorkerPool Pool;
 
-  Error runBlocks(const LoadedModule::Impl::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
+  Error runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
                   const BlockLayout &L, LaunchStats &Stats);
-  Error runCooperative(const LoadedModule::Impl::Kernel &K, const LaunchConfig &Cfg,
-                       void *const *Args, const BlockLayout &L, LaunchStats &Stats);
+  Error runCooperative(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
+                       const BlockLayout &L, LaunchStats &Stats);
 };
 
-HostRuntime::HostRuntime(std::unique_ptr<Impl> I) : P(std::move(I)) {}
+HostRuntime::HostRuntime(std::unique_ptr<Impl> I) : Runtime(TargetKind::Host), P(std::move(I)) {}
 HostRuntime::~HostRuntime() = default;
 
 unsigned HostRuntime::getNumThreads() const { return P->Pool.size(); }
@@ -163,9 +162,8 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
           llvm::MemoryBuffer::getMemBufferCopy(A.Payload, "gridjit-host-module")))
     return std::move(E);
 
-  auto I = std::make_unique<LoadedModule::Impl>();
-  I->Kernels = A.Kernels;
-  for (const KernelInfo &KI : I->Kernels) {
+  auto I = std::make_unique<HostModule>(A.Kernels);
+  for (const KernelInfo &KI : I->getKernels()) {
     auto Entry = (*JIT)->lookup(abi::EntryPrefix + KI.Name);
     if (!Entry)
       return fail("kernel '" + KI.Name +
@@ -174,7 +172,7 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
     if (!Desc)
       return fail("kernel '" + KI.Name +
                   "' has no descriptor in the loaded object: " + llvm::toString(Desc.takeError()));
-    LoadedModule::Impl::Kernel K;
+    HostModule::Kernel K;
     K.Info = &KI;
     K.Entry = Entry->toPtr<abi::EntryFn>();
     std::memcpy(&K.Desc, Desc->toPtr<const void *>(), sizeof(K.Desc));
@@ -185,49 +183,18 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
     I->ByName[KI.Name] = K;
   }
   I->JIT = std::move(*JIT);
-  return std::unique_ptr<LoadedModule>(new LoadedModule(std::move(I)));
+  return std::unique_ptr<LoadedModule>(std::move(I));
 }
 
 //===----------------------------------------------------------------------===//
 // Checks before a launch
 //===----------------------------------------------------------------------===//
 
-static std::string signature(const KernelInfo &K) {
-  std::string S;
-  for (const KernelParamInfo &P : K.Params)
-    S += (S.empty() ? "" : ", ") + P.Name + ": " + P.Ty.str();
-  return S;
-}
-
-static Error checkConfig(const KernelInfo &K, const abi::Descriptor &D, const LaunchConfig &C,
-                         const HostRuntimeOptions &Opts) {
-  std::string Where = "kernel '" + K.Name + "' launched with grid " + dimString(C.Grid) +
-                      " and block " + dimString(C.Block);
-  if (!C.Grid.X || !C.Grid.Y || !C.Grid.Z)
-    return fail(Where + ": every grid dimension must be at least 1");
-  if (!C.Block.X || !C.Block.Y || !C.Block.Z)
-    return fail(Where + ": every block dimension must be at least 1");
-  // The same limits let the host target tell LLVM the ranges of the
-  // launch dimensions (KernelEntry.cpp).
-  using namespace limits;
-  auto Dims = [](const uint32_t(&D)[3]) {
-    return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " + std::to_string(D[2]) +
-           ")";
-  };
-  if (C.Block.count() > MaxThreadsPerBlock)
-    return fail(Where + ": a block of " + std::to_string(C.Block.count()) +
-                " threads exceeds the limit of " + std::to_string(MaxThreadsPerBlock) +
-                " threads per block");
-  if (C.Block.X > MaxBlockDim[0] || C.Block.Y > MaxBlockDim[1] || C.Block.Z > MaxBlockDim[2])
-    return fail(Where + ": block dimensions are limited to " + Dims(MaxBlockDim));
-  if (C.Grid.X > MaxGridDim[0] || C.Grid.Y > MaxGridDim[1] || C.Grid.Z > MaxGridDim[2])
-    return fail(Where + ": grid dimensions are limited to " + Dims(MaxGridDim));
-  if (K.UsesDynamicShared && C.DynamicSharedBytes == 0)
-    return fail(Where + ": the kernel declares dynamic shared memory ('shared NAME: [T];') but "
-                        "the launch provides none (give its size in bytes, e.g. --shared)");
-  if (!K.UsesDynamicShared && C.DynamicSharedBytes != 0)
-    return fail(Where + ": the launch provides " + std::to_string(C.DynamicSharedBytes) +
-                " bytes of dynamic shared memory but the kernel declares none");
+/// The host's own limits, after checkLaunchConfig: shared memory per block
+/// and the co-residency of a cooperative grid.
+static Error checkHostLimits(const KernelInfo &K, const abi::Descriptor &D, const LaunchConfig &C,
+                             const HostRuntimeOptions &Opts) {
+  std::string Where = describeLaunch(K, C);
   uint64_t Shared = D.StaticSharedBytes + C.DynamicSharedBytes;
   if (Shared > Opts.MaxSharedBytes)
     return fail(Where + ": " + std::to_string(Shared) +
@@ -240,34 +207,6 @@ static Error checkConfig(const KernelInfo &K, const abi::Descriptor &D, const La
                 std::to_string(C.Grid.count()) +
                 " blocks exceed the host's co-residency limit of " +
                 std::to_string(Opts.MaxCooperativeBlocks) + " blocks");
-  return Error::success();
-}
-
-static Error checkArgs(const KernelInfo &K, llvm::ArrayRef<KernelArg> Args) {
-  if (Args.size() != K.Params.size())
-    return fail("kernel '" + K.Name + "' takes " + std::to_string(K.Params.size()) + " argument" +
-                (K.Params.size() == 1 ? "" : "s") + " (" + signature(K) + "), " +
-                std::to_string(Args.size()) + " given");
-  for (size_t I = 0; I < Args.size(); ++I) {
-    const KernelParamInfo &P = K.Params[I];
-    const KernelArg &A = Args[I];
-    std::string Which = "kernel '" + K.Name + "': argument " + std::to_string(I + 1) + " ('" +
-                        P.Name + ": " + P.Ty.str() + "')";
-    if (P.Ty.isPointer()) {
-      if (!A.isPointer())
-        return fail(Which + " must be a pointer, but a " + std::string(scalarName(*A.getKind())) +
-                    " was given");
-      if (A.getKind() && *A.getKind() != P.Ty.getScalarKind())
-        return fail(Which + " must point to " + std::string(scalarName(P.Ty.getScalarKind())) +
-                    ", but a pointer to " + std::string(scalarName(*A.getKind())) + " was given");
-      continue;
-    }
-    if (A.isPointer())
-      return fail(Which + " must be a " + P.Ty.str() + ", but a pointer was given");
-    if (*A.getKind() != P.Ty.getScalarKind())
-      return fail(Which + " must be a " + P.Ty.str() + ", but a " +
-                  std::string(scalarName(*A.getKind())) + " was given");
-  }
   return Error::success();
 }
 
@@ -293,7 +232,7 @@ static std::string blockString(uint64_t Id, const Dim3 &Grid) {
   B.X = uint32_t(Id % Grid.X);
   B.Y = uint32_t(Id / Grid.X % Grid.Y);
   B.Z = uint32_t(Id / Grid.X / Grid.Y);
-  return dimString(B);
+  return formatDim3(B);
 }
 
 static Error divergenceError(const abi::BlockContext &C, const Dim3 &Grid) {
@@ -316,20 +255,33 @@ static Error divergenceError(const abi::BlockContext &C, const Dim3 &Grid) {
 // Running
 //===----------------------------------------------------------------------===//
 
-Error HostRuntime::launch(LoadedModule &M, llvm::StringRef Name, const LaunchConfig &Config,
+Error HostRuntime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfig &Config,
                           llvm::ArrayRef<KernelArg> Args, LaunchStats *Stats) {
-  auto It = M.P->ByName.find(Name);
-  if (It == M.P->ByName.end()) {
-    std::string Known;
-    for (const KernelInfo &K : M.P->Kernels)
-      Known += (Known.empty() ? "" : ", ") + K.Name;
-    return fail("no kernel '" + Name + "' in the loaded module (kernels: " +
-                (Known.empty() ? std::string("none") : Known) + ")");
+  LaunchOptions Opts;
+  Opts.Stats = Stats;
+  return Runtime::launch(M, Kernel, Config, Args, Opts);
+}
+
+Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
+                                const LaunchConfig &Config, llvm::ArrayRef<KernelArg> Args,
+                                const LaunchOptions &Opts) {
+  // Runtime::launch checked that LM is a host module and names the kernel.
+  auto &M = static_cast<HostModule &>(LM);
+  const HostModule::Kernel &K = M.ByName.find(Info.Name)->second;
+  if (Opts.Stats) {
+    // A launch rejected before it runs reports no blocks, and the pool.
+    *Opts.Stats = LaunchStats();
+    Opts.Stats->PoolThreads = P->Pool.size();
   }
-  const LoadedModule::Impl::Kernel &K = It->second;
-  if (Error E = checkConfig(*K.Info, K.Desc, Config, P->Opts))
+  if (Opts.Stream)
+    return fail("kernel '" + Info.Name +
+                "': the host runtime has no streams (LaunchOptions::Stream must be null; host "
+                "launches run to completion before they return)");
+  if (Error E = checkLaunchConfig(Info, Config))
     return E;
-  if (Error E = checkArgs(*K.Info, Args))
+  if (Error E = checkHostLimits(Info, K.Desc, Config, P->Opts))
+    return E;
+  if (Error E = checkArguments(Info, Args))
     return E;
 
   // The argument block: Ptrs[i] points to argument i's value.
@@ -337,8 +289,7 @@ Error HostRuntime::launch(LoadedModule &M, llvm::StringRef Name, const LaunchCon
   std::vector<void *> Ptrs(Args.size());
   for (size_t I = 0; I < Args.size(); ++I) {
     if (Args[I].isPointer()) {
-      void *Ptr = Args[I].getPointer();
-      std::memcpy(&Values[I], &Ptr, sizeof(Ptr));
+      Values[I] = Args[I].getAddress();
     } else {
       std::memcpy(&Values[I], Args[I].getScalarBytes(), 8);
     }
@@ -357,9 +308,39 @@ Error HostRuntime::launch(LoadedModule &M, llvm::StringRef Name, const LaunchCon
   Local.Milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
   Local.Blocks = Config.Grid.count();
-  if (Stats)
-    *Stats = Local;
+  Local.PoolThreads = P->Pool.size();
+  if (Opts.Stats)
+    *Opts.Stats = Local;
   return E;
+}
+
+Error HostRuntime::synchronize() { return Error::success(); }
+
+//===----------------------------------------------------------------------===//
+// Device memory: host memory
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<uint64_t> HostRuntime::allocateMemory(uint64_t Bytes) {
+  // Like the block memory: zeroed and 64-byte aligned.
+  Buffer B = allocateZeroed(Bytes);
+  if (!B)
+    return fail("cannot allocate a device buffer of " + std::to_string(Bytes) + " bytes");
+  return uint64_t(reinterpret_cast<uintptr_t>(B.release()));
+}
+
+Error HostRuntime::freeMemory(uint64_t Addr, uint64_t) {
+  std::free(reinterpret_cast<void *>(uintptr_t(Addr)));
+  return Error::success();
+}
+
+Error HostRuntime::writeMemory(uint64_t Addr, const void *Src, uint64_t Bytes) {
+  std::memcpy(reinterpret_cast<void *>(uintptr_t(Addr)), Src, Bytes);
+  return Error::success();
+}
+
+Error HostRuntime::readMemory(void *Dst, uint64_t Addr, uint64_t Bytes) {
+  std::memcpy(Dst, reinterpret_cast<const void *>(uintptr_t(Addr)), Bytes);
+  return Error::success();
 }
 
 static abi::BlockContext makeContext(const LaunchConfig &Cfg) {
@@ -381,7 +362,7 @@ static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) 
 // Independent blocks: workers take chunks of consecutive blocks from a
 // shared counter; each worker's block memory is reused from one block to
 // the next (CUDA's shared memory starts undefined in every block too).
-Error HostRuntime::Impl::runBlocks(const LoadedModule::Impl::Kernel &K, const LaunchConfig &Cfg,
+Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg,
                                    void *const *Args, const BlockLayout &L, LaunchStats &Stats) {
   uint64_t NumBlocks = Cfg.Grid.count();
   unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
@@ -397,7 +378,7 @@ Error HostRuntime::Impl::runBlocks(const LoadedModule::Impl::Kernel &K, const La
 
   Pool.run(Workers, [&](unsigned) {
     Participants.fetch_add(1, std::memory_order_relaxed);
-    Buffer Mem = allocate(L.total());
+    Buffer Mem = allocateZeroed(L.total());
     if (!Mem) {
       std::lock_guard<std::mutex> G(ErrorLock);
       NoMemory = true;
@@ -432,13 +413,13 @@ Error HostRuntime::Impl::runBlocks(const LoadedModule::Impl::Kernel &K, const La
 // A cooperative grid: every block keeps its memory and context; each phase
 // runs every block up to its next grid_sync (or its end). All blocks must
 // stop at the same grid_sync, or all finish.
-Error HostRuntime::Impl::runCooperative(const LoadedModule::Impl::Kernel &K,
-                                        const LaunchConfig &Cfg, void *const *Args,
-                                        const BlockLayout &L, LaunchStats &Stats) {
+Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const LaunchConfig &Cfg,
+                                        void *const *Args, const BlockLayout &L,
+                                        LaunchStats &Stats) {
   uint64_t NumBlocks = Cfg.Grid.count();
   uint64_t PerBlock = llvm::alignTo(std::max<uint64_t>(L.total(), 64), 64);
   uint64_t Bytes = PerBlock * NumBlocks;
-  Buffer Mem = allocate(Bytes);
+  Buffer Mem = allocateZeroed(Bytes);
   if (!Mem)
     return outOfMemory(*K.Info, Bytes, "the state of a cooperative grid");
   std::vector<abi::BlockContext> Ctxs(NumBlocks, makeContext(Cfg));

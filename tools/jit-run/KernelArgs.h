@@ -12,7 +12,7 @@
 
 #include "Errors.h"
 
-#include "gridjit/Runtime/HostRuntime.h"
+#include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/Support/Error.h"

@@ -2,8 +2,9 @@
 //
 // Part of gridjit. A thin driver over the library: it reads a KIR file (or
 // standard input), parses and verifies it, compiles it for a target and
-// prints the stage asked for, or (without --emit) runs a kernel on the host
-// and prints or saves its buffers.
+// prints the stage asked for, or (without --emit) runs a kernel through the
+// target's gridjit::Runtime (buffers allocated on its device, copied in and
+// back) and prints or saves its buffers.
 // Every function that can fail returns llvm::Error or llvm::Expected; main()
 // alone turns errors into messages and exit codes (Errors.h):
 //   0  success
@@ -20,7 +21,7 @@
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/IR/Printer.h"
 #include "gridjit/Parse/Parser.h"
-#include "gridjit/Runtime/HostRuntime.h"
+#include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Environment.h"
@@ -417,11 +418,53 @@ Expected<unsigned> workerThreads(const Options &O) {
   return N;
 }
 
-/// Compiles \p M for \p T (through the cache), loads it and runs kernel
-/// \p Kernel with \p Values; prints --stats, whether the launch succeeds
-/// or not.
+/// The library's name for the target of --target.
+gridjit::TargetKind targetKind(const Options &O) {
+  return O.Target == TargetKind::Cuda ? gridjit::TargetKind::NVPTX : gridjit::TargetKind::Host;
+}
+
+/// The arguments of the launch: scalars as they are; every buffer copied,
+/// with its padding, into device memory of \p RT (kept in \p Buffers).
+Expected<std::vector<gridjit::KernelArg>>
+makeDeviceArguments(gridjit::Runtime &RT, ArrayRef<jitrun::ArgValue> Values,
+                    std::vector<gridjit::DeviceBuffer> &Buffers) {
+  std::vector<gridjit::KernelArg> Args;
+  Buffers.resize(Values.size());
+  for (size_t I = 0; I < Values.size(); ++I) {
+    const jitrun::ArgValue &V = Values[I];
+    if (!V.isPointer()) {
+      Args.push_back(V.toKernelArg());
+      continue;
+    }
+    uint64_t Bytes = V.Storage.size() * sizeof(uint64_t);
+    auto B = RT.allocate(Bytes);
+    if (!B)
+      return B.takeError();
+    if (Error E = RT.copyToDevice(*B, V.Storage.data(), Bytes))
+      return std::move(E);
+    Args.push_back(gridjit::KernelArg::devicePointer(
+        B->getAddress() + jitrun::ArgValue::Pad * sizeof(uint64_t), V.kind()));
+    Buffers[I] = std::move(*B);
+  }
+  return std::move(Args);
+}
+
+/// Copies every buffer back from the device into \p Values.
+Error copyBuffersBack(gridjit::Runtime &RT, MutableArrayRef<jitrun::ArgValue> Values,
+                      ArrayRef<gridjit::DeviceBuffer> Buffers) {
+  for (size_t I = 0; I < Values.size(); ++I)
+    if (Buffers[I])
+      if (Error E = RT.copyFromDevice(Values[I].Storage.data(), Buffers[I], Buffers[I].size()))
+        return E;
+  return Error::success();
+}
+
+/// Compiles \p M for \p T (through the cache), loads it into the runtime
+/// of the target and runs kernel \p Kernel with \p Values, whose buffers
+/// go to the device and come back; prints --stats, whether the launch
+/// succeeds or not.
 Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M, StringRef Kernel,
-                   ArrayRef<jitrun::ArgValue> Values, unsigned Threads, const Options &O,
+                   MutableArrayRef<jitrun::ArgValue> Values, unsigned Threads, const Options &O,
                    CompileReport &R) {
   auto Art = compileCached(std::move(T), M, O, R);
   if (!Art) {
@@ -429,9 +472,9 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
       printStats(R);
     return Art.takeError();
   }
-  gridjit::HostRuntimeOptions RO;
+  gridjit::RuntimeOptions RO;
   RO.NumThreads = Threads;
-  auto RT = gridjit::HostRuntime::create(RO);
+  auto RT = gridjit::createRuntime(targetKind(O), RO);
   if (!RT)
     return RT.takeError();
   auto LoadStart = std::chrono::steady_clock::now();
@@ -439,19 +482,26 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
   double LoadMs = msSince(LoadStart);
   if (!Loaded)
     return Loaded.takeError();
-  std::vector<gridjit::KernelArg> Args;
-  for (const jitrun::ArgValue &V : Values)
-    Args.push_back(V.toKernelArg());
+  std::vector<gridjit::DeviceBuffer> Buffers;
+  auto Args = makeDeviceArguments(**RT, Values, Buffers);
+  if (!Args)
+    return Args.takeError();
   gridjit::LaunchStats LS;
-  Error E = (*RT)->launch(**Loaded, Kernel, O.Launch, Args, &LS);
+  gridjit::LaunchOptions LO;
+  LO.Stats = &LS;
+  Error E = (*RT)->launch(**Loaded, Kernel, O.Launch, *Args, LO);
+  if (!E)
+    E = (*RT)->synchronize();
   if (O.Stats) {
     printStats(R);
     errs() << format("  %-10s %10.3f ms\n", static_cast<const char *>("load"), LoadMs);
     errs() << format("  %-10s %10.3f ms  (%llu blocks, %u phases, %u of %u threads)\n",
                      static_cast<const char *>("run"), LS.Milliseconds,
-                     (unsigned long long)LS.Blocks, LS.Phases, LS.Workers, (*RT)->getNumThreads());
+                     (unsigned long long)LS.Blocks, LS.Phases, LS.Workers, LS.PoolThreads);
   }
-  return E;
+  if (E)
+    return E;
+  return copyBuffersBack(**RT, Values, Buffers);
 }
 
 /// Prints the buffers of --print, then writes those of --out.
@@ -465,17 +515,19 @@ Error writeBuffers(ArrayRef<jitrun::ArgValue> Values, const Outputs &Out) {
   return Error::success();
 }
 
-/// Compiles \p M for the host, runs one kernel with the arguments of the
-/// command line, and prints or writes the buffers asked for.
+/// Compiles \p M for the target, runs one kernel with the arguments of
+/// the command line through the target's gridjit::Runtime, and prints or
+/// writes the buffers asked for.
 Error runKernel(const gridjit::Module &M, const Options &O, CompileReport &R) {
-  if (O.Target == TargetKind::Cuda)
+  // Before anything is compiled: this build cannot run on that target.
+  if (!gridjit::isRuntimeAvailable(targetKind(O)))
     return createStringError(inconvertibleErrorCode(),
                              "running kernels with --target=cuda is not available in this build; "
                              "run on the host (the default) or use --emit=ptx");
   auto K = selectKernel(M, O);
   if (!K)
     return K.takeError();
-  auto T = gridjit::createHostTarget();
+  auto T = makeTarget(O);
   if (!T)
     return T.takeError();
   std::vector<gridjit::KernelInfo> Infos = (*T)->describeKernels(M);

@@ -1,0 +1,50 @@
+//===- LaunchChecks.h - Checks every runtime makes before a launch -*- C++ -*-===//
+//
+// Part of gridjit. The checks of a launch that do not depend on the target:
+// the kernel's name, the configuration against the limits of CUDA's
+// execution model (gridjit/Support/Limits.h) and the kernel's use of
+// dynamic shared memory, and the arguments against the kernel's parameters.
+// Every Runtime makes them, in this order, with these messages; a target
+// adds its own limits (shared memory, co-residency) between the
+// configuration and the argument checks (docs/Runtime.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_RUNTIME_LAUNCHCHECKS_H
+#define GRIDJIT_RUNTIME_LAUNCHCHECKS_H
+
+#include "gridjit/Runtime/Runtime.h"
+#include "gridjit/Target/Target.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace gridjit {
+
+/// "(X, Y, Z)".
+std::string formatDim3(const Dim3 &D);
+
+/// "kernel 'K' launched with grid (..) and block (..)": how launch errors
+/// about the configuration begin.
+std::string describeLaunch(const KernelInfo &K, const LaunchConfig &C);
+
+/// The kernel named \p Name of \p M. Error: "no kernel 'N' in the loaded
+/// module (kernels: ...)".
+llvm::Expected<const KernelInfo &> findKernel(const LoadedModule &M, llvm::StringRef Name);
+
+/// Checks \p C for kernel \p K: every dimension at least 1, the threads
+/// per block and the block and grid dimensions within gridjit::limits, and
+/// dynamic shared memory given exactly when the kernel declares it.
+llvm::Error checkLaunchConfig(const KernelInfo &K, const LaunchConfig &C);
+
+/// Checks \p Args against the parameters of \p K: their number, scalars of
+/// the parameter's type, pointers for pointer parameters (and, when the
+/// argument's pointee is known, of the parameter's pointee).
+llvm::Error checkArguments(const KernelInfo &K, llvm::ArrayRef<KernelArg> Args);
+
+} // namespace gridjit
+
+#endif // GRIDJIT_RUNTIME_LAUNCHCHECKS_H

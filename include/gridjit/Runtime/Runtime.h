@@ -1,0 +1,312 @@
+//===- Runtime.h - One interface to run kernels on any target ---*- C++ -*-===//
+//
+// Part of gridjit. A Runtime loads the Artifacts of one target, owns device
+// memory, and launches kernels by name. HostRuntime (the host target, on
+// the CPU) implements it today; a CUDA driver runtime for the nvptx target
+// implements the same interface, so that jit-run and the C API have one
+// code path for both targets (docs/Runtime.md).
+//
+// Device memory is named by DeviceBuffer (RAII: freed when the handle
+// dies) and reached only through copyToDevice / copyFromDevice; a kernel
+// gets it as KernelArg::buffer or KernelArg::devicePointer. On the host
+// target device memory is ordinary host memory, so KernelArg::pointer to
+// any host object works there too; on a GPU it does not.
+//
+// This header names no LLVM IR type.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_RUNTIME_RUNTIME_H
+#define GRIDJIT_RUNTIME_RUNTIME_H
+
+#include "gridjit/IR/Type.h"
+#include "gridjit/Target/Target.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+namespace gridjit {
+
+class Runtime;
+
+/// A grid or block size. Every component must be at least 1.
+struct Dim3 {
+  uint32_t X = 1, Y = 1, Z = 1;
+  uint64_t count() const { return uint64_t(X) * Y * Z; }
+};
+
+/// How to launch a kernel.
+struct LaunchConfig {
+  Dim3 Grid;  ///< blocks
+  Dim3 Block; ///< threads per block: at most 1024 in all
+  /// Bytes of dynamic shared memory (`shared NAME: [T];`); must be
+  /// non-zero exactly when the kernel declares it.
+  uint32_t DynamicSharedBytes = 0;
+};
+
+/// Memory a Runtime allocated on its device, owned by this handle: it is
+/// freed (Runtime::free, errors dropped) when the handle is destroyed or
+/// assigned to, unless freed before. Move-only. A DeviceBuffer must not
+/// outlive the Runtime that allocated it. Its address is a device address:
+/// on the host target an ordinary pointer, on a GPU a CUdeviceptr that the
+/// host must not dereference.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer &&O) noexcept { *this = std::move(O); }
+  DeviceBuffer &operator=(DeviceBuffer &&O) noexcept;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer();
+
+  /// The device address of the first byte (0 for an empty handle).
+  uint64_t getAddress() const { return Addr; }
+  /// The bytes asked for when it was allocated.
+  uint64_t size() const { return Bytes; }
+  /// The runtime that allocated it; null for an empty handle.
+  Runtime *getRuntime() const { return Owner; }
+  explicit operator bool() const { return Owner != nullptr; }
+
+private:
+  friend class Runtime;
+  DeviceBuffer(Runtime *R, uint64_t A, uint64_t N) : Owner(R), Addr(A), Bytes(N) {}
+  Runtime *Owner = nullptr;
+  uint64_t Addr = 0, Bytes = 0;
+};
+
+/// One kernel argument: a scalar of a KIR scalar type, or a pointer (a
+/// host pointer, a device buffer or a raw device address).
+class KernelArg {
+public:
+  static KernelArg boolean(bool V) { return scalar(ScalarKind::Bool, V); }
+  static KernelArg i8(int8_t V) { return scalar(ScalarKind::I8, V); }
+  static KernelArg i16(int16_t V) { return scalar(ScalarKind::I16, V); }
+  static KernelArg i32(int32_t V) { return scalar(ScalarKind::I32, V); }
+  static KernelArg i64(int64_t V) { return scalar(ScalarKind::I64, V); }
+  static KernelArg u8(uint8_t V) { return scalar(ScalarKind::U8, V); }
+  static KernelArg u16(uint16_t V) { return scalar(ScalarKind::U16, V); }
+  static KernelArg u32(uint32_t V) { return scalar(ScalarKind::U32, V); }
+  static KernelArg u64(uint64_t V) { return scalar(ScalarKind::U64, V); }
+  static KernelArg f32(float V) { return scalar(ScalarKind::F32, V); }
+  static KernelArg f64(double V) { return scalar(ScalarKind::F64, V); }
+
+  /// A host pointer to global memory (valid on the host target only). For a
+  /// pointer to a C++ arithmetic type the launch checks that it matches the
+  /// parameter's pointee (float* for ptr<f32>, ...); a void pointer is
+  /// accepted for any ptr<T>.
+  template <typename T> static KernelArg pointer(T *P) {
+    return address(reinterpret_cast<uintptr_t>(static_cast<const volatile void *>(P)),
+                   pointeeOf<std::remove_cv_t<T>>());
+  }
+  /// The start of device buffer \p B. With \p Pointee the launch checks it
+  /// against the parameter's pointee like a typed pointer; without, it is
+  /// accepted for any ptr<T>.
+  static KernelArg buffer(const DeviceBuffer &B, std::optional<ScalarKind> Pointee = std::nullopt) {
+    return address(B.getAddress(), Pointee);
+  }
+  /// A device address (for example inside a DeviceBuffer, or memory a
+  /// framework such as PyTorch allocated on the device); \p Pointee as for
+  /// buffer().
+  static KernelArg devicePointer(uint64_t Addr, std::optional<ScalarKind> Pointee = std::nullopt) {
+    return address(Addr, Pointee);
+  }
+
+  bool isPointer() const { return IsPointer; }
+  /// The scalar type (scalars), or the pointee when known (pointers).
+  std::optional<ScalarKind> getKind() const { return IsPointer ? Pointee : Kind; }
+  /// The address of a pointer argument, as the kernel receives it.
+  uint64_t getAddress() const { return Addr; }
+  /// getAddress() as a host pointer (meaningful on the host target).
+  void *getPointer() const { return reinterpret_cast<void *>(uintptr_t(Addr)); }
+  /// The scalar's bytes, as the kernel reads them (little-endian).
+  const void *getScalarBytes() const { return Bytes; }
+
+private:
+  static KernelArg address(uint64_t A, std::optional<ScalarKind> Pointee) {
+    KernelArg Arg;
+    Arg.IsPointer = true;
+    Arg.Addr = A;
+    Arg.Pointee = Pointee;
+    return Arg;
+  }
+  template <typename V> static KernelArg scalar(ScalarKind K, V Value) {
+    static_assert(sizeof(V) <= 8);
+    KernelArg A;
+    A.Kind = K;
+    std::memcpy(A.Bytes, &Value, sizeof(V));
+    return A;
+  }
+  template <typename T> static std::optional<ScalarKind> pointeeOf() {
+    if constexpr (std::is_same_v<T, float>)
+      return ScalarKind::F32;
+    else if constexpr (std::is_same_v<T, double>)
+      return ScalarKind::F64;
+    else if constexpr (std::is_same_v<T, bool>)
+      return ScalarKind::Bool;
+    else if constexpr (std::is_integral_v<T>)
+      return intKind(sizeof(T), std::is_signed_v<T>);
+    else
+      return std::nullopt;
+  }
+  static constexpr ScalarKind intKind(size_t Bytes, bool Signed) {
+    switch (Bytes) {
+    case 1:
+      return Signed ? ScalarKind::I8 : ScalarKind::U8;
+    case 2:
+      return Signed ? ScalarKind::I16 : ScalarKind::U16;
+    case 4:
+      return Signed ? ScalarKind::I32 : ScalarKind::U32;
+    default:
+      return Signed ? ScalarKind::I64 : ScalarKind::U64;
+    }
+  }
+
+  bool IsPointer = false;
+  ScalarKind Kind = ScalarKind::Bool;
+  std::optional<ScalarKind> Pointee;
+  uint64_t Addr = 0;
+  alignas(8) unsigned char Bytes[8] = {};
+};
+
+/// Per-launch counters (`jit-run --stats`). Fields a target does not
+/// measure stay 0.
+struct LaunchStats {
+  double Milliseconds = 0; ///< wall time of the launch
+  uint64_t Blocks = 0;
+  unsigned Phases = 0;      ///< host: grid-wide phases (1 + grid_syncs passed)
+  unsigned Workers = 0;     ///< host: threads that ran blocks
+  unsigned PoolThreads = 0; ///< host: threads the runtime could have used
+};
+
+/// How to launch, beyond the configuration.
+struct LaunchOptions {
+  /// A stream of the caller's, as an opaque handle: on the nvptx target a
+  /// CUstream (null: the runtime's own stream), so that a framework can
+  /// put gridjit kernels on its own streams. The host runtime has no
+  /// streams and runs every launch to completion before it returns: it
+  /// rejects a non-null Stream with an error rather than ignore it.
+  void *Stream = nullptr;
+  /// Filled in, if given, when the launch has run (or failed while running).
+  LaunchStats *Stats = nullptr;
+};
+
+/// An artifact loaded into a Runtime: the kernels' metadata, and whatever
+/// the target needs to launch them. Made by Runtime::load; must outlive the
+/// launches that use it.
+class LoadedModule {
+public:
+  virtual ~LoadedModule();
+  LoadedModule(const LoadedModule &) = delete;
+  LoadedModule &operator=(const LoadedModule &) = delete;
+  /// The target the artifact was compiled for.
+  TargetKind getTargetKind() const { return Kind; }
+  /// The launch metadata of the kernels, as the artifact carries it.
+  const std::vector<KernelInfo> &getKernels() const { return Kernels; }
+  /// The kernel named \p Name, or null.
+  const KernelInfo *getKernel(llvm::StringRef Name) const;
+
+protected:
+  LoadedModule(TargetKind K, std::vector<KernelInfo> Infos) : Kind(K), Kernels(std::move(Infos)) {}
+
+private:
+  TargetKind Kind;
+  std::vector<KernelInfo> Kernels;
+};
+
+/// Loads artifacts of one target, owns its device memory and launches
+/// kernels. Implementations are thread-safe: one Runtime, its modules and
+/// buffers may be used from any number of threads at once.
+class Runtime {
+public:
+  virtual ~Runtime();
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  /// The target whose artifacts this runtime runs.
+  TargetKind getTargetKind() const { return Kind; }
+
+  /// Loads \p A. Errors: an artifact of another target, one that the
+  /// device cannot load.
+  virtual llvm::Expected<std::unique_ptr<LoadedModule>> load(const Artifact &A) = 0;
+
+  /// \p Bytes of device memory (at least 64-byte aligned; zeroed on the
+  /// host target, undefined on a GPU).
+  llvm::Expected<DeviceBuffer> allocate(uint64_t Bytes);
+  /// Frees \p B now (it becomes empty). An empty handle is fine.
+  /// Errors: a buffer of another runtime, the device refusing.
+  llvm::Error free(DeviceBuffer &B);
+  /// Copies \p Bytes from host memory \p Src to \p Dst at \p Offset.
+  /// Errors: a range outside the buffer, a buffer of another runtime.
+  llvm::Error copyToDevice(const DeviceBuffer &Dst, const void *Src, uint64_t Bytes,
+                           uint64_t Offset = 0);
+  /// Copies \p Bytes of \p Src from \p Offset to host memory \p Dst, after
+  /// every launch before it has finished writing it.
+  llvm::Error copyFromDevice(void *Dst, const DeviceBuffer &Src, uint64_t Bytes,
+                             uint64_t Offset = 0);
+
+  /// Launches \p Kernel of \p M over \p Config with \p Args. Before
+  /// anything runs it checks the kernel's name, the configuration against
+  /// the launch limits of gridjit::limits and the target's own, and the
+  /// arguments (count and types against the kernel's parameters;
+  /// gridjit/Runtime/LaunchChecks.h). The host target returns when every
+  /// block has finished; a GPU may return when the launch is queued (see
+  /// synchronize()).
+  llvm::Error launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfig &Config,
+                     llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts = {});
+
+  /// Waits until every launch and copy this runtime queued has finished
+  /// and returns the first error any of them met. (The host target runs
+  /// everything synchronously: nothing to wait for.)
+  virtual llvm::Error synchronize() = 0;
+
+protected:
+  explicit Runtime(TargetKind K) : Kind(K) {}
+
+  /// The target's part of allocate/free/copies; the base class checks
+  /// ownership and ranges before calling them.
+  virtual llvm::Expected<uint64_t> allocateMemory(uint64_t Bytes) = 0;
+  virtual llvm::Error freeMemory(uint64_t Addr, uint64_t Bytes) = 0;
+  virtual llvm::Error writeMemory(uint64_t Addr, const void *Src, uint64_t Bytes) = 0;
+  virtual llvm::Error readMemory(void *Dst, uint64_t Addr, uint64_t Bytes) = 0;
+  /// The target's part of launch: \p Kernel is \p M's kernel of that name
+  /// and \p M is of this runtime's target. Checks the configuration
+  /// (checkLaunchConfig and the target's limits) and the arguments
+  /// (checkArguments), then runs.
+  virtual llvm::Error launchKernel(LoadedModule &M, const KernelInfo &Kernel,
+                                   const LaunchConfig &Config, llvm::ArrayRef<KernelArg> Args,
+                                   const LaunchOptions &Opts) = 0;
+
+private:
+  TargetKind Kind;
+};
+
+/// Options of createRuntime.
+struct RuntimeOptions {
+  /// Host target: threads that run blocks; 0 (the default) for the CPUs
+  /// this process may run on (HostRuntimeOptions::NumThreads).
+  unsigned NumThreads = 0;
+  /// nvptx target: the ordinal of the CUDA device to run on.
+  unsigned Device = 0;
+};
+
+/// Whether this build has a runtime for target \p K (host: yes; nvptx: not
+/// yet).
+bool isRuntimeAvailable(TargetKind K);
+
+/// The runtime of target \p K. Errors: no runtime for that target in this
+/// build ("the CUDA runtime is not available yet" for nvptx), or the
+/// runtime cannot start.
+llvm::Expected<std::unique_ptr<Runtime>> createRuntime(TargetKind K,
+                                                       const RuntimeOptions &Opts = {});
+
+} // namespace gridjit
+
+#endif // GRIDJIT_RUNTIME_RUNTIME_H

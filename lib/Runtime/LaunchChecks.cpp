@@ -1,0 +1,102 @@
+//===- LaunchChecks.cpp - Checks every runtime makes before a launch ------===//
+//
+// Part of gridjit. See gridjit/Runtime/LaunchChecks.h. The messages are
+// part of jit-run's interface (test/Host pins them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Runtime/LaunchChecks.h"
+
+#include "gridjit/Support/Limits.h"
+
+using namespace gridjit;
+using llvm::Error;
+
+static Error fail(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+std::string gridjit::formatDim3(const Dim3 &D) {
+  return "(" + std::to_string(D.X) + ", " + std::to_string(D.Y) + ", " + std::to_string(D.Z) + ")";
+}
+
+std::string gridjit::describeLaunch(const KernelInfo &K, const LaunchConfig &C) {
+  return "kernel '" + K.Name + "' launched with grid " + formatDim3(C.Grid) + " and block " +
+         formatDim3(C.Block);
+}
+
+llvm::Expected<const KernelInfo &> gridjit::findKernel(const LoadedModule &M,
+                                                       llvm::StringRef Name) {
+  if (const KernelInfo *K = M.getKernel(Name))
+    return *K;
+  std::string Known;
+  for (const KernelInfo &K : M.getKernels())
+    Known += (Known.empty() ? "" : ", ") + K.Name;
+  return fail("no kernel '" + Name + "' in the loaded module (kernels: " +
+              (Known.empty() ? std::string("none") : Known) + ")");
+}
+
+Error gridjit::checkLaunchConfig(const KernelInfo &K, const LaunchConfig &C) {
+  std::string Where = describeLaunch(K, C);
+  if (!C.Grid.X || !C.Grid.Y || !C.Grid.Z)
+    return fail(Where + ": every grid dimension must be at least 1");
+  if (!C.Block.X || !C.Block.Y || !C.Block.Z)
+    return fail(Where + ": every block dimension must be at least 1");
+  // The same limits let the host target tell LLVM the ranges of the
+  // launch dimensions (KernelEntry.cpp).
+  using namespace limits;
+  auto Dims = [](const uint32_t(&D)[3]) {
+    return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " + std::to_string(D[2]) +
+           ")";
+  };
+  if (C.Block.count() > MaxThreadsPerBlock)
+    return fail(Where + ": a block of " + std::to_string(C.Block.count()) +
+                " threads exceeds the limit of " + std::to_string(MaxThreadsPerBlock) +
+                " threads per block");
+  if (C.Block.X > MaxBlockDim[0] || C.Block.Y > MaxBlockDim[1] || C.Block.Z > MaxBlockDim[2])
+    return fail(Where + ": block dimensions are limited to " + Dims(MaxBlockDim));
+  if (C.Grid.X > MaxGridDim[0] || C.Grid.Y > MaxGridDim[1] || C.Grid.Z > MaxGridDim[2])
+    return fail(Where + ": grid dimensions are limited to " + Dims(MaxGridDim));
+  if (K.UsesDynamicShared && C.DynamicSharedBytes == 0)
+    return fail(Where + ": the kernel declares dynamic shared memory ('shared NAME: [T];') but "
+                        "the launch provides none (give its size in bytes, e.g. --shared)");
+  if (!K.UsesDynamicShared && C.DynamicSharedBytes != 0)
+    return fail(Where + ": the launch provides " + std::to_string(C.DynamicSharedBytes) +
+                " bytes of dynamic shared memory but the kernel declares none");
+  return Error::success();
+}
+
+static std::string signature(const KernelInfo &K) {
+  std::string S;
+  for (const KernelParamInfo &P : K.Params)
+    S += (S.empty() ? "" : ", ") + P.Name + ": " + P.Ty.str();
+  return S;
+}
+
+Error gridjit::checkArguments(const KernelInfo &K, llvm::ArrayRef<KernelArg> Args) {
+  if (Args.size() != K.Params.size())
+    return fail("kernel '" + K.Name + "' takes " + std::to_string(K.Params.size()) + " argument" +
+                (K.Params.size() == 1 ? "" : "s") + " (" + signature(K) + "), " +
+                std::to_string(Args.size()) + " given");
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const KernelParamInfo &P = K.Params[I];
+    const KernelArg &A = Args[I];
+    std::string Which = "kernel '" + K.Name + "': argument " + std::to_string(I + 1) + " ('" +
+                        P.Name + ": " + P.Ty.str() + "')";
+    if (P.Ty.isPointer()) {
+      if (!A.isPointer())
+        return fail(Which + " must be a pointer, but a " + std::string(scalarName(*A.getKind())) +
+                    " was given");
+      if (A.getKind() && *A.getKind() != P.Ty.getScalarKind())
+        return fail(Which + " must point to " + std::string(scalarName(P.Ty.getScalarKind())) +
+                    ", but a pointer to " + std::string(scalarName(*A.getKind())) + " was given");
+      continue;
+    }
+    if (A.isPointer())
+      return fail(Which + " must be a " + P.Ty.str() + ", but a pointer was given");
+    if (*A.getKind() != P.Ty.getScalarKind())
+      return fail(Which + " must be a " + P.Ty.str() + ", but a " +
+                  std::string(scalarName(*A.getKind())) + " was given");
+  }
+  return Error::success();
+}

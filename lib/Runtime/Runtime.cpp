@@ -1,0 +1,141 @@
+//===- Runtime.cpp - The runtime interface and the runtime by target ------===//
+//
+// Part of gridjit. What every Runtime does the same way: device buffers'
+// ownership and ranges, the kernel lookup of a launch; and createRuntime,
+// the one place that knows every runtime (docs/Runtime.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gridjit/Runtime/Runtime.h"
+
+#include "gridjit/Runtime/HostRuntime.h"
+#include "gridjit/Runtime/LaunchChecks.h"
+
+using namespace gridjit;
+using llvm::Error;
+
+static Error fail(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+//===----------------------------------------------------------------------===//
+// DeviceBuffer, LoadedModule
+//===----------------------------------------------------------------------===//
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&O) noexcept {
+  if (this == &O)
+    return *this;
+  if (Owner)
+    llvm::consumeError(Owner->free(*this));
+  Owner = O.Owner;
+  Addr = O.Addr;
+  Bytes = O.Bytes;
+  O.Owner = nullptr;
+  O.Addr = O.Bytes = 0;
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (Owner)
+    llvm::consumeError(Owner->free(*this));
+}
+
+LoadedModule::~LoadedModule() = default;
+
+const KernelInfo *LoadedModule::getKernel(llvm::StringRef Name) const {
+  for (const KernelInfo &K : Kernels)
+    if (K.Name == Name)
+      return &K;
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime
+//===----------------------------------------------------------------------===//
+
+Runtime::~Runtime() = default;
+
+llvm::Expected<DeviceBuffer> Runtime::allocate(uint64_t Bytes) {
+  auto Addr = allocateMemory(Bytes);
+  if (!Addr)
+    return Addr.takeError();
+  return DeviceBuffer(this, *Addr, Bytes);
+}
+
+Error Runtime::free(DeviceBuffer &B) {
+  if (!B)
+    return Error::success();
+  if (B.Owner != this)
+    return fail("cannot free a device buffer of another runtime");
+  Error E = freeMemory(B.Addr, B.Bytes);
+  B.Owner = nullptr;
+  B.Addr = B.Bytes = 0;
+  return E;
+}
+
+/// Checks that [Offset, Offset + Bytes) of \p B is memory of \p RT.
+static Error checkRange(const Runtime *RT, const DeviceBuffer &B, uint64_t Offset, uint64_t Bytes,
+                        const char *What) {
+  if (!B)
+    return fail(llvm::Twine(What) + ": the device buffer is empty");
+  if (B.getRuntime() != RT)
+    return fail(llvm::Twine(What) + ": the device buffer belongs to another runtime");
+  if (Offset > B.size() || Bytes > B.size() - Offset)
+    return fail(llvm::Twine(What) + ": bytes [" + llvm::Twine(Offset) + ", " + llvm::Twine(Offset) +
+                " + " + llvm::Twine(Bytes) + ") are outside the buffer of " +
+                llvm::Twine(B.size()) + " bytes");
+  return Error::success();
+}
+
+Error Runtime::copyToDevice(const DeviceBuffer &Dst, const void *Src, uint64_t Bytes,
+                            uint64_t Offset) {
+  if (Error E = checkRange(this, Dst, Offset, Bytes, "copyToDevice"))
+    return E;
+  if (Bytes == 0)
+    return Error::success();
+  return writeMemory(Dst.getAddress() + Offset, Src, Bytes);
+}
+
+Error Runtime::copyFromDevice(void *Dst, const DeviceBuffer &Src, uint64_t Bytes, uint64_t Offset) {
+  if (Error E = checkRange(this, Src, Offset, Bytes, "copyFromDevice"))
+    return E;
+  if (Bytes == 0)
+    return Error::success();
+  return readMemory(Dst, Src.getAddress() + Offset, Bytes);
+}
+
+Error Runtime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfig &Config,
+                      llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts) {
+  if (M.getTargetKind() != Kind)
+    return fail("cannot launch a kernel of a module loaded for target '" +
+                std::string(getTargetName(M.getTargetKind())) + "' on the " +
+                std::string(getTargetName(Kind)) + " runtime");
+  auto K = findKernel(M, Kernel);
+  if (!K)
+    return K.takeError();
+  return launchKernel(M, *K, Config, Args, Opts);
+}
+
+//===----------------------------------------------------------------------===//
+// The runtime by target
+//===----------------------------------------------------------------------===//
+
+bool gridjit::isRuntimeAvailable(TargetKind K) { return K == TargetKind::Host; }
+
+llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
+                                                                const RuntimeOptions &Opts) {
+  switch (K) {
+  case TargetKind::Host: {
+    HostRuntimeOptions HO;
+    HO.NumThreads = Opts.NumThreads;
+    auto RT = HostRuntime::create(HO);
+    if (!RT)
+      return RT.takeError();
+    return std::unique_ptr<Runtime>(std::move(*RT));
+  }
+  case TargetKind::NVPTX:
+    return fail("the CUDA runtime is not available yet (this build cannot run kernels of "
+                "target 'nvptx')");
+  }
+  return fail("unknown target kind");
+}
