@@ -265,6 +265,55 @@ TEST(CudaDriverTest, CheckMapsEveryResult) {
             "supported");
 }
 
+/// Calls \p F with a zero of each parameter type: enough for a call the
+/// fake fails before it looks at its arguments.
+template <typename... A> CUresult callWithZeros(CUresult (*F)(A...)) { return F(A{}...); }
+
+// Every entry point of the table failing (the fake fails it before looking
+// at the arguments): the error names the call and the driver's words. The
+// error queries themselves are what check() uses, so they are not failed.
+TEST(CudaDriverTest, EveryEntryPointFailing) {
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+  ScopedEnv NoFailure("GRIDJIT_FAKE_CUDA_FAIL", nullptr);
+  auto D = cuda::Driver::open(fake());
+  ASSERT_TRUE(succeeded(D));
+  const cuda::DriverAPI &API = (*D)->api();
+  int Checked = 0;
+#define GRIDJIT_FAIL_ONE(Name, Resolution, Params)                                                 \
+  if (llvm::StringRef(#Name) != "cuGetErrorName" &&                                                \
+      llvm::StringRef(#Name) != "cuGetErrorString") {                                              \
+    ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", #Name ":400");                                        \
+    EXPECT_EQ(errorText((*D)->check(callWithZeros(API.Name), #Name)),                              \
+              #Name " failed: CUDA_ERROR_INVALID_HANDLE (400): invalid resource handle");          \
+    ++Checked;                                                                                     \
+  }
+  GRIDJIT_CUDA_ENTRY_POINTS(GRIDJIT_FAIL_ONE)
+#undef GRIDJIT_FAIL_ONE
+  EXPECT_EQ(Checked, 31);
+}
+
+// Drivers are independent objects: 8 threads each open one and list the
+// devices at once.
+TEST(CudaDriverTest, DriversOpenedFromEightThreads) {
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "2");
+  ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", nullptr);
+  std::atomic<int> Good{0};
+  std::vector<std::thread> Threads;
+  for (int T = 0; T < 8; ++T)
+    Threads.emplace_back([&] {
+      auto D = cuda::Driver::open(fake());
+      if (!succeeded(D) || (*D)->getDeviceCount() != 2)
+        return;
+      auto Info = (*D)->getDeviceInfo(1);
+      auto Ctx = (*D)->makeCurrent(1);
+      if (succeeded(Info) && succeeded(Ctx) && Info->MultiprocessorCount == 108)
+        ++Good;
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  EXPECT_EQ(Good, 8);
+}
+
 TEST(CudaDriverTest, ContextsAreRetainedOnceAndMadeCurrentPerThread) {
   ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "2");
   ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", nullptr);
