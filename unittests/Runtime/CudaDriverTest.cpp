@@ -17,13 +17,12 @@
 
 #include "gridjit/Runtime/CudaDevices.h"
 
-#include "llvm/Support/DynamicLibrary.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <atomic>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -66,9 +65,12 @@ CudaDriverOptions fake() {
 }
 
 /// A test hook the fake exports (FakeCuda.cpp, "For the tests").
+/// (Opened RTLD_LOCAL like the library opens it, so that the fake's
+/// symbols never become global in this process; see
+/// DriverSymbolsStayOutOfTheGlobalNamespace.)
 template <typename Fn> Fn fakeHook(const char *Name) {
-  auto Lib = llvm::sys::DynamicLibrary::getLibrary(GRIDJIT_FAKE_CUDA);
-  return reinterpret_cast<Fn>(Lib.getAddressOfSymbol(Name));
+  void *Handle = ::dlopen(GRIDJIT_FAKE_CUDA, RTLD_LAZY | RTLD_LOCAL);
+  return Handle ? reinterpret_cast<Fn>(::dlsym(Handle, Name)) : nullptr;
 }
 
 /// The message of the error \p E holds (consumed).
@@ -172,6 +174,18 @@ TEST(CudaDriverTest, EnvironmentNamesTheLibraryAndTheOptionWins) {
     EXPECT_TRUE(None->empty());
     EXPECT_EQ(Why, "/nonexistent/libcuda.so.1 not found");
   }
+}
+
+// The driver library is opened RTLD_LOCAL: loading it adds nothing to the
+// process's global symbol namespace (invariant 8), which LLVM's
+// DynamicLibrary::getLibrary (RTLD_GLOBAL) would.
+TEST(CudaDriverTest, DriverSymbolsStayOutOfTheGlobalNamespace) {
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+  ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", nullptr);
+  auto D = cuda::Driver::open(fake());
+  ASSERT_TRUE(succeeded(D));
+  EXPECT_EQ(::dlsym(RTLD_DEFAULT, "gridjitFakeCudaLiveAllocations"), nullptr);
+  EXPECT_EQ(::dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"), nullptr);
 }
 
 TEST(CudaDriverTest, MissingEntryPointIsNamed) {

@@ -13,6 +13,7 @@
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <dlfcn.h>
 #include <mutex>
 
 using namespace gridjit;
@@ -78,17 +79,23 @@ Expected<std::unique_ptr<Driver>> Driver::open(const CudaDriverOptions &Options)
   std::unique_ptr<Driver> D(new Driver());
   D->LibraryPath = libraryPath(Options);
 
-  // getLibrary, not getPermanentLibrary: the driver's symbols are looked up
-  // only here, never added to LLVM's process-wide search order (which the
-  // host JIT resolves kernels' symbols against).
-  std::string LoadError;
-  auto Lib = llvm::sys::DynamicLibrary::getLibrary(D->LibraryPath.c_str(), &LoadError);
-  if (!Lib.isValid()) {
+  // dlopen with RTLD_LOCAL, then symbols looked up through
+  // sys::DynamicLibrary on that handle only. Not getPermanentLibrary, which
+  // adds the library to LLVM's process-wide search order, and not
+  // getLibrary either: LLVM 19 opens with RTLD_GLOBAL, which would make the
+  // driver's symbols visible to every library loaded later and to the host
+  // JIT's process-symbol lookup (invariant 8: no process-wide state). The
+  // handle is never closed; see ~Driver.
+  void *Handle = ::dlopen(D->LibraryPath.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (!Handle) {
+    const char *Why = ::dlerror();
+    std::string LoadError = Why ? Why : "";
     if (LoadError.find("No such file") != std::string::npos || LoadError.empty())
       return llvm::make_error<DriverUnavailableError>(D->LibraryPath + " not found");
     return llvm::make_error<DriverUnavailableError>(D->LibraryPath +
                                                     " cannot be loaded: " + LoadError);
   }
+  llvm::sys::DynamicLibrary Lib(Handle);
 
   llvm::SmallVector<std::string> Missing;
 #define GRIDJIT_CUDA_RESOLVE(Name, R, Params)                                                      \

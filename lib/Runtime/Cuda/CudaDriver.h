@@ -2,8 +2,9 @@
 //
 // Part of gridjit (internal). A Driver is one loaded CUDA driver library:
 // libcuda.so.1 (or what CudaDriverOptions / $GRIDJIT_CUDA_DRIVER name),
-// opened with llvm::sys::DynamicLibrary::getLibrary (not added to LLVM's
-// global symbol search), every entry point of CudaDriverAPI.h resolved
+// opened with dlopen(RTLD_LOCAL) and read through llvm::sys::DynamicLibrary
+// on that handle (so its symbols reach neither LLVM's search order nor the
+// process's global namespace), every entry point of CudaDriverAPI.h resolved
 // into a table of function pointers, and cuInit called once. The caller
 // owns it; there is no global driver.
 //
