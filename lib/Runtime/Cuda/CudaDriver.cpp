@@ -60,7 +60,7 @@ Error missingEntryPoints(llvm::StringRef Path, llvm::ArrayRef<std::string> Missi
                                    Path.str().c_str(), List.c_str());
   return llvm::createStringError(
       "%s is not a usable CUDA driver: it lacks %zu of its %zu entry points: %s",
-      Path.str().c_str(), Missing.size(), sizeof(DriverAPI) / sizeof(void *), List.c_str());
+      Path.str().c_str(), Missing.size(), size_t(NumEntryPoints), List.c_str());
 }
 
 /// The library to load: the option, else $GRIDJIT_CUDA_DRIVER, else the

@@ -49,6 +49,11 @@ struct DriverAPI {
 #undef GRIDJIT_CUDA_DECLARE_MEMBER
 };
 
+/// How many entry points the table has.
+#define GRIDJIT_CUDA_COUNT_ONE(Name, Resolution, Params) +1
+constexpr unsigned NumEntryPoints = 0 GRIDJIT_CUDA_ENTRY_POINTS(GRIDJIT_CUDA_COUNT_ONE);
+#undef GRIDJIT_CUDA_COUNT_ONE
+
 /// A driver call that returned something other than CUDA_SUCCESS.
 class DriverCallError : public llvm::ErrorInfo<DriverCallError> {
 public:
