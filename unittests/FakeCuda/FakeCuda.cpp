@@ -7,8 +7,9 @@
 // has one), defined against the declarations of
 // lib/Runtime/Cuda/CudaDriverAPI.h, so a signature that differs does not
 // compile. Device memory is host memory (malloc); contexts are per-device
-// objects made current per thread; modules, links and launches return
-// CUDA_ERROR_NOT_SUPPORTED for now.
+// objects made current per thread; modules, links and launches are
+// bookkeeping with the driver's checks (see "Modules, links, functions,
+// launches" below): no kernel code runs.
 //
 // Configured by environment variables that only this fake reads, each read
 // again by every cuInit (so one test process can try several setups):
@@ -19,6 +20,9 @@
 //   GRIDJIT_FAKE_CUDA_FAIL     NAME:CODE[,NAME:CODE...]: entry point NAME
 //                              (with or without _v2) returns CUresult CODE;
 //                              read on every call
+//   GRIDJIT_FAKE_CUDA_FUNC_ATTRS max_threads:N,regs:N,static_shared:N,
+//                              occupancy:N: the attributes of the functions
+//                              of modules loaded from now on
 // The variant libgridjit-fake-cuda-nolaunch.so (built with
 // GRIDJIT_FAKE_CUDA_WITHOUT_LAUNCH) lacks cuLaunchKernel, for the
 // missing-entry-point error.
@@ -27,11 +31,13 @@
 
 #include "Runtime/Cuda/CudaDriverAPI.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -498,44 +504,380 @@ FAKE_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr Dst, unsigned char Value, size_t 
   return CUDA_SUCCESS;
 }
 
-//===--- Modules, links, functions, launches: not implemented yet ---------===//
+//===--- Modules, links, functions, launches ------------------------------===//
+//
+// No code runs: a "PTX compile" finds the module's `.entry` names (and
+// counts one compile), a "cubin" is the text "GRIDJIT-FAKE-CUBIN sm_XY\n"
+// followed by the PTX it came from (loading it compiles nothing, and a
+// cubin for another architecture is CUDA_ERROR_NO_BINARY_FOR_GPU), and a
+// launch is checked against the device's and the function's limits as the
+// driver checks it, then counted.
 
-/// The answer of an entry point the fake does not implement yet.
-#define FAKE_NOT_SUPPORTED(Name)                                                                   \
-  if (CUresult R = enterWithContext(Name))                                                         \
-    return R;                                                                                      \
-  return CUDA_ERROR_NOT_SUPPORTED;
+namespace {
 
-FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *, const void *, unsigned int, CUjit_option *,
-                                        void **){
-    FAKE_NOT_SUPPORTED("cuModuleLoadDataEx")} FAKE_EXPORT CUresult
-    cuModuleUnload(CUmodule){FAKE_NOT_SUPPORTED("cuModuleUnload")} FAKE_EXPORT CUresult
-    cuModuleGetFunction(CUfunction *, CUmodule, const char *){
-        FAKE_NOT_SUPPORTED("cuModuleGetFunction")} FAKE_EXPORT CUresult
-    cuLinkCreate_v2(unsigned int, CUjit_option *, void **,
-                    CUlinkState *){FAKE_NOT_SUPPORTED("cuLinkCreate_v2")} FAKE_EXPORT CUresult
-    cuLinkAddData_v2(CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned int,
-                     CUjit_option *,
-                     void **){FAKE_NOT_SUPPORTED("cuLinkAddData_v2")} FAKE_EXPORT CUresult
-    cuLinkComplete(CUlinkState, void **,
-                   size_t *){FAKE_NOT_SUPPORTED("cuLinkComplete")} FAKE_EXPORT CUresult
-    cuLinkDestroy(CUlinkState){FAKE_NOT_SUPPORTED("cuLinkDestroy")} FAKE_EXPORT CUresult
-    cuFuncGetAttribute(int *, CUfunction_attribute,
-                       CUfunction){FAKE_NOT_SUPPORTED("cuFuncGetAttribute")} FAKE_EXPORT CUresult
-    cuFuncSetAttribute(CUfunction, CUfunction_attribute,
-                       int){FAKE_NOT_SUPPORTED("cuFuncSetAttribute")}
+/// A function's attributes, from GRIDJIT_FAKE_CUDA_FUNC_ATTRS
+/// ("max_threads:N,regs:N,static_shared:N,occupancy:N"), read when its
+/// module is loaded.
+struct FakeFunction {
+  std::string Name;
+  int MaxThreads = 1024;
+  int Regs = 32;
+  int StaticShared = 0;
+  int MaxDynamicShared = 49152;
+  int Occupancy = 0; ///< blocks per SM; 0: min(32, 2048 / block size)
+};
+
+struct FakeModule {
+  int Device = 0;
+  std::vector<std::unique_ptr<FakeFunction>> Functions;
+};
+
+struct FakeLink {
+  std::string Ptx;
+  std::string Cubin;
+};
+
+const char CubinMagic[] = "GRIDJIT-FAKE-CUBIN ";
+std::vector<std::unique_ptr<FakeModule>> Modules; // guarded by Lock
+std::vector<std::unique_ptr<FakeLink>> Links;     // guarded by Lock
+int PtxCompiles = 0, Launches = 0, CooperativeLaunches = 0;
+
+/// The device whose context is current in this thread (one must be).
+int currentDevice() { return reinterpret_cast<FakeContext *>(Current)->Device; }
+
+/// "sm_XY" of device \p D (Lock held).
+std::string archOf(int D) {
+  return "sm_" + std::to_string(Devices[D].Major) + std::to_string(Devices[D].Minor);
+}
+
+/// Writes \p Info and \p Error into the log buffers \p Options name, and the
+/// bytes written back into the size options' slots, as the driver does.
+void writeLogs(unsigned int N, CUjit_option *Options, void **Values, const std::string &Info,
+               const std::string &Error) {
+  for (unsigned int I = 0; Options && Values && I < N; ++I) {
+    bool IsInfo = Options[I] == CU_JIT_INFO_LOG_BUFFER;
+    if (!IsInfo && Options[I] != CU_JIT_ERROR_LOG_BUFFER)
+      continue;
+    CUjit_option SizeOption =
+        IsInfo ? CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES : CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+    for (unsigned int J = 0; J < N; ++J) {
+      if (Options[J] != SizeOption)
+        continue;
+      size_t Size = reinterpret_cast<uintptr_t>(Values[J]);
+      char *Buf = static_cast<char *>(Values[I]);
+      if (!Buf || Size == 0)
+        continue;
+      const std::string &Text = IsInfo ? Info : Error;
+      size_t Len = std::min(Text.size(), Size - 1);
+      std::memcpy(Buf, Text.data(), Len);
+      Buf[Len] = '\0';
+      Values[J] = reinterpret_cast<void *>(static_cast<uintptr_t>(Len + 1));
+    }
+  }
+}
+
+/// The `.entry` names of \p Ptx, each with the configured attributes.
+std::vector<std::unique_ptr<FakeFunction>> parseEntries(const std::string &Ptx) {
+  FakeFunction Proto;
+  if (const char *Spec = std::getenv("GRIDJIT_FAKE_CUDA_FUNC_ATTRS")) {
+    std::string S = Spec;
+    size_t Pos = 0;
+    while (Pos < S.size()) {
+      size_t End = S.find(',', Pos);
+      if (End == std::string::npos)
+        End = S.size();
+      std::string Item = S.substr(Pos, End - Pos);
+      size_t Colon = Item.find(':');
+      int V = Colon == std::string::npos ? 0 : std::atoi(Item.c_str() + Colon + 1);
+      std::string Key = Item.substr(0, Colon);
+      if (Key == "max_threads")
+        Proto.MaxThreads = V;
+      else if (Key == "regs")
+        Proto.Regs = V;
+      else if (Key == "static_shared")
+        Proto.StaticShared = V;
+      else if (Key == "occupancy")
+        Proto.Occupancy = V;
+      Pos = End + 1;
+    }
+  }
+  Proto.MaxDynamicShared = 49152 - Proto.StaticShared;
+  std::vector<std::unique_ptr<FakeFunction>> Out;
+  for (size_t Pos = Ptx.find(".entry "); Pos != std::string::npos;
+       Pos = Ptx.find(".entry ", Pos + 1)) {
+    size_t Begin = Pos + 7;
+    size_t End = Ptx.find_first_of("( \t\n", Begin);
+    if (End == std::string::npos || End == Begin)
+      continue;
+    Out.push_back(std::make_unique<FakeFunction>(Proto));
+    Out.back()->Name = Ptx.substr(Begin, End - Begin);
+  }
+  return Out;
+}
+
+/// \p F if it is a function of a loaded module (Lock held), else null.
+FakeFunction *findFunction(CUfunction F) {
+  for (const auto &M : Modules)
+    for (const auto &Fn : M->Functions)
+      if (reinterpret_cast<CUfunction>(Fn.get()) == F)
+        return Fn.get();
+  return nullptr;
+}
+
+/// Blocks of \p Fn with \p BlockSize threads one SM holds at once.
+int occupancy(const FakeFunction &Fn, int BlockSize) {
+  if (BlockSize <= 0 || BlockSize > Fn.MaxThreads)
+    return 0;
+  return Fn.Occupancy ? Fn.Occupancy : std::min(32, 2048 / BlockSize);
+}
+
+/// The driver's checks of a launch (Lock held).
+CUresult checkLaunch(const FakeFunction &Fn, unsigned GX, unsigned GY, unsigned GZ, unsigned BX,
+                     unsigned BY, unsigned BZ, unsigned Shared) {
+  if (!GX || !GY || !GZ || !BX || !BY || !BZ || BX > 1024 || BY > 1024 || BZ > 64 ||
+      GX > 2147483647u || GY > 65535 || GZ > 65535 || uint64_t(BX) * BY * BZ > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (BX * BY * BZ > unsigned(Fn.MaxThreads))
+    return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  if (Shared > unsigned(Fn.MaxDynamicShared))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+} // namespace
+
+FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *Module, const void *Image,
+                                        unsigned int NumOptions, CUjit_option *Options,
+                                        void **Values) {
+  if (CUresult R = enterWithContext("cuModuleLoadDataEx")) {
+    if (R != CUDA_ERROR_NOT_INITIALIZED && R != CUDA_ERROR_INVALID_CONTEXT)
+      writeLogs(NumOptions, Options, Values, "",
+                "ptxas fatal   : configured failure of cuModuleLoadDataEx (fake driver)");
+    return R;
+  }
+  if (!Module || !Image)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::string Text = static_cast<const char *>(Image);
+  std::lock_guard<std::mutex> G(Lock);
+  int Dev = currentDevice();
+  if (Text.compare(0, sizeof(CubinMagic) - 1, CubinMagic) == 0) {
+    size_t Eol = Text.find('\n');
+    std::string Arch = Text.substr(sizeof(CubinMagic) - 1, Eol - (sizeof(CubinMagic) - 1));
+    if (Eol == std::string::npos || Arch != archOf(Dev))
+      return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    Text = Text.substr(Eol + 1);
+  } else if (Text.find(".version") != std::string::npos) {
+    ++PtxCompiles;
+  } else {
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  auto M = std::make_unique<FakeModule>();
+  M->Device = Dev;
+  M->Functions = parseEntries(Text);
+  writeLogs(NumOptions, Options, Values,
+            "info    : fake driver loaded " + std::to_string(M->Functions.size()) +
+                " entry function(s) for " + archOf(Dev),
+            "");
+  *Module = reinterpret_cast<CUmodule>(M.get());
+  Modules.push_back(std::move(M));
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuModuleUnload(CUmodule Module) {
+  if (CUresult R = enterWithContext("cuModuleUnload"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  for (auto It = Modules.begin(); It != Modules.end(); ++It)
+    if (reinterpret_cast<CUmodule>(It->get()) == Module) {
+      Modules.erase(It);
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *Function, CUmodule Module, const char *Name) {
+  if (CUresult R = enterWithContext("cuModuleGetFunction"))
+    return R;
+  if (!Function || !Name)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  for (const auto &M : Modules) {
+    if (reinterpret_cast<CUmodule>(M.get()) != Module)
+      continue;
+    for (const auto &F : M->Functions)
+      if (F->Name == Name) {
+        *Function = reinterpret_cast<CUfunction>(F.get());
+        return CUDA_SUCCESS;
+      }
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuLinkCreate_v2(unsigned int, CUjit_option *, void **, CUlinkState *State) {
+  if (CUresult R = enterWithContext("cuLinkCreate_v2"))
+    return R;
+  if (!State)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  Links.push_back(std::make_unique<FakeLink>());
+  *State = reinterpret_cast<CUlinkState>(Links.back().get());
+  return CUDA_SUCCESS;
+}
+
+/// The link \p State (Lock held), or null.
+static FakeLink *findLink(CUlinkState State) {
+  for (const auto &L : Links)
+    if (reinterpret_cast<CUlinkState>(L.get()) == State)
+      return L.get();
+  return nullptr;
+}
+
+FAKE_EXPORT CUresult cuLinkAddData_v2(CUlinkState State, CUjitInputType Type, void *Data,
+                                      size_t Size, const char *, unsigned int NumOptions,
+                                      CUjit_option *Options, void **Values) {
+  if (CUresult R = enterWithContext("cuLinkAddData_v2")) {
+    if (R != CUDA_ERROR_NOT_INITIALIZED && R != CUDA_ERROR_INVALID_CONTEXT)
+      writeLogs(NumOptions, Options, Values, "",
+                "ptxas fatal   : configured failure of cuLinkAddData (fake driver)");
+    return R;
+  }
+  if (!Data || Type != CU_JIT_INPUT_PTX)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeLink *L = findLink(State);
+  if (!L)
+    return CUDA_ERROR_INVALID_HANDLE;
+  std::string Ptx(static_cast<const char *>(Data), Size);
+  if (!Ptx.empty() && Ptx.back() == '\0')
+    Ptx.pop_back();
+  if (Ptx.find(".version") == std::string::npos)
+    return CUDA_ERROR_INVALID_PTX;
+  ++PtxCompiles;
+  L->Ptx += Ptx;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuLinkComplete(CUlinkState State, void **Cubin, size_t *Size) {
+  if (CUresult R = enterWithContext("cuLinkComplete"))
+    return R;
+  if (!Cubin || !Size)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeLink *L = findLink(State);
+  if (!L)
+    return CUDA_ERROR_INVALID_HANDLE;
+  L->Cubin = CubinMagic + archOf(currentDevice()) + "\n" + L->Ptx;
+  *Cubin = L->Cubin.data();
+  *Size = L->Cubin.size() + 1; // with its terminating NUL
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuLinkDestroy(CUlinkState State) {
+  if (CUresult R = enterWithContext("cuLinkDestroy"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  for (auto It = Links.begin(); It != Links.end(); ++It)
+    if (reinterpret_cast<CUlinkState>(It->get()) == State) {
+      Links.erase(It);
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuFuncGetAttribute(int *Value, CUfunction_attribute Attribute,
+                                        CUfunction Function) {
+  if (CUresult R = enterWithContext("cuFuncGetAttribute"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeFunction *F = findFunction(Function);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!Value)
+    return CUDA_ERROR_INVALID_VALUE;
+  switch (Attribute) {
+  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+    *Value = F->MaxThreads;
+    return CUDA_SUCCESS;
+  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+    *Value = F->StaticShared;
+    return CUDA_SUCCESS;
+  case CU_FUNC_ATTRIBUTE_NUM_REGS:
+    *Value = F->Regs;
+    return CUDA_SUCCESS;
+  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+    *Value = F->MaxDynamicShared;
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_EXPORT CUresult cuFuncSetAttribute(CUfunction Function, CUfunction_attribute Attribute,
+                                        int Value) {
+  if (CUresult R = enterWithContext("cuFuncSetAttribute"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeFunction *F = findFunction(Function);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (Attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || Value < 0 ||
+      Value + F->StaticShared > sharedOptin(Devices[currentDevice()]))
+    return CUDA_ERROR_INVALID_VALUE;
+  F->MaxDynamicShared = Value;
+  return CUDA_SUCCESS;
+}
+
 #ifndef GRIDJIT_FAKE_CUDA_WITHOUT_LAUNCH
-FAKE_EXPORT CUresult
-    cuLaunchKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
-                   unsigned int, unsigned int, CUstream, void **,
-                   void **){FAKE_NOT_SUPPORTED("cuLaunchKernel")}
+FAKE_EXPORT CUresult cuLaunchKernel(CUfunction Function, unsigned int GX, unsigned int GY,
+                                    unsigned int GZ, unsigned int BX, unsigned int BY,
+                                    unsigned int BZ, unsigned int Shared, CUstream, void **,
+                                    void **) {
+  if (CUresult R = enterWithContext("cuLaunchKernel"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeFunction *F = findFunction(Function);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult R = checkLaunch(*F, GX, GY, GZ, BX, BY, BZ, Shared))
+    return R;
+  ++Launches;
+  return CUDA_SUCCESS;
+}
 #endif
-FAKE_EXPORT CUresult
-    cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
-                              unsigned int, unsigned int, unsigned int, CUstream, void **){
-        FAKE_NOT_SUPPORTED("cuLaunchCooperativeKernel")} FAKE_EXPORT CUresult
-    cuOccupancyMaxActiveBlocksPerMultiprocessor(int *, CUfunction, int, size_t){
-        FAKE_NOT_SUPPORTED("cuOccupancyMaxActiveBlocksPerMultiprocessor")}
+
+FAKE_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction Function, unsigned int GX,
+                                               unsigned int GY, unsigned int GZ, unsigned int BX,
+                                               unsigned int BY, unsigned int BZ,
+                                               unsigned int Shared, CUstream, void **) {
+  if (CUresult R = enterWithContext("cuLaunchCooperativeKernel"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeFunction *F = findFunction(Function);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult R = checkLaunch(*F, GX, GY, GZ, BX, BY, BZ, Shared))
+    return R;
+  uint64_t Resident = uint64_t(occupancy(*F, BX * BY * BZ)) * Devices[currentDevice()].SMs;
+  if (uint64_t(GX) * GY * GZ > Resident)
+    return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  ++CooperativeLaunches;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *NumBlocks,
+                                                                 CUfunction Function, int BlockSize,
+                                                                 size_t) {
+  if (CUresult R = enterWithContext("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeFunction *F = findFunction(Function);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!NumBlocks)
+    return CUDA_ERROR_INVALID_VALUE;
+  *NumBlocks = occupancy(*F, BlockSize);
+  return CUDA_SUCCESS;
+}
 
 //===--- For the tests ----------------------------------------------------===//
 
@@ -549,6 +891,18 @@ FAKE_EXPORT int gridjitFakeCudaPrimaryCtxRetains(int Device) {
 FAKE_EXPORT int gridjitFakeCudaPrimaryCtxRefs(int Device) {
   std::lock_guard<std::mutex> G(Lock);
   return Device >= 0 && Device < MaxDevices ? Contexts[Device].Retains : -1;
+}
+
+/// PTX compiles so far (cuModuleLoadDataEx of PTX, cuLinkAddData).
+FAKE_EXPORT int gridjitFakeCudaPtxCompiles() {
+  std::lock_guard<std::mutex> G(Lock);
+  return PtxCompiles;
+}
+
+/// Launches so far: \p Cooperative selects cuLaunchCooperativeKernel's.
+FAKE_EXPORT int gridjitFakeCudaLaunches(int Cooperative) {
+  std::lock_guard<std::mutex> G(Lock);
+  return Cooperative ? CooperativeLaunches : Launches;
 }
 
 /// How many device allocations are live.

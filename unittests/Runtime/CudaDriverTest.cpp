@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <optional>
 #include <thread>
@@ -270,13 +271,12 @@ TEST(CudaDriverTest, CheckMapsEveryResult) {
   EXPECT_EQ(errorText((*D)->check(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "cuLaunchKernel")),
             "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701): too many "
             "resources requested for launch");
-  // An entry point the fake does not implement yet, called through the
-  // table and GRIDJIT_CU.
+  // A call through the table and GRIDJIT_CU.
   ASSERT_TRUE(succeeded((*D)->makeCurrent(0)));
   CUmodule M = nullptr;
   EXPECT_EQ(errorText(GRIDJIT_CU(**D, cuModuleLoadDataEx, &M, "", 0, nullptr, nullptr)),
-            "cuModuleLoadDataEx failed: CUDA_ERROR_NOT_SUPPORTED (801): operation not "
-            "supported");
+            "cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_IMAGE (200): device kernel image is "
+            "invalid");
 }
 
 /// Calls \p F with a zero of each parameter type: enough for a call the
@@ -387,6 +387,94 @@ TEST(CudaDriverTest, ContextsAreRetainedOnceAndMadeCurrentPerThread) {
   }
   // The Driver released what it retained.
   EXPECT_EQ(Refs(1), RefsBefore);
+}
+
+// The fake's modules, links and launches, through the Driver's table: what
+// the CUDA runtime will build on (no code runs; see FakeCuda.cpp).
+TEST(CudaDriverTest, FakeModulesLinksAndLaunches) {
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "sm_80:2:1GiB");
+  ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", nullptr);
+  ScopedEnv Attrs("GRIDJIT_FAKE_CUDA_FUNC_ATTRS", "max_threads:256,regs:64");
+  auto Compiles = fakeHook<int (*)()>("gridjitFakeCudaPtxCompiles");
+  auto Launches = fakeHook<int (*)(int)>("gridjitFakeCudaLaunches");
+  ASSERT_TRUE(Compiles && Launches);
+  auto D = cuda::Driver::open(fake());
+  ASSERT_TRUE(succeeded(D));
+  cuda::Driver &Drv = **D;
+  ASSERT_TRUE(succeeded(Drv.makeCurrent(0)));
+  const char *Ptx = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                    ".visible .entry k(\n.param .u64 p\n)\n{\nret;\n}\n";
+
+  // PTX with the driver's logs captured.
+  char Info[256] = {0}, Err[256] = {0};
+  CUjit_option Opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                         CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *Vals[] = {Info, reinterpret_cast<void *>(uintptr_t(sizeof(Info))), Err,
+                  reinterpret_cast<void *>(uintptr_t(sizeof(Err)))};
+  int CompilesBefore = Compiles();
+  CUmodule M = nullptr;
+  ASSERT_TRUE(succeeded(GRIDJIT_CU(Drv, cuModuleLoadDataEx, &M, Ptx, 4, Opts, Vals)));
+  EXPECT_EQ(Compiles() - CompilesBefore, 1);
+  EXPECT_THAT(std::string(Info), HasSubstr("1 entry function(s) for sm_80"));
+  CUfunction F = nullptr;
+  ASSERT_TRUE(succeeded(GRIDJIT_CU(Drv, cuModuleGetFunction, &F, M, "k")));
+  EXPECT_EQ(errorText(GRIDJIT_CU(Drv, cuModuleGetFunction, &F, M, "nope")),
+            "cuModuleGetFunction failed: CUDA_ERROR_NOT_FOUND (500): named symbol not found");
+  ASSERT_TRUE(succeeded(GRIDJIT_CU(Drv, cuModuleGetFunction, &F, M, "k")));
+
+  // Attributes and the launch checks they drive.
+  int MaxThreads = 0, Regs = 0, Blocks = 0;
+  ASSERT_TRUE(succeeded(GRIDJIT_CU(Drv, cuFuncGetAttribute, &MaxThreads,
+                                   CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, F)));
+  ASSERT_TRUE(succeeded(GRIDJIT_CU(Drv, cuFuncGetAttribute, &Regs, CU_FUNC_ATTRIBUTE_NUM_REGS, F)));
+  EXPECT_EQ(MaxThreads, 256);
+  EXPECT_EQ(Regs, 64);
+  int LaunchesBefore = Launches(0), CoopBefore = Launches(1);
+  EXPECT_EQ(errorText(GRIDJIT_CU(Drv, cuLaunchKernel, F, 1, 1, 1, 512, 1, 1, 0, nullptr, nullptr,
+                                 nullptr)),
+            "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701): too many resources "
+            "requested for launch");
+  EXPECT_TRUE(succeeded(
+      GRIDJIT_CU(Drv, cuLaunchKernel, F, 4, 1, 1, 256, 1, 1, 0, nullptr, nullptr, nullptr)));
+  EXPECT_EQ(Launches(0) - LaunchesBefore, 1);
+  ASSERT_TRUE(
+      succeeded(GRIDJIT_CU(Drv, cuOccupancyMaxActiveBlocksPerMultiprocessor, &Blocks, F, 256, 0)));
+  EXPECT_EQ(Blocks, 8); // 2048 threads per SM / 256
+  EXPECT_TRUE(succeeded(
+      GRIDJIT_CU(Drv, cuLaunchCooperativeKernel, F, 16, 1, 1, 256, 1, 1, 0, nullptr, nullptr)));
+  EXPECT_EQ(errorText(GRIDJIT_CU(Drv, cuLaunchCooperativeKernel, F, 17, 1, 1, 256, 1, 1, 0, nullptr,
+                                 nullptr)),
+            "cuLaunchCooperativeKernel failed: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE (720): "
+            "too many blocks in cooperative launch");
+  EXPECT_EQ(Launches(1) - CoopBefore, 1);
+  EXPECT_TRUE(succeeded(GRIDJIT_CU(Drv, cuModuleUnload, M)));
+
+  // cuLink* makes a cubin; loading it compiles nothing.
+  CUlinkState L = nullptr;
+  ASSERT_TRUE(succeeded(GRIDJIT_CU(Drv, cuLinkCreate, 0, nullptr, nullptr, &L)));
+  ASSERT_TRUE(succeeded(GRIDJIT_CU(Drv, cuLinkAddData, L, CU_JIT_INPUT_PTX, const_cast<char *>(Ptx),
+                                   std::strlen(Ptx) + 1, "k.ptx", 0, nullptr, nullptr)));
+  void *Cubin = nullptr;
+  size_t CubinSize = 0;
+  ASSERT_TRUE(succeeded(GRIDJIT_CU(Drv, cuLinkComplete, L, &Cubin, &CubinSize)));
+  std::string CubinCopy(static_cast<const char *>(Cubin), CubinSize);
+  ASSERT_TRUE(succeeded(GRIDJIT_CU(Drv, cuLinkDestroy, L)));
+  EXPECT_EQ(CubinCopy.rfind("GRIDJIT-FAKE-CUBIN sm_80\n", 0), 0u);
+  CompilesBefore = Compiles();
+  ASSERT_TRUE(
+      succeeded(GRIDJIT_CU(Drv, cuModuleLoadDataEx, &M, CubinCopy.data(), 0, nullptr, nullptr)));
+  EXPECT_EQ(Compiles(), CompilesBefore);
+  ASSERT_TRUE(succeeded(GRIDJIT_CU(Drv, cuModuleGetFunction, &F, M, "k")));
+  EXPECT_TRUE(succeeded(GRIDJIT_CU(Drv, cuModuleUnload, M)));
+
+  // A failing load fills the error log.
+  ScopedEnv LoadFails("GRIDJIT_FAKE_CUDA_FAIL", "cuModuleLoadDataEx:218");
+  Vals[1] = reinterpret_cast<void *>(uintptr_t(sizeof(Info)));
+  Vals[3] = reinterpret_cast<void *>(uintptr_t(sizeof(Err)));
+  EXPECT_EQ(errorText(GRIDJIT_CU(Drv, cuModuleLoadDataEx, &M, Ptx, 4, Opts, Vals)),
+            "cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX (218): a PTX JIT compilation "
+            "failed");
+  EXPECT_THAT(std::string(Err), HasSubstr("configured failure of cuModuleLoadDataEx"));
 }
 
 TEST(CudaDriverTest, MakeCurrentErrors) {
