@@ -628,9 +628,9 @@ Expected<Options> readOptions(bool Stats) {
 Error parseCommandLine(int argc, char **argv) {
   bool Parsed = cl::ParseCommandLineOptions(
       argc, argv, "jit-run: compile, print and run KIR kernels\n", &errs());
-  // One input file, or none with --print-features or --list-devices. Reported as the parser
-  // would report one required positional argument, after anything else it
-  // reported (it checks positional arguments last).
+  // One input file, or none with --print-features or --list-devices.
+  // Reported as the parser would report one required positional argument,
+  // after anything else it reported (it checks positional arguments last).
   std::string Tool = sys::path::filename(argv[0]).str();
   if (InputFiles.size() > 1)
     return make_error<jitrun::CommandLineError>(
