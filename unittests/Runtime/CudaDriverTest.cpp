@@ -155,6 +155,18 @@ TEST(CudaDriverTest, NoLibraryIsAnEmptyList) {
   EXPECT_TRUE(Unavailable);
 }
 
+// A file that is there but is no shared library: no driver either, and the
+// reason carries dlopen's message.
+TEST(CudaDriverTest, UnloadableLibraryIsAnEmptyList) {
+  CudaDriverOptions O;
+  O.LibraryPath = std::string(GRIDJIT_SOURCE_DIR) + "/docs/CUDA.md";
+  std::string Why;
+  auto L = listCudaDevices(O, &Why);
+  ASSERT_TRUE(succeeded(L));
+  EXPECT_TRUE(L->empty());
+  EXPECT_THAT(Why, ::testing::StartsWith(O.LibraryPath + " cannot be loaded: "));
+}
+
 TEST(CudaDriverTest, EnvironmentNamesTheLibraryAndTheOptionWins) {
   ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
   ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", nullptr);
