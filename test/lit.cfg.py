@@ -40,6 +40,10 @@ config.substitutions.append(("%gridjit_src", config.gridjit_src_root))
 # The C++ compiler of the build and LLVM's headers (test/Layering).
 config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%llvm_include", config.llvm_include_dir))
+# The fake CUDA driver libraries (unittests/FakeCuda/FakeCuda.cpp), for
+# GRIDJIT_CUDA_DRIVER.
+config.substitutions.append(("%fake_cuda_nolaunch", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda-nolaunch.so")))
+config.substitutions.append(("%fake_cuda", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda.so")))
 
 # clang-format-19 checks that every C++ file is formatted (test/Format);
 # utils/setup.sh installs it.

@@ -26,6 +26,7 @@
 #include "gridjit/Lower/Op.h"
 #include "gridjit/Parse/Lexer.h"
 #include "gridjit/Parse/Parser.h"
+#include "gridjit/Runtime/CudaDevices.h"
 #include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Runtime/LaunchChecks.h"
 #include "gridjit/Runtime/Runtime.h"

@@ -29,6 +29,9 @@ constexpr EnvVarInfo Table[] = {
      "the disk cache directory is $HOME/.cache/gridjit when nothing else names one"},
     {EnvVar::GridjitNumThreads, "GRIDJIT_NUM_THREADS", EnvEffect::DoesNotAffectCode,
      "the size of the runtime's worker pool when the caller does not set it"},
+    {EnvVar::GridjitCudaDriver, "GRIDJIT_CUDA_DRIVER", EnvEffect::DoesNotAffectCode,
+     "the CUDA driver library to load (a path or a file name for dlopen) instead of "
+     "libcuda.so.1, when the caller does not name one (CudaDriverOptions::LibraryPath)"},
 };
 
 } // namespace

@@ -10,6 +10,7 @@
 #include "Features.h"
 
 #include "gridjit/Compiler/Compiler.h"
+#include "gridjit/Runtime/CudaDevices.h"
 #include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Target/Target.h"
@@ -83,6 +84,12 @@ bool hasLibdevice() {
   return succeeded(A);
 }
 
+/// The CUDA driver lists at least one device (jit-run --list-devices).
+bool hasCudaDevice() {
+  auto Devices = gridjit::listCudaDevices();
+  return succeeded(Devices) && !Devices->empty();
+}
+
 /// One feature: its name and how to find out whether it is there.
 struct Feature {
   const char *Name;
@@ -94,6 +101,7 @@ const Feature Features[] = {
     {"host-jit", hasHostJit},
     {"nvptx", hasNVPTX},
     {"libdevice", hasLibdevice},
+    {"cuda-device", hasCudaDevice},
 };
 
 } // namespace

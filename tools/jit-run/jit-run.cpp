@@ -21,6 +21,7 @@
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/IR/Printer.h"
 #include "gridjit/Parse/Parser.h"
+#include "gridjit/Runtime/CudaDevices.h"
 #include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
@@ -136,6 +137,10 @@ cl::opt<bool> PrintFeatures("print-features",
                             cl::desc("Print the features of this build on this machine, one per "
                                      "line, and exit"),
                             cl::cat(JitRunCategory));
+cl::opt<bool> ListDevices("list-devices",
+                          cl::desc("List the CUDA devices this machine has, one per line, and "
+                                   "exit"),
+                          cl::cat(JitRunCategory));
 
 /// Everything the command line asks for, read once from the options above
 /// and checked (readOptions).
@@ -675,15 +680,15 @@ Expected<Options> readOptions(bool Stats) {
 Error parseCommandLine(int argc, char **argv) {
   bool Parsed = cl::ParseCommandLineOptions(
       argc, argv, "jit-run: compile, print and run KIR kernels\n", &errs());
-  // One input file, or none with --print-features. Reported as the parser
-  // would report one required positional argument, after anything else it
-  // reported (it checks positional arguments last).
+  // One input file, or none with --print-features or --list-devices.
+  // Reported as the parser would report one required positional argument,
+  // after anything else it reported (it checks positional arguments last).
   std::string Tool = sys::path::filename(argv[0]).str();
   if (InputFiles.size() > 1)
     return make_error<jitrun::CommandLineError>(
         Tool + ": Too many positional arguments specified!\n" +
         "Can specify at most 1 positional arguments: See: " + argv[0] + " --help\n");
-  if (InputFiles.empty() && !PrintFeatures)
+  if (InputFiles.empty() && !PrintFeatures && !ListDevices)
     return make_error<jitrun::CommandLineError>(
         Tool + ": Not enough positional command line arguments specified!\n" +
         "Must specify at least 1 positional argument: See: " + argv[0] + " --help\n");
@@ -714,6 +719,22 @@ int reportErrors(Error E) {
   return Status;
 }
 
+/// --list-devices: one line per CUDA device, `0: NAME (sm_XY, N SMs, M MiB)`,
+/// or `no CUDA devices (WHY)` when there are none (which is not an error;
+/// docs/CUDA.md). A driver library that is there but broken is an error.
+Error listDevices(raw_ostream &OS) {
+  std::string WhyNone;
+  auto Devices = gridjit::listCudaDevices({}, &WhyNone);
+  if (!Devices)
+    return Devices.takeError();
+  if (Devices->empty())
+    OS << "no CUDA devices (" << WhyNone << ")\n";
+  for (const gridjit::CudaDeviceInfo &D : *Devices)
+    OS << D.Ordinal << ": " << D.Name << " (" << D.getArch() << ", " << D.MultiprocessorCount
+       << " SMs, " << (D.TotalMemoryBytes >> 20) << " MiB)\n";
+  return Error::success();
+}
+
 /// Everything jit-run does after LLVM's own initialisation.
 Error runTool(int argc, char **argv) {
   cl::HideUnrelatedOptions(JitRunCategory); // also registers LLVM's common options
@@ -724,6 +745,8 @@ Error runTool(int argc, char **argv) {
     jitrun::printFeatures(outs());
     return Error::success();
   }
+  if (ListDevices)
+    return listDevices(outs());
   auto O = readOptions(Stats);
   if (!O)
     return O.takeError();

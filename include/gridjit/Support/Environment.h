@@ -29,6 +29,7 @@ enum class EnvVar {
   XdgCacheHome,      ///< XDG_CACHE_HOME
   Home,              ///< HOME
   GridjitNumThreads, ///< GRIDJIT_NUM_THREADS
+  GridjitCudaDriver, ///< GRIDJIT_CUDA_DRIVER
 };
 
 /// Whether a variable can change the code gridjit generates.

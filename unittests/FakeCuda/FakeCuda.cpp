@@ -1,0 +1,952 @@
+//===- FakeCuda.cpp - A fake CUDA driver library for the tests ------------===//
+//
+// Part of gridjit's test suite. Built as libgridjit-fake-cuda.so in the
+// build's lib directory and loaded by the library exactly as libcuda.so.1
+// is (CudaDriverOptions::LibraryPath or $GRIDJIT_CUDA_DRIVER). It exports
+// the driver's entry points under their real names (`_v2` where the driver
+// has one), defined against the declarations of
+// lib/Runtime/Cuda/CudaDriverAPI.h, so a signature that differs does not
+// compile. Device memory is host memory (malloc); contexts are per-device
+// objects made current per thread; modules, links and launches are
+// bookkeeping with the driver's checks (see "Modules, links, functions,
+// launches" below): no kernel code runs.
+//
+// Configured by environment variables that only this fake reads, each read
+// again by every cuInit (so one test process can try several setups):
+//   GRIDJIT_FAKE_CUDA_DEVICES  N (N devices like sm_80:108:40GiB), or a
+//                              comma-separated list of sm_XY:SMS:MEMORY
+//                              (MEMORY as 512MiB or 40GiB); unset: 1
+//   GRIDJIT_FAKE_CUDA_VERSION  what cuDriverGetVersion reports (12040)
+//   GRIDJIT_FAKE_CUDA_FAIL     NAME:CODE[,NAME:CODE...]: entry point NAME
+//                              (with or without _v2) returns CUresult CODE;
+//                              read on every call
+//   GRIDJIT_FAKE_CUDA_FUNC_ATTRS max_threads:N,regs:N,static_shared:N,
+//                              occupancy:N: the attributes of the functions
+//                              of modules loaded from now on
+// The variant libgridjit-fake-cuda-nolaunch.so (built with
+// GRIDJIT_FAKE_CUDA_WITHOUT_LAUNCH) lacks cuLaunchKernel, for the
+// missing-entry-point error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Runtime/Cuda/CudaDriverAPI.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+struct FakeDevice {
+  std::string Name;
+  int Major = 8, Minor = 0;
+  int SMs = 108;
+  size_t Memory = size_t(40) << 30;
+};
+
+/// A primary context: one per device slot.
+struct FakeContext {
+  int Device = 0;
+  int Retains = 0;      ///< current reference count
+  int TotalRetains = 0; ///< retains ever made (for the tests)
+};
+
+constexpr int MaxDevices = 16;
+
+std::mutex Lock; // guards everything below but the thread's current context
+bool Initialized = false;
+std::vector<FakeDevice> Devices;
+FakeContext Contexts[MaxDevices];
+std::map<uintptr_t, size_t> Allocations; // start -> size
+thread_local CUcontext Current = nullptr;
+
+/// "NAME" without a trailing "_v2".
+std::string baseName(std::string Name) {
+  if (Name.size() > 3 && Name.compare(Name.size() - 3, 3, "_v2") == 0)
+    Name.resize(Name.size() - 3);
+  return Name;
+}
+
+/// The failure GRIDJIT_FAKE_CUDA_FAIL configures for \p Name, or success.
+CUresult configuredFailure(const char *Name) {
+  const char *Spec = std::getenv("GRIDJIT_FAKE_CUDA_FAIL");
+  if (!Spec)
+    return CUDA_SUCCESS;
+  std::string S = Spec, Want = baseName(Name);
+  size_t Pos = 0;
+  while (Pos <= S.size()) {
+    size_t End = S.find(',', Pos);
+    if (End == std::string::npos)
+      End = S.size();
+    std::string Item = S.substr(Pos, End - Pos);
+    size_t Colon = Item.find(':');
+    if (Colon != std::string::npos && baseName(Item.substr(0, Colon)) == Want)
+      return static_cast<CUresult>(std::atoi(Item.c_str() + Colon + 1));
+    Pos = End + 1;
+  }
+  return CUDA_SUCCESS;
+}
+
+/// What every entry point but cuInit and the error/version queries does
+/// first: the configured failure, then "not initialised".
+CUresult enter(const char *Name) {
+  if (CUresult R = configuredFailure(Name))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  return Initialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+/// enter(), and a context must be current in this thread.
+CUresult enterWithContext(const char *Name) {
+  if (CUresult R = enter(Name))
+    return R;
+  return Current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/// Parses "40GiB" / "512MiB" into bytes; false when it is neither.
+bool parseMemory(const std::string &S, size_t &Bytes) {
+  char *End = nullptr;
+  unsigned long long N = std::strtoull(S.c_str(), &End, 10);
+  if (End == S.c_str())
+    return false;
+  if (std::strcmp(End, "GiB") == 0)
+    Bytes = size_t(N) << 30;
+  else if (std::strcmp(End, "MiB") == 0)
+    Bytes = size_t(N) << 20;
+  else
+    return false;
+  return true;
+}
+
+/// The devices GRIDJIT_FAKE_CUDA_DEVICES describes; false when malformed.
+bool parseDevices(std::vector<FakeDevice> &Out) {
+  const char *Spec = std::getenv("GRIDJIT_FAKE_CUDA_DEVICES");
+  std::string S = Spec ? Spec : "1";
+  Out.clear();
+  if (!S.empty() && S.find_first_not_of("0123456789") == std::string::npos) {
+    int N = std::atoi(S.c_str());
+    if (N > MaxDevices)
+      return false;
+    Out.resize(N);
+  } else {
+    size_t Pos = 0;
+    while (Pos <= S.size()) {
+      size_t End = S.find(',', Pos);
+      if (End == std::string::npos)
+        End = S.size();
+      std::string Item = S.substr(Pos, End - Pos);
+      FakeDevice D;
+      char Mem[32] = {0};
+      int Arch = 0;
+      if (std::sscanf(Item.c_str(), "sm_%d:%d:%31s", &Arch, &D.SMs, Mem) != 3 || Arch < 10 ||
+          D.SMs <= 0 || !parseMemory(Mem, D.Memory) || Out.size() == MaxDevices)
+        return false;
+      D.Major = Arch / 10;
+      D.Minor = Arch % 10;
+      Out.push_back(D);
+      Pos = End + 1;
+    }
+  }
+  for (size_t I = 0; I < Out.size(); ++I)
+    Out[I].Name = "gridjit fake GPU " + std::to_string(I);
+  return true;
+}
+
+/// The opt-in shared memory per block of an architecture, as NVIDIA's
+/// tables give it.
+int sharedOptin(const FakeDevice &D) {
+  int Arch = D.Major * 10 + D.Minor;
+  if (Arch >= 90)
+    return 232448; // 227 KiB
+  if (Arch == 80 || Arch == 87)
+    return 166912; // 163 KiB
+  if (Arch >= 86)
+    return 101376; // 99 KiB
+  if (Arch == 75)
+    return 65536;
+  return 98304; // sm_70, sm_72
+}
+
+/// The allocation holding [Ptr, Ptr + Bytes), or false.
+bool inAllocation(CUdeviceptr Ptr, size_t Bytes) {
+  std::lock_guard<std::mutex> G(Lock);
+  auto It = Allocations.upper_bound(Ptr);
+  if (It == Allocations.begin())
+    return false;
+  --It;
+  return Ptr >= It->first && Ptr - It->first + Bytes <= It->second;
+}
+
+struct ErrorText {
+  CUresult Code;
+  const char *Name, *Text;
+};
+const ErrorText ErrorTexts[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
+    {CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain."},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+    {CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT",
+     "the launch timed out and was terminated"},
+    {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+     "too many blocks in cooperative launch"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+const ErrorText *findError(CUresult R) {
+  for (const ErrorText &E : ErrorTexts)
+    if (E.Code == R)
+      return &E;
+  return nullptr;
+}
+
+} // namespace
+
+//===--- Initialisation, versions, errors ---------------------------------===//
+
+FAKE_EXPORT CUresult cuInit(unsigned int Flags) {
+  if (CUresult R = configuredFailure("cuInit"))
+    return R;
+  if (Flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::vector<FakeDevice> Parsed;
+  if (!parseDevices(Parsed)) {
+    std::fprintf(stderr, "fake CUDA driver: bad GRIDJIT_FAKE_CUDA_DEVICES\n");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::lock_guard<std::mutex> G(Lock);
+  Devices = std::move(Parsed);
+  Initialized = true;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDriverGetVersion(int *Version) {
+  if (CUresult R = configuredFailure("cuDriverGetVersion"))
+    return R;
+  if (!Version)
+    return CUDA_ERROR_INVALID_VALUE;
+  const char *V = std::getenv("GRIDJIT_FAKE_CUDA_VERSION");
+  *Version = V ? std::atoi(V) : 12040;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuGetErrorName(CUresult Error, const char **Name) {
+  const ErrorText *E = findError(Error);
+  if (!Name)
+    return CUDA_ERROR_INVALID_VALUE;
+  *Name = E ? E->Name : nullptr;
+  return E ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_EXPORT CUresult cuGetErrorString(CUresult Error, const char **Text) {
+  const ErrorText *E = findError(Error);
+  if (!Text)
+    return CUDA_ERROR_INVALID_VALUE;
+  *Text = E ? E->Text : nullptr;
+  return E ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+//===--- Devices ----------------------------------------------------------===//
+
+FAKE_EXPORT CUresult cuDeviceGetCount(int *Count) {
+  if (CUresult R = enter("cuDeviceGetCount"))
+    return R;
+  if (!Count)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  *Count = static_cast<int>(Devices.size());
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGet(CUdevice *Device, int Ordinal) {
+  if (CUresult R = enter("cuDeviceGet"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  if (!Device)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (Ordinal < 0 || Ordinal >= static_cast<int>(Devices.size()))
+    return CUDA_ERROR_INVALID_DEVICE;
+  *Device = Ordinal;
+  return CUDA_SUCCESS;
+}
+
+/// The device \p D, or null (Lock held).
+static const FakeDevice *getDevice(CUdevice D) {
+  return D >= 0 && D < static_cast<int>(Devices.size()) ? &Devices[D] : nullptr;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetName(char *Name, int Length, CUdevice Device) {
+  if (CUresult R = enter("cuDeviceGetName"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  const FakeDevice *D = getDevice(Device);
+  if (!D)
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (!Name || Length <= 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::snprintf(Name, Length, "%s", D->Name.c_str());
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetAttribute(int *Value, CUdevice_attribute Attribute,
+                                          CUdevice Device) {
+  if (CUresult R = enter("cuDeviceGetAttribute"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  const FakeDevice *D = getDevice(Device);
+  if (!D)
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (!Value)
+    return CUDA_ERROR_INVALID_VALUE;
+  switch (Attribute) {
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+    *Value = 1024;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+    *Value = 64;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+    *Value = 2147483647;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+    *Value = 65535;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+    *Value = 49152;
+    break;
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+    *Value = 32;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *Value = D->SMs;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *Value = D->Major;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *Value = D->Minor;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+    *Value = 1;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+    *Value = sharedOptin(*D);
+    break;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceTotalMem_v2(size_t *Bytes, CUdevice Device) {
+  if (CUresult R = enter("cuDeviceTotalMem_v2"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  const FakeDevice *D = getDevice(Device);
+  if (!D)
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (!Bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  *Bytes = D->Memory;
+  return CUDA_SUCCESS;
+}
+
+//===--- Contexts ---------------------------------------------------------===//
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *Context, CUdevice Device) {
+  if (CUresult R = enter("cuDevicePrimaryCtxRetain"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  if (!getDevice(Device))
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (!Context)
+    return CUDA_ERROR_INVALID_VALUE;
+  FakeContext &C = Contexts[Device];
+  C.Device = Device;
+  ++C.Retains;
+  ++C.TotalRetains;
+  *Context = reinterpret_cast<CUcontext>(&C);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice Device) {
+  if (CUresult R = enter("cuDevicePrimaryCtxRelease_v2"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  if (!getDevice(Device))
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (Contexts[Device].Retains == 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  --Contexts[Device].Retains;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext Context) {
+  if (CUresult R = enter("cuCtxSetCurrent"))
+    return R;
+  if (Context) {
+    std::lock_guard<std::mutex> G(Lock);
+    auto *C = reinterpret_cast<FakeContext *>(Context);
+    if (C < Contexts || C >= Contexts + MaxDevices || C->Retains == 0)
+      return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  Current = Context;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxGetCurrent(CUcontext *Context) {
+  if (CUresult R = enter("cuCtxGetCurrent"))
+    return R;
+  if (!Context)
+    return CUDA_ERROR_INVALID_VALUE;
+  *Context = Current;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxSynchronize() { return enterWithContext("cuCtxSynchronize"); }
+
+FAKE_EXPORT CUresult cuStreamSynchronize(CUstream Stream) {
+  return enterWithContext("cuStreamSynchronize");
+}
+
+//===--- Memory (host memory standing in for the device's) ---------------===//
+
+FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *Ptr, size_t Bytes) {
+  if (CUresult R = enterWithContext("cuMemAlloc_v2"))
+    return R;
+  if (!Ptr || Bytes == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  void *P = std::malloc(Bytes);
+  if (!P)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  std::lock_guard<std::mutex> G(Lock);
+  *Ptr = reinterpret_cast<uintptr_t>(P);
+  Allocations[*Ptr] = Bytes;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr Ptr) {
+  if (CUresult R = enterWithContext("cuMemFree_v2"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  auto It = Allocations.find(Ptr);
+  if (It == Allocations.end())
+    return CUDA_ERROR_INVALID_VALUE;
+  std::free(reinterpret_cast<void *>(It->first));
+  Allocations.erase(It);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr Dst, const void *Src, size_t Bytes) {
+  if (CUresult R = enterWithContext("cuMemcpyHtoD_v2"))
+    return R;
+  if (!Src || !inAllocation(Dst, Bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(reinterpret_cast<void *>(Dst), Src, Bytes);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *Dst, CUdeviceptr Src, size_t Bytes) {
+  if (CUresult R = enterWithContext("cuMemcpyDtoH_v2"))
+    return R;
+  if (!Dst || !inAllocation(Src, Bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(Dst, reinterpret_cast<const void *>(Src), Bytes);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr Dst, CUdeviceptr Src, size_t Bytes) {
+  if (CUresult R = enterWithContext("cuMemcpyDtoD_v2"))
+    return R;
+  if (!inAllocation(Dst, Bytes) || !inAllocation(Src, Bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memmove(reinterpret_cast<void *>(Dst), reinterpret_cast<const void *>(Src), Bytes);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr Dst, unsigned char Value, size_t Count) {
+  if (CUresult R = enterWithContext("cuMemsetD8_v2"))
+    return R;
+  if (!inAllocation(Dst, Count))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memset(reinterpret_cast<void *>(Dst), Value, Count);
+  return CUDA_SUCCESS;
+}
+
+//===--- Modules, links, functions, launches ------------------------------===//
+//
+// No code runs: a "PTX compile" finds the module's `.entry` names (and
+// counts one compile), a "cubin" is the text "GRIDJIT-FAKE-CUBIN sm_XY\n"
+// followed by the PTX it came from (loading it compiles nothing, and a
+// cubin for another architecture is CUDA_ERROR_NO_BINARY_FOR_GPU), and a
+// launch is checked against the device's and the function's limits as the
+// driver checks it, then counted.
+
+namespace {
+
+/// A function's attributes, from GRIDJIT_FAKE_CUDA_FUNC_ATTRS
+/// ("max_threads:N,regs:N,static_shared:N,occupancy:N"), read when its
+/// module is loaded.
+struct FakeFunction {
+  std::string Name;
+  int MaxThreads = 1024;
+  int Regs = 32;
+  int StaticShared = 0;
+  int MaxDynamicShared = 49152;
+  int Occupancy = 0; ///< blocks per SM; 0: min(32, 2048 / block size)
+};
+
+struct FakeModule {
+  int Device = 0;
+  std::vector<std::unique_ptr<FakeFunction>> Functions;
+};
+
+struct FakeLink {
+  std::string Ptx;
+  std::string Cubin;
+};
+
+const char CubinMagic[] = "GRIDJIT-FAKE-CUBIN ";
+std::vector<std::unique_ptr<FakeModule>> Modules; // guarded by Lock
+std::vector<std::unique_ptr<FakeLink>> Links;     // guarded by Lock
+int PtxCompiles = 0, Launches = 0, CooperativeLaunches = 0;
+
+/// The device whose context is current in this thread (one must be).
+int currentDevice() { return reinterpret_cast<FakeContext *>(Current)->Device; }
+
+/// "sm_XY" of device \p D (Lock held).
+std::string archOf(int D) {
+  return "sm_" + std::to_string(Devices[D].Major) + std::to_string(Devices[D].Minor);
+}
+
+/// Writes \p Info and \p Error into the log buffers \p Options name, and the
+/// bytes written back into the size options' slots, as the driver does.
+void writeLogs(unsigned int N, CUjit_option *Options, void **Values, const std::string &Info,
+               const std::string &Error) {
+  for (unsigned int I = 0; Options && Values && I < N; ++I) {
+    bool IsInfo = Options[I] == CU_JIT_INFO_LOG_BUFFER;
+    if (!IsInfo && Options[I] != CU_JIT_ERROR_LOG_BUFFER)
+      continue;
+    CUjit_option SizeOption =
+        IsInfo ? CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES : CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+    for (unsigned int J = 0; J < N; ++J) {
+      if (Options[J] != SizeOption)
+        continue;
+      size_t Size = reinterpret_cast<uintptr_t>(Values[J]);
+      char *Buf = static_cast<char *>(Values[I]);
+      if (!Buf || Size == 0)
+        continue;
+      const std::string &Text = IsInfo ? Info : Error;
+      size_t Len = std::min(Text.size(), Size - 1);
+      std::memcpy(Buf, Text.data(), Len);
+      Buf[Len] = '\0';
+      Values[J] = reinterpret_cast<void *>(static_cast<uintptr_t>(Len + 1));
+    }
+  }
+}
+
+/// The `.entry` names of \p Ptx, each with the configured attributes.
+std::vector<std::unique_ptr<FakeFunction>> parseEntries(const std::string &Ptx) {
+  FakeFunction Proto;
+  if (const char *Spec = std::getenv("GRIDJIT_FAKE_CUDA_FUNC_ATTRS")) {
+    std::string S = Spec;
+    size_t Pos = 0;
+    while (Pos < S.size()) {
+      size_t End = S.find(',', Pos);
+      if (End == std::string::npos)
+        End = S.size();
+      std::string Item = S.substr(Pos, End - Pos);
+      size_t Colon = Item.find(':');
+      int V = Colon == std::string::npos ? 0 : std::atoi(Item.c_str() + Colon + 1);
+      std::string Key = Item.substr(0, Colon);
+      if (Key == "max_threads")
+        Proto.MaxThreads = V;
+      else if (Key == "regs")
+        Proto.Regs = V;
+      else if (Key == "static_shared")
+        Proto.StaticShared = V;
+      else if (Key == "occupancy")
+        Proto.Occupancy = V;
+      Pos = End + 1;
+    }
+  }
+  Proto.MaxDynamicShared = 49152 - Proto.StaticShared;
+  std::vector<std::unique_ptr<FakeFunction>> Out;
+  for (size_t Pos = Ptx.find(".entry "); Pos != std::string::npos;
+       Pos = Ptx.find(".entry ", Pos + 1)) {
+    size_t Begin = Pos + 7;
+    size_t End = Ptx.find_first_of("( \t\n", Begin);
+    if (End == std::string::npos || End == Begin)
+      continue;
+    Out.push_back(std::make_unique<FakeFunction>(Proto));
+    Out.back()->Name = Ptx.substr(Begin, End - Begin);
+  }
+  return Out;
+}
+
+/// \p F if it is a function of a loaded module (Lock held), else null.
+FakeFunction *findFunction(CUfunction F) {
+  for (const auto &M : Modules)
+    for (const auto &Fn : M->Functions)
+      if (reinterpret_cast<CUfunction>(Fn.get()) == F)
+        return Fn.get();
+  return nullptr;
+}
+
+/// Blocks of \p Fn with \p BlockSize threads one SM holds at once.
+int occupancy(const FakeFunction &Fn, int BlockSize) {
+  if (BlockSize <= 0 || BlockSize > Fn.MaxThreads)
+    return 0;
+  return Fn.Occupancy ? Fn.Occupancy : std::min(32, 2048 / BlockSize);
+}
+
+/// The driver's checks of a launch (Lock held).
+CUresult checkLaunch(const FakeFunction &Fn, unsigned GX, unsigned GY, unsigned GZ, unsigned BX,
+                     unsigned BY, unsigned BZ, unsigned Shared) {
+  if (!GX || !GY || !GZ || !BX || !BY || !BZ || BX > 1024 || BY > 1024 || BZ > 64 ||
+      GX > 2147483647u || GY > 65535 || GZ > 65535 || uint64_t(BX) * BY * BZ > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (BX * BY * BZ > unsigned(Fn.MaxThreads))
+    return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  if (Shared > unsigned(Fn.MaxDynamicShared))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+} // namespace
+
+FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *Module, const void *Image,
+                                        unsigned int NumOptions, CUjit_option *Options,
+                                        void **Values) {
+  if (CUresult R = enterWithContext("cuModuleLoadDataEx")) {
+    if (R != CUDA_ERROR_NOT_INITIALIZED && R != CUDA_ERROR_INVALID_CONTEXT)
+      writeLogs(NumOptions, Options, Values, "",
+                "ptxas fatal   : configured failure of cuModuleLoadDataEx (fake driver)");
+    return R;
+  }
+  if (!Module || !Image)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::string Text = static_cast<const char *>(Image);
+  std::lock_guard<std::mutex> G(Lock);
+  int Dev = currentDevice();
+  if (Text.compare(0, sizeof(CubinMagic) - 1, CubinMagic) == 0) {
+    size_t Eol = Text.find('\n');
+    std::string Arch = Text.substr(sizeof(CubinMagic) - 1, Eol - (sizeof(CubinMagic) - 1));
+    if (Eol == std::string::npos || Arch != archOf(Dev))
+      return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    Text = Text.substr(Eol + 1);
+  } else if (Text.find(".version") != std::string::npos) {
+    ++PtxCompiles;
+  } else {
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  auto M = std::make_unique<FakeModule>();
+  M->Device = Dev;
+  M->Functions = parseEntries(Text);
+  writeLogs(NumOptions, Options, Values,
+            "info    : fake driver loaded " + std::to_string(M->Functions.size()) +
+                " entry function(s) for " + archOf(Dev),
+            "");
+  *Module = reinterpret_cast<CUmodule>(M.get());
+  Modules.push_back(std::move(M));
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuModuleUnload(CUmodule Module) {
+  if (CUresult R = enterWithContext("cuModuleUnload"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  for (auto It = Modules.begin(); It != Modules.end(); ++It)
+    if (reinterpret_cast<CUmodule>(It->get()) == Module) {
+      Modules.erase(It);
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *Function, CUmodule Module, const char *Name) {
+  if (CUresult R = enterWithContext("cuModuleGetFunction"))
+    return R;
+  if (!Function || !Name)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  for (const auto &M : Modules) {
+    if (reinterpret_cast<CUmodule>(M.get()) != Module)
+      continue;
+    for (const auto &F : M->Functions)
+      if (F->Name == Name) {
+        *Function = reinterpret_cast<CUfunction>(F.get());
+        return CUDA_SUCCESS;
+      }
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuLinkCreate_v2(unsigned int, CUjit_option *, void **, CUlinkState *State) {
+  if (CUresult R = enterWithContext("cuLinkCreate_v2"))
+    return R;
+  if (!State)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  Links.push_back(std::make_unique<FakeLink>());
+  *State = reinterpret_cast<CUlinkState>(Links.back().get());
+  return CUDA_SUCCESS;
+}
+
+/// The link \p State (Lock held), or null.
+static FakeLink *findLink(CUlinkState State) {
+  for (const auto &L : Links)
+    if (reinterpret_cast<CUlinkState>(L.get()) == State)
+      return L.get();
+  return nullptr;
+}
+
+FAKE_EXPORT CUresult cuLinkAddData_v2(CUlinkState State, CUjitInputType Type, void *Data,
+                                      size_t Size, const char *, unsigned int NumOptions,
+                                      CUjit_option *Options, void **Values) {
+  if (CUresult R = enterWithContext("cuLinkAddData_v2")) {
+    if (R != CUDA_ERROR_NOT_INITIALIZED && R != CUDA_ERROR_INVALID_CONTEXT)
+      writeLogs(NumOptions, Options, Values, "",
+                "ptxas fatal   : configured failure of cuLinkAddData (fake driver)");
+    return R;
+  }
+  if (!Data || Type != CU_JIT_INPUT_PTX)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeLink *L = findLink(State);
+  if (!L)
+    return CUDA_ERROR_INVALID_HANDLE;
+  std::string Ptx(static_cast<const char *>(Data), Size);
+  if (!Ptx.empty() && Ptx.back() == '\0')
+    Ptx.pop_back();
+  if (Ptx.find(".version") == std::string::npos)
+    return CUDA_ERROR_INVALID_PTX;
+  ++PtxCompiles;
+  L->Ptx += Ptx;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuLinkComplete(CUlinkState State, void **Cubin, size_t *Size) {
+  if (CUresult R = enterWithContext("cuLinkComplete"))
+    return R;
+  if (!Cubin || !Size)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeLink *L = findLink(State);
+  if (!L)
+    return CUDA_ERROR_INVALID_HANDLE;
+  L->Cubin = CubinMagic + archOf(currentDevice()) + "\n" + L->Ptx;
+  *Cubin = L->Cubin.data();
+  *Size = L->Cubin.size() + 1; // with its terminating NUL
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuLinkDestroy(CUlinkState State) {
+  if (CUresult R = enterWithContext("cuLinkDestroy"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  for (auto It = Links.begin(); It != Links.end(); ++It)
+    if (reinterpret_cast<CUlinkState>(It->get()) == State) {
+      Links.erase(It);
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuFuncGetAttribute(int *Value, CUfunction_attribute Attribute,
+                                        CUfunction Function) {
+  if (CUresult R = enterWithContext("cuFuncGetAttribute"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeFunction *F = findFunction(Function);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!Value)
+    return CUDA_ERROR_INVALID_VALUE;
+  switch (Attribute) {
+  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+    *Value = F->MaxThreads;
+    return CUDA_SUCCESS;
+  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+    *Value = F->StaticShared;
+    return CUDA_SUCCESS;
+  case CU_FUNC_ATTRIBUTE_NUM_REGS:
+    *Value = F->Regs;
+    return CUDA_SUCCESS;
+  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+    *Value = F->MaxDynamicShared;
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_EXPORT CUresult cuFuncSetAttribute(CUfunction Function, CUfunction_attribute Attribute,
+                                        int Value) {
+  if (CUresult R = enterWithContext("cuFuncSetAttribute"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeFunction *F = findFunction(Function);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (Attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || Value < 0 ||
+      Value + F->StaticShared > sharedOptin(Devices[currentDevice()]))
+    return CUDA_ERROR_INVALID_VALUE;
+  F->MaxDynamicShared = Value;
+  return CUDA_SUCCESS;
+}
+
+#ifndef GRIDJIT_FAKE_CUDA_WITHOUT_LAUNCH
+FAKE_EXPORT CUresult cuLaunchKernel(CUfunction Function, unsigned int GX, unsigned int GY,
+                                    unsigned int GZ, unsigned int BX, unsigned int BY,
+                                    unsigned int BZ, unsigned int Shared, CUstream, void **,
+                                    void **) {
+  if (CUresult R = enterWithContext("cuLaunchKernel"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeFunction *F = findFunction(Function);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult R = checkLaunch(*F, GX, GY, GZ, BX, BY, BZ, Shared))
+    return R;
+  ++Launches;
+  return CUDA_SUCCESS;
+}
+#endif
+
+FAKE_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction Function, unsigned int GX,
+                                               unsigned int GY, unsigned int GZ, unsigned int BX,
+                                               unsigned int BY, unsigned int BZ,
+                                               unsigned int Shared, CUstream, void **) {
+  if (CUresult R = enterWithContext("cuLaunchCooperativeKernel"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeFunction *F = findFunction(Function);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult R = checkLaunch(*F, GX, GY, GZ, BX, BY, BZ, Shared))
+    return R;
+  uint64_t Resident = uint64_t(occupancy(*F, BX * BY * BZ)) * Devices[currentDevice()].SMs;
+  if (uint64_t(GX) * GY * GZ > Resident)
+    return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  ++CooperativeLaunches;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *NumBlocks,
+                                                                 CUfunction Function, int BlockSize,
+                                                                 size_t) {
+  if (CUresult R = enterWithContext("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  FakeFunction *F = findFunction(Function);
+  if (!F)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!NumBlocks)
+    return CUDA_ERROR_INVALID_VALUE;
+  *NumBlocks = occupancy(*F, BlockSize);
+  return CUDA_SUCCESS;
+}
+
+//===--- For the tests ----------------------------------------------------===//
+
+/// How many times device \p Device's primary context was ever retained.
+FAKE_EXPORT int gridjitFakeCudaPrimaryCtxRetains(int Device) {
+  std::lock_guard<std::mutex> G(Lock);
+  return Device >= 0 && Device < MaxDevices ? Contexts[Device].TotalRetains : -1;
+}
+
+/// Device \p Device's primary context's current reference count.
+FAKE_EXPORT int gridjitFakeCudaPrimaryCtxRefs(int Device) {
+  std::lock_guard<std::mutex> G(Lock);
+  return Device >= 0 && Device < MaxDevices ? Contexts[Device].Retains : -1;
+}
+
+/// PTX compiles so far (cuModuleLoadDataEx of PTX, cuLinkAddData).
+FAKE_EXPORT int gridjitFakeCudaPtxCompiles() {
+  std::lock_guard<std::mutex> G(Lock);
+  return PtxCompiles;
+}
+
+/// Launches so far: \p Cooperative selects cuLaunchCooperativeKernel's.
+FAKE_EXPORT int gridjitFakeCudaLaunches(int Cooperative) {
+  std::lock_guard<std::mutex> G(Lock);
+  return Cooperative ? CooperativeLaunches : Launches;
+}
+
+/// How many device allocations are live.
+FAKE_EXPORT int gridjitFakeCudaLiveAllocations() {
+  std::lock_guard<std::mutex> G(Lock);
+  return static_cast<int>(Allocations.size());
+}
+
+// Every export has exactly the type CudaDriverAPI.h declares for it.
+#define FAKE_CHECK_TYPE(Name, Symbol)                                                              \
+  static_assert(std::is_same_v<decltype(&Symbol), PFN_##Name>, #Symbol " has the wrong type");
+FAKE_CHECK_TYPE(cuInit, cuInit)
+FAKE_CHECK_TYPE(cuDriverGetVersion, cuDriverGetVersion)
+FAKE_CHECK_TYPE(cuGetErrorName, cuGetErrorName)
+FAKE_CHECK_TYPE(cuGetErrorString, cuGetErrorString)
+FAKE_CHECK_TYPE(cuDeviceGetCount, cuDeviceGetCount)
+FAKE_CHECK_TYPE(cuDeviceGet, cuDeviceGet)
+FAKE_CHECK_TYPE(cuDeviceGetName, cuDeviceGetName)
+FAKE_CHECK_TYPE(cuDeviceGetAttribute, cuDeviceGetAttribute)
+FAKE_CHECK_TYPE(cuDeviceTotalMem, cuDeviceTotalMem_v2)
+FAKE_CHECK_TYPE(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain)
+FAKE_CHECK_TYPE(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2)
+FAKE_CHECK_TYPE(cuCtxSetCurrent, cuCtxSetCurrent)
+FAKE_CHECK_TYPE(cuCtxGetCurrent, cuCtxGetCurrent)
+FAKE_CHECK_TYPE(cuCtxSynchronize, cuCtxSynchronize)
+FAKE_CHECK_TYPE(cuMemAlloc, cuMemAlloc_v2)
+FAKE_CHECK_TYPE(cuMemFree, cuMemFree_v2)
+FAKE_CHECK_TYPE(cuMemcpyHtoD, cuMemcpyHtoD_v2)
+FAKE_CHECK_TYPE(cuMemcpyDtoH, cuMemcpyDtoH_v2)
+FAKE_CHECK_TYPE(cuMemcpyDtoD, cuMemcpyDtoD_v2)
+FAKE_CHECK_TYPE(cuMemsetD8, cuMemsetD8_v2)
+FAKE_CHECK_TYPE(cuModuleLoadDataEx, cuModuleLoadDataEx)
+FAKE_CHECK_TYPE(cuModuleUnload, cuModuleUnload)
+FAKE_CHECK_TYPE(cuModuleGetFunction, cuModuleGetFunction)
+FAKE_CHECK_TYPE(cuLinkCreate, cuLinkCreate_v2)
+FAKE_CHECK_TYPE(cuLinkAddData, cuLinkAddData_v2)
+FAKE_CHECK_TYPE(cuLinkComplete, cuLinkComplete)
+FAKE_CHECK_TYPE(cuLinkDestroy, cuLinkDestroy)
+FAKE_CHECK_TYPE(cuFuncGetAttribute, cuFuncGetAttribute)
+FAKE_CHECK_TYPE(cuFuncSetAttribute, cuFuncSetAttribute)
+FAKE_CHECK_TYPE(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel)
+FAKE_CHECK_TYPE(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                cuOccupancyMaxActiveBlocksPerMultiprocessor)
+FAKE_CHECK_TYPE(cuStreamSynchronize, cuStreamSynchronize)
+#ifndef GRIDJIT_FAKE_CUDA_WITHOUT_LAUNCH
+FAKE_CHECK_TYPE(cuLaunchKernel, cuLaunchKernel)
+#endif
