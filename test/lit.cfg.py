@@ -37,6 +37,8 @@ config.substitutions.append(("%examples", os.path.join(config.gridjit_src_root, 
 config.substitutions.append(("%docs", os.path.join(config.gridjit_src_root, "docs")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%gridjit_src", config.gridjit_src_root))
+# The build directory (test/Bundle packs it).
+config.substitutions.append(("%gridjit_obj", config.gridjit_obj_root))
 # The C++ compiler of the build and LLVM's headers (test/Layering).
 config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%llvm_include", config.llvm_include_dir))

@@ -123,7 +123,7 @@ cp "$src/utils/gpu-suite.sh" "$src/utils/gpu_suite.py" "$root/"
 
 mkdir -p "$(dirname "$out")"
 case "$out" in
-  *.tar.zst) tar -C "$work" -cf - gridjit-gpu-bundle | zstd -q -T2 -12 -f -o "$out" ;;
+  *.tar.zst) tar -C "$work" -cf - gridjit-gpu-bundle | zstd -q -T2 -6 -f -o "$out" ;;
   *.tar.xz) tar -C "$work" -cf - gridjit-gpu-bundle | xz -T2 -6 > "$out" ;;
   *) die "OUT must end in .tar.xz or .tar.zst: $out" ;;
 esac
