@@ -116,6 +116,13 @@ cp "$src/utils/gpu-suite.sh" "$src/utils/gpu_suite.py" "$root/"
   echo "source: $(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
   echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m)"
   echo "jit-run: $("$root/bin/jit-run" --version 2>&1 | tr '\n' ' ')"
+  # The newest symbol versions used: the GPU machine's glibc and libstdc++
+  # must be at least these.
+  if command -v objdump >/dev/null; then
+    echo "needs: $(for f in "$root/bin/jit-run" "$root"/lib/*.so*; do objdump -T "$f"; done |
+      grep -o -E '(GLIBC|GLIBCXX|CXXABI)_[0-9.]+' | sort -u -V |
+      awk -F_ '{m[$1] = $0} END {for (k in m) printf "%s ", m[k]}')"
+  fi
   echo
   echo "ldd closure (outside glibc/libstdc++/libgcc everything is in lib/):"
   sed "s|$root|<bundle>|g" "$closure"
