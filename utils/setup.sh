@@ -21,8 +21,9 @@ fi
 packages=(
   cmake ninja-build ccache python3
   llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev clang-format-19
-  # utils/gpu-bundle.sh sets the bundle's RUNPATHs.
-  patchelf
+  # utils/gpu-bundle.sh sets the bundle's RUNPATHs and compresses it
+  # (test/Bundle unpacks a .tar.zst).
+  patchelf xz-utils zstd
   libzstd-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
   # bench-HostExecBench also runs its kernels through PoCL, the usual way
