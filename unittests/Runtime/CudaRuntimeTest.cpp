@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <functional>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -350,6 +351,50 @@ TEST(CudaRuntimeTest, MemoryRoundTrip) {
   ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", "cuMemAlloc:2");
   EXPECT_EQ(errorText(L.RT->allocate(16).takeError()),
             "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory");
+}
+
+/// Every entry point the runtime calls, failing: the error names it and
+/// the driver's words, whatever the runtime adds around it.
+TEST(CudaRuntimeTest, EveryEntryPointFailing) {
+  using Op = std::function<llvm::Error(Loaded &)>;
+  auto Load = [](Loaded &L) { return L.RT->load(ptx()).takeError(); };
+  auto Copy = [](Loaded &L) {
+    int X = 0;
+    return L.RT->copyFromDevice(&X, L.Out, sizeof(X));
+  };
+  const std::pair<const char *, Op> Cases[] = {
+      {"cuMemAlloc", [](Loaded &L) { return L.RT->allocate(16).takeError(); }},
+      {"cuMemFree", [](Loaded &L) { return L.RT->free(L.Out); }},
+      {"cuMemcpyHtoD",
+       [](Loaded &L) {
+         int X = 0;
+         return L.RT->copyToDevice(L.Out, &X, sizeof(X));
+       }},
+      {"cuMemcpyDtoH", Copy},
+      {"cuCtxSynchronize", Copy},
+      {"cuCtxSynchronize", [](Loaded &L) { return L.RT->synchronize(); }},
+      {"cuCtxGetCurrent", [](Loaded &L) { return L.RT->synchronize(); }},
+      {"cuModuleLoadDataEx", Load},
+      {"cuModuleGetFunction", Load},
+      {"cuFuncGetAttribute", Load},
+      {"cuFuncSetAttribute", [](Loaded &L) { return L.launch("dyn", config(1, 32, 100000)); }},
+      {"cuLaunchKernel", [](Loaded &L) { return L.launch("dyn", config(1, 32, 64)); }},
+      {"cuOccupancyMaxActiveBlocksPerMultiprocessor",
+       [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
+      {"cuLaunchCooperativeKernel", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
+      {"cuStreamSynchronize", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
+  };
+  for (const auto &[Name, Do] : Cases) {
+    SCOPED_TRACE(Name);
+    Loaded L;
+    ASSERT_TRUE(L.M);
+    std::string Fail = std::string(Name) + ":999";
+    ScopedEnv Env("GRIDJIT_FAKE_CUDA_FAIL", Fail.c_str());
+    llvm::Error E = Do(L);
+    ASSERT_TRUE(failed(E));
+    EXPECT_THAT(errorText(std::move(E)),
+                HasSubstr(std::string(Name) + " failed: CUDA_ERROR_UNKNOWN (999): unknown error"));
+  }
 }
 
 TEST(CudaRuntimeTest, EightThreadsLaunchOnOneDevice) {

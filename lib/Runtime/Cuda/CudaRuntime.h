@@ -22,7 +22,8 @@
 
 namespace gridjit {
 
-/// The nvptx target's Runtime: one CUDA device. Thread-safe.
+/// The nvptx target's Runtime: one CUDA device. Thread-safe. Its modules
+/// and buffers must not outlive it.
 class CudaRuntime final : public Runtime {
 public:
   /// Opens the driver (\p DriverOptions) and selects device \p Ordinal.
