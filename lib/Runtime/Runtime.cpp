@@ -138,7 +138,11 @@ llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
     return std::unique_ptr<Runtime>(std::move(*RT));
   }
   case TargetKind::NVPTX: {
-    auto RT = CudaRuntime::create(Opts.Device);
+    CudaRuntimeOptions CO;
+    CO.Device = Opts.Device;
+    CO.UseCubinCache = Opts.UseCubinCache;
+    CO.CacheDir = Opts.CacheDir;
+    auto RT = CudaRuntime::create(CO);
     if (!RT)
       return RT.takeError();
     return std::unique_ptr<Runtime>(std::move(*RT));

@@ -559,6 +559,8 @@ Error runKernel(const gridjit::Module &M, const Options &Given, CompileReport &R
   if (O.Target == TargetKind::Cuda) {
     gridjit::RuntimeOptions RO;
     RO.Device = O.Device;
+    RO.UseCubinCache = !O.NoCache;
+    RO.CacheDir = O.CacheDir;
     auto Made = gridjit::createRuntime(targetKind(O), RO);
     if (!Made)
       return Made.takeError();

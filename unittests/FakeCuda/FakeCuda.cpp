@@ -23,8 +23,8 @@
 //   GRIDJIT_FAKE_CUDA_FUNC_ATTRS max_threads:N,regs:N,static_shared:N,
 //                              occupancy:N: the attributes of the functions
 //                              of modules loaded from now on
-//   GRIDJIT_FAKE_CUDA_LOG      a file to which every launch and
-//                              cuFuncSetAttribute appends one line (for
+//   GRIDJIT_FAKE_CUDA_LOG      a file to which every launch, PTX compile
+//                              and cuFuncSetAttribute appends a line (for
 //                              tests of other processes, e.g. jit-run)
 // The variant libgridjit-fake-cuda-nolaunch.so (built with
 // GRIDJIT_FAKE_CUDA_WITHOUT_LAUNCH) lacks cuLaunchKernel, for the
@@ -538,6 +538,10 @@ struct FakeModule {
 struct FakeLink {
   std::string Ptx;
   std::string Cubin;
+  /// cuLinkCreate's options: the link's logs go there (as the driver's do).
+  unsigned int NumOptions = 0;
+  CUjit_option *Options = nullptr;
+  void **Values = nullptr;
 };
 
 const char CubinMagic[] = "GRIDJIT-FAKE-CUBIN ";
@@ -692,6 +696,7 @@ FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *Module, const void *Image,
     Text = Text.substr(Eol + 1);
   } else if (Text.find(".version") != std::string::npos) {
     ++PtxCompiles;
+    logLine("ptx compile (cuModuleLoadDataEx)");
   } else {
     return CUDA_ERROR_INVALID_IMAGE;
   }
@@ -738,13 +743,17 @@ FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *Function, CUmodule Module, 
   return CUDA_ERROR_INVALID_HANDLE;
 }
 
-FAKE_EXPORT CUresult cuLinkCreate_v2(unsigned int, CUjit_option *, void **, CUlinkState *State) {
+FAKE_EXPORT CUresult cuLinkCreate_v2(unsigned int NumOptions, CUjit_option *Options, void **Values,
+                                     CUlinkState *State) {
   if (CUresult R = enterWithContext("cuLinkCreate_v2"))
     return R;
   if (!State)
     return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> G(Lock);
   Links.push_back(std::make_unique<FakeLink>());
+  Links.back()->NumOptions = NumOptions;
+  Links.back()->Options = Options;
+  Links.back()->Values = Values;
   *State = reinterpret_cast<CUlinkState>(Links.back().get());
   return CUDA_SUCCESS;
 }
@@ -761,9 +770,13 @@ FAKE_EXPORT CUresult cuLinkAddData_v2(CUlinkState State, CUjitInputType Type, vo
                                       size_t Size, const char *, unsigned int NumOptions,
                                       CUjit_option *Options, void **Values) {
   if (CUresult R = enterWithContext("cuLinkAddData_v2")) {
-    if (R != CUDA_ERROR_NOT_INITIALIZED && R != CUDA_ERROR_INVALID_CONTEXT)
-      writeLogs(NumOptions, Options, Values, "",
-                "ptxas fatal   : configured failure of cuLinkAddData (fake driver)");
+    if (R != CUDA_ERROR_NOT_INITIALIZED && R != CUDA_ERROR_INVALID_CONTEXT) {
+      const char *Log = "ptxas fatal   : configured failure of cuLinkAddData (fake driver)";
+      writeLogs(NumOptions, Options, Values, "", Log);
+      std::lock_guard<std::mutex> G(Lock);
+      if (FakeLink *L = findLink(State))
+        writeLogs(L->NumOptions, L->Options, L->Values, "", Log);
+    }
     return R;
   }
   if (!Data || Type != CU_JIT_INPUT_PTX)
@@ -778,6 +791,7 @@ FAKE_EXPORT CUresult cuLinkAddData_v2(CUlinkState State, CUjitInputType Type, vo
   if (Ptx.find(".version") == std::string::npos)
     return CUDA_ERROR_INVALID_PTX;
   ++PtxCompiles;
+  logLine("ptx compile (cuLinkAddData)");
   L->Ptx += Ptx;
   return CUDA_SUCCESS;
 }

@@ -17,6 +17,9 @@
 #include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Target/Target.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -110,8 +113,13 @@ Artifact ptx(const char *Arch = "sm_80") {
   return std::move(*A);
 }
 
+/// A runtime without the cubin cache (CubinCache tests it).
 std::unique_ptr<CudaRuntime> runtime(unsigned Ordinal = 0) {
-  auto RT = CudaRuntime::create(Ordinal, fake());
+  CudaRuntimeOptions O;
+  O.Device = Ordinal;
+  O.Driver = fake();
+  O.UseCubinCache = false;
+  auto RT = CudaRuntime::create(O);
   if (!RT) {
     ADD_FAILURE() << errorText(RT.takeError());
     return nullptr;
@@ -236,6 +244,65 @@ TEST(CudaRuntimeTest, Load) {
                 ": cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX (218): a PTX JIT "
                 "compilation failed\nJIT error log:\nptxas fatal   : configured failure of "
                 "cuModuleLoadDataEx (fake driver)");
+}
+
+/// The cubin cache: the first runtime compiles the PTX with the driver's
+/// linker and stores the cubin; a second one (as a new process would)
+/// loads it without compiling; another architecture is another entry; a
+/// failing compile carries the JIT error log.
+TEST(CudaRuntimeTest, CubinCache) {
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gridjit-cubin-cache", Dir));
+  auto Compiles = fakeHook<int (*)()>("gridjitFakeCudaPtxCompiles");
+  auto Make = [&](const char *Devices) {
+    ScopedEnv Env("GRIDJIT_FAKE_CUDA_DEVICES", Devices);
+    CudaRuntimeOptions O;
+    O.Driver = fake();
+    O.CacheDir = std::string(Dir);
+    auto RT = CudaRuntime::create(O);
+    EXPECT_TRUE(succeeded(RT));
+    return RT ? std::move(*RT) : nullptr;
+  };
+  Artifact A = ptx();
+  int Before = Compiles();
+  {
+    auto RT = Make("1");
+    ASSERT_TRUE(RT);
+    auto M = RT->load(A);
+    ASSERT_TRUE(succeeded(M));
+    EXPECT_EQ(Compiles(), Before + 1);
+  }
+  {
+    auto RT = Make("1");
+    ASSERT_TRUE(RT);
+    auto M = RT->load(A);
+    ASSERT_TRUE(succeeded(M));
+    EXPECT_EQ(Compiles(), Before + 1); // the cubin, from the cache
+    // A kernel of the cached cubin launches like any other.
+    auto B = RT->allocate(64);
+    ASSERT_TRUE(succeeded(B));
+    KernelArg Args[] = {KernelArg::buffer(*B, ScalarKind::I32)};
+    EXPECT_TRUE(succeeded(RT->launch(**M, "dyn", config(1, 16, 64), Args)));
+  }
+  {
+    auto RT = Make("sm_86:84:24GiB");
+    ASSERT_TRUE(RT);
+    ASSERT_TRUE(succeeded(RT->load(A)));
+    EXPECT_EQ(Compiles(), Before + 2); // another architecture, another cubin
+  }
+  {
+    auto RT = Make("sm_90:132:80GiB");
+    ASSERT_TRUE(RT);
+    ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", "cuLinkAddData:218");
+    auto M = RT->load(A);
+    ASSERT_TRUE(failed(M));
+    EXPECT_EQ(errorText(M.takeError()),
+              "cannot compile the PTX (sm_80) for device 0 (gridjit fake GPU 0, sm_90): "
+              "cuLinkAddData failed: CUDA_ERROR_INVALID_PTX (218): a PTX JIT compilation "
+              "failed\nJIT error log:\nptxas fatal   : configured failure of cuLinkAddData "
+              "(fake driver)");
+  }
+  llvm::sys::fs::remove_directories(Dir);
 }
 
 TEST(CudaRuntimeTest, BlockTooLargeForTheFunction) {

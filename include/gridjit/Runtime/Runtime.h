@@ -30,6 +30,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -300,6 +301,13 @@ struct RuntimeOptions {
   unsigned NumThreads = 0;
   /// nvptx target: the ordinal of the CUDA device to run on.
   unsigned Device = 0;
+  /// nvptx target: keep the cubins the driver compiles from PTX in the
+  /// disk cache, so that a later process loads them without compiling
+  /// (docs/CUDA.md, "The cubin cache").
+  bool UseCubinCache = true;
+  /// nvptx target: the cache directory (empty: the default, as
+  /// resolveCacheDirectory finds it).
+  std::string CacheDir;
 };
 
 /// Whether this build has a runtime for target \p K (host and nvptx: yes;

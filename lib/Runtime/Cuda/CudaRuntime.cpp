@@ -93,7 +93,15 @@ public:
 
 Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(unsigned Ordinal,
                                                            const CudaDriverOptions &DriverOptions) {
-  auto D = cuda::Driver::open(DriverOptions);
+  CudaRuntimeOptions O;
+  O.Device = Ordinal;
+  O.Driver = DriverOptions;
+  return create(O);
+}
+
+Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOptions &Opts) {
+  unsigned Ordinal = Opts.Device;
+  auto D = cuda::Driver::open(Opts.Driver);
   if (!D) {
     std::string Why;
     Error Rest = llvm::handleErrors(
@@ -115,6 +123,16 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(unsigned Ordinal,
   std::unique_ptr<CudaRuntime> RT(new CudaRuntime(std::move(*D), std::move(*Info)));
   if (Error E = RT->enter())
     return std::move(E);
+  if (Opts.UseCubinCache) {
+    // No cache directory to be had: no cubin cache (every load compiles).
+    if (auto Dir = resolveCacheDirectory(Opts.CacheDir)) {
+      DiskCacheOptions DO;
+      DO.Dir = *Dir;
+      RT->Cubins = std::make_unique<DiskCache>(DO);
+    } else {
+      llvm::consumeError(Dir.takeError());
+    }
+  }
   return std::move(RT);
 }
 
@@ -182,18 +200,49 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
   if (Error E = enter())
     return std::move(E);
 
+  bool FromCache = false;
+  std::string Cubin;
+  if (Cubins) {
+    auto C = getCubin(A, FromCache, /*Lookup=*/true);
+    if (!C)
+      return C.takeError();
+    Cubin = std::move(*C);
+  }
+
   char InfoLog[8192] = {0}, ErrorLog[8192] = {0};
   CUjit_option Options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
                             CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *Values[] = {InfoLog, reinterpret_cast<void *>(uintptr_t(sizeof(InfoLog))), ErrorLog,
                     reinterpret_cast<void *>(uintptr_t(sizeof(ErrorLog)))};
   auto M = std::make_unique<CudaModule>(*Drv, Info.Ordinal, A.Kernels);
-  // The payload is NUL-terminated (std::string), as the driver wants PTX.
-  if (Error E = GRIDJIT_CU(*Drv, cuModuleLoadDataEx, &M->Module, A.Payload.c_str(),
-                           unsigned(std::size(Options)), Options, Values)) {
+  // The image: the cubin (cached or just linked), else the PTX;
+  // NUL-terminated (std::string), as the driver wants PTX.
+  auto LoadImage = [&] {
+    return GRIDJIT_CU(*Drv, cuModuleLoadDataEx, &M->Module,
+                      Cubins ? Cubin.c_str() : A.Payload.c_str(), unsigned(std::size(Options)),
+                      Options, Values);
+  };
+  Error Loaded = LoadImage();
+  if (Loaded && FromCache) {
+    // A cached cubin the driver refuses (e.g. damaged): compile afresh.
+    llvm::consumeError(std::move(Loaded));
+    M->Module = nullptr;
+    auto C = getCubin(A, FromCache, /*Lookup=*/false);
+    if (!C)
+      return C.takeError();
+    Cubin = std::move(*C);
+    Values[1] = reinterpret_cast<void *>(uintptr_t(sizeof(InfoLog)));
+    Values[3] = reinterpret_cast<void *>(uintptr_t(sizeof(ErrorLog)));
+    Loaded = LoadImage();
+  }
+  if (Error E = std::move(Loaded)) {
     M->Module = nullptr;
     InfoLog[sizeof(InfoLog) - 1] = ErrorLog[sizeof(ErrorLog) - 1] = '\0';
-    std::string Msg = "cannot load the PTX (" + A.Arch + ") on " + describeDevice(Info) + ": " +
+    std::string Msg = std::string("cannot load the ") +
+                      (!Cubins     ? "PTX"
+                       : FromCache ? "cached cubin of the PTX"
+                                   : "cubin of the PTX") +
+                      " (" + A.Arch + ") on " + describeDevice(Info) + ": " +
                       llvm::toString(std::move(E));
     if (ErrorLog[0])
       Msg += "\nJIT error log:\n" + std::string(llvm::StringRef(ErrorLog).rtrim());
@@ -218,6 +267,69 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
     K.MaxDynamicShared = MaxDynamic;
   }
   return std::unique_ptr<LoadedModule>(std::move(M));
+}
+
+/// The cubin cache's key: the PTX, the device's compute capability and
+/// the driver's version (and gridjit's, as every key has).
+static CacheKey cubinKey(const Artifact &A, const CudaDeviceInfo &Info) {
+  CacheKeyInputs In;
+  In.GridjitVersion = std::string(getGridjitVersion());
+  In.GridjitBuild = std::string(getGridjitBuildId());
+  In.LLVMVersion = std::string(getLLVMVersion());
+  In.TargetName = "nvptx-cubin";
+  In.Arch = Info.getArch();
+  In.TargetFingerprint = "cuda-driver=" + std::to_string(Info.DriverVersion);
+  In.Options = "ptx-arch=" + A.Arch + ";";
+  In.CanonicalModule = A.Payload;
+  return computeCacheKey(In);
+}
+
+Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, bool Lookup) {
+  CacheKey Key = cubinKey(A, Info);
+  if (std::optional<Artifact> Hit = Lookup ? Cubins->lookup(Key) : std::nullopt) {
+    FromCache = true;
+    return std::move(Hit->Payload);
+  }
+  FromCache = false;
+  char InfoLog[8192] = {0}, ErrorLog[8192] = {0};
+  CUjit_option Options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *Values[] = {InfoLog, reinterpret_cast<void *>(uintptr_t(sizeof(InfoLog))), ErrorLog,
+                    reinterpret_cast<void *>(uintptr_t(sizeof(ErrorLog)))};
+  CUlinkState Link = nullptr;
+  if (Error E =
+          GRIDJIT_CU(*Drv, cuLinkCreate, unsigned(std::size(Options)), Options, Values, &Link))
+    return fail("cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info) + ": " +
+                llvm::toString(std::move(E)));
+  std::string Cubin;
+  Error E =
+      GRIDJIT_CU(*Drv, cuLinkAddData, Link, CU_JIT_INPUT_PTX, const_cast<char *>(A.Payload.c_str()),
+                 A.Payload.size() + 1, "gridjit.ptx", 0, nullptr, nullptr);
+  if (!E) {
+    void *Data = nullptr;
+    size_t Size = 0;
+    E = GRIDJIT_CU(*Drv, cuLinkComplete, Link, &Data, &Size);
+    if (!E)
+      Cubin.assign(static_cast<const char *>(Data), Size); // owned by Link: copy
+  }
+  (void)Drv->api().cuLinkDestroy(Link); // the cubin is copied; nothing to report
+  if (E) {
+    InfoLog[sizeof(InfoLog) - 1] = ErrorLog[sizeof(ErrorLog) - 1] = '\0';
+    std::string Msg = "cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info) + ": " +
+                      llvm::toString(std::move(E));
+    if (ErrorLog[0])
+      Msg += "\nJIT error log:\n" + std::string(llvm::StringRef(ErrorLog).rtrim());
+    if (InfoLog[0])
+      Msg += "\nJIT info log:\n" + std::string(llvm::StringRef(InfoLog).rtrim());
+    return fail(Msg);
+  }
+  Artifact Entry;
+  Entry.Kind = TargetKind::NVPTX;
+  Entry.Arch = Info.getArch();
+  Entry.Payload = Cubin;
+  Entry.Kernels = A.Kernels;
+  (void)Cubins->store(Key, Entry); // a cache that cannot store is no error
+  return std::move(Cubin);
 }
 
 //===----------------------------------------------------------------------===//

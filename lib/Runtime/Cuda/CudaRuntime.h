@@ -15,12 +15,27 @@
 
 #include "CudaDriver.h"
 
+#include "gridjit/Cache/DiskCache.h"
 #include "gridjit/Runtime/CudaDevices.h"
 #include "gridjit/Runtime/Runtime.h"
 
 #include <memory>
 
 namespace gridjit {
+
+/// How to make a CudaRuntime.
+struct CudaRuntimeOptions {
+  /// The device's ordinal.
+  unsigned Device = 0;
+  /// The driver library (CudaDriverOptions::LibraryPath, ...).
+  CudaDriverOptions Driver;
+  /// Keep the cubins the driver compiles in the disk cache (the cubin
+  /// cache, docs/CUDA.md); off: every load compiles the PTX.
+  bool UseCubinCache = true;
+  /// The cache directory (resolveCacheDirectory's argument: empty for the
+  /// default).
+  std::string CacheDir;
+};
 
 /// The nvptx target's Runtime: one CUDA device. Thread-safe. Its modules
 /// and buffers must not outlive it.
@@ -32,6 +47,8 @@ public:
   /// out of range; a failing driver call.
   static llvm::Expected<std::unique_ptr<CudaRuntime>>
   create(unsigned Ordinal, const CudaDriverOptions &DriverOptions = {});
+  /// The same, with the cubin cache's options.
+  static llvm::Expected<std::unique_ptr<CudaRuntime>> create(const CudaRuntimeOptions &Opts);
   ~CudaRuntime() override;
 
   /// What discovery reports about the device this runtime runs on.
@@ -54,9 +71,14 @@ private:
       : Runtime(TargetKind::NVPTX), Drv(std::move(D)), Info(std::move(Info)) {}
   /// Makes the device's primary context current in the calling thread.
   llvm::Error enter();
+  /// The cubin of \p A for this device: from the cubin cache (if \p
+  /// Lookup), else compiled by the driver's linker (and stored). Sets \p
+  /// FromCache.
+  llvm::Expected<std::string> getCubin(const Artifact &A, bool &FromCache, bool Lookup);
 
   std::unique_ptr<cuda::Driver> Drv;
   CudaDeviceInfo Info;
+  std::unique_ptr<DiskCache> Cubins; ///< null: no cubin cache
 };
 
 } // namespace gridjit
