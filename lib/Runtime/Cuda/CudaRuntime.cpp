@@ -128,6 +128,9 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOpti
     if (auto Dir = resolveCacheDirectory(Opts.CacheDir)) {
       DiskCacheOptions DO;
       DO.Dir = *Dir;
+      // A directory that cannot be written only costs compiles: no
+      // warning (a Compiler using the same directory warns already).
+      DO.Warning = [](const std::string &) {};
       RT->Cubins = std::make_unique<DiskCache>(DO);
     } else {
       llvm::consumeError(Dir.takeError());
