@@ -11,6 +11,8 @@
 #include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Runtime/LaunchChecks.h"
 
+#include "Cuda/CudaRuntime.h"
+
 using namespace gridjit;
 using llvm::Error;
 
@@ -120,7 +122,9 @@ Error Runtime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfi
 // The runtime by target
 //===----------------------------------------------------------------------===//
 
-bool gridjit::isRuntimeAvailable(TargetKind K) { return K == TargetKind::Host; }
+bool gridjit::isRuntimeAvailable(TargetKind K) {
+  return K == TargetKind::Host || K == TargetKind::NVPTX;
+}
 
 llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
                                                                 const RuntimeOptions &Opts) {
@@ -133,9 +137,16 @@ llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
       return RT.takeError();
     return std::unique_ptr<Runtime>(std::move(*RT));
   }
-  case TargetKind::NVPTX:
-    return fail("the CUDA runtime is not available yet (this build cannot run kernels of "
-                "target 'nvptx')");
+  case TargetKind::NVPTX: {
+    CudaRuntimeOptions CO;
+    CO.Device = Opts.Device;
+    CO.UseCubinCache = Opts.UseCubinCache;
+    CO.CacheDir = Opts.CacheDir;
+    auto RT = CudaRuntime::create(CO);
+    if (!RT)
+      return RT.takeError();
+    return std::unique_ptr<Runtime>(std::move(*RT));
+  }
   }
   return fail("unknown target kind");
 }

@@ -82,6 +82,10 @@ cl::opt<std::string>
     SmArch("sm", cl::desc("NVPTX architecture when no device decides it (default: sm_80)"),
            cl::value_desc("sm_XX"), cl::init("sm_80"), cl::cat(JitRunCategory));
 
+cl::opt<unsigned> DeviceOpt("device",
+                            cl::desc("The CUDA device to run on, by ordinal (default: 0)"),
+                            cl::value_desc("n"), cl::init(0), cl::cat(JitRunCategory));
+
 /// LLVM's own command line library registers a `-stats` option (its
 /// statistics counters, compiled out of release LLVM builds) on first use of
 /// the command line. The jit-run contract needs `--stats` for gridjit's
@@ -150,6 +154,8 @@ struct Options {
   TargetKind Target = TargetKind::Host;
   unsigned OptLevel = 3;
   std::string SmArch;
+  bool SmGiven = false; ///< --sm was given: no device decides it
+  unsigned Device = 0;
   bool Stats = false;
   std::string CacheDir;
   bool NoCache = false;
@@ -469,19 +475,14 @@ Error copyBuffersBack(gridjit::Runtime &RT, MutableArrayRef<jitrun::ArgValue> Va
 /// go to the device and come back; prints --stats, whether the launch
 /// succeeds or not.
 Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M, StringRef Kernel,
-                   MutableArrayRef<jitrun::ArgValue> Values, unsigned Threads, const Options &O,
-                   CompileReport &R) {
+                   MutableArrayRef<jitrun::ArgValue> Values, std::unique_ptr<gridjit::Runtime> *RT,
+                   const Options &O, CompileReport &R) {
   auto Art = compileCached(std::move(T), M, O, R);
   if (!Art) {
     if (O.Stats)
       printStats(R);
     return Art.takeError();
   }
-  gridjit::RuntimeOptions RO;
-  RO.NumThreads = Threads;
-  auto RT = gridjit::createRuntime(targetKind(O), RO);
-  if (!RT)
-    return RT.takeError();
   auto LoadStart = std::chrono::steady_clock::now();
   auto Loaded = (*RT)->load(*Art);
   double LoadMs = msSince(LoadStart);
@@ -520,18 +521,53 @@ Error writeBuffers(ArrayRef<jitrun::ArgValue> Values, const Outputs &Out) {
   return Error::success();
 }
 
+/// The architecture to compile for on CUDA device \p Ordinal: its compute
+/// capability, clamped to the newest architecture the NVPTX target knows
+/// that is not newer than it; \p Fallback when the device is not there.
+std::string deviceArch(unsigned Ordinal, StringRef Fallback) {
+  auto Devices = gridjit::listCudaDevices();
+  if (!Devices) {
+    consumeError(Devices.takeError());
+    return Fallback.str();
+  }
+  if (Ordinal >= Devices->size())
+    return Fallback.str();
+  const gridjit::CudaDeviceInfo &D = (*Devices)[Ordinal];
+  unsigned Have = unsigned(D.ComputeMajor * 10 + D.ComputeMinor);
+  std::string Best;
+  unsigned BestSm = 0;
+  for (const gridjit::NVPTXArchInfo &A : gridjit::getNVPTXArchs())
+    if (A.SmVersion <= Have && A.SmVersion >= BestSm) {
+      Best = A.Arch;
+      BestSm = A.SmVersion;
+    }
+  return Best.empty() ? Fallback.str() : Best;
+}
+
 /// Compiles \p M for the target, runs one kernel with the arguments of
 /// the command line through the target's gridjit::Runtime, and prints or
 /// writes the buffers asked for.
-Error runKernel(const gridjit::Module &M, const Options &O, CompileReport &R) {
-  // Before anything is compiled: this build cannot run on that target.
-  if (!gridjit::isRuntimeAvailable(targetKind(O)))
-    return createStringError(inconvertibleErrorCode(),
-                             "running kernels with --target=cuda is not available in this build; "
-                             "run on the host (the default) or use --emit=ptx");
+Error runKernel(const gridjit::Module &M, const Options &Given, CompileReport &R) {
+  Options O = Given;
   auto K = selectKernel(M, O);
   if (!K)
     return K.takeError();
+  // On CUDA, the runtime comes first (before anything is compiled): no
+  // device is a clear error, and the device decides the architecture
+  // unless --sm does.
+  std::unique_ptr<gridjit::Runtime> RT;
+  if (O.Target == TargetKind::Cuda) {
+    gridjit::RuntimeOptions RO;
+    RO.Device = O.Device;
+    RO.UseCubinCache = !O.NoCache;
+    RO.CacheDir = O.CacheDir;
+    auto Made = gridjit::createRuntime(targetKind(O), RO);
+    if (!Made)
+      return Made.takeError();
+    RT = std::move(*Made);
+    if (!O.SmGiven)
+      O.SmArch = deviceArch(O.Device, O.SmArch);
+  }
   auto T = makeTarget(O);
   if (!T)
     return T.takeError();
@@ -549,7 +585,15 @@ Error runKernel(const gridjit::Module &M, const Options &O, CompileReport &R) {
   auto Threads = workerThreads(O);
   if (!Threads)
     return Threads.takeError();
-  if (Error E = launchKernel(std::move(*T), M, Info->Name, *Values, *Threads, O, R))
+  if (!RT) {
+    gridjit::RuntimeOptions RO;
+    RO.NumThreads = *Threads;
+    auto Made = gridjit::createRuntime(targetKind(O), RO);
+    if (!Made)
+      return Made.takeError();
+    RT = std::move(*Made);
+  }
+  if (Error E = launchKernel(std::move(*T), M, Info->Name, *Values, &RT, O, R))
     return E;
   return writeBuffers(*Values, *Out);
 }
@@ -657,6 +701,8 @@ Expected<Options> readOptions(bool Stats) {
   O.Target = TargetOpt;
   O.OptLevel = OptLevel;
   O.SmArch = SmArch;
+  O.SmGiven = SmArch.getNumOccurrences() != 0;
+  O.Device = DeviceOpt;
   O.Stats = Stats;
   O.CacheDir = CacheDirOpt;
   O.NoCache = NoCache;

@@ -23,6 +23,9 @@
 //   GRIDJIT_FAKE_CUDA_FUNC_ATTRS max_threads:N,regs:N,static_shared:N,
 //                              occupancy:N: the attributes of the functions
 //                              of modules loaded from now on
+//   GRIDJIT_FAKE_CUDA_LOG      a file to which every launch, PTX compile
+//                              and cuFuncSetAttribute appends a line (for
+//                              tests of other processes, e.g. jit-run)
 // The variant libgridjit-fake-cuda-nolaunch.so (built with
 // GRIDJIT_FAKE_CUDA_WITHOUT_LAUNCH) lacks cuLaunchKernel, for the
 // missing-entry-point error.
@@ -535,12 +538,37 @@ struct FakeModule {
 struct FakeLink {
   std::string Ptx;
   std::string Cubin;
+  /// cuLinkCreate's options: the link's logs go there (as the driver's do).
+  unsigned int NumOptions = 0;
+  CUjit_option *Options = nullptr;
+  void **Values = nullptr;
 };
 
 const char CubinMagic[] = "GRIDJIT-FAKE-CUBIN ";
 std::vector<std::unique_ptr<FakeModule>> Modules; // guarded by Lock
 std::vector<std::unique_ptr<FakeLink>> Links;     // guarded by Lock
-int PtxCompiles = 0, Launches = 0, CooperativeLaunches = 0;
+int PtxCompiles = 0, Launches = 0, CooperativeLaunches = 0, FuncSetAttributes = 0;
+
+/// Appends \p Line to $GRIDJIT_FAKE_CUDA_LOG, if set. Called with Lock held.
+void logLine(const std::string &Line) {
+  const char *Path = std::getenv("GRIDJIT_FAKE_CUDA_LOG");
+  if (!Path || !*Path)
+    return;
+  if (std::FILE *F = std::fopen(Path, "a")) {
+    std::fprintf(F, "%s\n", Line.c_str());
+    std::fclose(F);
+  }
+}
+
+/// "NAME grid (X, Y, Z) block (X, Y, Z) shared N".
+std::string describeLaunch(const std::string &Name, unsigned GX, unsigned GY, unsigned GZ,
+                           unsigned BX, unsigned BY, unsigned BZ, unsigned Shared) {
+  auto D = [](unsigned X, unsigned Y, unsigned Z) {
+    return "(" + std::to_string(X) + ", " + std::to_string(Y) + ", " + std::to_string(Z) + ")";
+  };
+  return Name + " grid " + D(GX, GY, GZ) + " block " + D(BX, BY, BZ) + " shared " +
+         std::to_string(Shared);
+}
 
 /// The device whose context is current in this thread (one must be).
 int currentDevice() { return reinterpret_cast<FakeContext *>(Current)->Device; }
@@ -668,6 +696,7 @@ FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *Module, const void *Image,
     Text = Text.substr(Eol + 1);
   } else if (Text.find(".version") != std::string::npos) {
     ++PtxCompiles;
+    logLine("ptx compile (cuModuleLoadDataEx)");
   } else {
     return CUDA_ERROR_INVALID_IMAGE;
   }
@@ -714,13 +743,17 @@ FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *Function, CUmodule Module, 
   return CUDA_ERROR_INVALID_HANDLE;
 }
 
-FAKE_EXPORT CUresult cuLinkCreate_v2(unsigned int, CUjit_option *, void **, CUlinkState *State) {
+FAKE_EXPORT CUresult cuLinkCreate_v2(unsigned int NumOptions, CUjit_option *Options, void **Values,
+                                     CUlinkState *State) {
   if (CUresult R = enterWithContext("cuLinkCreate_v2"))
     return R;
   if (!State)
     return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> G(Lock);
   Links.push_back(std::make_unique<FakeLink>());
+  Links.back()->NumOptions = NumOptions;
+  Links.back()->Options = Options;
+  Links.back()->Values = Values;
   *State = reinterpret_cast<CUlinkState>(Links.back().get());
   return CUDA_SUCCESS;
 }
@@ -737,9 +770,13 @@ FAKE_EXPORT CUresult cuLinkAddData_v2(CUlinkState State, CUjitInputType Type, vo
                                       size_t Size, const char *, unsigned int NumOptions,
                                       CUjit_option *Options, void **Values) {
   if (CUresult R = enterWithContext("cuLinkAddData_v2")) {
-    if (R != CUDA_ERROR_NOT_INITIALIZED && R != CUDA_ERROR_INVALID_CONTEXT)
-      writeLogs(NumOptions, Options, Values, "",
-                "ptxas fatal   : configured failure of cuLinkAddData (fake driver)");
+    if (R != CUDA_ERROR_NOT_INITIALIZED && R != CUDA_ERROR_INVALID_CONTEXT) {
+      const char *Log = "ptxas fatal   : configured failure of cuLinkAddData (fake driver)";
+      writeLogs(NumOptions, Options, Values, "", Log);
+      std::lock_guard<std::mutex> G(Lock);
+      if (FakeLink *L = findLink(State))
+        writeLogs(L->NumOptions, L->Options, L->Values, "", Log);
+    }
     return R;
   }
   if (!Data || Type != CU_JIT_INPUT_PTX)
@@ -754,6 +791,7 @@ FAKE_EXPORT CUresult cuLinkAddData_v2(CUlinkState State, CUjitInputType Type, vo
   if (Ptx.find(".version") == std::string::npos)
     return CUDA_ERROR_INVALID_PTX;
   ++PtxCompiles;
+  logLine("ptx compile (cuLinkAddData)");
   L->Ptx += Ptx;
   return CUDA_SUCCESS;
 }
@@ -824,6 +862,8 @@ FAKE_EXPORT CUresult cuFuncSetAttribute(CUfunction Function, CUfunction_attribut
       Value + F->StaticShared > sharedOptin(Devices[currentDevice()]))
     return CUDA_ERROR_INVALID_VALUE;
   F->MaxDynamicShared = Value;
+  ++FuncSetAttributes;
+  logLine("cuFuncSetAttribute " + F->Name + " max_dynamic_shared " + std::to_string(Value));
   return CUDA_SUCCESS;
 }
 
@@ -841,6 +881,7 @@ FAKE_EXPORT CUresult cuLaunchKernel(CUfunction Function, unsigned int GX, unsign
   if (CUresult R = checkLaunch(*F, GX, GY, GZ, BX, BY, BZ, Shared))
     return R;
   ++Launches;
+  logLine("cuLaunchKernel " + describeLaunch(F->Name, GX, GY, GZ, BX, BY, BZ, Shared));
   return CUDA_SUCCESS;
 }
 #endif
@@ -861,6 +902,7 @@ FAKE_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction Function, unsigned int
   if (uint64_t(GX) * GY * GZ > Resident)
     return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   ++CooperativeLaunches;
+  logLine("cuLaunchCooperativeKernel " + describeLaunch(F->Name, GX, GY, GZ, BX, BY, BZ, Shared));
   return CUDA_SUCCESS;
 }
 
@@ -903,6 +945,12 @@ FAKE_EXPORT int gridjitFakeCudaPtxCompiles() {
 FAKE_EXPORT int gridjitFakeCudaLaunches(int Cooperative) {
   std::lock_guard<std::mutex> G(Lock);
   return Cooperative ? CooperativeLaunches : Launches;
+}
+
+/// Successful cuFuncSetAttribute calls so far (dynamic shared opt-ins).
+FAKE_EXPORT int gridjitFakeCudaFuncSetAttributes() {
+  std::lock_guard<std::mutex> G(Lock);
+  return FuncSetAttributes;
 }
 
 /// How many device allocations are live.

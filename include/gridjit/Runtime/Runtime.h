@@ -30,6 +30,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -103,8 +104,10 @@ public:
   /// parameter's pointee (float* for ptr<f32>, ...); a void pointer is
   /// accepted for any ptr<T>.
   template <typename T> static KernelArg pointer(T *P) {
-    return address(reinterpret_cast<uintptr_t>(static_cast<const volatile void *>(P)),
-                   pointeeOf<std::remove_cv_t<T>>());
+    KernelArg A = address(reinterpret_cast<uintptr_t>(static_cast<const volatile void *>(P)),
+                          pointeeOf<std::remove_cv_t<T>>());
+    A.IsHost = true;
+    return A;
   }
   /// The start of device buffer \p B. With \p Pointee the launch checks it
   /// against the parameter's pointee like a typed pointer; without, it is
@@ -120,6 +123,8 @@ public:
   }
 
   bool isPointer() const { return IsPointer; }
+  /// Made by pointer(): a host pointer, which only the host target can use.
+  bool isHostPointer() const { return IsHost; }
   /// The scalar type (scalars), or the pointee when known (pointers).
   std::optional<ScalarKind> getKind() const { return IsPointer ? Pointee : Kind; }
   /// The address of a pointer argument, as the kernel receives it.
@@ -170,6 +175,7 @@ private:
   }
 
   bool IsPointer = false;
+  bool IsHost = false;
   ScalarKind Kind = ScalarKind::Bool;
   std::optional<ScalarKind> Pointee;
   uint64_t Addr = 0;
@@ -295,15 +301,22 @@ struct RuntimeOptions {
   unsigned NumThreads = 0;
   /// nvptx target: the ordinal of the CUDA device to run on.
   unsigned Device = 0;
+  /// nvptx target: keep the cubins the driver compiles from PTX in the
+  /// disk cache, so that a later process loads them without compiling
+  /// (docs/CUDA.md, "The cubin cache").
+  bool UseCubinCache = true;
+  /// nvptx target: the cache directory (empty: the default, as
+  /// resolveCacheDirectory finds it).
+  std::string CacheDir;
 };
 
-/// Whether this build has a runtime for target \p K (host: yes; nvptx: not
-/// yet).
+/// Whether this build has a runtime for target \p K (host and nvptx: yes;
+/// whether a CUDA device is there is createRuntime's question).
 bool isRuntimeAvailable(TargetKind K);
 
-/// The runtime of target \p K. Errors: no runtime for that target in this
-/// build ("the CUDA runtime is not available yet" for nvptx), or the
-/// runtime cannot start.
+/// The runtime of target \p K. Errors: the runtime cannot start (nvptx:
+/// "no CUDA device: <reason>" without a driver or a device, or an ordinal
+/// RuntimeOptions::Device that does not exist).
 llvm::Expected<std::unique_ptr<Runtime>> createRuntime(TargetKind K,
                                                        const RuntimeOptions &Opts = {});
 

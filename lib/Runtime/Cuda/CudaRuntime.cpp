@@ -1,0 +1,479 @@
+//===- CudaRuntime.cpp - The runtime of the nvptx target, on the CUDA driver -===//
+//
+// Part of gridjit. See CudaRuntime.h. The launch checks' messages are part
+// of the interface (docs/CUDA.md, "Launch checks"; unittests/Runtime/
+// CudaRuntimeTest.cpp pins them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaRuntime.h"
+
+#include "gridjit/Runtime/LaunchChecks.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+
+using namespace gridjit;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+
+Error fail(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+/// "device N (NAME, sm_XY)".
+std::string describeDevice(const CudaDeviceInfo &I) {
+  return "device " + std::to_string(I.Ordinal) + " (" + I.Name + ", " + I.getArch() + ")";
+}
+
+/// The NN of "sm_NN" (or "sm_NNa"); 0 when \p Arch is not of that form.
+unsigned smNumber(llvm::StringRef Arch) {
+  unsigned N = 0;
+  if (!Arch.consume_front("sm_"))
+    return 0;
+  Arch = Arch.take_while([](char C) { return C >= '0' && C <= '9'; });
+  if (Arch.getAsInteger(10, N))
+    return 0;
+  return N;
+}
+
+/// A kernel of a loaded module: its function and the attributes the
+/// launch checks need (read once at load).
+struct CudaKernel {
+  CUfunction Fn = nullptr;
+  int MaxThreads = 0;   ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+  int NumRegs = 0;      ///< CU_FUNC_ATTRIBUTE_NUM_REGS
+  int StaticShared = 0; ///< CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+  /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as it is now: raised
+  /// (never lowered) by the opt-in of a launch that needs more.
+  std::atomic<int> MaxDynamicShared{0};
+  std::mutex OptInLock; ///< serialises cuFuncSetAttribute
+};
+
+/// A PTX artifact loaded into the device's primary context.
+class CudaModule final : public LoadedModule {
+public:
+  CudaModule(cuda::Driver &D, int Ordinal, std::vector<KernelInfo> Infos)
+      : LoadedModule(TargetKind::NVPTX, std::move(Infos)), Drv(D), Ordinal(Ordinal),
+        Kernels(getKernels().size()) {}
+  ~CudaModule() override {
+    if (!Module)
+      return;
+    // Nothing to report to in a destructor; a failing unload leaks the
+    // module, which the context's release frees anyway.
+    if (auto Ctx = Drv.makeCurrent(Ordinal))
+      (void)Drv.api().cuModuleUnload(Module);
+    else
+      llvm::consumeError(Ctx.takeError());
+  }
+
+  /// The kernel for \p K, one of this module's KernelInfos.
+  CudaKernel &kernel(const KernelInfo &K) { return Kernels[&K - getKernels().data()]; }
+
+  cuda::Driver &Drv;
+  int Ordinal;
+  CUmodule Module = nullptr;
+  std::vector<CudaKernel> Kernels; ///< parallel to getKernels()
+  /// Held around a cooperative launch and the wait for it: the grid
+  /// barrier's counters are per module (issue 9, item 6).
+  std::mutex CooperativeLock;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Creation, contexts, memory
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(unsigned Ordinal,
+                                                           const CudaDriverOptions &DriverOptions) {
+  CudaRuntimeOptions O;
+  O.Device = Ordinal;
+  O.Driver = DriverOptions;
+  return create(O);
+}
+
+Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOptions &Opts) {
+  unsigned Ordinal = Opts.Device;
+  auto D = cuda::Driver::open(Opts.Driver);
+  if (!D) {
+    std::string Why;
+    Error Rest = llvm::handleErrors(
+        D.takeError(), [&](const cuda::DriverUnavailableError &U) { Why = U.getReason(); });
+    if (Rest)
+      return std::move(Rest);
+    return fail("no CUDA device: " + Why);
+  }
+  int Count = (*D)->getDeviceCount();
+  if (Count == 0)
+    return fail("no CUDA device: no device");
+  if (Ordinal >= unsigned(Count))
+    return fail("CUDA device " + llvm::Twine(Ordinal) + " does not exist: this machine has " +
+                llvm::Twine(Count) + " CUDA device" + (Count == 1 ? "" : "s") + " (ordinal" +
+                (Count == 1 ? " 0" : "s 0 to " + std::to_string(Count - 1)) + ")");
+  auto Info = (*D)->getDeviceInfo(int(Ordinal));
+  if (!Info)
+    return Info.takeError();
+  std::unique_ptr<CudaRuntime> RT(new CudaRuntime(std::move(*D), std::move(*Info)));
+  if (Error E = RT->enter())
+    return std::move(E);
+  if (Opts.UseCubinCache) {
+    // No cache directory to be had: no cubin cache (every load compiles).
+    if (auto Dir = resolveCacheDirectory(Opts.CacheDir)) {
+      DiskCacheOptions DO;
+      DO.Dir = *Dir;
+      // A directory that cannot be written only costs compiles: no
+      // warning (a Compiler using the same directory warns already).
+      DO.Warning = [](const std::string &) {};
+      RT->Cubins = std::make_unique<DiskCache>(DO);
+    } else {
+      llvm::consumeError(Dir.takeError());
+    }
+  }
+  return std::move(RT);
+}
+
+CudaRuntime::~CudaRuntime() = default;
+
+Error CudaRuntime::enter() {
+  auto Ctx = Drv->makeCurrent(Info.Ordinal);
+  return Ctx ? Error::success() : Ctx.takeError();
+}
+
+Expected<uint64_t> CudaRuntime::allocateMemory(uint64_t Bytes) {
+  if (Error E = enter())
+    return std::move(E);
+  CUdeviceptr Ptr = 0;
+  // cuMemAlloc refuses 0 bytes; an empty buffer still needs an address.
+  if (Error E = GRIDJIT_CU(*Drv, cuMemAlloc, &Ptr, std::max<uint64_t>(Bytes, 1)))
+    return std::move(E);
+  return uint64_t(Ptr);
+}
+
+Error CudaRuntime::freeMemory(uint64_t Addr, uint64_t) {
+  if (Error E = enter())
+    return E;
+  return GRIDJIT_CU(*Drv, cuMemFree, CUdeviceptr(Addr));
+}
+
+Error CudaRuntime::writeMemory(uint64_t Addr, const void *Src, uint64_t Bytes) {
+  if (Error E = enter())
+    return E;
+  return GRIDJIT_CU(*Drv, cuMemcpyHtoD, CUdeviceptr(Addr), Src, Bytes);
+}
+
+Error CudaRuntime::readMemory(void *Dst, uint64_t Addr, uint64_t Bytes) {
+  if (Error E = enter())
+    return E;
+  // A launch on a caller's (non-blocking) stream is not ordered before a
+  // copy on the default stream: wait for everything first.
+  if (Error E = GRIDJIT_CU(*Drv, cuCtxSynchronize))
+    return E;
+  return GRIDJIT_CU(*Drv, cuMemcpyDtoH, Dst, CUdeviceptr(Addr), Bytes);
+}
+
+Error CudaRuntime::synchronize() {
+  if (Error E = enter())
+    return E;
+  return GRIDJIT_CU(*Drv, cuCtxSynchronize);
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
+  if (A.Kind != TargetKind::NVPTX)
+    return fail("cannot load an artifact for target '" + std::string(getTargetName(A.Kind)) +
+                "' into the CUDA runtime (compile it with the nvptx target)");
+  unsigned Want = smNumber(A.Arch);
+  unsigned Have = unsigned(Info.ComputeMajor * 10 + Info.ComputeMinor);
+  if (Want == 0)
+    return fail("cannot load PTX for architecture '" + A.Arch + "': not an sm_XY architecture");
+  if (Want > Have)
+    return fail("cannot load PTX compiled for " + A.Arch + " on " + describeDevice(Info) +
+                ": the device's compute capability is older than the PTX's (compile for " +
+                Info.getArch() + " or older)");
+  if (Error E = enter())
+    return std::move(E);
+
+  bool FromCache = false;
+  std::string Cubin;
+  if (Cubins) {
+    auto C = getCubin(A, FromCache, /*Lookup=*/true);
+    if (!C)
+      return C.takeError();
+    Cubin = std::move(*C);
+  }
+
+  char InfoLog[8192] = {0}, ErrorLog[8192] = {0};
+  CUjit_option Options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *Values[] = {InfoLog, reinterpret_cast<void *>(uintptr_t(sizeof(InfoLog))), ErrorLog,
+                    reinterpret_cast<void *>(uintptr_t(sizeof(ErrorLog)))};
+  auto M = std::make_unique<CudaModule>(*Drv, Info.Ordinal, A.Kernels);
+  // The image: the cubin (cached or just linked), else the PTX;
+  // NUL-terminated (std::string), as the driver wants PTX.
+  auto LoadImage = [&] {
+    return GRIDJIT_CU(*Drv, cuModuleLoadDataEx, &M->Module,
+                      Cubins ? Cubin.c_str() : A.Payload.c_str(), unsigned(std::size(Options)),
+                      Options, Values);
+  };
+  Error Loaded = LoadImage();
+  if (Loaded && FromCache) {
+    // A cached cubin the driver refuses (e.g. damaged): compile afresh.
+    llvm::consumeError(std::move(Loaded));
+    M->Module = nullptr;
+    auto C = getCubin(A, FromCache, /*Lookup=*/false);
+    if (!C)
+      return C.takeError();
+    Cubin = std::move(*C);
+    Values[1] = reinterpret_cast<void *>(uintptr_t(sizeof(InfoLog)));
+    Values[3] = reinterpret_cast<void *>(uintptr_t(sizeof(ErrorLog)));
+    Loaded = LoadImage();
+  }
+  if (Error E = std::move(Loaded)) {
+    M->Module = nullptr;
+    InfoLog[sizeof(InfoLog) - 1] = ErrorLog[sizeof(ErrorLog) - 1] = '\0';
+    std::string Msg = std::string("cannot load the ") +
+                      (!Cubins     ? "PTX"
+                       : FromCache ? "cached cubin of the PTX"
+                                   : "cubin of the PTX") +
+                      " (" + A.Arch + ") on " + describeDevice(Info) + ": " +
+                      llvm::toString(std::move(E));
+    if (ErrorLog[0])
+      Msg += "\nJIT error log:\n" + std::string(llvm::StringRef(ErrorLog).rtrim());
+    if (InfoLog[0])
+      Msg += "\nJIT info log:\n" + std::string(llvm::StringRef(InfoLog).rtrim());
+    return fail(Msg);
+  }
+  for (const KernelInfo &KI : M->getKernels()) {
+    CudaKernel &K = M->kernel(KI);
+    if (Error E = GRIDJIT_CU(*Drv, cuModuleGetFunction, &K.Fn, M->Module, KI.Name.c_str()))
+      return fail("kernel '" + KI.Name +
+                  "' has no entry in the loaded PTX: " + llvm::toString(std::move(E)));
+    int MaxDynamic = 0;
+    const std::pair<CUfunction_attribute, int *> Attributes[] = {
+        {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &K.MaxThreads},
+        {CU_FUNC_ATTRIBUTE_NUM_REGS, &K.NumRegs},
+        {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &K.StaticShared},
+        {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, &MaxDynamic}};
+    for (const auto &[Attribute, Value] : Attributes)
+      if (Error E = GRIDJIT_CU(*Drv, cuFuncGetAttribute, Value, Attribute, K.Fn))
+        return fail("kernel '" + KI.Name + "': " + llvm::toString(std::move(E)));
+    K.MaxDynamicShared = MaxDynamic;
+  }
+  return std::unique_ptr<LoadedModule>(std::move(M));
+}
+
+/// The cubin cache's key: the PTX, the device's compute capability and
+/// the driver's version (and gridjit's, as every key has).
+static CacheKey cubinKey(const Artifact &A, const CudaDeviceInfo &Info) {
+  CacheKeyInputs In;
+  In.GridjitVersion = std::string(getGridjitVersion());
+  In.GridjitBuild = std::string(getGridjitBuildId());
+  In.LLVMVersion = std::string(getLLVMVersion());
+  In.TargetName = "nvptx-cubin";
+  In.Arch = Info.getArch();
+  In.TargetFingerprint = "cuda-driver=" + std::to_string(Info.DriverVersion);
+  In.Options = "ptx-arch=" + A.Arch + ";";
+  In.CanonicalModule = A.Payload;
+  return computeCacheKey(In);
+}
+
+Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, bool Lookup) {
+  CacheKey Key = cubinKey(A, Info);
+  if (std::optional<Artifact> Hit = Lookup ? Cubins->lookup(Key) : std::nullopt) {
+    FromCache = true;
+    return std::move(Hit->Payload);
+  }
+  FromCache = false;
+  char InfoLog[8192] = {0}, ErrorLog[8192] = {0};
+  CUjit_option Options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *Values[] = {InfoLog, reinterpret_cast<void *>(uintptr_t(sizeof(InfoLog))), ErrorLog,
+                    reinterpret_cast<void *>(uintptr_t(sizeof(ErrorLog)))};
+  CUlinkState Link = nullptr;
+  if (Error E =
+          GRIDJIT_CU(*Drv, cuLinkCreate, unsigned(std::size(Options)), Options, Values, &Link))
+    return fail("cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info) + ": " +
+                llvm::toString(std::move(E)));
+  std::string Cubin;
+  Error E =
+      GRIDJIT_CU(*Drv, cuLinkAddData, Link, CU_JIT_INPUT_PTX, const_cast<char *>(A.Payload.c_str()),
+                 A.Payload.size() + 1, "gridjit.ptx", 0, nullptr, nullptr);
+  if (!E) {
+    void *Data = nullptr;
+    size_t Size = 0;
+    E = GRIDJIT_CU(*Drv, cuLinkComplete, Link, &Data, &Size);
+    if (!E)
+      Cubin.assign(static_cast<const char *>(Data), Size); // owned by Link: copy
+  }
+  (void)Drv->api().cuLinkDestroy(Link); // the cubin is copied; nothing to report
+  if (E) {
+    InfoLog[sizeof(InfoLog) - 1] = ErrorLog[sizeof(ErrorLog) - 1] = '\0';
+    std::string Msg = "cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info) + ": " +
+                      llvm::toString(std::move(E));
+    if (ErrorLog[0])
+      Msg += "\nJIT error log:\n" + std::string(llvm::StringRef(ErrorLog).rtrim());
+    if (InfoLog[0])
+      Msg += "\nJIT info log:\n" + std::string(llvm::StringRef(InfoLog).rtrim());
+    return fail(Msg);
+  }
+  Artifact Entry;
+  Entry.Kind = TargetKind::NVPTX;
+  Entry.Arch = Info.getArch();
+  Entry.Payload = Cubin;
+  Entry.Kernels = A.Kernels;
+  (void)Cubins->store(Key, Entry); // a cache that cannot store is no error
+  return std::move(Cubin);
+}
+
+//===----------------------------------------------------------------------===//
+// Launching
+//===----------------------------------------------------------------------===//
+
+Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const LaunchConfig &C,
+                                llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts) {
+  auto &M = static_cast<CudaModule &>(LM);
+  CudaKernel &K = M.kernel(KI);
+  if (Error E = checkLaunchConfig(KI, C))
+    return E;
+  std::string Where = describeLaunch(KI, C);
+  std::string Dev = describeDevice(Info);
+  auto Dims = [](const int(&D)[3]) {
+    return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " + std::to_string(D[2]) +
+           ")";
+  };
+
+  // The device's grid and block dimensions.
+  if (C.Grid.X > unsigned(Info.MaxGridDim[0]) || C.Grid.Y > unsigned(Info.MaxGridDim[1]) ||
+      C.Grid.Z > unsigned(Info.MaxGridDim[2]))
+    return fail(Where + ": grid dimensions are limited to " + Dims(Info.MaxGridDim) + " on " + Dev);
+  if (C.Block.X > unsigned(Info.MaxBlockDim[0]) || C.Block.Y > unsigned(Info.MaxBlockDim[1]) ||
+      C.Block.Z > unsigned(Info.MaxBlockDim[2]))
+    return fail(Where + ": block dimensions are limited to " + Dims(Info.MaxBlockDim) + " on " +
+                Dev);
+
+  // The function's threads per block (its registers included).
+  uint64_t Threads = C.Block.count();
+  if (Threads > uint64_t(K.MaxThreads))
+    return fail(Where + ": a block of " + std::to_string(Threads) +
+                " threads exceeds this kernel's limit of " + std::to_string(K.MaxThreads) +
+                " threads per block on " + Dev + " (it uses " + std::to_string(K.NumRegs) +
+                " registers per thread); the largest valid block has " +
+                std::to_string(K.MaxThreads) + " threads");
+
+  // Shared memory: the function's static size plus the launch's dynamic
+  // size, within the device's opt-in limit; above the function's current
+  // dynamic limit (48 KiB less static by default), opt in.
+  uint64_t Static = uint64_t(K.StaticShared), Dynamic = C.DynamicSharedBytes;
+  uint64_t Limit = uint64_t(std::max(Info.SharedMemoryPerBlockOptin, Info.SharedMemoryPerBlock));
+  if (Static + Dynamic > Limit)
+    return fail(Where + ": " + std::to_string(Static) + " bytes of static and " +
+                std::to_string(Dynamic) + " bytes of dynamic shared memory exceed the limit of " +
+                std::to_string(Limit) + " bytes per block on " + Dev +
+                "; the largest valid dynamic shared memory for this kernel is " +
+                std::to_string(Limit > Static ? Limit - Static : 0) + " bytes");
+  if (Dynamic > uint64_t(K.MaxDynamicShared.load())) {
+    std::lock_guard<std::mutex> G(K.OptInLock);
+    if (Dynamic > uint64_t(K.MaxDynamicShared.load())) {
+      if (Error E = enter())
+        return E;
+      if (Error E = GRIDJIT_CU(*Drv, cuFuncSetAttribute, K.Fn,
+                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(Dynamic)))
+        return fail(Where + ": cannot opt in to " + std::to_string(Dynamic) +
+                    " bytes of dynamic shared memory: " + llvm::toString(std::move(E)));
+      K.MaxDynamicShared = int(Dynamic);
+    }
+  }
+
+  if (Error E = enter())
+    return E;
+
+  // A cooperative kernel's grid must be resident at once.
+  if (KI.Cooperative) {
+    if (!Info.CooperativeLaunch)
+      return fail(Where +
+                  ": the kernel calls grid_sync(), so it must be launched cooperatively, "
+                  "but " +
+                  Dev + " does not support cooperative launches");
+    int PerSM = 0;
+    if (Error E = GRIDJIT_CU(*Drv, cuOccupancyMaxActiveBlocksPerMultiprocessor, &PerSM, K.Fn,
+                             int(Threads), size_t(Dynamic)))
+      return fail(Where + ": " + llvm::toString(std::move(E)));
+    uint64_t Resident = uint64_t(std::max(PerSM, 0)) * uint64_t(Info.MultiprocessorCount);
+    if (C.Grid.count() > Resident)
+      return fail(Where +
+                  ": the kernel calls grid_sync(), so its whole grid must be resident at "
+                  "once, but " +
+                  std::to_string(C.Grid.count()) + " blocks exceed the " +
+                  std::to_string(Resident) + " that fit on " + Dev + " (" + std::to_string(PerSM) +
+                  " blocks of " + std::to_string(Threads) + " threads per SM x " +
+                  std::to_string(Info.MultiprocessorCount) + " SMs); the largest valid grid has " +
+                  std::to_string(Resident) + " blocks");
+  }
+
+  if (Error E = checkArguments(KI, Args))
+    return E;
+
+  // The parameters: each argument's bytes, as the kernel reads them.
+  llvm::SmallVector<uint64_t, 16> Pointers(Args.size());
+  llvm::SmallVector<void *, 16> Params(Args.size());
+  for (size_t I = 0; I < Args.size(); ++I) {
+    if (!Args[I].isPointer()) {
+      Params[I] = const_cast<void *>(Args[I].getScalarBytes());
+      continue;
+    }
+    if (Args[I].isHostPointer())
+      return fail("kernel '" + KI.Name + "': argument " + std::to_string(I + 1) + " ('" +
+                  KI.Params[I].Name + ": " + KI.Params[I].Ty.str() +
+                  "') is a host pointer (KernelArg::pointer), which a GPU cannot use; pass a "
+                  "device buffer (KernelArg::buffer) or a device address "
+                  "(KernelArg::devicePointer)");
+    Pointers[I] = Args[I].getAddress();
+    Params[I] = &Pointers[I];
+  }
+
+  auto Stream = static_cast<CUstream>(Opts.Stream);
+  auto Start = std::chrono::steady_clock::now();
+  CUresult R;
+  const char *Call;
+  if (KI.Cooperative) {
+    // Known limitation (docs/CUDA.md): the grid barrier's state is per
+    // module, so cooperative launches of one module run one at a time.
+    std::lock_guard<std::mutex> G(M.CooperativeLock);
+    Call = "cuLaunchCooperativeKernel";
+    R = Drv->api().cuLaunchCooperativeKernel(K.Fn, C.Grid.X, C.Grid.Y, C.Grid.Z, C.Block.X,
+                                             C.Block.Y, C.Block.Z, unsigned(Dynamic), Stream,
+                                             Params.data());
+    if (R == CUDA_SUCCESS) {
+      Call = "cuStreamSynchronize";
+      R = Drv->api().cuStreamSynchronize(Stream);
+    }
+  } else {
+    Call = "cuLaunchKernel";
+    R = Drv->api().cuLaunchKernel(K.Fn, C.Grid.X, C.Grid.Y, C.Grid.Z, C.Block.X, C.Block.Y,
+                                  C.Block.Z, unsigned(Dynamic), Stream, Params.data(), nullptr);
+  }
+  if (Opts.Stats) {
+    Opts.Stats->Milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
+    Opts.Stats->Blocks = C.Grid.count();
+  }
+  if (R == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || R == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
+    return fail(Where + ": the driver refused the launch although it passed gridjit's checks (" +
+                std::to_string(K.NumRegs) + " registers per thread, at most " +
+                std::to_string(K.MaxThreads) + " threads per block, " + std::to_string(Static) +
+                " + " + std::to_string(Dynamic) + " bytes of shared memory, on " + Dev +
+                "): " + llvm::toString(Drv->check(R, Call)));
+  if (Error E = Drv->check(R, Call))
+    return fail(Where + ": " + llvm::toString(std::move(E)));
+  return Error::success();
+}

@@ -1,0 +1,86 @@
+//===- CudaRuntime.h - The runtime of the nvptx target, on the CUDA driver -*- C++ -*-===//
+//
+// Part of gridjit (internal). CudaRuntime runs the PTX artifacts of the
+// nvptx target on one CUDA device through a cuda::Driver it owns: the
+// device's primary context made current in every calling thread, device
+// memory with cuMemAlloc, PTX loaded with the driver JIT's logs captured,
+// and launches checked against the device's and the function's limits
+// before cuLaunchKernel / cuLaunchCooperativeKernel (docs/CUDA.md,
+// "Running kernels"). createRuntime(TargetKind::NVPTX, ...) makes one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_RUNTIME_CUDA_CUDARUNTIME_H
+#define GRIDJIT_RUNTIME_CUDA_CUDARUNTIME_H
+
+#include "CudaDriver.h"
+
+#include "gridjit/Cache/DiskCache.h"
+#include "gridjit/Runtime/CudaDevices.h"
+#include "gridjit/Runtime/Runtime.h"
+
+#include <memory>
+
+namespace gridjit {
+
+/// How to make a CudaRuntime.
+struct CudaRuntimeOptions {
+  /// The device's ordinal.
+  unsigned Device = 0;
+  /// The driver library (CudaDriverOptions::LibraryPath, ...).
+  CudaDriverOptions Driver;
+  /// Keep the cubins the driver compiles in the disk cache (the cubin
+  /// cache, docs/CUDA.md); off: every load compiles the PTX.
+  bool UseCubinCache = true;
+  /// The cache directory (resolveCacheDirectory's argument: empty for the
+  /// default).
+  std::string CacheDir;
+};
+
+/// The nvptx target's Runtime: one CUDA device. Thread-safe. Its modules
+/// and buffers must not outlive it.
+class CudaRuntime final : public Runtime {
+public:
+  /// Opens the driver (\p DriverOptions) and selects device \p Ordinal.
+  /// Errors: "no CUDA device: <reason>" when there is no driver or no
+  /// device; "CUDA device N does not exist (M devices ...)" for an ordinal
+  /// out of range; a failing driver call.
+  static llvm::Expected<std::unique_ptr<CudaRuntime>>
+  create(unsigned Ordinal, const CudaDriverOptions &DriverOptions = {});
+  /// The same, with the cubin cache's options.
+  static llvm::Expected<std::unique_ptr<CudaRuntime>> create(const CudaRuntimeOptions &Opts);
+  ~CudaRuntime() override;
+
+  /// What discovery reports about the device this runtime runs on.
+  const CudaDeviceInfo &getDeviceInfo() const { return Info; }
+
+  llvm::Expected<std::unique_ptr<LoadedModule>> load(const Artifact &A) override;
+  /// cuCtxSynchronize: waits for every launch and copy of the device.
+  llvm::Error synchronize() override;
+
+protected:
+  llvm::Expected<uint64_t> allocateMemory(uint64_t Bytes) override;
+  llvm::Error freeMemory(uint64_t Addr, uint64_t Bytes) override;
+  llvm::Error writeMemory(uint64_t Addr, const void *Src, uint64_t Bytes) override;
+  llvm::Error readMemory(void *Dst, uint64_t Addr, uint64_t Bytes) override;
+  llvm::Error launchKernel(LoadedModule &M, const KernelInfo &Kernel, const LaunchConfig &Config,
+                           llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts) override;
+
+private:
+  CudaRuntime(std::unique_ptr<cuda::Driver> D, CudaDeviceInfo Info)
+      : Runtime(TargetKind::NVPTX), Drv(std::move(D)), Info(std::move(Info)) {}
+  /// Makes the device's primary context current in the calling thread.
+  llvm::Error enter();
+  /// The cubin of \p A for this device: from the cubin cache (if \p
+  /// Lookup), else compiled by the driver's linker (and stored). Sets \p
+  /// FromCache.
+  llvm::Expected<std::string> getCubin(const Artifact &A, bool &FromCache, bool Lookup);
+
+  std::unique_ptr<cuda::Driver> Drv;
+  CudaDeviceInfo Info;
+  std::unique_ptr<DiskCache> Cubins; ///< null: no cubin cache
+};
+
+} // namespace gridjit
+
+#endif // GRIDJIT_RUNTIME_CUDA_CUDARUNTIME_H

@@ -1,0 +1,510 @@
+//===- CudaRuntimeTest.cpp - The CUDA runtime against the fake driver -----===//
+//
+// Part of gridjit. CudaRuntime (lib/Runtime/Cuda/CudaRuntime.h) on the test
+// suite's fake driver (unittests/FakeCuda/FakeCuda.cpp): creation with 0,
+// 1 and 2 devices and a bad ordinal, loading (and the JIT error log of a
+// failed load), every launch check with its exact message, the dynamic
+// shared memory opt-in, cooperative launch selection, arguments, memory,
+// and 8 threads launching at once. No kernel code runs on the fake.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
+
+#include "Runtime/Cuda/CudaRuntime.h"
+
+#include "gridjit/Compiler/Compiler.h"
+#include "gridjit/Runtime/Runtime.h"
+#include "gridjit/Target/Target.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <functional>
+#include <optional>
+#include <thread>
+#include <vector>
+
+using namespace gridjit;
+using namespace gridjit::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+/// Sets (or unsets, for nullptr) an environment variable for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *Name, const char *Value) : Name(Name) {
+    if (const char *Old = std::getenv(Name))
+      Saved = Old;
+    if (Value)
+      ::setenv(Name, Value, 1);
+    else
+      ::unsetenv(Name);
+  }
+  ~ScopedEnv() {
+    if (Saved)
+      ::setenv(Name, Saved->c_str(), 1);
+    else
+      ::unsetenv(Name);
+  }
+
+private:
+  const char *Name;
+  std::optional<std::string> Saved;
+};
+
+CudaDriverOptions fake() {
+  CudaDriverOptions O;
+  O.LibraryPath = GRIDJIT_FAKE_CUDA;
+  return O;
+}
+
+/// A test hook the fake exports.
+template <typename Fn> Fn fakeHook(const char *Name) {
+  void *Handle = ::dlopen(GRIDJIT_FAKE_CUDA, RTLD_LAZY | RTLD_LOCAL);
+  return Handle ? reinterpret_cast<Fn>(::dlsym(Handle, Name)) : nullptr;
+}
+int launches(bool Cooperative) {
+  return fakeHook<int (*)(int)>("gridjitFakeCudaLaunches")(Cooperative);
+}
+int optIns() { return fakeHook<int (*)()>("gridjitFakeCudaFuncSetAttributes")(); }
+
+const std::string Source = std::string(SaxpySource) + R"(
+kernel coop(out: ptr<i32>) {
+  out[block_idx.x] = 1;
+  grid_sync();
+  out[0] = 2;
+}
+
+kernel dyn(out: ptr<i32>) {
+  shared s: [i32];
+  s[thread_idx.x] = thread_idx.x;
+  sync_threads();
+  out[thread_idx.x] = s[block_dim.x - 1 - thread_idx.x];
+}
+)";
+
+/// Source compiled for \p Arch.
+Artifact ptx(const char *Arch = "sm_80") {
+  NVPTXTargetOptions TO;
+  TO.Arch = Arch;
+  auto T = createNVPTXTarget(TO);
+  if (!T) {
+    ADD_FAILURE() << errorText(T.takeError());
+    return Artifact();
+  }
+  auto M = parseAndVerify(Source, "cuda-runtime.kir");
+  if (!M) {
+    ADD_FAILURE() << errorText(M.takeError());
+    return Artifact();
+  }
+  auto A = (*T)->compile(**M, CompileOptions());
+  if (!A) {
+    ADD_FAILURE() << errorText(A.takeError());
+    return Artifact();
+  }
+  return std::move(*A);
+}
+
+/// A runtime without the cubin cache (CubinCache tests it).
+std::unique_ptr<CudaRuntime> runtime(unsigned Ordinal = 0) {
+  CudaRuntimeOptions O;
+  O.Device = Ordinal;
+  O.Driver = fake();
+  O.UseCubinCache = false;
+  auto RT = CudaRuntime::create(O);
+  if (!RT) {
+    ADD_FAILURE() << errorText(RT.takeError());
+    return nullptr;
+  }
+  return std::move(*RT);
+}
+
+LaunchConfig config(uint32_t Grid, uint32_t Block, uint32_t Shared = 0) {
+  LaunchConfig C;
+  C.Grid.X = Grid;
+  C.Block.X = Block;
+  C.DynamicSharedBytes = Shared;
+  return C;
+}
+
+/// A runtime on the fake's default device with Source loaded.
+struct Loaded {
+  std::unique_ptr<CudaRuntime> RT;
+  std::unique_ptr<LoadedModule> M;
+  DeviceBuffer Out;
+  explicit Loaded(const char *Attrs = nullptr) {
+    ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+    ScopedEnv FuncAttrs("GRIDJIT_FAKE_CUDA_FUNC_ATTRS", Attrs);
+    RT = runtime();
+    if (!RT)
+      return;
+    auto L = RT->load(ptx());
+    if (!L) {
+      ADD_FAILURE() << errorText(L.takeError());
+      return;
+    }
+    M = std::move(*L);
+    auto B = RT->allocate(4096);
+    if (B)
+      Out = std::move(*B);
+    else
+      ADD_FAILURE() << errorText(B.takeError());
+  }
+  llvm::Error launch(llvm::StringRef K, const LaunchConfig &C) {
+    KernelArg Args[] = {KernelArg::buffer(Out, ScalarKind::I32)};
+    return RT->launch(*M, K, C, Args);
+  }
+};
+
+const char *Sm80 = "device 0 (gridjit fake GPU 0, sm_80)";
+
+TEST(CudaRuntimeTest, CreateWithDevices) {
+  {
+    ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "0");
+    auto RT = CudaRuntime::create(0, fake());
+    ASSERT_TRUE(failed(RT));
+    EXPECT_EQ(errorText(RT.takeError()), "no CUDA device: no device");
+  }
+  {
+    CudaDriverOptions None;
+    None.LibraryPath = "/nonexistent/libcuda.so.1";
+    auto RT = CudaRuntime::create(0, None);
+    ASSERT_TRUE(failed(RT));
+    EXPECT_EQ(errorText(RT.takeError()), "no CUDA device: /nonexistent/libcuda.so.1 not found");
+  }
+  {
+    ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+    auto RT = runtime();
+    ASSERT_TRUE(RT);
+    EXPECT_EQ(RT->getTargetKind(), TargetKind::NVPTX);
+    EXPECT_EQ(RT->getDeviceInfo().Name, "gridjit fake GPU 0");
+    auto Bad = CudaRuntime::create(1, fake());
+    ASSERT_TRUE(failed(Bad));
+    EXPECT_EQ(errorText(Bad.takeError()),
+              "CUDA device 1 does not exist: this machine has 1 CUDA device (ordinal 0)");
+  }
+  {
+    ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "sm_80:108:40GiB,sm_90:132:80GiB");
+    auto RT = runtime(1);
+    ASSERT_TRUE(RT);
+    EXPECT_EQ(RT->getDeviceInfo().getArch(), "sm_90");
+    auto Bad = CudaRuntime::create(2, fake());
+    ASSERT_TRUE(failed(Bad));
+    EXPECT_EQ(errorText(Bad.takeError()),
+              "CUDA device 2 does not exist: this machine has 2 CUDA devices (ordinals 0 to 1)");
+  }
+  // createRuntime finds the driver through $GRIDJIT_CUDA_DRIVER.
+  {
+    ScopedEnv Driver("GRIDJIT_CUDA_DRIVER", GRIDJIT_FAKE_CUDA);
+    ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "2");
+    RuntimeOptions O;
+    O.Device = 1;
+    auto RT = createRuntime(TargetKind::NVPTX, O);
+    ASSERT_TRUE(succeeded(RT));
+    EXPECT_EQ((*RT)->getTargetKind(), TargetKind::NVPTX);
+  }
+}
+
+TEST(CudaRuntimeTest, Load) {
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+  auto RT = runtime();
+  ASSERT_TRUE(RT);
+  auto M = RT->load(ptx());
+  ASSERT_TRUE(succeeded(M));
+  EXPECT_EQ((*M)->getKernels().size(), 3u);
+
+  Artifact Host;
+  Host.Kind = TargetKind::Host;
+  auto Wrong = RT->load(Host);
+  ASSERT_TRUE(failed(Wrong));
+  EXPECT_EQ(errorText(Wrong.takeError()),
+            "cannot load an artifact for target 'host' into the CUDA runtime (compile it with "
+            "the nvptx target)");
+
+  auto Newer = RT->load(ptx("sm_90"));
+  ASSERT_TRUE(failed(Newer));
+  EXPECT_EQ(errorText(Newer.takeError()),
+            std::string("cannot load PTX compiled for sm_90 on ") + Sm80 +
+                ": the device's compute capability is older than the PTX's (compile for sm_80 "
+                "or older)");
+
+  ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", "cuModuleLoadDataEx:218");
+  auto Bad = RT->load(ptx());
+  ASSERT_TRUE(failed(Bad));
+  EXPECT_EQ(errorText(Bad.takeError()),
+            std::string("cannot load the PTX (sm_80) on ") + Sm80 +
+                ": cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX (218): a PTX JIT "
+                "compilation failed\nJIT error log:\nptxas fatal   : configured failure of "
+                "cuModuleLoadDataEx (fake driver)");
+}
+
+/// The cubin cache: the first runtime compiles the PTX with the driver's
+/// linker and stores the cubin; a second one (as a new process would)
+/// loads it without compiling; another architecture is another entry; a
+/// failing compile carries the JIT error log.
+TEST(CudaRuntimeTest, CubinCache) {
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gridjit-cubin-cache", Dir));
+  auto Compiles = fakeHook<int (*)()>("gridjitFakeCudaPtxCompiles");
+  auto Make = [&](const char *Devices) {
+    ScopedEnv Env("GRIDJIT_FAKE_CUDA_DEVICES", Devices);
+    CudaRuntimeOptions O;
+    O.Driver = fake();
+    O.CacheDir = std::string(Dir);
+    auto RT = CudaRuntime::create(O);
+    EXPECT_TRUE(succeeded(RT));
+    return RT ? std::move(*RT) : nullptr;
+  };
+  Artifact A = ptx();
+  int Before = Compiles();
+  {
+    auto RT = Make("1");
+    ASSERT_TRUE(RT);
+    auto M = RT->load(A);
+    ASSERT_TRUE(succeeded(M));
+    EXPECT_EQ(Compiles(), Before + 1);
+  }
+  {
+    auto RT = Make("1");
+    ASSERT_TRUE(RT);
+    auto M = RT->load(A);
+    ASSERT_TRUE(succeeded(M));
+    EXPECT_EQ(Compiles(), Before + 1); // the cubin, from the cache
+    // A kernel of the cached cubin launches like any other.
+    auto B = RT->allocate(64);
+    ASSERT_TRUE(succeeded(B));
+    KernelArg Args[] = {KernelArg::buffer(*B, ScalarKind::I32)};
+    EXPECT_TRUE(succeeded(RT->launch(**M, "dyn", config(1, 16, 64), Args)));
+  }
+  {
+    auto RT = Make("sm_86:84:24GiB");
+    ASSERT_TRUE(RT);
+    ASSERT_TRUE(succeeded(RT->load(A)));
+    EXPECT_EQ(Compiles(), Before + 2); // another architecture, another cubin
+  }
+  {
+    auto RT = Make("sm_90:132:80GiB");
+    ASSERT_TRUE(RT);
+    ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", "cuLinkAddData:218");
+    auto M = RT->load(A);
+    ASSERT_TRUE(failed(M));
+    EXPECT_EQ(errorText(M.takeError()),
+              "cannot compile the PTX (sm_80) for device 0 (gridjit fake GPU 0, sm_90): "
+              "cuLinkAddData failed: CUDA_ERROR_INVALID_PTX (218): a PTX JIT compilation "
+              "failed\nJIT error log:\nptxas fatal   : configured failure of cuLinkAddData "
+              "(fake driver)");
+  }
+  llvm::sys::fs::remove_directories(Dir);
+}
+
+TEST(CudaRuntimeTest, BlockTooLargeForTheFunction) {
+  Loaded L("max_threads:256,regs:128");
+  ASSERT_TRUE(L.M);
+  EXPECT_EQ(errorText(L.launch("coop", config(1, 512))),
+            std::string("kernel 'coop' launched with grid (1, 1, 1) and block (512, 1, 1): a "
+                        "block of 512 threads exceeds this kernel's limit of 256 threads per "
+                        "block on ") +
+                Sm80 +
+                " (it uses 128 registers per thread); the largest valid block has 256 "
+                "threads");
+  EXPECT_TRUE(succeeded(L.launch("coop", config(1, 256))));
+}
+
+TEST(CudaRuntimeTest, SharedMemory) {
+  Loaded L;
+  ASSERT_TRUE(L.M);
+  // sm_80: 166912 bytes per block with the opt-in.
+  EXPECT_EQ(errorText(L.launch("dyn", config(1, 32, 200000))),
+            std::string("kernel 'dyn' launched with grid (1, 1, 1) and block (32, 1, 1): 0 "
+                        "bytes of static and 200000 bytes of dynamic shared memory exceed the "
+                        "limit of 166912 bytes per block on ") +
+                Sm80 + "; the largest valid dynamic shared memory for this kernel is 166912 bytes");
+  // Within the default 48 KiB: no opt-in; above it: one, then none again.
+  int Before = optIns();
+  EXPECT_TRUE(succeeded(L.launch("dyn", config(1, 32, 4096))));
+  EXPECT_EQ(optIns(), Before);
+  EXPECT_TRUE(succeeded(L.launch("dyn", config(1, 32, 100000))));
+  EXPECT_EQ(optIns(), Before + 1);
+  EXPECT_TRUE(succeeded(L.launch("dyn", config(1, 32, 90000))));
+  EXPECT_EQ(optIns(), Before + 1);
+}
+
+TEST(CudaRuntimeTest, GridTooLarge) {
+  Loaded L;
+  ASSERT_TRUE(L.M);
+  LaunchConfig C = config(1, 32);
+  C.Grid.Y = 65536;
+  EXPECT_EQ(errorText(L.launch("coop", C)),
+            "kernel 'coop' launched with grid (1, 65536, 1) and block (32, 1, 1): grid dimensions "
+            "are limited to (2147483647, 65535, 65535)");
+}
+
+TEST(CudaRuntimeTest, CooperativeLaunches) {
+  Loaded L("occupancy:2");
+  ASSERT_TRUE(L.M);
+  // 2 blocks per SM x 108 SMs.
+  EXPECT_EQ(errorText(L.launch("coop", config(217, 64))),
+            std::string("kernel 'coop' launched with grid (217, 1, 1) and block (64, 1, 1): the "
+                        "kernel calls grid_sync(), so its whole grid must be resident at once, "
+                        "but 217 blocks exceed the 216 that fit on ") +
+                Sm80 +
+                " (2 blocks of 64 threads per SM x 108 SMs); the largest valid grid has "
+                "216 blocks");
+  int Coop = launches(true), Plain = launches(false);
+  EXPECT_TRUE(succeeded(L.launch("coop", config(216, 64))));
+  EXPECT_EQ(launches(true), Coop + 1);
+  EXPECT_EQ(launches(false), Plain);
+  EXPECT_TRUE(succeeded(L.launch("dyn", config(1, 32, 128))));
+  EXPECT_EQ(launches(true), Coop + 1);
+  EXPECT_EQ(launches(false), Plain + 1);
+}
+
+TEST(CudaRuntimeTest, DriverOutOfResourcesIsExplained) {
+  Loaded L;
+  ASSERT_TRUE(L.M);
+  ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", "cuLaunchKernel:701");
+  EXPECT_EQ(errorText(L.launch("dyn", config(2, 64, 256))),
+            std::string("kernel 'dyn' launched with grid (2, 1, 1) and block (64, 1, 1): the "
+                        "driver refused the launch although it passed gridjit's checks (32 "
+                        "registers per thread, at most 1024 threads per block, 0 + 256 bytes of "
+                        "shared memory, on ") +
+                Sm80 +
+                "): cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701): too many "
+                "resources requested for launch");
+}
+
+TEST(CudaRuntimeTest, Arguments) {
+  Loaded L;
+  ASSERT_TRUE(L.M);
+  auto X = L.RT->allocate(64);
+  ASSERT_TRUE(succeeded(X));
+  KernelArg Mismatch[] = {KernelArg::f32(1), KernelArg::f32(2),
+                          KernelArg::buffer(*X, ScalarKind::F32), KernelArg::buffer(*X)};
+  EXPECT_EQ(errorText(L.RT->launch(*L.M, "saxpy", config(1, 16), Mismatch)),
+            "kernel 'saxpy': argument 1 ('n: i32') must be a i32, but a f32 was given");
+  float Host[16] = {};
+  KernelArg HostPtr[] = {KernelArg::i32(16), KernelArg::f32(2),
+                         KernelArg::buffer(*X, ScalarKind::F32), KernelArg::pointer(Host)};
+  EXPECT_EQ(errorText(L.RT->launch(*L.M, "saxpy", config(1, 16), HostPtr)),
+            "kernel 'saxpy': argument 4 ('y: ptr<f32>') is a host pointer "
+            "(KernelArg::pointer), which a GPU cannot use; pass a device buffer "
+            "(KernelArg::buffer) or a device address (KernelArg::devicePointer)");
+  KernelArg Good[] = {KernelArg::i32(16), KernelArg::f32(2), KernelArg::buffer(*X, ScalarKind::F32),
+                      KernelArg::devicePointer(X->getAddress())};
+  EXPECT_TRUE(succeeded(L.RT->launch(*L.M, "saxpy", config(1, 16), Good)));
+  EXPECT_TRUE(succeeded(L.RT->synchronize()));
+}
+
+TEST(CudaRuntimeTest, MemoryRoundTrip) {
+  Loaded L;
+  ASSERT_TRUE(L.RT);
+  std::vector<int> In(1000), Out(1000, -1);
+  for (int I = 0; I < 1000; ++I)
+    In[I] = I * 7;
+  auto B = L.RT->allocate(In.size() * sizeof(int));
+  ASSERT_TRUE(succeeded(B));
+  EXPECT_TRUE(succeeded(L.RT->copyToDevice(*B, In.data(), 4000)));
+  EXPECT_TRUE(succeeded(L.RT->copyFromDevice(Out.data(), *B, 4000)));
+  EXPECT_EQ(In, Out);
+  EXPECT_TRUE(succeeded(L.RT->free(*B)));
+  ScopedEnv Fail("GRIDJIT_FAKE_CUDA_FAIL", "cuMemAlloc:2");
+  EXPECT_EQ(errorText(L.RT->allocate(16).takeError()),
+            "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory");
+}
+
+/// Every entry point the runtime calls, failing: the error names it and
+/// the driver's words, whatever the runtime adds around it.
+TEST(CudaRuntimeTest, EveryEntryPointFailing) {
+  using Op = std::function<llvm::Error(Loaded &)>;
+  auto Load = [](Loaded &L) { return L.RT->load(ptx()).takeError(); };
+  auto Copy = [](Loaded &L) {
+    int X = 0;
+    return L.RT->copyFromDevice(&X, L.Out, sizeof(X));
+  };
+  const std::pair<const char *, Op> Cases[] = {
+      {"cuMemAlloc", [](Loaded &L) { return L.RT->allocate(16).takeError(); }},
+      {"cuMemFree", [](Loaded &L) { return L.RT->free(L.Out); }},
+      {"cuMemcpyHtoD",
+       [](Loaded &L) {
+         int X = 0;
+         return L.RT->copyToDevice(L.Out, &X, sizeof(X));
+       }},
+      {"cuMemcpyDtoH", Copy},
+      {"cuCtxSynchronize", Copy},
+      {"cuCtxSynchronize", [](Loaded &L) { return L.RT->synchronize(); }},
+      {"cuCtxGetCurrent", [](Loaded &L) { return L.RT->synchronize(); }},
+      {"cuModuleLoadDataEx", Load},
+      {"cuModuleGetFunction", Load},
+      {"cuFuncGetAttribute", Load},
+      {"cuFuncSetAttribute", [](Loaded &L) { return L.launch("dyn", config(1, 32, 100000)); }},
+      {"cuLaunchKernel", [](Loaded &L) { return L.launch("dyn", config(1, 32, 64)); }},
+      {"cuOccupancyMaxActiveBlocksPerMultiprocessor",
+       [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
+      {"cuLaunchCooperativeKernel", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
+      {"cuStreamSynchronize", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
+  };
+  for (const auto &[Name, Do] : Cases) {
+    SCOPED_TRACE(Name);
+    Loaded L;
+    ASSERT_TRUE(L.M);
+    std::string Fail = std::string(Name) + ":999";
+    ScopedEnv Env("GRIDJIT_FAKE_CUDA_FAIL", Fail.c_str());
+    llvm::Error E = Do(L);
+    ASSERT_TRUE(failed(E));
+    EXPECT_THAT(errorText(std::move(E)),
+                HasSubstr(std::string(Name) + " failed: CUDA_ERROR_UNKNOWN (999): unknown error"));
+  }
+}
+
+TEST(CudaRuntimeTest, EightThreadsLaunchOnOneDevice) {
+  Loaded L("occupancy:4");
+  ASSERT_TRUE(L.M);
+  int Coop = launches(true), Plain = launches(false);
+  std::atomic<int> Failures{0};
+  std::vector<std::thread> Threads;
+  for (int T = 0; T < 8; ++T)
+    Threads.emplace_back([&, T] {
+      // A fresh thread: no context is current until the runtime makes it.
+      auto B = L.RT->allocate(256 * sizeof(int));
+      if (!B) {
+        llvm::consumeError(B.takeError());
+        ++Failures;
+        return;
+      }
+      std::vector<int> In(256, T), Out(256);
+      for (int I = 0; I < 10; ++I) {
+        KernelArg Args[] = {KernelArg::buffer(*B, ScalarKind::I32)};
+        if (llvm::Error E = L.RT->launch(*L.M, I % 2 ? "coop" : "dyn",
+                                         I % 2 ? config(64, 128) : config(1, 64, 256), Args)) {
+          llvm::consumeError(std::move(E));
+          ++Failures;
+        }
+      }
+      if (llvm::Error E = L.RT->copyToDevice(*B, In.data(), 1024)) {
+        llvm::consumeError(std::move(E));
+        ++Failures;
+      }
+      if (llvm::Error E = L.RT->copyFromDevice(Out.data(), *B, 1024)) {
+        llvm::consumeError(std::move(E));
+        ++Failures;
+      }
+      if (In != Out)
+        ++Failures;
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  EXPECT_EQ(Failures, 0);
+  EXPECT_TRUE(succeeded(L.RT->synchronize()));
+  EXPECT_EQ(launches(true), Coop + 40);
+  EXPECT_EQ(launches(false), Plain + 40);
+}
+
+} // namespace
