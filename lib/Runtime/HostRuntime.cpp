@@ -303,6 +303,7 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
 
   LaunchStats Local;
   auto Start = std::chrono::steady_clock::now();
+  Local.Cooperative = K.Info->Cooperative;
   Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, Local)
                                 : P->runBlocks(K, Config, Ptrs.data(), L, Local);
   Local.Milliseconds =

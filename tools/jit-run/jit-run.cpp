@@ -501,9 +501,14 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
   if (O.Stats) {
     printStats(R);
     errs() << format("  %-10s %10.3f ms\n", static_cast<const char *>("load"), LoadMs);
-    errs() << format("  %-10s %10.3f ms  (%llu blocks, %u phases, %u of %u threads)\n",
-                     static_cast<const char *>("run"), LS.Milliseconds,
-                     (unsigned long long)LS.Blocks, LS.Phases, LS.Workers, LS.PoolThreads);
+    const char *Coop = LS.Cooperative ? ", cooperative" : "";
+    if ((*RT)->getTargetKind() == gridjit::TargetKind::Host)
+      errs() << format("  %-10s %10.3f ms  (%llu blocks, %u phases, %u of %u threads%s)\n",
+                       static_cast<const char *>("run"), LS.Milliseconds,
+                       (unsigned long long)LS.Blocks, LS.Phases, LS.Workers, LS.PoolThreads, Coop);
+    else
+      errs() << format("  %-10s %10.3f ms  (%llu blocks%s)\n", static_cast<const char *>("run"),
+                       LS.Milliseconds, (unsigned long long)LS.Blocks, Coop);
   }
   if (E)
     return E;

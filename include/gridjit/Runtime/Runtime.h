@@ -190,6 +190,9 @@ struct LaunchStats {
   unsigned Phases = 0;      ///< host: grid-wide phases (1 + grid_syncs passed)
   unsigned Workers = 0;     ///< host: threads that ran blocks
   unsigned PoolThreads = 0; ///< host: threads the runtime could have used
+  /// The kernel calls grid_sync() and was launched cooperatively (on the
+  /// GPU: with cuLaunchCooperativeKernel).
+  bool Cooperative = false;
 };
 
 /// How to launch, beyond the configuration.

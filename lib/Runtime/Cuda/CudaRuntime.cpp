@@ -466,6 +466,7 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
     Opts.Stats->Milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
     Opts.Stats->Blocks = C.Grid.count();
+    Opts.Stats->Cooperative = KI.Cooperative;
   }
   if (R == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || R == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
     return fail(Where + ": the driver refused the launch although it passed gridjit's checks (" +
