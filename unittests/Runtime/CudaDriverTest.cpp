@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FakeCudaTestUtil.h"
 #include "TestSupport.h"
 
 #include "Runtime/Cuda/CudaDriver.h"
@@ -33,46 +34,6 @@ using namespace gridjit::test;
 using ::testing::HasSubstr;
 
 namespace {
-
-/// Sets (or unsets, for nullptr) an environment variable for one scope
-/// and restores it afterwards: the fake reads its configuration from the
-/// environment at every cuInit.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *Name, const char *Value) : Name(Name) {
-    if (const char *Old = std::getenv(Name))
-      Saved = Old;
-    if (Value)
-      ::setenv(Name, Value, 1);
-    else
-      ::unsetenv(Name);
-  }
-  ~ScopedEnv() {
-    if (Saved)
-      ::setenv(Name, Saved->c_str(), 1);
-    else
-      ::unsetenv(Name);
-  }
-
-private:
-  const char *Name;
-  std::optional<std::string> Saved;
-};
-
-CudaDriverOptions fake() {
-  CudaDriverOptions O;
-  O.LibraryPath = GRIDJIT_FAKE_CUDA;
-  return O;
-}
-
-/// A test hook the fake exports (FakeCuda.cpp, "For the tests").
-/// (Opened RTLD_LOCAL like the library opens it, so that the fake's
-/// symbols never become global in this process; see
-/// DriverSymbolsStayOutOfTheGlobalNamespace.)
-template <typename Fn> Fn fakeHook(const char *Name) {
-  void *Handle = ::dlopen(GRIDJIT_FAKE_CUDA, RTLD_LAZY | RTLD_LOCAL);
-  return Handle ? reinterpret_cast<Fn>(::dlsym(Handle, Name)) : nullptr;
-}
 
 /// The message of the error \p E holds (consumed).
 template <typename T> std::string errorOf(llvm::Expected<T> &E) {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FakeCudaTestUtil.h"
 #include "TestSupport.h"
 
 #include "Runtime/Cuda/CudaRuntime.h"
@@ -37,40 +38,6 @@ using ::testing::HasSubstr;
 
 namespace {
 
-/// Sets (or unsets, for nullptr) an environment variable for one scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *Name, const char *Value) : Name(Name) {
-    if (const char *Old = std::getenv(Name))
-      Saved = Old;
-    if (Value)
-      ::setenv(Name, Value, 1);
-    else
-      ::unsetenv(Name);
-  }
-  ~ScopedEnv() {
-    if (Saved)
-      ::setenv(Name, Saved->c_str(), 1);
-    else
-      ::unsetenv(Name);
-  }
-
-private:
-  const char *Name;
-  std::optional<std::string> Saved;
-};
-
-CudaDriverOptions fake() {
-  CudaDriverOptions O;
-  O.LibraryPath = GRIDJIT_FAKE_CUDA;
-  return O;
-}
-
-/// A test hook the fake exports.
-template <typename Fn> Fn fakeHook(const char *Name) {
-  void *Handle = ::dlopen(GRIDJIT_FAKE_CUDA, RTLD_LAZY | RTLD_LOCAL);
-  return Handle ? reinterpret_cast<Fn>(::dlsym(Handle, Name)) : nullptr;
-}
 int launches(bool Cooperative) {
   return fakeHook<int (*)(int)>("gridjitFakeCudaLaunches")(Cooperative);
 }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FakeCudaTestUtil.h"
 #include "TestSupport.h"
 
 #include "gridjit/Compiler/Compiler.h"
@@ -252,14 +253,8 @@ TEST(RuntimeTest, CreateRuntimeByTarget) {
   ASSERT_TRUE(succeeded(Host));
   EXPECT_EQ((*Host)->getTargetKind(), TargetKind::Host);
   // Without a driver: a clear error (CudaRuntimeTest covers the devices).
-  const char *Old = std::getenv("GRIDJIT_CUDA_DRIVER");
-  std::string Saved = Old ? Old : "";
-  ::setenv("GRIDJIT_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+  ScopedEnv NoDriver("GRIDJIT_CUDA_DRIVER", "/nonexistent/libcuda.so.1");
   auto Cuda = createRuntime(TargetKind::NVPTX);
-  if (Old)
-    ::setenv("GRIDJIT_CUDA_DRIVER", Saved.c_str(), 1);
-  else
-    ::unsetenv("GRIDJIT_CUDA_DRIVER");
   ASSERT_TRUE(failed(Cuda));
   EXPECT_EQ(errorText(Cuda.takeError()), "no CUDA device: /nonexistent/libcuda.so.1 not found");
 }

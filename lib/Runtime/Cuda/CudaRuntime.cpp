@@ -27,6 +27,19 @@ Error fail(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
 
+/// An error: \p What, the driver's \p E, and the driver JIT's error and
+/// info logs (each NUL-terminated here, since the driver may fill them).
+template <size_t N>
+Error failWithJitLogs(const std::string &What, Error E, char (&InfoLog)[N], char (&ErrorLog)[N]) {
+  InfoLog[N - 1] = ErrorLog[N - 1] = '\0';
+  std::string Msg = What + ": " + llvm::toString(std::move(E));
+  if (ErrorLog[0])
+    Msg += "\nJIT error log:\n" + std::string(llvm::StringRef(ErrorLog).rtrim());
+  if (InfoLog[0])
+    Msg += "\nJIT info log:\n" + std::string(llvm::StringRef(InfoLog).rtrim());
+  return fail(Msg);
+}
+
 /// "device N (NAME, sm_XY)".
 std::string describeDevice(const CudaDeviceInfo &I) {
   return "device " + std::to_string(I.Ordinal) + " (" + I.Name + ", " + I.getArch() + ")";
@@ -240,18 +253,12 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
   }
   if (Error E = std::move(Loaded)) {
     M->Module = nullptr;
-    InfoLog[sizeof(InfoLog) - 1] = ErrorLog[sizeof(ErrorLog) - 1] = '\0';
-    std::string Msg = std::string("cannot load the ") +
-                      (!Cubins     ? "PTX"
-                       : FromCache ? "cached cubin of the PTX"
-                                   : "cubin of the PTX") +
-                      " (" + A.Arch + ") on " + describeDevice(Info) + ": " +
-                      llvm::toString(std::move(E));
-    if (ErrorLog[0])
-      Msg += "\nJIT error log:\n" + std::string(llvm::StringRef(ErrorLog).rtrim());
-    if (InfoLog[0])
-      Msg += "\nJIT info log:\n" + std::string(llvm::StringRef(InfoLog).rtrim());
-    return fail(Msg);
+    return failWithJitLogs(std::string("cannot load the ") +
+                               (!Cubins     ? "PTX"
+                                : FromCache ? "cached cubin of the PTX"
+                                            : "cubin of the PTX") +
+                               " (" + A.Arch + ") on " + describeDevice(Info),
+                           std::move(E), InfoLog, ErrorLog);
   }
   for (const KernelInfo &KI : M->getKernels()) {
     CudaKernel &K = M->kernel(KI);
@@ -317,14 +324,8 @@ Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, 
   }
   (void)Drv->api().cuLinkDestroy(Link); // the cubin is copied; nothing to report
   if (E) {
-    InfoLog[sizeof(InfoLog) - 1] = ErrorLog[sizeof(ErrorLog) - 1] = '\0';
-    std::string Msg = "cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info) + ": " +
-                      llvm::toString(std::move(E));
-    if (ErrorLog[0])
-      Msg += "\nJIT error log:\n" + std::string(llvm::StringRef(ErrorLog).rtrim());
-    if (InfoLog[0])
-      Msg += "\nJIT info log:\n" + std::string(llvm::StringRef(InfoLog).rtrim());
-    return fail(Msg);
+    return failWithJitLogs("cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info),
+                           std::move(E), InfoLog, ErrorLog);
   }
   Artifact Entry;
   Entry.Kind = TargetKind::NVPTX;
