@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FakeCudaTestUtil.h"
+#include "RuntimeTestUtil.h"
 #include "TestSupport.h"
 
 #include "Runtime/Cuda/CudaDriver.h"

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FakeCudaTestUtil.h"
+#include "RuntimeTestUtil.h"
 #include "TestSupport.h"
 
 #include "Runtime/Cuda/CudaRuntime.h"
@@ -62,22 +62,7 @@ kernel dyn(out: ptr<i32>) {
 Artifact ptx(const char *Arch = "sm_80") {
   NVPTXTargetOptions TO;
   TO.Arch = Arch;
-  auto T = createNVPTXTarget(TO);
-  if (!T) {
-    ADD_FAILURE() << errorText(T.takeError());
-    return Artifact();
-  }
-  auto M = parseAndVerify(Source, "cuda-runtime.kir");
-  if (!M) {
-    ADD_FAILURE() << errorText(M.takeError());
-    return Artifact();
-  }
-  auto A = (*T)->compile(**M, CompileOptions());
-  if (!A) {
-    ADD_FAILURE() << errorText(A.takeError());
-    return Artifact();
-  }
-  return std::move(*A);
+  return compileForTest(createNVPTXTarget(TO), Source, "cuda-runtime.kir");
 }
 
 /// A runtime without the cubin cache (CubinCache tests it).

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeTestUtil.h"
 #include "TestSupport.h"
 
 #include "gridjit/Compiler/Compiler.h"
@@ -62,24 +63,7 @@ kernel diverge(out: ptr<i32>) {
 
 /// Compiles the module above once for every test.
 const Artifact &artifact() {
-  static Artifact A = [] {
-    auto T = createHostTarget();
-    if (!T) {
-      ADD_FAILURE() << errorText(T.takeError());
-      return Artifact();
-    }
-    auto M = parseAndVerify(Kernels, "runtime-test.kir");
-    if (!M) {
-      ADD_FAILURE() << errorText(M.takeError());
-      return Artifact();
-    }
-    auto Art = (*T)->compile(**M, CompileOptions());
-    if (!Art) {
-      ADD_FAILURE() << errorText(Art.takeError());
-      return Artifact();
-    }
-    return std::move(*Art);
-  }();
+  static Artifact A = compileForTest(createHostTarget(), Kernels, "runtime-test.kir");
   return A;
 }
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FakeCudaTestUtil.h"
+#include "RuntimeTestUtil.h"
 #include "TestSupport.h"
 
 #include "gridjit/Compiler/Compiler.h"
@@ -43,24 +43,7 @@ kernel dyn(out: ptr<i32>) {
 )";
 
 const Artifact &artifact() {
-  static Artifact A = [] {
-    auto T = createHostTarget();
-    if (!T) {
-      ADD_FAILURE() << errorText(T.takeError());
-      return Artifact();
-    }
-    auto M = parseAndVerify(Kernels, "runtime-interface.kir");
-    if (!M) {
-      ADD_FAILURE() << errorText(M.takeError());
-      return Artifact();
-    }
-    auto Art = (*T)->compile(**M, CompileOptions());
-    if (!Art) {
-      ADD_FAILURE() << errorText(Art.takeError());
-      return Artifact();
-    }
-    return std::move(*Art);
-  }();
+  static Artifact A = compileForTest(createHostTarget(), Kernels, "runtime-interface.kir");
   return A;
 }
 

@@ -1,15 +1,20 @@
-//===- FakeCudaTestUtil.h - Helpers for tests on the fake driver -*- C++ -*-===//
+//===- RuntimeTestUtil.h - Helpers shared by the runtime tests --*- C++ -*-===//
 //
-// Part of gridjit's unit tests. The fake CUDA driver (unittests/FakeCuda)
-// reads its configuration from the environment at every cuInit, and
-// exports test hooks; these helpers set the one and reach the other.
+// Part of gridjit's unit tests. Compiling a test module into an artifact,
+// and the fake CUDA driver (unittests/FakeCuda), which reads its
+// configuration from the environment at every cuInit and exports test
+// hooks: these helpers set the one and reach the other.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GRIDJIT_UNITTESTS_RUNTIME_FAKECUDATESTUTIL_H
-#define GRIDJIT_UNITTESTS_RUNTIME_FAKECUDATESTUTIL_H
+#ifndef GRIDJIT_UNITTESTS_RUNTIME_RUNTIMETESTUTIL_H
+#define GRIDJIT_UNITTESTS_RUNTIME_RUNTIMETESTUTIL_H
 
+#include "TestSupport.h"
+
+#include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Runtime/CudaDevices.h"
+#include "gridjit/Target/Target.h"
 
 #include <cstdlib>
 #include <dlfcn.h>
@@ -17,6 +22,28 @@
 #include <string>
 
 namespace gridjit::test {
+
+/// \p Source (named \p Name in diagnostics) compiled by the target \p T
+/// at the default options; on any error, a test failure that prints it,
+/// and an empty Artifact.
+inline Artifact compileForTest(llvm::Expected<std::unique_ptr<Target>> T, std::string_view Source,
+                               std::string_view Name) {
+  if (!T) {
+    ADD_FAILURE() << errorText(T.takeError());
+    return Artifact();
+  }
+  auto M = parseAndVerify(Source, Name);
+  if (!M) {
+    ADD_FAILURE() << errorText(M.takeError());
+    return Artifact();
+  }
+  auto A = (*T)->compile(**M, CompileOptions());
+  if (!A) {
+    ADD_FAILURE() << errorText(A.takeError());
+    return Artifact();
+  }
+  return std::move(*A);
+}
 
 /// Sets (or unsets, for nullptr) an environment variable for one scope
 /// and restores it afterwards.
@@ -64,4 +91,4 @@ template <typename Fn> Fn fakeHook(const char *Name) {
 
 } // namespace gridjit::test
 
-#endif // GRIDJIT_UNITTESTS_RUNTIME_FAKECUDATESTUTIL_H
+#endif // GRIDJIT_UNITTESTS_RUNTIME_RUNTIMETESTUTIL_H
