@@ -671,6 +671,19 @@ llvm::Error HostModuleLowering::lowerBlockLevelIf(const IfStmt &S) {
   return llvm::Error::success();
 }
 
+// A block-level for loop's body and the start of its latch, where the
+// threads that continued become active again.
+llvm::Error HostModuleLowering::lowerForBody(const BlockLevelFor &L) {
+  B.SetInsertPoint(L.Body);
+  if (llvm::Error E = lowerLoopBody(*L.S.Body, L.BreakCode, L.ContinueCode))
+    return E;
+  B.CreateBr(L.Latch);
+  B.SetInsertPoint(L.Latch);
+  if (L.Leaves)
+    remapState(L.ContinueCode, 0);
+  return llvm::Error::success();
+}
+
 llvm::Error HostModuleLowering::lowerLoopBody(const BlockStmt &Body, int32_t BreakCode,
                                               int32_t ContinueCode) {
   Cur->Loops.push_back({nullptr, nullptr, BreakCode, ContinueCode});
@@ -797,13 +810,8 @@ llvm::Error HostModuleLowering::lowerUniformFor(const BlockLevelFor &L) {
     B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), L.Exit, L.Body);
   else
     B.CreateBr(L.Body);
-  B.SetInsertPoint(L.Body);
-  if (llvm::Error E = lowerLoopBody(*S.Body, L.BreakCode, L.ContinueCode))
+  if (llvm::Error E = lowerForBody(L))
     return E;
-  B.CreateBr(L.Latch);
-  B.SetInsertPoint(L.Latch);
-  if (L.Leaves)
-    remapState(L.ContinueCode, 0);
   Value *Index = B.CreateLoad(L.LTy, I);
   Value *StepV = B.CreateLoad(L.LTy, StepA);
   llvm::BasicBlock *Next = newBlock("ufor.next");
@@ -850,13 +858,8 @@ llvm::Error HostModuleLowering::lowerDivergentFor(const BlockLevelFor &L) {
   B.CreateBr(L.BodyEntry);
   B.SetInsertPoint(L.BodyEntry);
   B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), L.Exit, L.Body);
-  B.SetInsertPoint(L.Body);
-  if (llvm::Error E = lowerLoopBody(*S.Body, L.BreakCode, L.ContinueCode))
+  if (llvm::Error E = lowerForBody(L))
     return E;
-  B.CreateBr(L.Latch);
-  B.SetInsertPoint(L.Latch);
-  if (L.Leaves)
-    remapState(L.ContinueCode, 0);
   if (llvm::Error E = stepDivergentFor(L, Slots))
     return E;
   B.CreateBr(L.BodyEntry);

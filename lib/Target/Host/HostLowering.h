@@ -302,6 +302,8 @@ private:
   /// The body of a block-level loop, with \p BreakCode and \p ContinueCode
   /// as the targets of `break` and `continue` in its thread loops.
   llvm::Error lowerLoopBody(const BlockStmt &Body, int32_t BreakCode, int32_t ContinueCode);
+  /// \p L's body (lowerLoopBody) and the start of its latch.
+  llvm::Error lowerForBody(const BlockLevelFor &L);
   llvm::Error lowerUniformDecl(const DeclStmt &S);
   bool isUniformDecl(const Stmt &S) const;
   bool isUniformAssign(const Stmt &S) const;
