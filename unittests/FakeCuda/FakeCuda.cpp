@@ -547,6 +547,19 @@ struct FakeLink {
 const char CubinMagic[] = "GRIDJIT-FAKE-CUBIN ";
 std::vector<std::unique_ptr<FakeModule>> Modules; // guarded by Lock
 std::vector<std::unique_ptr<FakeLink>> Links;     // guarded by Lock
+
+/// Destroys the object \p H names in \p Objects (Lock held), or
+/// CUDA_ERROR_INVALID_HANDLE when it names none.
+template <typename T, typename Handle>
+CUresult eraseHandle(std::vector<std::unique_ptr<T>> &Objects, Handle H) {
+  for (auto It = Objects.begin(); It != Objects.end(); ++It)
+    if (reinterpret_cast<Handle>(It->get()) == H) {
+      Objects.erase(It);
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
 int PtxCompiles = 0, Launches = 0, CooperativeLaunches = 0, FuncSetAttributes = 0;
 
 /// Appends \p Line to $GRIDJIT_FAKE_CUDA_LOG, if set. Called with Lock held.
@@ -716,12 +729,7 @@ FAKE_EXPORT CUresult cuModuleUnload(CUmodule Module) {
   if (CUresult R = enterWithContext("cuModuleUnload"))
     return R;
   std::lock_guard<std::mutex> G(Lock);
-  for (auto It = Modules.begin(); It != Modules.end(); ++It)
-    if (reinterpret_cast<CUmodule>(It->get()) == Module) {
-      Modules.erase(It);
-      return CUDA_SUCCESS;
-    }
-  return CUDA_ERROR_INVALID_HANDLE;
+  return eraseHandle(Modules, Module);
 }
 
 FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *Function, CUmodule Module, const char *Name) {
@@ -815,12 +823,7 @@ FAKE_EXPORT CUresult cuLinkDestroy(CUlinkState State) {
   if (CUresult R = enterWithContext("cuLinkDestroy"))
     return R;
   std::lock_guard<std::mutex> G(Lock);
-  for (auto It = Links.begin(); It != Links.end(); ++It)
-    if (reinterpret_cast<CUlinkState>(It->get()) == State) {
-      Links.erase(It);
-      return CUDA_SUCCESS;
-    }
-  return CUDA_ERROR_INVALID_HANDLE;
+  return eraseHandle(Links, State);
 }
 
 FAKE_EXPORT CUresult cuFuncGetAttribute(int *Value, CUfunction_attribute Attribute,
