@@ -22,8 +22,10 @@
 
 extern "C" {
 
-/// The result of every driver call.
-typedef enum CUresult_enum {
+/// The result of every driver call. The underlying type is fixed (int, as
+/// the driver's ABI has it), so that a code this header does not list is
+/// still a valid value (a newer driver returns codes we have not named).
+typedef enum CUresult_enum : int {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_INVALID_VALUE = 1,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
