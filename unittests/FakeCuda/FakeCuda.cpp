@@ -23,6 +23,9 @@
 //   GRIDJIT_FAKE_CUDA_FUNC_ATTRS max_threads:N,regs:N,static_shared:N,
 //                              occupancy:N: the attributes of the functions
 //                              of modules loaded from now on
+//   GRIDJIT_FAKE_CUDA_DEVICE_ATTRS max_grid_x:N,max_grid_y:N,max_grid_z:N,
+//                              cooperative:0|1: every device's attributes
+//                              of those names (read on every query)
 //   GRIDJIT_FAKE_CUDA_LOG      a file to which every launch, PTX compile
 //                              and cuFuncSetAttribute appends a line (for
 //                              tests of other processes, e.g. jit-run)
@@ -65,6 +68,26 @@ struct FakeContext {
 };
 
 constexpr int MaxDevices = 16;
+
+/// Calls \p Set(KEY, N) for every `KEY:N` of the comma-separated list in
+/// the environment variable \p Var (nothing when it is unset).
+template <typename SetFn> void forEachSetting(const char *Var, SetFn Set) {
+  const char *Spec = std::getenv(Var);
+  if (!Spec)
+    return;
+  std::string S = Spec;
+  size_t Pos = 0;
+  while (Pos < S.size()) {
+    size_t End = S.find(',', Pos);
+    if (End == std::string::npos)
+      End = S.size();
+    std::string Item = S.substr(Pos, End - Pos);
+    size_t Colon = Item.find(':');
+    int V = Colon == std::string::npos ? 0 : std::atoi(Item.c_str() + Colon + 1);
+    Set(Item.substr(0, Colon), V);
+    Pos = End + 1;
+  }
+}
 
 std::mutex Lock; // guards everything below but the thread's current context
 bool Initialized = false;
@@ -369,6 +392,16 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int *Value, CUdevice_attribute Attribu
   default:
     return CUDA_ERROR_INVALID_VALUE;
   }
+  static const std::pair<const char *, CUdevice_attribute> Overridable[] = {
+      {"max_grid_x", CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X},
+      {"max_grid_y", CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y},
+      {"max_grid_z", CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z},
+      {"cooperative", CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH}};
+  forEachSetting("GRIDJIT_FAKE_CUDA_DEVICE_ATTRS", [&](const std::string &Key, int V) {
+    for (const auto &[Name, Attr] : Overridable)
+      if (Key == Name && Attr == Attribute)
+        *Value = V;
+  });
   return CUDA_SUCCESS;
 }
 
@@ -620,28 +653,16 @@ void writeLogs(unsigned int N, CUjit_option *Options, void **Values, const std::
 /// The `.entry` names of \p Ptx, each with the configured attributes.
 std::vector<std::unique_ptr<FakeFunction>> parseEntries(const std::string &Ptx) {
   FakeFunction Proto;
-  if (const char *Spec = std::getenv("GRIDJIT_FAKE_CUDA_FUNC_ATTRS")) {
-    std::string S = Spec;
-    size_t Pos = 0;
-    while (Pos < S.size()) {
-      size_t End = S.find(',', Pos);
-      if (End == std::string::npos)
-        End = S.size();
-      std::string Item = S.substr(Pos, End - Pos);
-      size_t Colon = Item.find(':');
-      int V = Colon == std::string::npos ? 0 : std::atoi(Item.c_str() + Colon + 1);
-      std::string Key = Item.substr(0, Colon);
-      if (Key == "max_threads")
-        Proto.MaxThreads = V;
-      else if (Key == "regs")
-        Proto.Regs = V;
-      else if (Key == "static_shared")
-        Proto.StaticShared = V;
-      else if (Key == "occupancy")
-        Proto.Occupancy = V;
-      Pos = End + 1;
-    }
-  }
+  forEachSetting("GRIDJIT_FAKE_CUDA_FUNC_ATTRS", [&](const std::string &Key, int V) {
+    if (Key == "max_threads")
+      Proto.MaxThreads = V;
+    else if (Key == "regs")
+      Proto.Regs = V;
+    else if (Key == "static_shared")
+      Proto.StaticShared = V;
+    else if (Key == "occupancy")
+      Proto.Occupancy = V;
+  });
   Proto.MaxDynamicShared = 49152 - Proto.StaticShared;
   std::vector<std::unique_ptr<FakeFunction>> Out;
   for (size_t Pos = Ptx.find(".entry "); Pos != std::string::npos;

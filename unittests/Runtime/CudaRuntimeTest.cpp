@@ -416,6 +416,35 @@ TEST(CudaRuntimeTest, EveryEntryPointFailing) {
   }
 }
 
+// The device's own limits, where they are below gridjit's: a grid the
+// device cannot take, and a cooperative kernel on a device without
+// cooperative launches, are refused before any launch.
+TEST(CudaRuntimeTest, DeviceGridLimitsAndCooperativeSupportAreChecked) {
+  int Before = launches(false) + launches(true);
+  {
+    ScopedEnv Attrs("GRIDJIT_FAKE_CUDA_DEVICE_ATTRS", "max_grid_y:100");
+    Loaded L;
+    ASSERT_TRUE(L.M);
+    llvm::Error E = L.launch("dyn", LaunchConfig{{1, 200, 1}, {32, 1, 1}, 128});
+    ASSERT_TRUE(failed(E));
+    EXPECT_EQ(errorText(std::move(E)),
+              "kernel 'dyn' launched with grid (1, 200, 1) and block (32, 1, 1): grid dimensions "
+              "are limited to (2147483647, 100, 65535) on device 0 (gridjit fake GPU 0, sm_80)");
+  }
+  {
+    ScopedEnv Attrs("GRIDJIT_FAKE_CUDA_DEVICE_ATTRS", "cooperative:0");
+    Loaded L;
+    ASSERT_TRUE(L.M);
+    llvm::Error E = L.launch("coop", config(2, 32));
+    ASSERT_TRUE(failed(E));
+    EXPECT_EQ(errorText(std::move(E)),
+              "kernel 'coop' launched with grid (2, 1, 1) and block (32, 1, 1): the kernel calls "
+              "grid_sync(), so it must be launched cooperatively, but device 0 (gridjit fake GPU "
+              "0, sm_80) does not support cooperative launches");
+  }
+  EXPECT_EQ(launches(false) + launches(true), Before); // nothing reached the driver's launch
+}
+
 TEST(CudaRuntimeTest, EightThreadsLaunchOnOneDevice) {
   Loaded L("occupancy:4");
   ASSERT_TRUE(L.M);
