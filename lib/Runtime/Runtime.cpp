@@ -122,10 +122,6 @@ Error Runtime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfi
 // The runtime by target
 //===----------------------------------------------------------------------===//
 
-bool gridjit::isRuntimeAvailable(TargetKind K) {
-  return K == TargetKind::Host || K == TargetKind::NVPTX;
-}
-
 llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
                                                                 const RuntimeOptions &Opts) {
   switch (K) {

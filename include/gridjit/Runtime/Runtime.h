@@ -313,10 +313,6 @@ struct RuntimeOptions {
   std::string CacheDir;
 };
 
-/// Whether this build has a runtime for target \p K (host and nvptx: yes;
-/// whether a CUDA device is there is createRuntime's question).
-bool isRuntimeAvailable(TargetKind K);
-
 /// The runtime of target \p K. Errors: the runtime cannot start (nvptx:
 /// "no CUDA device: <reason>" without a driver or a device, or an ordinal
 /// RuntimeOptions::Device that does not exist).
