@@ -24,6 +24,7 @@
 
 #include <string>
 #include <string_view>
+#include <unistd.h>
 #include <vector>
 
 namespace gridjit::test {
@@ -121,6 +122,24 @@ inline constexpr const char *SaxpySource =
     "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
     "  if i < n { y[i] = a * x[i] + y[i]; }\n"
     "}\n";
+
+/// The environment for a child process that runs one test of this
+/// program (--gtest_filter=...): ours without gtest's GTEST_* settings
+/// (under lit's sharding the child's test could otherwise fall in another
+/// shard and not run at all), plus \p Extra ("NAME=VALUE" each).
+inline std::vector<std::string> childTestEnvironment(std::vector<std::string> Extra) {
+  std::vector<std::string> Env;
+  for (char **E = environ; *E; ++E)
+    if (std::string_view(*E).substr(0, 6) != "GTEST_")
+      Env.emplace_back(*E);
+  for (std::string &X : Extra)
+    Env.push_back(std::move(X));
+  return Env;
+}
+
+/// The output of a child that ran the one test it was asked to and
+/// passed it (see childTestEnvironment) has this line.
+inline constexpr const char *ChildPassedLine = "[  PASSED  ] 1 test.";
 
 } // namespace gridjit::test
 

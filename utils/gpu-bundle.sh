@@ -11,6 +11,8 @@
 # one top directory gridjit-gpu-bundle/:
 #
 #   bin/jit-run                 stripped, RUNPATH $ORIGIN/../lib
+#   bin/bench-CudaBench         the GPU benchmark (benchmarks/CudaBench.cpp),
+#                               when built; lib/ then has libbenchmark too
 #   lib/libgridjit.so           stripped, RUNPATH $ORIGIN
 #   lib/libz.so.1 libzstd.so.1 libz3.so.4
 #                               libgridjit.so's shared dependencies outside
@@ -18,6 +20,7 @@
 #                               this machine and stripped
 #   nvvm/libdevice/             libdevice, when the build machine has it
 #                               (f64 math on --target=cuda; CUDA_HOME)
+#   benchmarks/*.cu             the CUDA C++ peers CudaBench compiles with nvcc
 #   examples/ test/             every .kir file, the tests' expected-value
 #                               scripts (test/Host/Inputs) and the tests
 #                               whose commands the suite reuses
@@ -56,27 +59,36 @@ mkdir -p "$root/bin" "$root/lib"
 
 cp "$build/bin/jit-run" "$root/bin/jit-run"
 cp "$build/lib/libgridjit.so" "$root/lib/libgridjit.so"
+bins=("$root/bin/jit-run")
+deps_of=("$build/lib/libgridjit.so")
+if [ -x "$build/bin/bench-CudaBench" ]; then
+  cp "$build/bin/bench-CudaBench" "$root/bin/bench-CudaBench"
+  bins+=("$root/bin/bench-CudaBench")
+  deps_of+=("$build/bin/bench-CudaBench")
+fi
 
-# libgridjit.so's other shared dependencies (zlib, zstd, z3 through LLVM),
-# resolved where this machine's loader finds them.
-while read -r name arrow path rest; do
-  [ "$arrow" = "=>" ] || continue
-  if [[ "$name" =~ $system_re ]] || [ "$name" = libgridjit.so ]; then continue; fi
-  [ -f "$path" ] || die "ldd cannot resolve $name for libgridjit.so"
-  cp -L "$path" "$root/lib/$name"
-done < <(ldd "$build/lib/libgridjit.so")
+# The other shared dependencies (zlib, zstd, z3 through LLVM; the
+# benchmark library), resolved where this machine's loader finds them.
+for who in "${deps_of[@]}"; do
+  while read -r name arrow path rest; do
+    [ "$arrow" = "=>" ] || continue
+    if [[ "$name" =~ $system_re ]] || [ "$name" = libgridjit.so ]; then continue; fi
+    [ -f "$path" ] || die "ldd cannot resolve $name for $who"
+    cp -L "$path" "$root/lib/$name"
+  done < <(ldd "$who")
+done
 
-for f in "$root/bin/jit-run" "$root"/lib/*.so*; do
+for f in "${bins[@]}" "$root"/lib/*.so*; do
   chmod u+w "$f"
   "$strip_tool" --strip-all "$f"
 done
-patchelf --set-rpath '$ORIGIN/../lib' "$root/bin/jit-run"
+for f in "${bins[@]}"; do patchelf --set-rpath '$ORIGIN/../lib' "$f"; done
 for f in "$root"/lib/*.so*; do patchelf --set-rpath '$ORIGIN' "$f"; done
 
 # The closure: with a clean environment, everything jit-run and the bundled
 # libraries need resolves inside the bundle or to a system library.
 closure=$work/closure.txt
-for f in "$root/bin/jit-run" "$root"/lib/*.so*; do
+for f in "${bins[@]}" "$root"/lib/*.so*; do
   env -i ldd "$f" | sed "s|^|$(basename "$f"): |"
 done > "$closure"
 if grep -q 'not found' "$closure"; then
@@ -110,6 +122,8 @@ done
 (cd "$src" && cp --parents -t "$root" test/Host/examples.test test/Host/all-test-kernels.test \
    test/Host/Inputs/*.py docs/CUDA.md)
 cp "$src/utils/gpu-suite.sh" "$src/utils/gpu_suite.py" "$root/"
+mkdir -p "$root/benchmarks"
+cp "$src"/benchmarks/*.cu "$root/benchmarks/"
 
 {
   echo "gridjit GPU bundle"
@@ -119,7 +133,7 @@ cp "$src/utils/gpu-suite.sh" "$src/utils/gpu_suite.py" "$root/"
   # The newest symbol versions used: the GPU machine's glibc and libstdc++
   # must be at least these.
   if command -v objdump >/dev/null; then
-    echo "needs: $(for f in "$root/bin/jit-run" "$root"/lib/*.so*; do objdump -T "$f"; done |
+    echo "needs: $(for f in "${bins[@]}" "$root"/lib/*.so*; do objdump -T "$f"; done |
       grep -o -E '(GLIBC|GLIBCXX|CXXABI)_[0-9.]+' | sort -u -V |
       awk -F_ '{m[$1] = $0} END {for (k in m) printf "%s ", m[k]}')"
   fi

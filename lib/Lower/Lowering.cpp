@@ -150,6 +150,8 @@ llvm::Error ModuleLowering::declareFunction(const FunctionDecl &F) {
   std::vector<llvm::Type *> Params;
   for (const auto &P : F.Params)
     Params.push_back(Ctx.toLLVM(P->Ty));
+  if (F.IsKernel)
+    Ctx.T.addHiddenKernelParams(F, B.getContext(), Params);
   llvm::Type *Ret = F.IsKernel ? B.getVoidTy() : Ctx.toLLVM(F.ReturnTy);
   auto *FT = llvm::FunctionType::get(Ret, Params, /*isVarArg=*/false);
   auto *Fn = llvm::Function::Create(
@@ -184,6 +186,9 @@ llvm::Error ModuleLowering::lowerFunction(const FunctionDecl &F) {
     B.CreateStore(Fn->getArg(I), Slot);
     Slots[F.Params[I].get()] = Slot;
   }
+  if (F.IsKernel)
+    if (llvm::Error E = Ctx.T.emitKernelPrologue(Ctx))
+      return E;
   return lowerFunctionBody(F, *Fn);
 }
 

@@ -90,10 +90,7 @@ TEST(FreshProcessTest, CachedGridSyncKernelLaunchesInANewProcess) {
   std::vector<llvm::StringRef> Args = {Self, "--gtest_filter=FreshProcessTest.DISABLED_Child",
                                        "--gtest_also_run_disabled_tests"};
   // The child's environment: ours plus the directory.
-  std::vector<std::string> EnvStore;
-  for (char **E = environ; *E; ++E)
-    EnvStore.emplace_back(*E);
-  EnvStore.push_back(Env);
+  std::vector<std::string> EnvStore = childTestEnvironment({Env});
   std::vector<llvm::StringRef> EnvRefs(EnvStore.begin(), EnvStore.end());
   std::string ErrMsg;
   TempDir Out;
@@ -102,7 +99,9 @@ TEST(FreshProcessTest, CachedGridSyncKernelLaunchesInANewProcess) {
                                                 llvm::StringRef(Log)};
   int RC =
       llvm::sys::ExecuteAndWait(Self, Args, EnvRefs, Redirects, /*SecondsToWait=*/120, 0, &ErrMsg);
-  EXPECT_EQ(RC, 0) << ErrMsg << "\nchild output:\n" << readFile(Log);
+  std::string Output = readFile(Log);
+  EXPECT_EQ(RC, 0) << ErrMsg << "\nchild output:\n" << Output;
+  EXPECT_NE(Output.find(ChildPassedLine), std::string::npos) << "child output:\n" << Output;
 }
 
 // The child half (run only by the test above, through

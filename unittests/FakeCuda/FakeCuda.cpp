@@ -29,6 +29,21 @@
 //   GRIDJIT_FAKE_CUDA_LOG      a file to which every launch, PTX compile
 //                              and cuFuncSetAttribute appends a line (for
 //                              tests of other processes, e.g. jit-run)
+//   GRIDJIT_FAKE_CUDA_ECHO     1: a launch "runs" by writing the bytes of
+//                              its parameters after the first, in order,
+//                              into the allocation the first points to
+//                              (so a test can see that every launch got
+//                              its own arguments)
+//   GRIDJIT_FAKE_CUDA_LAUNCH_US N: a launch takes N microseconds, with
+//                              the fake's lock released (so launches from
+//                              several threads overlap)
+// A cooperative launch of a module with gridjit's grid barrier (its PTX
+// has __gridjit_grid_state_addr) gets the address of the barrier's state
+// as its last parameter; the fake checks that it is device memory whose
+// count is 0 and that no other launch is using it, holds it while the
+// launch runs and leaves it as the barrier does (count 0, generation + 1).
+// A violation is CUDA_ERROR_LAUNCH_FAILED (the real GPU would hang or
+// give wrong results).
 // The variant libgridjit-fake-cuda-nolaunch.so (built with
 // GRIDJIT_FAKE_CUDA_WITHOUT_LAUNCH) lacks cuLaunchKernel, for the
 // missing-entry-point error.
@@ -38,6 +53,7 @@
 #include "Runtime/Cuda/CudaDriverAPI.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +62,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -235,12 +252,14 @@ const ErrorText ErrorTexts[] = {
      "the provided PTX was compiled with an unsupported toolchain."},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
     {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
      "an illegal memory access was encountered"},
     {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
      "too many resources requested for launch"},
     {CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT",
      "the launch timed out and was terminated"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
      "too many blocks in cooperative launch"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
@@ -472,8 +491,62 @@ FAKE_EXPORT CUresult cuCtxGetCurrent(CUcontext *Context) {
 
 FAKE_EXPORT CUresult cuCtxSynchronize() { return enterWithContext("cuCtxSynchronize"); }
 
-FAKE_EXPORT CUresult cuStreamSynchronize(CUstream Stream) {
-  return enterWithContext("cuStreamSynchronize");
+//===--- Events (every launch has finished when its call returns) ---------===//
+
+namespace {
+struct FakeEvent {
+  int Device = 0;
+};
+std::vector<std::unique_ptr<FakeEvent>> Events; // guarded by Lock
+int LiveEvents = 0;
+
+/// \p E if it is a live event (Lock held), else null.
+FakeEvent *findEvent(CUevent E) {
+  for (const auto &Ev : Events)
+    if (reinterpret_cast<CUevent>(Ev.get()) == E)
+      return Ev.get();
+  return nullptr;
+}
+} // namespace
+
+FAKE_EXPORT CUresult cuEventCreate(CUevent *Event, unsigned int) {
+  if (CUresult R = enterWithContext("cuEventCreate"))
+    return R;
+  if (!Event)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  Events.push_back(std::make_unique<FakeEvent>());
+  Events.back()->Device = reinterpret_cast<FakeContext *>(Current)->Device;
+  *Event = reinterpret_cast<CUevent>(Events.back().get());
+  ++LiveEvents;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuEventRecord(CUevent Event, CUstream) {
+  if (CUresult R = enterWithContext("cuEventRecord"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  return findEvent(Event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuEventQuery(CUevent Event) {
+  if (CUresult R = enterWithContext("cuEventQuery"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  return findEvent(Event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuEventDestroy_v2(CUevent Event) {
+  if (CUresult R = enterWithContext("cuEventDestroy_v2"))
+    return R;
+  std::lock_guard<std::mutex> G(Lock);
+  for (auto It = Events.begin(); It != Events.end(); ++It)
+    if (reinterpret_cast<CUevent>(It->get()) == Event) {
+      Events.erase(It);
+      --LiveEvents;
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_HANDLE;
 }
 
 //===--- Memory (host memory standing in for the device's) ---------------===//
@@ -540,6 +613,16 @@ FAKE_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr Dst, unsigned char Value, size_t 
   return CUDA_SUCCESS;
 }
 
+FAKE_EXPORT CUresult cuMemsetD32Async(CUdeviceptr Dst, unsigned int Value, size_t Count, CUstream) {
+  if (CUresult R = enterWithContext("cuMemsetD32Async"))
+    return R;
+  if (Dst % 4 || !inAllocation(Dst, Count * 4))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto *P = reinterpret_cast<uint32_t *>(Dst);
+  std::fill(P, P + Count, Value);
+  return CUDA_SUCCESS;
+}
+
 //===--- Modules, links, functions, launches ------------------------------===//
 //
 // No code runs: a "PTX compile" finds the module's `.entry` names (and
@@ -561,6 +644,11 @@ struct FakeFunction {
   int StaticShared = 0;
   int MaxDynamicShared = 49152;
   int Occupancy = 0; ///< blocks per SM; 0: min(32, 2048 / block size)
+  /// Bytes of each `.param` of the entry, in order.
+  std::vector<unsigned> ParamBytes;
+  /// The module has gridjit's grid barrier: a cooperative launch's last
+  /// parameter is the barrier's state.
+  bool GridState = false;
 };
 
 struct FakeModule {
@@ -673,6 +761,14 @@ std::vector<std::unique_ptr<FakeFunction>> parseEntries(const std::string &Ptx) 
       continue;
     Out.push_back(std::make_unique<FakeFunction>(Proto));
     Out.back()->Name = Ptx.substr(Begin, End - Begin);
+    Out.back()->GridState = Ptx.find("__gridjit_grid_state_addr") != std::string::npos;
+    // `.param .u64 NAME_param_0, .param .f32 ...)`: sizes from the types.
+    size_t Close = Ptx.find(')', End);
+    for (size_t P = Ptx.find(".param ", End); P < Close; P = Ptx.find(".param ", P + 1)) {
+      size_t Type = Ptx.find('.', P + 6);
+      unsigned Bits = unsigned(std::atoi(Ptx.c_str() + Type + 2));
+      Out.back()->ParamBytes.push_back(Ptx.compare(Type + 1, 4, "pred") == 0 ? 1 : Bits / 8);
+    }
   }
   return Out;
 }
@@ -703,6 +799,70 @@ CUresult checkLaunch(const FakeFunction &Fn, unsigned GX, unsigned GY, unsigned 
     return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   if (Shared > unsigned(Fn.MaxDynamicShared))
     return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+/// The allocation's start and size holding [Ptr, Ptr + Bytes) (Lock
+/// held), or null.
+uint8_t *allocationAt(CUdeviceptr Ptr, size_t Bytes, size_t *Room = nullptr) {
+  auto It = Allocations.upper_bound(Ptr);
+  if (It == Allocations.begin())
+    return nullptr;
+  --It;
+  if (Ptr < It->first || Ptr - It->first + Bytes > It->second)
+    return nullptr;
+  if (Room)
+    *Room = It->second - (Ptr - It->first);
+  return reinterpret_cast<uint8_t *>(Ptr);
+}
+
+/// Runs a launch of \p Fn that passed the driver's checks (see the file
+/// comment): the grid barrier's state, the echo, the launch's duration.
+/// Called with \p G (on Lock) held; releases it while the launch "runs".
+CUresult runLaunch(std::unique_lock<std::mutex> &G, const FakeFunction &Fn, bool Cooperative,
+                   void **Params, const std::string &What) {
+  size_t N = Fn.ParamBytes.size();
+  if (N && !Params)
+    return CUDA_ERROR_INVALID_VALUE;
+  uint32_t *State = nullptr;
+  if (Cooperative && Fn.GridState) {
+    uint64_t Addr = 0;
+    if (N == 0 || Fn.ParamBytes[N - 1] != 8)
+      return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(&Addr, Params[N - 1], 8);
+    State = reinterpret_cast<uint32_t *>(allocationAt(Addr, 8));
+    if (!State || Addr % 4) {
+      logLine("grid barrier state outside device memory: " + What);
+      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    }
+    if (State[0] != 0) {
+      logLine("grid barrier state in use or not zeroed: " + What);
+      return CUDA_ERROR_LAUNCH_FAILED;
+    }
+    State[0] = 0xFFFFFFFFu; // in use until the launch ends
+    --N;
+  }
+  const char *Echo = std::getenv("GRIDJIT_FAKE_CUDA_ECHO");
+  if (Echo && std::strcmp(Echo, "1") == 0 && N >= 1 && Fn.ParamBytes[0] == 8) {
+    uint64_t Dst = 0;
+    std::memcpy(&Dst, Params[0], 8);
+    size_t Room = 0;
+    if (uint8_t *Out = allocationAt(Dst, 0, &Room))
+      for (size_t I = 1; I < N && Fn.ParamBytes[I] <= Room; ++I) {
+        std::memcpy(Out, Params[I], Fn.ParamBytes[I]);
+        Out += Fn.ParamBytes[I];
+        Room -= Fn.ParamBytes[I];
+      }
+  }
+  if (const char *Us = std::getenv("GRIDJIT_FAKE_CUDA_LAUNCH_US")) {
+    G.unlock();
+    std::this_thread::sleep_for(std::chrono::microseconds(std::atoi(Us)));
+    G.lock();
+  }
+  if (State) {
+    State[0] = 0;
+    ++State[1];
+  }
   return CUDA_SUCCESS;
 }
 
@@ -894,29 +1054,31 @@ FAKE_EXPORT CUresult cuFuncSetAttribute(CUfunction Function, CUfunction_attribut
 #ifndef GRIDJIT_FAKE_CUDA_WITHOUT_LAUNCH
 FAKE_EXPORT CUresult cuLaunchKernel(CUfunction Function, unsigned int GX, unsigned int GY,
                                     unsigned int GZ, unsigned int BX, unsigned int BY,
-                                    unsigned int BZ, unsigned int Shared, CUstream, void **,
+                                    unsigned int BZ, unsigned int Shared, CUstream, void **Params,
                                     void **) {
   if (CUresult R = enterWithContext("cuLaunchKernel"))
     return R;
-  std::lock_guard<std::mutex> G(Lock);
+  std::unique_lock<std::mutex> G(Lock);
   FakeFunction *F = findFunction(Function);
   if (!F)
     return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult R = checkLaunch(*F, GX, GY, GZ, BX, BY, BZ, Shared))
     return R;
-  ++Launches;
-  logLine("cuLaunchKernel " + describeLaunch(F->Name, GX, GY, GZ, BX, BY, BZ, Shared));
-  return CUDA_SUCCESS;
+  std::string What = describeLaunch(F->Name, GX, GY, GZ, BX, BY, BZ, Shared);
+  logLine("cuLaunchKernel " + What);
+  CUresult R = runLaunch(G, *F, /*Cooperative=*/false, Params, What);
+  Launches += R == CUDA_SUCCESS;
+  return R;
 }
 #endif
 
 FAKE_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction Function, unsigned int GX,
                                                unsigned int GY, unsigned int GZ, unsigned int BX,
                                                unsigned int BY, unsigned int BZ,
-                                               unsigned int Shared, CUstream, void **) {
+                                               unsigned int Shared, CUstream, void **Params) {
   if (CUresult R = enterWithContext("cuLaunchCooperativeKernel"))
     return R;
-  std::lock_guard<std::mutex> G(Lock);
+  std::unique_lock<std::mutex> G(Lock);
   FakeFunction *F = findFunction(Function);
   if (!F)
     return CUDA_ERROR_INVALID_HANDLE;
@@ -925,9 +1087,11 @@ FAKE_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction Function, unsigned int
   uint64_t Resident = uint64_t(occupancy(*F, BX * BY * BZ)) * Devices[currentDevice()].SMs;
   if (uint64_t(GX) * GY * GZ > Resident)
     return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-  ++CooperativeLaunches;
-  logLine("cuLaunchCooperativeKernel " + describeLaunch(F->Name, GX, GY, GZ, BX, BY, BZ, Shared));
-  return CUDA_SUCCESS;
+  std::string What = describeLaunch(F->Name, GX, GY, GZ, BX, BY, BZ, Shared);
+  logLine("cuLaunchCooperativeKernel " + What);
+  CUresult R = runLaunch(G, *F, /*Cooperative=*/true, Params, What);
+  CooperativeLaunches += R == CUDA_SUCCESS;
+  return R;
 }
 
 FAKE_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *NumBlocks,
@@ -965,7 +1129,8 @@ FAKE_EXPORT int gridjitFakeCudaPtxCompiles() {
   return PtxCompiles;
 }
 
-/// Launches so far: \p Cooperative selects cuLaunchCooperativeKernel's.
+/// Successful launches so far: \p Cooperative selects
+/// cuLaunchCooperativeKernel's.
 FAKE_EXPORT int gridjitFakeCudaLaunches(int Cooperative) {
   std::lock_guard<std::mutex> G(Lock);
   return Cooperative ? CooperativeLaunches : Launches;
@@ -975,6 +1140,12 @@ FAKE_EXPORT int gridjitFakeCudaLaunches(int Cooperative) {
 FAKE_EXPORT int gridjitFakeCudaFuncSetAttributes() {
   std::lock_guard<std::mutex> G(Lock);
   return FuncSetAttributes;
+}
+
+/// How many events are live.
+FAKE_EXPORT int gridjitFakeCudaLiveEvents() {
+  std::lock_guard<std::mutex> G(Lock);
+  return LiveEvents;
 }
 
 /// How many device allocations are live.
@@ -1018,7 +1189,11 @@ FAKE_CHECK_TYPE(cuFuncSetAttribute, cuFuncSetAttribute)
 FAKE_CHECK_TYPE(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel)
 FAKE_CHECK_TYPE(cuOccupancyMaxActiveBlocksPerMultiprocessor,
                 cuOccupancyMaxActiveBlocksPerMultiprocessor)
-FAKE_CHECK_TYPE(cuStreamSynchronize, cuStreamSynchronize)
+FAKE_CHECK_TYPE(cuMemsetD32Async, cuMemsetD32Async)
+FAKE_CHECK_TYPE(cuEventCreate, cuEventCreate)
+FAKE_CHECK_TYPE(cuEventRecord, cuEventRecord)
+FAKE_CHECK_TYPE(cuEventQuery, cuEventQuery)
+FAKE_CHECK_TYPE(cuEventDestroy, cuEventDestroy_v2)
 #ifndef GRIDJIT_FAKE_CUDA_WITHOUT_LAUNCH
 FAKE_CHECK_TYPE(cuLaunchKernel, cuLaunchKernel)
 #endif

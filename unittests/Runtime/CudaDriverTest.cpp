@@ -277,7 +277,7 @@ TEST(CudaDriverTest, EveryEntryPointFailing) {
   GRIDJIT_CUDA_ENTRY_POINTS(GRIDJIT_FAIL_ONE)
 #undef GRIDJIT_FAIL_ONE
   EXPECT_EQ(Checked, static_cast<int>(cuda::NumEntryPoints) - 2);
-  EXPECT_EQ(cuda::NumEntryPoints, 33u);
+  EXPECT_EQ(cuda::NumEntryPoints, 37u);
 }
 
 // Drivers are independent objects: 8 threads each open one and list the
@@ -407,14 +407,20 @@ TEST(CudaDriverTest, FakeModulesLinksAndLaunches) {
                                  nullptr)),
             "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701): too many resources "
             "requested for launch");
+  // The kernel has one parameter: no parameter array is an invalid launch.
+  EXPECT_EQ(errorText(GRIDJIT_CU(Drv, cuLaunchKernel, F, 4, 1, 1, 256, 1, 1, 0, nullptr, nullptr,
+                                 nullptr)),
+            "cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (1): invalid argument");
+  uint64_t P = 0;
+  void *Params[] = {&P};
   EXPECT_TRUE(succeeded(
-      GRIDJIT_CU(Drv, cuLaunchKernel, F, 4, 1, 1, 256, 1, 1, 0, nullptr, nullptr, nullptr)));
+      GRIDJIT_CU(Drv, cuLaunchKernel, F, 4, 1, 1, 256, 1, 1, 0, nullptr, Params, nullptr)));
   EXPECT_EQ(Launches(0) - LaunchesBefore, 1);
   ASSERT_TRUE(
       succeeded(GRIDJIT_CU(Drv, cuOccupancyMaxActiveBlocksPerMultiprocessor, &Blocks, F, 256, 0)));
   EXPECT_EQ(Blocks, 8); // 2048 threads per SM / 256
   EXPECT_TRUE(succeeded(
-      GRIDJIT_CU(Drv, cuLaunchCooperativeKernel, F, 16, 1, 1, 256, 1, 1, 0, nullptr, nullptr)));
+      GRIDJIT_CU(Drv, cuLaunchCooperativeKernel, F, 16, 1, 1, 256, 1, 1, 0, nullptr, Params)));
   EXPECT_EQ(errorText(GRIDJIT_CU(Drv, cuLaunchCooperativeKernel, F, 17, 1, 1, 256, 1, 1, 0, nullptr,
                                  nullptr)),
             "cuLaunchCooperativeKernel failed: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE (720): "

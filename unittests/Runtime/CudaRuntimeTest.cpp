@@ -20,6 +20,8 @@
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -30,6 +32,7 @@
 #include <functional>
 #include <optional>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace gridjit;
@@ -42,12 +45,28 @@ int launches(bool Cooperative) {
   return fakeHook<int (*)(int)>("gridjitFakeCudaLaunches")(Cooperative);
 }
 int optIns() { return fakeHook<int (*)()>("gridjitFakeCudaFuncSetAttributes")(); }
+int liveAllocations() { return fakeHook<int (*)()>("gridjitFakeCudaLiveAllocations")(); }
+int liveEvents() { return fakeHook<int (*)()>("gridjitFakeCudaLiveEvents")(); }
 
 const std::string Source = std::string(SaxpySource) + R"(
 kernel coop(out: ptr<i32>) {
   out[block_idx.x] = 1;
   grid_sync();
   out[0] = 2;
+}
+
+// With GRIDJIT_FAKE_CUDA_ECHO=1 the fake writes a launch's parameters
+// after the first into the buffer the first points to: what these two
+// kernels do on a GPU.
+kernel echo(out: ptr<i32>, a: i32, b: i32) {
+  out[0] = a;
+  out[1] = b;
+}
+
+kernel echo_coop(out: ptr<i32>, a: i32, b: i32) {
+  out[0] = a;
+  grid_sync();
+  out[1] = b;
 }
 
 kernel dyn(out: ptr<i32>) {
@@ -171,7 +190,7 @@ TEST(CudaRuntimeTest, Load) {
   ASSERT_TRUE(RT);
   auto M = RT->load(ptx());
   ASSERT_TRUE(succeeded(M));
-  EXPECT_EQ((*M)->getKernels().size(), 3u);
+  EXPECT_EQ((*M)->getKernels().size(), 5u);
 
   Artifact Host;
   Host.Kind = TargetKind::Host;
@@ -401,7 +420,9 @@ TEST(CudaRuntimeTest, EveryEntryPointFailing) {
       {"cuOccupancyMaxActiveBlocksPerMultiprocessor",
        [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
       {"cuLaunchCooperativeKernel", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
-      {"cuStreamSynchronize", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
+      {"cuEventCreate", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
+      {"cuMemsetD32Async", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
+      {"cuEventRecord", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
   };
   for (const auto &[Name, Do] : Cases) {
     SCOPED_TRACE(Name);
@@ -486,6 +507,181 @@ TEST(CudaRuntimeTest, EightThreadsLaunchOnOneDevice) {
   EXPECT_TRUE(succeeded(L.RT->synchronize()));
   EXPECT_EQ(launches(true), Coop + 40);
   EXPECT_EQ(launches(false), Plain + 40);
+}
+
+/// Launches \p Kernel of \p M on \p B with (A, Bv) and reads the two
+/// values back; false (with a test failure) when anything fails or the
+/// values are not the launch's own.
+bool echoes(Runtime &RT, LoadedModule &M, const DeviceBuffer &B, const char *Kernel, int A, int Bv,
+            uint32_t Grid = 4) {
+  KernelArg Args[] = {KernelArg::buffer(B, ScalarKind::I32), KernelArg::i32(A), KernelArg::i32(Bv)};
+  if (llvm::Error E = RT.launch(M, Kernel, config(Grid, 64), Args)) {
+    ADD_FAILURE() << errorText(std::move(E));
+    return false;
+  }
+  int Out[2] = {-1, -1};
+  if (llvm::Error E = RT.copyFromDevice(Out, B, sizeof(Out))) {
+    ADD_FAILURE() << errorText(std::move(E));
+    return false;
+  }
+  if (Out[0] != A || Out[1] != Bv) {
+    ADD_FAILURE() << Kernel << " got (" << Out[0] << ", " << Out[1] << "), launched with (" << A
+                  << ", " << Bv << ")";
+    return false;
+  }
+  return true;
+}
+
+// Issue 9, item 6: every cooperative launch has its own grid barrier
+// state. 8 threads launch cooperative kernels of one loaded module at
+// once; each launch "runs" for 300 us on the fake, which fails a launch
+// whose state another running launch holds or that was not zeroed. All
+// succeed with their own arguments, on at most one chunk of states.
+TEST(CudaRuntimeTest, ConcurrentCooperativeLaunchesOfOneModule) {
+  ScopedEnv Echo("GRIDJIT_FAKE_CUDA_ECHO", "1");
+  ScopedEnv Slow("GRIDJIT_FAKE_CUDA_LAUNCH_US", "300");
+  int Coop = launches(true);
+  {
+    Loaded L("occupancy:4");
+    ASSERT_TRUE(L.M);
+    int Allocations = liveAllocations();
+    std::atomic<int> Good{0};
+    std::vector<std::thread> Threads;
+    for (int T = 0; T < 8; ++T)
+      Threads.emplace_back([&, T] {
+        auto B = L.RT->allocate(8);
+        if (!succeeded(B))
+          return;
+        for (int I = 0; I < 25; ++I)
+          if (echoes(*L.RT, *L.M, *B, "echo_coop", T, I))
+            ++Good;
+      });
+    for (std::thread &T : Threads)
+      T.join();
+    EXPECT_EQ(Good, 200);
+    // The threads' buffers are freed; one chunk of barrier states remains.
+    EXPECT_EQ(liveAllocations(), Allocations + 1);
+    EXPECT_LE(liveEvents(), 8);
+  }
+  EXPECT_EQ(launches(true), Coop + 200);
+  EXPECT_EQ(liveEvents(), 0); // the runtime destroyed its events
+}
+
+// One thread's cooperative launches reuse one state: the event recorded
+// after each has completed when the next is issued.
+TEST(CudaRuntimeTest, SequentialCooperativeLaunchesReuseTheirState) {
+  ScopedEnv Echo("GRIDJIT_FAKE_CUDA_ECHO", "1");
+  int Before = liveAllocations();
+  {
+    Loaded L;
+    ASSERT_TRUE(L.M);
+    for (int I = 0; I < 300; ++I)
+      ASSERT_TRUE(echoes(*L.RT, *L.M, L.Out, I % 3 ? "echo_coop" : "echo", I, -I));
+    EXPECT_EQ(liveAllocations(), Before + 2); // Out and one chunk of states
+    EXPECT_EQ(liveEvents(), 1);
+  }
+  EXPECT_EQ(liveAllocations(), Before);
+}
+
+const char *ChildVar = "GRIDJIT_TEST_CUDA_CHILD";
+
+// 8 processes x 8 threads on one (fake) device type and one cache
+// directory: each thread compiles the module through the process's
+// Compiler, loads it into the process's runtime (cubin cache on) and
+// launches plain and cooperative kernels 20 times with arguments of its
+// own, checking every result. The cubin is compiled once in all: the
+// others wait for it on its key's lock and load it.
+TEST(CudaRuntimeTest, EightProcessesTimesEightThreads) {
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gridjit-cuda-8x8", Dir));
+  std::string Log = (Dir + "/fake.log").str();
+  std::string Self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  ASSERT_FALSE(Self.empty());
+  std::vector<std::string> EnvStore =
+      childTestEnvironment({std::string(ChildVar) + "=" + std::string(Dir),
+                            "GRIDJIT_FAKE_CUDA_LOG=" + Log, "GRIDJIT_FAKE_CUDA_ECHO=1",
+                            "GRIDJIT_FAKE_CUDA_LAUNCH_US=100", "GRIDJIT_FAKE_CUDA_DEVICES=1"});
+  std::vector<llvm::StringRef> EnvRefs(EnvStore.begin(), EnvStore.end());
+  std::vector<llvm::StringRef> Args = {Self, "--gtest_filter=CudaRuntimeTest.DISABLED_Child8x8",
+                                       "--gtest_also_run_disabled_tests"};
+  std::vector<llvm::sys::ProcessInfo> Children;
+  std::vector<std::string> Outputs;
+  for (int P = 0; P < 8; ++P)
+    Outputs.push_back((Dir + "/child" + llvm::Twine(P) + ".out").str());
+  for (int P = 0; P < 8; ++P) {
+    std::optional<llvm::StringRef> Redirects[] = {std::nullopt, llvm::StringRef(Outputs[P]),
+                                                  llvm::StringRef(Outputs[P])};
+    std::string Err;
+    Children.push_back(llvm::sys::ExecuteNoWait(Self, Args, EnvRefs, Redirects, 0, &Err));
+    ASSERT_NE(Children.back().Pid, llvm::sys::ProcessInfo::InvalidPid) << Err;
+  }
+  for (int P = 0; P < 8; ++P) {
+    std::string Err;
+    llvm::sys::ProcessInfo R = llvm::sys::Wait(Children[P], /*SecondsToWait=*/std::nullopt, &Err);
+    auto Out = llvm::MemoryBuffer::getFile(Outputs[P]);
+    std::string Text = Out ? (*Out)->getBuffer().str() : std::string();
+    EXPECT_EQ(R.ReturnCode, 0) << "child " << P << ": " << Err << "\n" << Text;
+    EXPECT_THAT(Text, HasSubstr(ChildPassedLine)) << "child " << P;
+  }
+  auto Text = llvm::MemoryBuffer::getFile(Log);
+  ASSERT_TRUE(bool(Text));
+  llvm::SmallVector<llvm::StringRef> Lines;
+  (*Text)->getBuffer().split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  int Compiles = 0, Plain = 0, Coop = 0, Broken = 0;
+  for (llvm::StringRef Line : Lines) {
+    Compiles += Line.starts_with("ptx compile");
+    Plain += Line.starts_with("cuLaunchKernel echo ");
+    Coop += Line.starts_with("cuLaunchCooperativeKernel echo_coop ");
+    Broken += Line.starts_with("grid barrier state");
+  }
+  EXPECT_EQ(Compiles, 1);
+  EXPECT_EQ(Plain, 8 * 8 * 10);
+  EXPECT_EQ(Coop, 8 * 8 * 10);
+  EXPECT_EQ(Broken, 0);
+  llvm::sys::fs::remove_directories(Dir);
+}
+
+// The child half of the test above (run only through
+// --gtest_also_run_disabled_tests, with the directory in the environment).
+TEST(CudaRuntimeTest, DISABLED_Child8x8) {
+  const char *Dir = std::getenv(ChildVar);
+  if (!Dir)
+    GTEST_SKIP() << "run by EightProcessesTimesEightThreads";
+  CompilerOptions CO;
+  NVPTXTargetOptions TO;
+  TO.Arch = "sm_80";
+  auto T = createNVPTXTarget(TO);
+  ASSERT_TRUE(succeeded(T));
+  CO.Targets.push_back(std::move(*T));
+  CO.CacheDir = Dir;
+  auto C = Compiler::create(std::move(CO));
+  ASSERT_TRUE(succeeded(C));
+  CudaRuntimeOptions RO;
+  RO.Driver = fake();
+  RO.CacheDir = Dir;
+  auto RT = CudaRuntime::create(RO);
+  ASSERT_TRUE(succeeded(RT));
+  int Process = int(::getpid());
+  std::atomic<int> Good{0};
+  std::vector<std::thread> Threads;
+  for (int Th = 0; Th < 8; ++Th)
+    Threads.emplace_back([&, Th] {
+      auto M = (*C)->compile(Source, "cuda-runtime.kir");
+      if (!succeeded(M))
+        return;
+      auto L = (*RT)->load((*M)->Art);
+      if (!succeeded(L))
+        return;
+      auto B = (*RT)->allocate(8);
+      if (!succeeded(B))
+        return;
+      for (int I = 0; I < 20; ++I)
+        if (echoes(**RT, **L, *B, I % 2 ? "echo_coop" : "echo", Process, Th * 100 + I))
+          ++Good;
+    });
+  for (std::thread &Th : Threads)
+    Th.join();
+  EXPECT_EQ(Good, 160);
 }
 
 } // namespace

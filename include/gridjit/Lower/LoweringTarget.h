@@ -21,14 +21,18 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Function;
 class LLVMContext;
 class Module;
+class Type;
 } // namespace llvm
 
 namespace gridjit {
+
+class LoweringContext;
 
 /// A target as the lowering sees it. Immutable after construction (the
 /// registry is frozen by the target's constructor), so one LoweringTarget
@@ -51,6 +55,18 @@ public:
   virtual llvm::Error prepareModule(llvm::Module &IR) const = 0;
   /// Marks \p F as a kernel entry point.
   virtual void markKernel(llvm::Module &IR, llvm::Function &F) const = 0;
+  /// Appends to \p Params the types of the hidden parameters kernel \p K
+  /// takes after its KIR parameters (none by default; the nvptx target's
+  /// cooperative kernels take their grid barrier's state). Launchers pass
+  /// them; KernelInfo::Params lists only the KIR parameters.
+  virtual void addHiddenKernelParams(const FunctionDecl &K, llvm::LLVMContext &Ctx,
+                                     std::vector<llvm::Type *> &Params) const {}
+  /// Emits the start of kernel \p C.CurDecl's body, after its parameters
+  /// are bound (the builder is in the entry block, and is left in the block
+  /// where the body goes on). Nothing by default.
+  virtual llvm::Error emitKernelPrologue(LoweringContext &C) const {
+    return llvm::Error::success();
+  }
   /// Called once after every function is lowered (e.g. to link libraries).
   virtual llvm::Error finishModule(llvm::Module &IR) const { return llvm::Error::success(); }
   /// Lowers every function and kernel of verified \p M into \p IR; lower()

@@ -41,9 +41,11 @@ typedef enum CUresult_enum : int {
   CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_ILLEGAL_ADDRESS = 700,
   CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
   CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+  CUDA_ERROR_LAUNCH_FAILED = 719,
   CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
   CUDA_ERROR_NOT_SUPPORTED = 801,
   CUDA_ERROR_UNKNOWN = 999,
@@ -56,6 +58,10 @@ typedef struct CUmod_st *CUmodule;          ///< a loaded module
 typedef struct CUfunc_st *CUfunction;       ///< a kernel of a module
 typedef struct CUstream_st *CUstream;       ///< a stream (null: the default)
 typedef struct CUlinkState_st *CUlinkState; ///< a pending cuLink* link
+typedef struct CUevent_st *CUevent;         ///< an event
+
+/// cuEventCreate's flag for an event that records no time (cheaper).
+constexpr unsigned int CU_EVENT_DISABLE_TIMING = 0x2;
 
 /// Device attributes (cuDeviceGetAttribute).
 typedef enum CUdevice_attribute_enum {
@@ -151,7 +157,12 @@ typedef enum CUjitInputType_enum {
      CUstream Stream, void **Params))                                                              \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, V2First,                                          \
     (int *NumBlocks, CUfunction Function, int BlockSize, size_t DynamicSharedBytes))               \
-  X(cuStreamSynchronize, V2First, (CUstream Stream))
+  X(cuMemsetD32Async, V2First,                                                                     \
+    (CUdeviceptr Dst, unsigned int Value, size_t Count, CUstream Stream))                          \
+  X(cuEventCreate, V2First, (CUevent * Event, unsigned int Flags))                                 \
+  X(cuEventRecord, V2First, (CUevent Event, CUstream Stream))                                      \
+  X(cuEventQuery, V2First, (CUevent Event))                                                        \
+  X(cuEventDestroy, V2First, (CUevent Event))
 
 /// PFN_<Name>: the type of a pointer to entry point <Name>.
 #define GRIDJIT_CUDA_DECLARE_PFN(Name, Resolution, Params) using PFN_##Name = CUresult(*) Params;

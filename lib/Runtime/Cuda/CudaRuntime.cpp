@@ -93,10 +93,12 @@ public:
   int Ordinal;
   CUmodule Module = nullptr;
   std::vector<CudaKernel> Kernels; ///< parallel to getKernels()
-  /// Held around a cooperative launch and the wait for it: the grid
-  /// barrier's counters are per module (issue 9, item 6).
-  std::mutex CooperativeLock;
 };
+
+/// Grid barrier states per chunk of device memory, and the bytes between
+/// two (a cache line of their own, so that concurrent launches' atomics do
+/// not contend).
+constexpr size_t GridStatesPerChunk = 256, GridStateStride = 128;
 
 } // namespace
 
@@ -152,7 +154,22 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOpti
   return std::move(RT);
 }
 
-CudaRuntime::~CudaRuntime() = default;
+CudaRuntime::~CudaRuntime() {
+  if (GridStateChunks.empty())
+    return;
+  // Nothing to report to: a failure leaks what the context's release
+  // frees anyway.
+  if (auto Ctx = Drv->makeCurrent(Info.Ordinal)) {
+    (void)Drv->api().cuCtxSynchronize();
+    for (GridStateSlot &S : GridStates)
+      if (S.Done)
+        (void)Drv->api().cuEventDestroy(S.Done);
+    for (CUdeviceptr Chunk : GridStateChunks)
+      (void)Drv->api().cuMemFree(Chunk);
+  } else {
+    llvm::consumeError(Ctx.takeError());
+  }
+}
 
 Error CudaRuntime::enter() {
   auto Ctx = Drv->makeCurrent(Info.Ordinal);
@@ -297,6 +314,14 @@ static CacheKey cubinKey(const Artifact &A, const CudaDeviceInfo &Info) {
 Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, bool Lookup) {
   CacheKey Key = cubinKey(A, Info);
   if (std::optional<Artifact> Hit = Lookup ? Cubins->lookup(Key) : std::nullopt) {
+    FromCache = true;
+    return std::move(Hit->Payload);
+  }
+  // A miss: take the key's lock, so that of the threads and processes
+  // loading this PTX on such a device at once, one compiles and the others
+  // load its cubin (the Compiler does the same for modules; docs/Cache.md).
+  DiskCache::KeyLock KeyLock = Cubins->lockKey(Key);
+  if (std::optional<Artifact> Hit = Lookup ? Cubins->lookupAgain(Key) : std::nullopt) {
     FromCache = true;
     return std::move(Hit->Payload);
   }
@@ -447,17 +472,8 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
   CUresult R;
   const char *Call;
   if (KI.Cooperative) {
-    // Known limitation (docs/CUDA.md): the grid barrier's state is per
-    // module, so cooperative launches of one module run one at a time.
-    std::lock_guard<std::mutex> G(M.CooperativeLock);
     Call = "cuLaunchCooperativeKernel";
-    R = Drv->api().cuLaunchCooperativeKernel(K.Fn, C.Grid.X, C.Grid.Y, C.Grid.Z, C.Block.X,
-                                             C.Block.Y, C.Block.Z, unsigned(Dynamic), Stream,
-                                             Params.data());
-    if (R == CUDA_SUCCESS) {
-      Call = "cuStreamSynchronize";
-      R = Drv->api().cuStreamSynchronize(Stream);
-    }
+    R = launchCooperative(K.Fn, C, Stream, Params, Call);
   } else {
     Call = "cuLaunchKernel";
     R = Drv->api().cuLaunchKernel(K.Fn, C.Grid.X, C.Grid.Y, C.Grid.Z, C.Block.X, C.Block.Y,
@@ -478,4 +494,95 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
   if (Error E = Drv->check(R, Call))
     return fail(Where + ": " + llvm::toString(std::move(E)));
   return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Grid barrier state
+//===----------------------------------------------------------------------===//
+//
+// Every cooperative launch gets its own barrier state (GridBarrier.cpp):
+// a slot of device memory, zeroed on the launch's stream just before it,
+// and not given to another launch until the event recorded after it has
+// completed. So launches need not wait for each other or for the GPU,
+// and cooperative launches of one module run at once from any number of
+// threads and streams (docs/CUDA.md, "Cooperative launches").
+
+CUresult CudaRuntime::acquireGridState(size_t &Slot) {
+  {
+    std::lock_guard<std::mutex> G(GridStateLock);
+    for (size_t I = 0; I < GridStates.size(); ++I) {
+      GridStateSlot &S = GridStates[I];
+      // cuEventQuery does not block. Any answer but "done" (not ready, or
+      // an error the launch will meet anyway) keeps the slot taken.
+      if (!S.Issuing && (!S.Done || Drv->api().cuEventQuery(S.Done) == CUDA_SUCCESS)) {
+        S.Issuing = true;
+        Slot = I;
+        return CUDA_SUCCESS;
+      }
+    }
+  }
+  // None free: a new chunk, allocated without the lock held.
+  CUdeviceptr Chunk = 0;
+  if (CUresult R = Drv->api().cuMemAlloc(&Chunk, GridStatesPerChunk * GridStateStride))
+    return R;
+  std::lock_guard<std::mutex> G(GridStateLock);
+  GridStateChunks.push_back(Chunk);
+  size_t First = GridStates.size();
+  for (size_t I = 0; I < GridStatesPerChunk; ++I)
+    GridStates.push_back({Chunk + I * GridStateStride, nullptr, false});
+  GridStates[First].Issuing = true;
+  Slot = First;
+  return CUDA_SUCCESS;
+}
+
+CUresult CudaRuntime::launchCooperative(CUfunction Fn, const LaunchConfig &C, CUstream Stream,
+                                        llvm::SmallVectorImpl<void *> &Params, const char *&Call) {
+  size_t Slot = 0;
+  Call = "cuMemAlloc";
+  if (CUresult R = acquireGridState(Slot))
+    return R;
+  CUdeviceptr Addr;
+  CUevent Done;
+  {
+    std::lock_guard<std::mutex> G(GridStateLock);
+    Addr = GridStates[Slot].Addr;
+    Done = GridStates[Slot].Done;
+  }
+  auto Release = [&](CUevent NewDone) {
+    std::lock_guard<std::mutex> G(GridStateLock);
+    GridStates[Slot].Done = NewDone;
+    GridStates[Slot].Issuing = false;
+  };
+  CUresult R = CUDA_SUCCESS;
+  if (!Done) {
+    Call = "cuEventCreate";
+    R = Drv->api().cuEventCreate(&Done, CU_EVENT_DISABLE_TIMING);
+    if (R != CUDA_SUCCESS) {
+      Release(nullptr);
+      return R;
+    }
+  }
+  Call = "cuMemsetD32Async";
+  R = Drv->api().cuMemsetD32Async(Addr, 0, 2, Stream);
+  if (R != CUDA_SUCCESS) {
+    Release(Done); // nothing was queued with the slot
+    return R;
+  }
+  Params.push_back(&Addr);
+  Call = "cuLaunchCooperativeKernel";
+  R = Drv->api().cuLaunchCooperativeKernel(Fn, C.Grid.X, C.Grid.Y, C.Grid.Z, C.Block.X, C.Block.Y,
+                                           C.Block.Z, C.DynamicSharedBytes, Stream, Params.data());
+  Params.pop_back();
+  // The slot is busy until the stream has passed the memset (and the
+  // launch, if queued): a failed record leaves it taken for good, and is
+  // the launch's error when it had none (the context is likely broken).
+  if (CUresult Recorded = Drv->api().cuEventRecord(Done, Stream)) {
+    std::lock_guard<std::mutex> G(GridStateLock);
+    GridStates[Slot].Done = Done;
+    if (R == CUDA_SUCCESS)
+      Call = "cuEventRecord";
+    return R == CUDA_SUCCESS ? Recorded : R;
+  }
+  Release(Done);
+  return R;
 }

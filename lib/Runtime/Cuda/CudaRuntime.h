@@ -19,7 +19,11 @@
 #include "gridjit/Runtime/CudaDevices.h"
 #include "gridjit/Runtime/Runtime.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <memory>
+#include <mutex>
+#include <vector>
 
 namespace gridjit {
 
@@ -76,9 +80,31 @@ private:
   /// FromCache.
   llvm::Expected<std::string> getCubin(const Artifact &A, bool &FromCache, bool Lookup);
 
+  /// A grid barrier's state for one cooperative launch: 8 bytes of device
+  /// memory (the count and the generation), and the event recorded after
+  /// the last launch that used it. A slot is free when no launch is being
+  /// issued with it and its event has completed.
+  struct GridStateSlot {
+    CUdeviceptr Addr = 0;
+    CUevent Done = nullptr; ///< made on first use
+    bool Issuing = false;
+  };
+  /// Sets \p Slot to a free slot (marked Issuing), or a new one; fails
+  /// only allocating a new chunk (cuMemAlloc's result).
+  CUresult acquireGridState(size_t &Slot);
+  /// The state of a cooperative launch of \p Fn: zeroed on \p Stream,
+  /// then the launch with \p Params and the state's address appended,
+  /// then the slot's event recorded. Returns the launch's result; \p Call
+  /// names the entry point that failed.
+  CUresult launchCooperative(CUfunction Fn, const LaunchConfig &C, CUstream Stream,
+                             llvm::SmallVectorImpl<void *> &Params, const char *&Call);
+
   std::unique_ptr<cuda::Driver> Drv;
   CudaDeviceInfo Info;
   std::unique_ptr<DiskCache> Cubins; ///< null: no cubin cache
+  std::mutex GridStateLock;          ///< guards GridStates and GridStateChunks
+  std::vector<GridStateSlot> GridStates;
+  std::vector<CUdeviceptr> GridStateChunks; ///< the allocations of the slots
 };
 
 } // namespace gridjit

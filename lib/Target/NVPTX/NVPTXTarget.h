@@ -50,6 +50,12 @@ public:
   unsigned getAddrSpace(AddrSpace AS) const override;
   llvm::Error prepareModule(llvm::Module &IR) const override;
   void markKernel(llvm::Module &IR, llvm::Function &F) const override;
+  /// A cooperative kernel's hidden parameter: its grid barrier's state
+  /// (GridBarrier.cpp).
+  void addHiddenKernelParams(const FunctionDecl &K, llvm::LLVMContext &Ctx,
+                             std::vector<llvm::Type *> &Params) const override;
+  /// A cooperative kernel keeps that parameter where grid_sync() finds it.
+  llvm::Error emitKernelPrologue(LoweringContext &C) const override;
   llvm::Error finishModule(llvm::Module &IR) const override;
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
   createTargetMachine(const CompileOptions &Opts) const override;
