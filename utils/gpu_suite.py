@@ -413,6 +413,21 @@ class Suite:
                 problems.append("wrong y from the cached cooperative kernel")
         self.result("grid_sync from the cache in a new process, launched cooperatively", problems)
 
+        # 4 threads launch the cooperative kernel of one loaded module at
+        # once, each on its own buffers (jit-run --concurrent checks that
+        # all four come back identical); the first thread's y must be right.
+        r = self.jit.run(self.cuda + args + ["--grid", "8", "--block", "128", "--cache-dir", cache,
+                                             "--concurrent", "4", "--print", "y"])
+        problems = []
+        if r.returncode != 0:
+            problems.append("status %s: %s" % (r.returncode, r.stderr.strip()[-800:]))
+        else:
+            y = parse_printed(printed_buffers(r.stdout).get("y", []))
+            want = [float(i * i + ((i + 1) % 1000) ** 2) for i in range(1000)]
+            if y != want:
+                problems.append("wrong y from concurrent cooperative launches")
+        self.result("4 threads launching cooperative kernels of one module at once", problems)
+
         def rejected(what, extra, words):
             r = self.jit.run(self.cuda + args + extra, timeout=60)
             p = []

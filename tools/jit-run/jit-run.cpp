@@ -41,6 +41,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <thread>
 
 using namespace llvm;
 
@@ -137,6 +138,11 @@ cl::opt<unsigned> ThreadsOpt("threads",
                              cl::desc("Worker threads (default: $GRIDJIT_NUM_THREADS, else the "
                                       "CPUs this process may use)"),
                              cl::value_desc("n"), cl::init(0), cl::cat(JitRunCategory));
+cl::opt<unsigned> ConcurrentOpt(
+    "concurrent",
+    cl::desc("Launch the kernel from N threads at once, each on its own copy of the buffers, "
+             "from one loaded module; every copy must come back bit-identical (default: 1)"),
+    cl::value_desc("n"), cl::init(1), cl::cat(JitRunCategory));
 cl::opt<bool> PrintFeatures("print-features",
                             cl::desc("Print the features of this build on this machine, one per "
                                      "line, and exit"),
@@ -164,6 +170,7 @@ struct Options {
   gridjit::LaunchConfig Launch;
   std::vector<std::string> Args, Prints, Outs;
   std::optional<unsigned> Threads;
+  unsigned Concurrent = 1; ///< --concurrent
 };
 
 /// What the one compile of this run did in the cache, for --stats.
@@ -470,6 +477,59 @@ Error copyBuffersBack(gridjit::Runtime &RT, MutableArrayRef<jitrun::ArgValue> Va
   return Error::success();
 }
 
+/// One launch of \p Kernel of \p L with its own copy of the buffers of
+/// \p Values (which receives what came back).
+Error launchOnce(gridjit::Runtime &RT, gridjit::LoadedModule &L, StringRef Kernel,
+                 MutableArrayRef<jitrun::ArgValue> Values, const Options &O,
+                 gridjit::LaunchStats *Stats) {
+  std::vector<gridjit::DeviceBuffer> Buffers;
+  auto Args = makeDeviceArguments(RT, Values, Buffers);
+  if (!Args)
+    return Args.takeError();
+  gridjit::LaunchOptions LO;
+  LO.Stats = Stats;
+  if (Error E = RT.launch(L, Kernel, O.Launch, *Args, LO))
+    return E;
+  if (Error E = RT.synchronize())
+    return E;
+  return copyBuffersBack(RT, Values, Buffers);
+}
+
+/// --concurrent N: N - 1 more threads launch at the same time as the first,
+/// each with a copy of \p Values; afterwards every buffer of every copy
+/// must equal the first thread's bit for bit.
+Error launchConcurrently(gridjit::Runtime &RT, gridjit::LoadedModule &L, StringRef Kernel,
+                         MutableArrayRef<jitrun::ArgValue> Values, const Options &O,
+                         gridjit::LaunchStats *Stats) {
+  unsigned N = O.Concurrent;
+  std::vector<std::vector<jitrun::ArgValue>> Copies(
+      N - 1, std::vector<jitrun::ArgValue>(Values.begin(), Values.end()));
+  std::vector<std::optional<Error>> Results(N);
+  std::vector<std::thread> Threads;
+  for (unsigned T = 1; T < N; ++T)
+    Threads.emplace_back(
+        [&, T] { Results[T].emplace(launchOnce(RT, L, Kernel, Copies[T - 1], O, nullptr)); });
+  Results[0].emplace(launchOnce(RT, L, Kernel, Values, O, Stats));
+  for (std::thread &T : Threads)
+    T.join();
+  Error All = Error::success();
+  for (unsigned T = 0; T < N; ++T)
+    if (*Results[T])
+      All = joinErrors(std::move(All),
+                       createStringError(inconvertibleErrorCode(), "launching thread %u: %s", T,
+                                         toString(std::move(*Results[T])).c_str()));
+  if (All)
+    return All;
+  for (unsigned T = 1; T < N; ++T)
+    for (size_t I = 0; I < Values.size(); ++I)
+      if (Values[I].isPointer() && Copies[T - 1][I].Storage != Values[I].Storage)
+        return createStringError(inconvertibleErrorCode(),
+                                 "--concurrent: buffer '%s' of launching thread %u differs from "
+                                 "thread 0's",
+                                 Values[I].Param.Name.c_str(), T);
+  return Error::success();
+}
+
 /// Compiles \p M for \p T (through the cache), loads it into the runtime
 /// of the target and runs kernel \p Kernel with \p Values, whose buffers
 /// go to the device and come back; prints --stats, whether the launch
@@ -488,16 +548,9 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
   double LoadMs = msSince(LoadStart);
   if (!Loaded)
     return Loaded.takeError();
-  std::vector<gridjit::DeviceBuffer> Buffers;
-  auto Args = makeDeviceArguments(**RT, Values, Buffers);
-  if (!Args)
-    return Args.takeError();
   gridjit::LaunchStats LS;
-  gridjit::LaunchOptions LO;
-  LO.Stats = &LS;
-  Error E = (*RT)->launch(**Loaded, Kernel, O.Launch, *Args, LO);
-  if (!E)
-    E = (*RT)->synchronize();
+  Error E = O.Concurrent > 1 ? launchConcurrently(**RT, **Loaded, Kernel, Values, O, &LS)
+                             : launchOnce(**RT, **Loaded, Kernel, Values, O, &LS);
   if (O.Stats) {
     printStats(R);
     errs() << format("  %-10s %10.3f ms\n", static_cast<const char *>("load"), LoadMs);
@@ -510,9 +563,7 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
       errs() << format("  %-10s %10.3f ms  (%llu blocks%s)\n", static_cast<const char *>("run"),
                        LS.Milliseconds, (unsigned long long)LS.Blocks, Coop);
   }
-  if (E)
-    return E;
-  return copyBuffersBack(**RT, Values, Buffers);
+  return E;
 }
 
 /// Prints the buffers of --print, then writes those of --out.
@@ -678,6 +729,9 @@ bool parseDim3(StringRef Text, gridjit::Dim3 &D) {
 Error checkUsage() {
   if (OptLevel > 3)
     return jitrun::usageError("-O" + Twine(OptLevel) + ": the level must be 0, 1, 2 or 3");
+  if (ConcurrentOpt < 1 || ConcurrentOpt > 64)
+    return jitrun::usageError("--concurrent " + Twine(ConcurrentOpt) +
+                              ": the number of launching threads must be 1 to 64");
   if (Emit == EmitStage::PTX && TargetOpt != TargetKind::Cuda)
     return jitrun::usageError("--emit=ptx needs --target=cuda");
   gridjit::Dim3 D;
@@ -722,6 +776,7 @@ Expected<Options> readOptions(bool Stats) {
   O.Outs = OutOpts;
   if (ThreadsOpt.getNumOccurrences())
     O.Threads = ThreadsOpt;
+  O.Concurrent = ConcurrentOpt;
   return std::move(O);
 }
 
