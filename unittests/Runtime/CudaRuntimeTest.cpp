@@ -12,6 +12,7 @@
 #include "RuntimeTestUtil.h"
 #include "TestSupport.h"
 
+#include "Runtime/Cuda/CudaDriver.h"
 #include "Runtime/Cuda/CudaRuntime.h"
 
 #include "gridjit/Compiler/Compiler.h"
@@ -581,6 +582,49 @@ TEST(CudaRuntimeTest, SequentialCooperativeLaunchesReuseTheirState) {
     EXPECT_EQ(liveEvents(), 1);
   }
   EXPECT_EQ(liveAllocations(), Before);
+}
+
+// The runtime leaves the calling thread's context as it found it: a
+// framework that has its own context current (here: device 1's primary
+// context, through a driver of its own) still has it after gridjit
+// allocated, copied, loaded and launched on device 0; a thread that had
+// none has none again.
+TEST(CudaRuntimeTest, TheCallersContextStaysCurrent) {
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "2");
+  auto GetCurrent = fakeHook<CUresult (*)(CUcontext *)>("cuCtxGetCurrent");
+  auto Framework = cuda::Driver::open(fake());
+  ASSERT_TRUE(succeeded(Framework));
+  auto Theirs = (*Framework)->makeCurrent(1);
+  ASSERT_TRUE(succeeded(Theirs));
+  auto RT = runtime(0);
+  ASSERT_TRUE(RT);
+  auto Current = [&] {
+    CUcontext C = nullptr;
+    EXPECT_EQ(GetCurrent(&C), CUDA_SUCCESS);
+    return C;
+  };
+  EXPECT_EQ(Current(), *Theirs);
+  auto M = RT->load(ptx());
+  ASSERT_TRUE(succeeded(M));
+  EXPECT_EQ(Current(), *Theirs);
+  auto B = RT->allocate(64);
+  ASSERT_TRUE(succeeded(B));
+  int Zero[16] = {};
+  EXPECT_TRUE(succeeded(RT->copyToDevice(*B, Zero, sizeof(Zero))));
+  KernelArg Args[] = {KernelArg::buffer(*B, ScalarKind::I32)};
+  EXPECT_TRUE(succeeded(RT->launch(**M, "dyn", config(1, 16, 64), Args)));
+  EXPECT_TRUE(succeeded(RT->launch(**M, "coop", config(2, 16), Args)));
+  EXPECT_TRUE(succeeded(RT->copyFromDevice(Zero, *B, sizeof(Zero))));
+  EXPECT_TRUE(succeeded(RT->synchronize()));
+  EXPECT_EQ(Current(), *Theirs);
+  std::thread([&] {
+    EXPECT_TRUE(succeeded(RT->launch(**M, "dyn", config(1, 16, 64), Args)));
+    EXPECT_EQ(Current(), nullptr);
+  }).join();
+  M->reset();
+  *B = DeviceBuffer();
+  RT.reset();
+  EXPECT_EQ(Current(), *Theirs);
 }
 
 const char *ChildVar = "GRIDJIT_TEST_CUDA_CHILD";

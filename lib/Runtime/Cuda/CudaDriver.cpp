@@ -221,3 +221,17 @@ Expected<CUcontext> Driver::makeCurrent(int Ordinal) {
       return std::move(E);
   return Slot.Context;
 }
+
+Expected<Driver::ScopedContext> Driver::enterContext(int Ordinal) {
+  CUcontext Before = nullptr;
+  if (Error E = GRIDJIT_CU(*this, cuCtxGetCurrent, &Before))
+    return std::move(E);
+  auto Ctx = makeCurrent(Ordinal);
+  if (!Ctx)
+    return Ctx.takeError();
+  ScopedContext S;
+  S.Drv = this;
+  S.Previous = Before;
+  S.Restore = Before != *Ctx;
+  return std::move(S);
+}

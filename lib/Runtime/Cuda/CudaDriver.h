@@ -131,6 +131,33 @@ public:
   /// return the same error.
   llvm::Expected<CUcontext> makeCurrent(int Ordinal);
 
+  /// A context made current by enterContext(): when it is destroyed, the
+  /// context that was current in the thread before is current again (a
+  /// framework's own context, or none), so gridjit's calls leave the
+  /// caller's thread as they found it. Move-only; use it in one thread.
+  class ScopedContext {
+  public:
+    ScopedContext() = default;
+    ScopedContext(ScopedContext &&O) noexcept
+        : Drv(O.Drv), Previous(O.Previous), Restore(O.Restore) {
+      O.Restore = false;
+    }
+    ScopedContext &operator=(ScopedContext &&) = delete;
+    ~ScopedContext() {
+      if (Restore) // nothing to report to; a failure leaves ours current
+        (void)Drv->api().cuCtxSetCurrent(Previous);
+    }
+
+  private:
+    friend class Driver;
+    const Driver *Drv = nullptr;
+    CUcontext Previous = nullptr;
+    bool Restore = false;
+  };
+  /// makeCurrent(), and put back the thread's previous context when the
+  /// result is destroyed (nothing to do when it was already this one).
+  llvm::Expected<ScopedContext> enterContext(int Ordinal);
+
 private:
   struct ContextSlot;
   Driver() = default;

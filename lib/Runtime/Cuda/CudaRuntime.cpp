@@ -80,7 +80,7 @@ public:
       return;
     // Nothing to report to in a destructor; a failing unload leaks the
     // module, which the context's release frees anyway.
-    if (auto Ctx = Drv.makeCurrent(Ordinal))
+    if (auto Ctx = Drv.enterContext(Ordinal))
       (void)Drv.api().cuModuleUnload(Module);
     else
       llvm::consumeError(Ctx.takeError());
@@ -136,8 +136,8 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOpti
   if (!Info)
     return Info.takeError();
   std::unique_ptr<CudaRuntime> RT(new CudaRuntime(std::move(*D), std::move(*Info)));
-  if (Error E = RT->enter())
-    return std::move(E);
+  if (auto Ctx = RT->enter(); !Ctx)
+    return Ctx.takeError();
   if (Opts.UseCubinCache) {
     // No cache directory to be had: no cubin cache (every load compiles).
     if (auto Dir = resolveCacheDirectory(Opts.CacheDir)) {
@@ -159,7 +159,7 @@ CudaRuntime::~CudaRuntime() {
     return;
   // Nothing to report to: a failure leaks what the context's release
   // frees anyway.
-  if (auto Ctx = Drv->makeCurrent(Info.Ordinal)) {
+  if (auto Ctx = Drv->enterContext(Info.Ordinal)) {
     (void)Drv->api().cuCtxSynchronize();
     for (GridStateSlot &S : GridStates)
       if (S.Done)
@@ -171,14 +171,14 @@ CudaRuntime::~CudaRuntime() {
   }
 }
 
-Error CudaRuntime::enter() {
-  auto Ctx = Drv->makeCurrent(Info.Ordinal);
-  return Ctx ? Error::success() : Ctx.takeError();
+Expected<cuda::Driver::ScopedContext> CudaRuntime::enter() {
+  return Drv->enterContext(Info.Ordinal);
 }
 
 Expected<uint64_t> CudaRuntime::allocateMemory(uint64_t Bytes) {
-  if (Error E = enter())
-    return std::move(E);
+  auto Ctx = enter();
+  if (!Ctx)
+    return Ctx.takeError();
   CUdeviceptr Ptr = 0;
   // cuMemAlloc refuses 0 bytes; an empty buffer still needs an address.
   if (Error E = GRIDJIT_CU(*Drv, cuMemAlloc, &Ptr, std::max<uint64_t>(Bytes, 1)))
@@ -187,20 +187,23 @@ Expected<uint64_t> CudaRuntime::allocateMemory(uint64_t Bytes) {
 }
 
 Error CudaRuntime::freeMemory(uint64_t Addr, uint64_t) {
-  if (Error E = enter())
-    return E;
+  auto Ctx = enter();
+  if (!Ctx)
+    return Ctx.takeError();
   return GRIDJIT_CU(*Drv, cuMemFree, CUdeviceptr(Addr));
 }
 
 Error CudaRuntime::writeMemory(uint64_t Addr, const void *Src, uint64_t Bytes) {
-  if (Error E = enter())
-    return E;
+  auto Ctx = enter();
+  if (!Ctx)
+    return Ctx.takeError();
   return GRIDJIT_CU(*Drv, cuMemcpyHtoD, CUdeviceptr(Addr), Src, Bytes);
 }
 
 Error CudaRuntime::readMemory(void *Dst, uint64_t Addr, uint64_t Bytes) {
-  if (Error E = enter())
-    return E;
+  auto Ctx = enter();
+  if (!Ctx)
+    return Ctx.takeError();
   // A launch on a caller's (non-blocking) stream is not ordered before a
   // copy on the default stream: wait for everything first.
   if (Error E = GRIDJIT_CU(*Drv, cuCtxSynchronize))
@@ -209,8 +212,9 @@ Error CudaRuntime::readMemory(void *Dst, uint64_t Addr, uint64_t Bytes) {
 }
 
 Error CudaRuntime::synchronize() {
-  if (Error E = enter())
-    return E;
+  auto Ctx = enter();
+  if (!Ctx)
+    return Ctx.takeError();
   return GRIDJIT_CU(*Drv, cuCtxSynchronize);
 }
 
@@ -230,8 +234,9 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
     return fail("cannot load PTX compiled for " + A.Arch + " on " + describeDevice(Info) +
                 ": the device's compute capability is older than the PTX's (compile for " +
                 Info.getArch() + " or older)");
-  if (Error E = enter())
-    return std::move(E);
+  auto Ctx = enter();
+  if (!Ctx)
+    return Ctx.takeError();
 
   bool FromCache = false;
   std::string Cubin;
@@ -410,8 +415,9 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
   if (Dynamic > uint64_t(K.MaxDynamicShared.load())) {
     std::lock_guard<std::mutex> G(K.OptInLock);
     if (Dynamic > uint64_t(K.MaxDynamicShared.load())) {
-      if (Error E = enter())
-        return E;
+      auto Ctx = enter();
+      if (!Ctx)
+        return Ctx.takeError();
       if (Error E = GRIDJIT_CU(*Drv, cuFuncSetAttribute, K.Fn,
                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(Dynamic)))
         return fail(Where + ": cannot opt in to " + std::to_string(Dynamic) +
@@ -420,8 +426,9 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
     }
   }
 
-  if (Error E = enter())
-    return E;
+  auto Ctx = enter();
+  if (!Ctx)
+    return Ctx.takeError();
 
   // A cooperative kernel's grid must be resident at once.
   if (KI.Cooperative) {

@@ -73,8 +73,10 @@ protected:
 private:
   CudaRuntime(std::unique_ptr<cuda::Driver> D, CudaDeviceInfo Info)
       : Runtime(TargetKind::NVPTX), Drv(std::move(D)), Info(std::move(Info)) {}
-  /// Makes the device's primary context current in the calling thread.
-  llvm::Error enter();
+  /// Makes the device's primary context current in the calling thread
+  /// until the result is destroyed; then the thread's previous context is
+  /// current again.
+  llvm::Expected<cuda::Driver::ScopedContext> enter();
   /// The cubin of \p A for this device: from the cubin cache (if \p
   /// Lookup), else compiled by the driver's linker (and stored). Sets \p
   /// FromCache.
