@@ -30,7 +30,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.gridjit_tools_dir, append_path=True)
 
-tools = ["jit-run", "FileCheck", "not", "count", "split-file"]
+tools = ["jit-run", "gridjit-capi-test", "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, [config.gridjit_tools_dir, config.llvm_tools_dir])
 
 config.substitutions.append(("%examples", os.path.join(config.gridjit_src_root, "examples")))

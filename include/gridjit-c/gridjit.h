@@ -135,12 +135,11 @@ GJ_API void gj_compiler_destroy(gj_compiler c);
  *  \p target (a target name of the compiler; NULL: its default), or finds it
  *  in the cache. \p buffer_name names the source in diagnostics (NULL:
  *  "<source>"). */
-GJ_API gj_status gj_compile(gj_compiler c, const char *source, size_t size,
-                            const char *buffer_name, const char *target, gj_module *out);
+GJ_API gj_status gj_compile(gj_compiler c, const char *source, size_t size, const char *buffer_name,
+                            const char *target, gj_module *out);
 /** The same on one of the compiler's threads: returns at once with a job. */
 GJ_API gj_status gj_compile_async(gj_compiler c, const char *source, size_t size,
-                                  const char *buffer_name, const char *target,
-                                  gj_compile_job *out);
+                                  const char *buffer_name, const char *target, gj_compile_job *out);
 /** GJ_OK when the job has finished (successfully or not),
  *  GJ_ERROR_NOT_READY while it runs. Never blocks. */
 GJ_API gj_status gj_compile_job_poll(gj_compile_job j);
@@ -222,7 +221,9 @@ GJ_API void gj_runtime_options_init(gj_runtime_options *o);
 /** A runtime; \p o may be NULL for the host defaults. cuda without a
  *  driver or device: GJ_ERROR_NO_DEVICE. */
 GJ_API gj_status gj_runtime_create(const gj_runtime_options *o, gj_runtime *out);
-/** Frees it. Its loaded modules and buffers must be destroyed first. */
+/** Releases it. Its loaded modules and buffers hold references to it, so
+ *  it is freed when the last of them is destroyed: any order is fine.
+ *  NULL is fine. */
 GJ_API void gj_runtime_destroy(gj_runtime r);
 /** The number of CUDA devices this process can use (0 without a driver;
  *  never an error). */
@@ -270,7 +271,7 @@ typedef struct gj_arg {
   gj_arg_kind kind;
   gj_scalar_type type;
   union {
-    int64_t i; /**< bool and signed integers (i8..i64) */
+    int64_t i;  /**< bool and signed integers (i8..i64) */
     uint64_t u; /**< unsigned integers (u8..u64) */
     float f32;
     double f64;
