@@ -13,9 +13,13 @@
 //            its own compiler, runtime and module
 //
 // After the usual table the program prints each path's time per launch
-// and its overhead above Cxx (nanoseconds).
+// and its overhead above Cxx (nanoseconds; medians when repeated), wall
+// and CPU time of the calling thread. The machine's load moves the wall
+// time by hundreds of nanoseconds between benchmarks; interleaving
+// repetitions spreads that over every path:
 //
-//   bench-CAPIBench [--benchmark_filter=...] [--benchmark_repetitions=N]
+//   bench-CAPIBench --benchmark_repetitions=12 \
+//     --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
 //
 //===----------------------------------------------------------------------===//
 
@@ -196,7 +200,9 @@ BENCHMARK(BM_Launch_C)->UseRealTime();
 BENCHMARK(BM_Launch_CShared)->UseRealTime();
 
 /// The console table, then each path's time per launch and its overhead
-/// above the C++ launch (medians when repeated).
+/// above the C++ launch (medians when repeated): wall time, and the calling
+/// thread's CPU time, which leaves out the wait for the worker and so
+/// shows the C API's own work with less noise.
 class OverheadReporter : public benchmark::ConsoleReporter {
 public:
   void ReportRuns(const std::vector<Run> &Runs) override {
@@ -204,9 +210,10 @@ public:
     for (const Run &R : Runs) {
       if (R.error_occurred || (R.run_type == Run::RT_Aggregate && R.aggregate_name != "median"))
         continue;
-      std::string Name = R.run_name.function_name;
       // A median (reported after the repetitions) replaces their values.
-      Ns[Name] = R.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(R.time_unit) * 1e9;
+      double ToNs = 1e9 / benchmark::GetTimeUnitMultiplier(R.time_unit);
+      Ns[R.run_name.function_name] = {R.GetAdjustedRealTime() * ToNs,
+                                      R.GetAdjustedCPUTime() * ToNs};
     }
   }
   void Finalize() override {
@@ -214,13 +221,15 @@ public:
     auto Base = Ns.find("BM_Launch_Cxx");
     if (Base == Ns.end())
       return;
-    std::printf("\nper launch (empty kernel, 4 arguments, host, 1 block of 1 thread):\n");
+    std::printf("\nper launch (empty kernel, 4 arguments, host, 1 block of 1 thread, ns):\n");
+    std::printf("  %-20s %10s %10s %10s %10s\n", "path", "wall", "vs C++", "CPU", "vs C++");
     for (const auto &[Name, T] : Ns)
-      std::printf("  %-20s %8.1f ns  (%+.1f ns against C++)\n", Name.c_str(), T, T - Base->second);
+      std::printf("  %-20s %10.1f %+10.1f %10.1f %+10.1f\n", Name.c_str(), T.first,
+                  T.first - Base->second.first, T.second, T.second - Base->second.second);
   }
 
 private:
-  std::map<std::string, double> Ns;
+  std::map<std::string, std::pair<double, double>> Ns; ///< wall, CPU
 };
 
 } // namespace
