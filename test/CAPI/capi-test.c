@@ -568,6 +568,9 @@ static int caseLaunchErrors(void) {
   report("host stream", gj_launch(LM, "saxpy", &Stream, Good, 4));
   report("good launch", gj_launch(LM, "saxpy", &LC, Good, 4));
 
+  gj_buffer HugeBuffer = NULL;
+  report("huge buffer", gj_buffer_alloc(R, (uint64_t)1 << 62, &HugeBuffer));
+  EXPECT(HugeBuffer == NULL);
   report("write out of range", gj_buffer_write(B, 60, Y, 8));
   report("read out of range", gj_buffer_read(B, 65, Y, 0));
   report("empty write", gj_buffer_write(B, 64, NULL, 0));
@@ -843,6 +846,35 @@ static int caseCuda(const char *FakePath) {
   return 0;
 }
 
+/* The driver failing (GRIDJIT_FAKE_CUDA_FAIL makes cuMemAlloc and
+   cuLaunchKernel fail): GJ_ERROR_FAILED and GJ_ERROR_LAUNCH with the
+   driver's own message. */
+static int caseCudaFail(void) {
+  gj_compiler C = newCompiler("nvptx");
+  gj_module M = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  gj_runtime_options O;
+  gj_runtime_options_init(&O);
+  O.target = "cuda";
+  O.use_cubin_cache = 0;
+  gj_runtime R = NULL;
+  MUST(gj_runtime_create(&O, &R));
+  gj_loaded_module LM = NULL;
+  MUST(gj_runtime_load(R, M, &LM));
+  gj_buffer B = NULL;
+  report("alloc", gj_buffer_alloc(R, 1024, &B));
+  EXPECT(B == NULL);
+  gj_launch_config LC = config1D(1, 32);
+  gj_arg Args[4] = {scalarI(GJ_I32, 32), scalarF32(1.0f), deviceArg(0x10000, GJ_F32),
+                    deviceArg(0x20000, GJ_F32)};
+  report("launch", gj_launch(LM, "saxpy", &LC, Args, 4));
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
 /* A runtime for device \p Ordinal, when the environment says what there is. */
 static int caseCudaCreate(unsigned Ordinal) {
   printf("devices: %d\n", gj_cuda_device_count());
@@ -884,6 +916,8 @@ int main(int Argc, char **Argv) {
     RC = caseThreads();
   else if (!strcmp(Case, "cuda") && Argc > 2)
     RC = caseCuda(Argv[2]);
+  else if (!strcmp(Case, "cuda-fail"))
+    RC = caseCudaFail();
   else if (!strcmp(Case, "cuda-create"))
     RC = caseCudaCreate(Argc > 2 ? (unsigned)atoi(Argv[2]) : 0);
   else
