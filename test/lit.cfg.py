@@ -51,6 +51,13 @@ config.substitutions.append(("%llvm_libdir", os.path.join(os.path.dirname(config
 config.substitutions.append(("%fake_cuda_nolaunch", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda-nolaunch.so")))
 config.substitutions.append(("%fake_cuda", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda.so")))
 
+# A sanitized build (GRIDJIT_SANITIZE): libgridjit.so needs the sanitizer
+# runtimes, which only the build's own programs link, so tests that load it
+# into an outside program (Python, a program compiled by the test) cannot
+# run.
+if config.gridjit_sanitize:
+    config.available_features.add("sanitizer")
+
 # A Python that can import Debian's python3-numba (utils/setup.sh installs
 # it; a pyenv or venv Python usually cannot see it): test/CAPI runs Numba
 # and gridjit in one process with it.

@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <exception>
 #include <future>
 #include <limits>
@@ -148,10 +149,22 @@ const char *const ScalarNames[] = {"bool", "i8",  "i16", "i32", "i64", "u8",
 constexpr int NumScalars = sizeof(ScalarNames) / sizeof(ScalarNames[0]);
 static_assert(NumScalars == int(ScalarKind::F64) + 1, "gj_scalar_type follows ScalarKind");
 
-bool isScalarType(gj_scalar_type T) { return int(T) >= 0 && int(T) < NumScalars; }
+/// The value a C caller stored in an enum (gj_status, gj_scalar_type,
+/// gj_arg_kind), read as the int it is. C lets any int be stored there; C++
+/// may assume an enum holds only values in its enumerators' range, and
+/// reading another one as the enum is undefined behaviour (UBSan's
+/// -fsanitize=enum reports it), so the C API never reads them as enums.
+template <typename E> int raw(const E &V) {
+  static_assert(sizeof(E) == sizeof(int), "the C API's enums are ints");
+  int R;
+  std::memcpy(&R, &V, sizeof R);
+  return R;
+}
+
+bool isScalarType(int T) { return T >= 0 && T < NumScalars; }
 
 gj_scalar_type toC(ScalarKind K) { return static_cast<gj_scalar_type>(K); }
-ScalarKind toKind(gj_scalar_type T) { return static_cast<ScalarKind>(T); }
+ScalarKind toKind(int T) { return static_cast<ScalarKind>(T); }
 
 /// The target names a compiler knows, for messages: "host, nvptx".
 std::string targetList(const Compiler &C) {
@@ -173,7 +186,7 @@ uint32_t gj_api_version(void) { return GJ_API_VERSION; }
 const char *gj_version_string(void) { return GRIDJIT_VERSION_STRING; }
 
 const char *gj_status_name(gj_status S) {
-  switch (S) {
+  switch (raw(S)) {
   case GJ_OK:
     return "GJ_OK";
   case GJ_ERROR_INVALID_ARGUMENT:
@@ -197,9 +210,10 @@ const char *gj_status_name(gj_status S) {
 const char *gj_last_error(void) { return LastError.c_str(); }
 
 const char *gj_scalar_type_name(gj_scalar_type T) {
-  if (isScalarType(T))
-    return ScalarNames[int(T)];
-  return T == GJ_ANY ? "any" : "unknown";
+  int V = raw(T);
+  if (isScalarType(V))
+    return ScalarNames[V];
+  return V == GJ_ANY ? "any" : "unknown";
 }
 
 //===----------------------------------------------------------------------===//
@@ -721,21 +735,22 @@ bool fitsSigned(int64_t V, unsigned Bits) {
 /// Converts argument \p I of a launch of \p K into \p Out.
 gj_status convertArg(const gj_arg &A, size_t I, const KernelInfo &K, const Runtime &RT,
                      KernelArg &Out) {
+  const int Kind = raw(A.kind), Type = raw(A.type);
   std::optional<ScalarKind> Pointee;
-  if (A.kind != GJ_ARG_SCALAR) {
-    if (isScalarType(A.type))
-      Pointee = toKind(A.type);
-    else if (A.type != GJ_ANY)
+  if (Kind != GJ_ARG_SCALAR) {
+    if (isScalarType(Type))
+      Pointee = toKind(Type);
+    else if (Type != GJ_ANY)
       return fail(GJ_ERROR_INVALID_ARGUMENT,
-                  argumentPrefix(K, I) + ": unknown pointee type " + llvm::Twine(int(A.type)));
+                  argumentPrefix(K, I) + ": unknown pointee type " + llvm::Twine(Type));
   }
-  switch (A.kind) {
+  switch (Kind) {
   case GJ_ARG_SCALAR: {
-    if (!isScalarType(A.type))
+    if (!isScalarType(Type))
       return fail(GJ_ERROR_INVALID_ARGUMENT,
                   argumentPrefix(K, I) + ": a scalar argument needs a scalar type, not " +
-                      (A.type == GJ_ANY ? llvm::Twine("'any'") : llvm::Twine(int(A.type))));
-    ScalarKind SK = toKind(A.type);
+                      (Type == GJ_ANY ? llvm::Twine("'any'") : llvm::Twine(Type)));
+    ScalarKind SK = toKind(Type);
     if (SK == ScalarKind::Bool) {
       if (A.value.i != 0 && A.value.i != 1)
         return fail(GJ_ERROR_INVALID_ARGUMENT, argumentPrefix(K, I) + ": bool value " +
@@ -815,7 +830,7 @@ gj_status convertArg(const gj_arg &A, size_t I, const KernelInfo &K, const Runti
   }
   }
   return fail(GJ_ERROR_INVALID_ARGUMENT,
-              argumentPrefix(K, I) + ": unknown argument kind " + llvm::Twine(int(A.kind)));
+              argumentPrefix(K, I) + ": unknown argument kind " + llvm::Twine(Kind));
 }
 
 } // namespace
