@@ -20,7 +20,8 @@
 |*    across a compile or a launch.                                          *|
 |*  - Strings passed in are NUL-terminated UTF-8 and only read during the    *|
 |*    call. Strings returned are owned by the object they come from and      *|
-|*    live as long as it does (gj_last_error: until the thread's next call). *|
+|*    live as long as it does (gj_last_error: until the thread's next        *|
+|*    failing call).                                                          *|
 |*  - Structs passed in start with `struct_size`, set by the *_init          *|
 |*    function, so that fields can be added without breaking callers.        *|
 |*                                                                            *|
@@ -75,7 +76,8 @@ typedef enum gj_status {
 /** The name of \p s ("GJ_OK", "GJ_ERROR_COMPILE", ...); never null. */
 GJ_API const char *gj_status_name(gj_status s);
 /** The message of the calling thread's last failed call (empty when there
- *  was none). Valid until the thread's next gridjit call. Never null. */
+ *  was none; successful calls leave it as it is). Valid until the thread's
+ *  next failing gridjit call. Never null. */
 GJ_API const char *gj_last_error(void);
 
 /*===-- Types --------------------------------------------------------------===*/
@@ -226,7 +228,8 @@ GJ_API gj_status gj_runtime_create(const gj_runtime_options *o, gj_runtime *out)
  *  NULL is fine. */
 GJ_API void gj_runtime_destroy(gj_runtime r);
 /** The number of CUDA devices this process can use (0 without a driver;
- *  never an error). */
+ *  never an error: a driver library that loads but cannot be used also
+ *  gives 0, and gj_last_error says why). */
 GJ_API int32_t gj_cuda_device_count(void);
 /** Waits for every launch and copy the runtime queued; returns the first
  *  error. */
