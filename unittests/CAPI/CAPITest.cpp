@@ -106,6 +106,73 @@ TEST(CAPITest, PollIsNotReadyWhileTheCompileWaitsForItsKeysLock) {
   gj_compiler_destroy(C);
 }
 
+TEST(CAPITest, NoLockIsHeldAcrossACompile) {
+  // One thread's gj_compile waits (its key's disk-cache lock is held, as
+  // by another process compiling it); meanwhile this thread compiles and
+  // launches through the same compiler and polls a job. A lock of the C
+  // layer held across the first compile would block all of it.
+  TempDir Dir;
+  CompilerOptions CO;
+  CO.UseDiskCache = false;
+  auto Cxx = Compiler::create(std::move(CO));
+  ASSERT_TRUE(succeeded(Cxx));
+  auto Key = (*Cxx)->computeKey(SaxpySource, "saxpy.kir");
+  ASSERT_TRUE(succeeded(Key));
+  DiskCacheOptions DO;
+  DO.Dir = Dir.path();
+  DiskCache Disk(DO);
+  DiskCache::KeyLock Lock = Disk.lockKey(*Key);
+  ASSERT_TRUE(Lock.held());
+
+  gj_compiler C = makeCompiler(Dir.path(), 1);
+  std::atomic<bool> BlockedDone{false};
+  gj_status BlockedStatus = GJ_ERROR_FAILED;
+  gj_module Blocked = nullptr;
+  std::thread T([&] {
+    BlockedStatus =
+        gj_compile(C, SaxpySource, std::strlen(SaxpySource), "saxpy.kir", nullptr, &Blocked);
+    BlockedDone = true;
+  });
+  gj_compile_job J = nullptr;
+  ASSERT_EQ(gj_compile_async(C, SaxpySource, std::strlen(SaxpySource), "saxpy.kir", nullptr, &J),
+            GJ_OK);
+
+  const char *Other = "kernel other(out: ptr<i32>) { out[thread_idx.x] = 5; }\n";
+  gj_module M = nullptr;
+  ASSERT_EQ(gj_compile(C, Other, std::strlen(Other), "other.kir", nullptr, &M), GJ_OK)
+      << gj_last_error();
+  gj_runtime R = nullptr;
+  ASSERT_EQ(gj_runtime_create(nullptr, &R), GJ_OK);
+  gj_loaded_module LM = nullptr;
+  ASSERT_EQ(gj_runtime_load(R, M, &LM), GJ_OK);
+  int32_t Out[4] = {0, 0, 0, 0};
+  gj_arg A{};
+  A.kind = GJ_ARG_HOST_POINTER;
+  A.type = GJ_I32;
+  A.value.pointer = Out;
+  gj_launch_config LC;
+  gj_launch_config_init(&LC);
+  LC.block[0] = 4;
+  ASSERT_EQ(gj_launch(LM, "other", &LC, &A, 1), GJ_OK) << gj_last_error();
+  EXPECT_EQ(Out[3], 5);
+  EXPECT_EQ(gj_compile_job_poll(J), GJ_ERROR_NOT_READY);
+  // All of that happened while the first compile still waited.
+  EXPECT_FALSE(BlockedDone.load());
+
+  Lock.release();
+  T.join();
+  EXPECT_EQ(BlockedStatus, GJ_OK);
+  gj_module FromJob = nullptr;
+  EXPECT_EQ(gj_compile_job_wait(J, &FromJob), GJ_OK);
+  gj_module_release(FromJob);
+  gj_module_release(Blocked);
+  gj_compile_job_destroy(J);
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+}
+
 TEST(CAPITest, ManyThreadsWaitOnOneJob) {
   gj_compiler C = makeCompiler();
   gj_compile_job J = nullptr;
