@@ -111,8 +111,9 @@ typedef struct gj_compile_job_s *gj_compile_job;
 typedef struct gj_compiler_options {
   size_t struct_size;
   /** Comma-separated targets, each NAME or NAME:ARCH ("host",
-   *  "nvptx:sm_80", "host,nvptx"); the first is the default target. NULL or
-   *  empty: "host" (this machine's CPU). */
+   *  "nvptx:sm_80", "host,nvptx"; "cuda" is another name of "nvptx"); the
+   *  first is the default target. NULL or empty: "host" (this machine's
+   *  CPU). */
   const char *targets;
   /** Default optimisation level, 0..3 (default 3). */
   uint32_t opt_level;
@@ -134,7 +135,8 @@ GJ_API gj_status gj_compiler_create(const gj_compiler_options *o, gj_compiler *o
 GJ_API void gj_compiler_destroy(gj_compiler c);
 
 /** Compiles \p source (\p size bytes; need not be NUL-terminated) for
- *  \p target (a target name of the compiler; NULL: its default), or finds it
+ *  \p target (a target name of the compiler, "cuda" standing for "nvptx";
+ *  NULL: its default), or finds it
  *  in the cache. \p buffer_name names the source in diagnostics (NULL:
  *  "<source>"). */
 GJ_API gj_status gj_compile(gj_compiler c, const char *source, size_t size, const char *buffer_name,

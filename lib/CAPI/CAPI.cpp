@@ -232,6 +232,12 @@ void gj_compiler_options_init(gj_compiler_options *O) {
   O->cache_dir = nullptr;
 }
 
+/// The library's name of target \p Name: "cuda", the runtime's name of the
+/// GPU, is "nvptx" (the Python package's `target="cuda"`).
+static llvm::StringRef canonicalTarget(llvm::StringRef Name) {
+  return Name == "cuda" ? "nvptx" : Name;
+}
+
 /// The targets of \p Spec ("host", "nvptx:sm_80", "host,nvptx").
 static gj_status parseTargets(const char *Spec, CompilerOptions &Opts) {
   llvm::StringRef Rest = Spec ? Spec : "";
@@ -241,7 +247,8 @@ static gj_status parseTargets(const char *Spec, CompilerOptions &Opts) {
     auto [Item, Tail] = Rest.split(',');
     Rest = Tail;
     Item = Item.trim();
-    auto [Name, Arch] = Item.split(':');
+    auto [Spelled, Arch] = Item.split(':');
+    llvm::StringRef Name = canonicalTarget(Spelled);
     if (Name.empty())
       return fail(GJ_ERROR_INVALID_ARGUMENT,
                   "gj_compiler_create: empty target name in targets '" + llvm::Twine(Spec) + "'");
@@ -304,10 +311,11 @@ static gj_status checkCompile(const char *Function, gj_compiler C, const char *S
   if (!Source && Size)
     return nullArgument(Function, "source");
   if (Target && *Target) {
-    if (!C->C->getTarget(Target))
+    llvm::StringRef Name = canonicalTarget(Target);
+    if (!C->C->getTarget(Name))
       return fail(GJ_ERROR_NOT_FOUND, llvm::Twine(Function) + ": the compiler has no target '" +
                                           Target + "' (its targets: " + targetList(*C->C) + ")");
-    Req.Target = Target;
+    Req.Target = Name.str();
   }
   return GJ_OK;
 }

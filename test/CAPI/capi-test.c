@@ -340,6 +340,18 @@ static int caseCompiler(void) {
   gj_module_release(M);
   M = NULL;
   report("unknown compile target", gj_compile(C, Saxpy, strlen(Saxpy), NULL, "amdgpu", &M));
+  report("cuda is nvptx", gj_compile(C, Saxpy, strlen(Saxpy), NULL, "cuda", &M));
+  printf("target %s arch %s\n", gj_module_target(M), gj_module_arch(M));
+  gj_module_release(M);
+  M = NULL;
+  gj_compiler CC = NULL;
+  O.targets = "cuda:sm_75";
+  report("targets cuda:sm_75", gj_compiler_create(&O, &CC));
+  MUST(gj_compile(CC, Saxpy, strlen(Saxpy), NULL, NULL, &M));
+  printf("target %s arch %s\n", gj_module_target(M), gj_module_arch(M));
+  gj_module_release(M);
+  M = NULL;
+  gj_compiler_destroy(CC);
 
   /* Only the first `size` bytes are the source: the rest is not read. */
   char Buf[sizeof(Saxpy) + 16];
