@@ -9,8 +9,8 @@ from . import _capi, _types
 from ._errors import InvalidArgumentError, NotFoundError
 from ._handle import Handle
 from ._kernel import Kernel, Param
+from ._runtime import cuda_arch, runtime_target
 from ._runtime import runtime as _default_runtime
-from ._runtime import runtime_target
 
 # Python's target names -> the compiler's.
 _COMPILER_TARGETS = {"host": "host", "cuda": "nvptx", "nvptx": "nvptx"}
@@ -276,8 +276,8 @@ _default_compilers = {}
 
 
 def default_compiler(targets=None):
-    """The process's shared Compiler for \\p targets (default: host and
-    cuda), created on first use."""
+    """The process's shared Compiler for \p targets (default: host and
+    cuda), created on first use. They all share the disk cache."""
     key = _targets_string(targets) if targets is not None else None
     c = _default_compilers.get(key)
     if c is None:
@@ -288,25 +288,31 @@ def default_compiler(targets=None):
     return c
 
 
-def _compiler_for(target, compiler):
+def _compiler_for(target, compiler, runtime):
+    """The compiler and the target argument of compile(target=...)."""
     if compiler is not None:
         return compiler, target
-    # "cuda:sm_90": a shared compiler for that architecture.
-    if target is not None and ":" in str(target):
-        return default_compiler(str(target)), None
-    return default_compiler(), target
+    name, arch = _compiler_target(target)
+    if name == "host":
+        return default_compiler("host"), None
+    # CUDA: unless the caller names the architecture, the device the module
+    # will run on decides it, as in jit-run (sm_80 without a device).
+    if not arch:
+        arch = cuda_arch(runtime.device if runtime is not None else 0) or "sm_80"
+    return default_compiler("nvptx:" + arch), None
 
 
 def compile(source, target="host", *, name=None, compiler=None, runtime=None):
     """Compiles KIR \\p source for \\p target ("host", "cuda", or
-    "cuda:sm_XY") with \\p compiler (default: a shared one) and returns the
-    Module; see Compiler.compile."""
-    c, t = _compiler_for(target, compiler)
+    "cuda:sm_XY") with \\p compiler (default: a shared one per target; for
+    CUDA the device of \\p runtime decides the architecture unless the
+    target names one) and returns the Module; see Compiler.compile."""
+    c, t = _compiler_for(target, compiler, runtime)
     return c.compile(source, t, name=name, runtime=runtime)
 
 
 def compile_async(source, target="host", *, name=None, compiler=None, runtime=None):
     """compile() in the background: a concurrent.futures.Future of the
     Module; see Compiler.compile_async."""
-    c, t = _compiler_for(target, compiler)
+    c, t = _compiler_for(target, compiler, runtime)
     return c.compile_async(source, t, name=name, runtime=runtime)

@@ -333,9 +333,12 @@ class Kernel:
             if cai is not None:
                 address, t = _interop.from_array_interface(cai, "__cuda_array_interface__")
                 return address, t, None
-            if hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
-                return _interop.from_dlpack(v, True, stream)
-            if hasattr(v, "__array_interface__") or _is_buffer(v):
+            host = hasattr(v, "__array_interface__") or _is_buffer(v)
+            if not host and hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
+                host = v.__dlpack_device__()[0] == _interop.kDLCPU
+                if not host:
+                    return _interop.from_dlpack(v, True, stream)
+            if host:
                 raise _interop.Reject(
                     "host memory cannot be passed to a CUDA kernel; copy it to the device first "
                     "(gridjit.to_device(array), or your framework's own)"

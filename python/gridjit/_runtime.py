@@ -1,6 +1,7 @@
 """Runtimes (the host CPU, a CUDA device) and device memory."""
 
 import ctypes
+import os
 import threading
 from ctypes import byref, c_void_p
 
@@ -103,6 +104,43 @@ def cuda_device_count():
     """The number of CUDA devices this process can use (0 without a
     driver)."""
     return _capi.gj_cuda_device_count()
+
+
+# Workaround: the C API (gridjit-c/gridjit.h, API version 1) has no query
+# for a CUDA device's compute capability, which decides the architecture to
+# compile for (as jit-run does with gridjit::listCudaDevices). Until it has
+# one, ask the driver gridjit itself loads ($GRIDJIT_CUDA_DRIVER, else
+# libcuda.so.1) directly. It can go when the C API reports the device's
+# architecture.
+_NVPTX_ARCHS = (70, 72, 75, 80, 86, 87, 89, 90)  # NVPTXTarget's list (docs/Targets.md)
+_arch_cache = {}
+
+
+def cuda_arch(device=0):
+    """The NVPTX architecture ("sm_86") to compile for on CUDA device
+    \p device: its compute capability, clamped to the newest architecture
+    gridjit knows that is not newer; None when the driver or the device
+    cannot be asked."""
+    if device in _arch_cache:
+        return _arch_cache[device]
+    arch = None
+    try:
+        drv = ctypes.CDLL(os.environ.get("GRIDJIT_CUDA_DRIVER") or "libcuda.so.1", mode=os.RTLD_LOCAL)
+        dev, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        if (
+            drv.cuInit(0) == 0
+            and drv.cuDeviceGet(byref(dev), ctypes.c_int(device)) == 0
+            and drv.cuDeviceGetAttribute(byref(major), 75, dev) == 0
+            and drv.cuDeviceGetAttribute(byref(minor), 76, dev) == 0
+        ):
+            have = major.value * 10 + minor.value
+            fits = [a for a in _NVPTX_ARCHS if a <= have]
+            if fits:
+                arch = "sm_%d" % fits[-1]
+    except (OSError, AttributeError):
+        pass
+    _arch_cache[device] = arch
+    return arch
 
 
 def _shape_tuple(shape):
