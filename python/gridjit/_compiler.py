@@ -292,9 +292,9 @@ def _compiler_for(target, compiler, runtime):
     """The compiler and the target argument of compile(target=...)."""
     if compiler is not None:
         return compiler, target
-    name, arch = _compiler_target(target)
+    name, arch = _compiler_target("host" if target is None else target)
     if name == "host":
-        return default_compiler("host"), None
+        return default_compiler("host:" + arch if arch else "host"), None
     # CUDA: unless the caller names the architecture, the device the module
     # will run on decides it, as in jit-run (sm_80 without a device).
     if not arch:

@@ -189,6 +189,8 @@ def stream_handle(stream):
             continue
         if isinstance(value, ctypes.c_void_p):
             value = value.value or 0
+        elif not isinstance(value, int) and hasattr(type(value), "__int__"):
+            value = int(value)  # cuda-python's CUstream (Numba with the NVIDIA bindings)
         if isinstance(value, int):
             return stream_handle(value)
     raise TypeError(
