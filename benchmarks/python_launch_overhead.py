@@ -29,6 +29,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import timeit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,12 +50,18 @@ def cxx_rows(build, quick):
     if not os.path.exists(exe):
         print("note: %s is not built: no C++ and C API rows" % exe, file=sys.stderr)
         return {}
-    args = [exe, "--benchmark_format=json", "--benchmark_filter=Launch"]
-    if quick:
-        args.append("--benchmark_min_time=0.05")
-    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "capi.json")
+        # The JSON goes to a file: the program's own console reporter
+        # prints the table.
+        args = [exe, "--benchmark_filter=Launch", "--benchmark_out_format=json", "--benchmark_out=" + report]
+        if quick:
+            args.append("--benchmark_min_time=0.05")
+        subprocess.run(args, capture_output=True, text=True, check=True)
+        with open(report) as f:
+            data = json.load(f)
     rows = {}
-    for b in json.loads(out)["benchmarks"]:
+    for b in data["benchmarks"]:
         if b.get("run_type", "iteration") != "iteration":
             continue
         scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3}[b.get("time_unit", "ns")]
