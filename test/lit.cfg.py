@@ -47,6 +47,17 @@ config.substitutions.append(("%llvm_include", config.llvm_include_dir))
 config.substitutions.append(("%fake_cuda_nolaunch", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda-nolaunch.so")))
 config.substitutions.append(("%fake_cuda", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda.so")))
 
+# A Python that can import Debian's python3-numba (utils/setup.sh installs
+# it; a pyenv or venv Python usually cannot see it): test/CAPI runs Numba
+# and gridjit in one process with it.
+for _py in [config.python_executable, "/usr/bin/python3"]:
+    if _py and os.path.exists(_py) and subprocess.run(
+        [_py, "-c", "import numba, numpy"], capture_output=True
+    ).returncode == 0:
+        config.available_features.add("numba")
+        config.substitutions.append(("%numba_python", _py))
+        break
+
 # clang-format-19 checks that every C++ file is formatted (test/Format);
 # utils/setup.sh installs it.
 _clang_format = shutil.which("clang-format-19") or shutil.which("clang-format", path=config.llvm_tools_dir)

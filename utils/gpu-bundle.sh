@@ -10,10 +10,10 @@
 # NVIDIA driver (docs/CUDA.md, "The GPU bundle and suite"). It holds, under
 # one top directory gridjit-gpu-bundle/:
 #
-#   bin/jit-run                 stripped, RUNPATH $ORIGIN/../lib
-#   lib/libgridjit.so           stripped, RUNPATH $ORIGIN
+#   bin/jit-run                 stripped, RUNPATH $ORIGIN/../lib (gridjit
+#                               and LLVM are linked into it statically)
 #   lib/libz.so.1 libzstd.so.1 libz3.so.4
-#                               libgridjit.so's shared dependencies outside
+#                               jit-run's shared dependencies outside
 #                               glibc/libstdc++/libgcc (LLVM's), copied from
 #                               this machine and stripped
 #   nvvm/libdevice/             libdevice, when the build machine has it
@@ -43,7 +43,6 @@ for tool in patchelf ldd readelf tar; do
 done
 strip_tool=$(command -v llvm-strip-19 || command -v strip) || die "no strip tool (llvm-strip-19 or strip)"
 [ -x "$build/bin/jit-run" ] || die "$build/bin/jit-run not found: build first"
-[ -f "$build/lib/libgridjit.so" ] || die "$build/lib/libgridjit.so not found: build first"
 
 # The libraries every Linux machine with a C++ runtime has; anything else
 # that is needed must be in the bundle.
@@ -55,16 +54,15 @@ root=$work/gridjit-gpu-bundle
 mkdir -p "$root/bin" "$root/lib"
 
 cp "$build/bin/jit-run" "$root/bin/jit-run"
-cp "$build/lib/libgridjit.so" "$root/lib/libgridjit.so"
 
-# libgridjit.so's other shared dependencies (zlib, zstd, z3 through LLVM),
-# resolved where this machine's loader finds them.
+# jit-run's shared dependencies (zlib, zstd, z3 through LLVM), resolved
+# where this machine's loader finds them.
 while read -r name arrow path rest; do
   [ "$arrow" = "=>" ] || continue
-  if [[ "$name" =~ $system_re ]] || [ "$name" = libgridjit.so ]; then continue; fi
-  [ -f "$path" ] || die "ldd cannot resolve $name for libgridjit.so"
+  if [[ "$name" =~ $system_re ]]; then continue; fi
+  [ -f "$path" ] || die "ldd cannot resolve $name for jit-run"
   cp -L "$path" "$root/lib/$name"
-done < <(ldd "$build/lib/libgridjit.so")
+done < <(ldd "$build/bin/jit-run")
 
 for f in "$root/bin/jit-run" "$root"/lib/*.so*; do
   chmod u+w "$f"

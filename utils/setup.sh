@@ -29,6 +29,9 @@ packages=(
   patchelf xz-utils zstd
   libzstd-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
+  # test/CAPI/numba-coexistence.test: Debian's Numba (llvmlite, its own
+  # LLVM) and gridjit in one Python process.
+  python3-numba python3-numpy
   # bench-HostExecBench also runs its kernels through PoCL, the usual way
   # of running GPU-style kernels on a CPU, for comparison.
   pocl-opencl-icd ocl-icd-opencl-dev
