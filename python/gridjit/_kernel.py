@@ -1,11 +1,12 @@
 """Kernels and their launches: ``kernel[grid, block](args...)``.
 
-The launch path is built once per kernel and configuration and kept lean,
-because it runs for every launch: each parameter gets a setter that checks
-its argument and writes it straight into a reusable gj_arg array (through
-typed memoryviews of the array's bytes), the launch configuration is a
-prebuilt gj_launch_config, and gj_launch is called without ctypes argument
-conversion. The GIL is released for the whole gj_launch call.
+The launch path is built once per kernel (and configuration) and kept lean,
+because it runs for every launch: a launch function generated for the
+kernel's parameters checks each argument and writes it straight into a
+reusable gj_arg array (through typed memoryviews of the array's bytes), the
+launch configuration is a prebuilt gj_launch_config, and gj_launch is
+called without ctypes argument conversion. The GIL is released for the
+whole gj_launch call.
 """
 
 import ctypes
@@ -125,7 +126,7 @@ class Kernel:
         "_name_b",
         "_nargs",
         "_nargs_c",
-        "_setters",
+        "_launch",
         "_template",
         "_pool",
         "_launchers",
@@ -145,7 +146,6 @@ class Kernel:
         self._nargs = len(self.params)
         self._nargs_c = c_size_t(self._nargs)
         self._cuda = module.target == "cuda"
-        self._setters = tuple(self._make_setter(i, p) for i, p in enumerate(self.params))
         # The gj_arg array with every constant field filled in: the kind of
         # every argument and the type of every parameter (a pointer's claimed
         # pointee is the parameter's own, once the setter checked it).
@@ -158,6 +158,7 @@ class Kernel:
         self._pool = []
         self._launchers = {}
         self._lm = None
+        self._launch = self._generate_launch()
 
     @property
     def signature(self):
@@ -199,96 +200,143 @@ class Kernel:
     def _where(self, i, p):
         return "gridjit: kernel '%s', argument %d (%s)" % (self.name, i + 1, p)
 
-    def _make_setter(self, i, p):
+    def _pointer_function(self, i, p):
+        """The general path of pointer argument \\p i: ``f(slot, v, stream)``
+        checks any kind of memory the target takes, keeps what must stay
+        alive in ``slot.keep``, and returns the address."""
         where = self._where(i, p)
         t = p.type
-        if p.is_pointer:
-            return self._pointer_setter(i, p, where)
-        qi, fi = 2 * i + 1, 4 * i + 2
-        if t.kind == "b":
+        find = self._cuda_pointer if self._cuda else self._host_pointer
 
-            def set_bool(slot, v):
-                if v is True or v is False:
-                    slot.q[qi] = v
-                elif isinstance(v, _np_bool):
-                    slot.q[qi] = bool(v)
-                else:
-                    raise ArgumentError("%s: expected a bool (True or False), got %s" % (where, _got(v)))
-
-            return set_bool
-        if t.kind in "iu":
-            lo, hi = t.min, t.max
-            signed = t.kind == "i"
-
-            def set_int(slot, v):
-                if type(v) is not int:
-                    v = _as_int(v, where)
-                if v < lo or v > hi:
-                    raise ArgumentError("%s: %d is out of range for %s (%d to %d)" % (where, v, t.name, lo, hi))
-                if signed:
-                    slot.q[qi] = v
-                else:
-                    slot.Q[qi] = v
-
-            return set_int
-        if t.itemsize == 8:
-
-            def set_f64(slot, v):
-                slot.d[qi] = v if type(v) is float else _as_float(v, where)
-
-            return set_f64
-
-        def set_f32(slot, v):
-            if type(v) is not float:
-                v = _as_float(v, where)
-            if not -_F32_LIMIT < v < _F32_LIMIT and v == v and v not in (float("inf"), float("-inf")):
-                raise ArgumentError("%s: %r is out of range for f32 (it would round to infinity)" % (where, v))
-            slot.f[fi] = v
-
-        return set_f32
-
-    def _pointer_setter(self, i, p, where):
-        qi = 2 * i + 1
-        t = p.type
-        expected = _types.numpy_dtype(t) if (_np is not None and t is not None) else None
-
-        def mismatch(got_t, v):
-            return ArgumentError(
-                "%s: %s has element type %s, the parameter ptr<%s>" % (where, _interop.describe(v), got_t, t.name)
-            )
-
-        if not self._cuda:
-
-            def set_host_ptr(slot, v):
-                if type(v) is _ndarray:
-                    dt = v.dtype
-                    if dt is not expected and dt != expected:
-                        raise mismatch(_types.from_typestr(dt.str) or dt, v)
-                    try:
-                        slot.Q[qi] = _addressof(_char_from_buffer(v))
-                        return
-                    except Exception:  # read-only, not contiguous, empty: the slow path says which
-                        pass
-                address, got, keep = self._host_pointer(v, where)
-                if got is not t and t is not None:
-                    raise mismatch(got, v)
-                if keep is not None:
-                    slot.keep.append(keep)
-                slot.Q[qi] = address
-
-            return set_host_ptr
-
-        def set_cuda_ptr(slot, v):
-            address, got, keep = self._cuda_pointer(v, where, slot.stream)
+        def pointer(slot, v, stream):
+            address, got, keep = find(v, where, stream)
             if got is not t and t is not None:
-                raise mismatch(got, v)
+                raise ArgumentError(
+                    "%s: %s has element type %s, the parameter ptr<%s>" % (where, _interop.describe(v), got, t.name)
+                )
             if keep is not None:
                 slot.keep.append(keep)
-            slot.Q[qi] = address
+            return address
 
-        return set_cuda_ptr
+        return pointer
 
-    def _host_pointer(self, v, where):
+    def _generate_launch(self):
+        """The kernel's launch function, ``launch(config, stream, args)``,
+        generated as Python source with one straight-line block per
+        parameter (as namedtuple and dataclasses generate theirs): each
+        checks its argument against the parameter and writes it into the
+        gj_arg array of a slot, with the common cases (an int in range, a
+        float, a NumPy array of the right dtype) inline and everything else
+        in a helper that converts or explains. Then one gj_launch."""
+        env = {
+            "ArgumentError": ArgumentError,
+            "check": _capi.check,
+            "launch_raw": _launch,
+            "pool": self._pool,
+            "new_slot": lambda: _Slot(self._template),
+            "kernel": self,
+            "name": self._name_b,
+            "nargs": self._nargs_c,
+            "ndarray": _ndarray,
+            "from_buffer": _char_from_buffer,
+            "addressof": _addressof,
+            "as_bool": _as_bool,
+            "as_int": _as_int,
+            "as_float": _as_float,
+            "out_of_range": _out_of_range,
+            "check_f32": _check_f32,
+            "F32_LIMIT": _F32_LIMIT,
+        }
+        names = ["a%d" % i for i in range(self._nargs)]
+        body = []
+        views = set()
+        for i, p in enumerate(self.params):
+            a, where, t = names[i], "W%d" % i, p.type
+            env[where] = self._where(i, p)
+            qi = 2 * i + 1
+            if p.is_pointer:
+                views.add("Q")
+                env["pointer%d" % i] = self._pointer_function(i, p)
+                general = "Q[%d] = pointer%d(slot, %s, stream)" % (qi, i, a)
+                if self._cuda or _np is None or t is None:
+                    body.append(general)
+                    continue
+                env["DT%d" % i] = _types.numpy_dtype(t)
+                body += [
+                    "if type(%s) is ndarray and %s.dtype is DT%d:" % (a, a, i),
+                    "    try:",
+                    "        Q[%d] = addressof(from_buffer(%s))" % (qi, a),
+                    "    except Exception:  # read-only, not contiguous, empty: the general path says which",
+                    "        " + general,
+                    "else:",
+                    "    " + general,
+                ]
+            elif t.kind == "b":
+                views.add("q")
+                body += [
+                    "q[%d] = %s if %s is True or %s is False else as_bool(%s, %s)" % (qi, a, a, a, a, where),
+                ]
+            elif t.kind in "iu":
+                view = "q" if t.kind == "i" else "Q"
+                views.add(view)
+                body += [
+                    "if type(%s) is not int:" % a,
+                    "    %s = as_int(%s, %s)" % (a, a, where),
+                    "if %s < %d or %s > %d:" % (a, t.min, a, t.max),
+                    "    raise out_of_range(%s, %s, %r)" % (a, where, t.name),
+                    "%s[%d] = %s" % (view, qi, a),
+                ]
+            elif t.itemsize == 8:
+                views.add("d")
+                body.append("d[%d] = %s if type(%s) is float else as_float(%s, %s)" % (qi, a, a, a, where))
+            else:
+                views.add("f")
+                body += [
+                    "if type(%s) is not float:" % a,
+                    "    %s = as_float(%s, %s)" % (a, a, where),
+                    "if not -F32_LIMIT < %s < F32_LIMIT:" % a,
+                    "    check_f32(%s, %s)" % (a, where),
+                    "f[%d] = %s" % (4 * i + 2, a),
+                ]
+        lines = ["def launch(config, stream, args):"]
+        if names:
+            lines += [
+                "    try:",
+                "        %s, = args" % ", ".join(names),
+                "    except ValueError:",
+                "        raise kernel._count_error(args) from None",
+            ]
+        else:
+            lines += ["    if args:", "        raise kernel._count_error(args)"]
+        lines += [
+            "    lm = kernel._lm or kernel._loaded()",
+            "    slot = pool.pop() if pool else new_slot()",
+            "    try:",
+        ]
+        lines += ["        %s = slot.%s" % (v, v) for v in sorted(views)]
+        lines += ["        " + line for line in body]
+        lines += [
+            "        status = launch_raw(lm, name, config, slot.carray, nargs)",
+            "    finally:",
+            "        if slot.keep:",
+            "            slot.keep.clear()",
+            "        pool.append(slot)",
+            "    if status:",
+            "        check(status, 'gj_launch')",
+        ]
+        source = "\n".join(lines) + "\n"
+        exec(compile(source, "<gridjit launch of %s>" % self.name, "exec"), env)
+        launch = env["launch"]
+        launch.source = source
+        return launch
+
+    def _count_error(self, args):
+        return ArgumentError(
+            "gridjit: kernel '%s' takes %d arguments (%s), %d given"
+            % (self.name, self._nargs, ", ".join(str(p) for p in self.params), len(args))
+        )
+
+    def _host_pointer(self, v, where, stream=None):
         """(address, type, keepalive) of host memory \\p v."""
         try:
             if isinstance(v, DeviceArray):
@@ -366,6 +414,25 @@ def _got(v):
     return "%s %s" % (_interop.describe(v), r)
 
 
+def _as_bool(v, where):
+    """\\p v as a bool for a bool parameter: True, False, numpy.bool_."""
+    if isinstance(v, _np_bool):
+        return bool(v)
+    raise ArgumentError("%s: expected a bool (True or False), got %s" % (where, _got(v)))
+
+
+def _out_of_range(v, where, type_name):
+    t = _types.BY_NAME[type_name]
+    return ArgumentError("%s: %d is out of range for %s (%d to %d)" % (where, v, t.name, t.min, t.max))
+
+
+def _check_f32(v, where):
+    """Infinities and NaN pass; a finite value that would round to an f32
+    infinity does not."""
+    if v == v and v not in (float("inf"), float("-inf")):
+        raise ArgumentError("%s: %r is out of range for f32 (it would round to infinity)" % (where, v))
+
+
 def _as_int(v, where):
     """\\p v as an int for an integer parameter: ints and NumPy integers;
     not bools, floats or anything else."""
@@ -396,7 +463,7 @@ def _as_float(v, where):
 class _Launcher:
     """A kernel with a launch configuration: call it with the arguments."""
 
-    __slots__ = ("kernel", "grid", "block", "stream", "shared", "_config")
+    __slots__ = ("kernel", "grid", "block", "stream", "shared", "_struct", "_config", "_launch")
 
     def __init__(self, kernel, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -426,7 +493,9 @@ class _Launcher:
         c.block[:] = self.block
         c.dynamic_shared_bytes = shared
         c.stream = handle or None
-        self._config = (c, byref(c))
+        self._struct = c  # what _config points into
+        self._config = byref(c)
+        self._launch = kernel._launch
 
     def __repr__(self):
         return "<gridjit launch of %s grid=%s block=%s shared=%d stream=%#x>" % (
@@ -438,24 +507,4 @@ class _Launcher:
         )
 
     def __call__(self, *args):
-        k = self.kernel
-        if len(args) != k._nargs:
-            raise ArgumentError(
-                "gridjit: kernel '%s' takes %d arguments (%s), %d given"
-                % (k.name, k._nargs, ", ".join(str(p) for p in k.params), len(args))
-            )
-        lm = k._lm or k._loaded()
-        pool = k._pool
-        slot = pool.pop() if pool else _Slot(k._template)
-        try:
-            if k._cuda:
-                slot.stream = self.stream
-            for setter, v in zip(k._setters, args):
-                setter(slot, v)
-            status = _launch(lm, k._name_b, self._config[1], slot.carray, k._nargs_c)
-        finally:
-            if slot.keep:
-                slot.keep.clear()
-            pool.append(slot)
-        if status:
-            _capi.check(status, "gj_launch")
+        self._launch(self._config, self.stream, args)
