@@ -140,7 +140,8 @@ def main():
             pass
 
         empty(16, 2.0, x, y)
-        rows.append(("Numba @njit empty(n, a, x, y) (%s)" % numba.__version__, best_us(lambda: empty(16, 2.0, x, y), number, repeat)))
+        us = best_us(lambda: empty(16, 2.0, x, y), number, repeat)
+        rows.append(("Numba @njit empty(n, a, x, y) (%s)" % numba.__version__, us))
 
     base = next((us for name, us in rows if name == LABELS["BM_Launch_Cxx"]), None)
     print("| launch of an empty 4-argument host kernel | µs per launch | vs C++ |")

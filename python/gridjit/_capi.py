@@ -11,7 +11,6 @@ hold the interpreter lock.
 
 import ctypes
 import os
-import sys
 from ctypes import (
     POINTER,
     Structure,

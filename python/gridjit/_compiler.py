@@ -46,7 +46,9 @@ def _source_bytes(source, name):
         return source.encode("utf-8"), name
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source), name
-    raise TypeError("gridjit: the source must be KIR text (str or bytes) or a path (os.PathLike), not %s" % type(source).__name__)
+    raise TypeError(
+        "gridjit: the source must be KIR text (str or bytes) or a path (os.PathLike), not %s" % type(source).__name__
+    )
 
 
 class Compiler:

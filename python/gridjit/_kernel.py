@@ -332,8 +332,8 @@ class Kernel:
 
     def _count_error(self, args):
         return ArgumentError(
-            "gridjit: kernel '%s' takes %d arguments (%s), %d given"
-            % (self.name, self._nargs, ", ".join(str(p) for p in self.params), len(args))
+            "gridjit: kernel '%s' takes %d argument%s (%s), %d given"
+            % (self.name, self._nargs, "" if self._nargs == 1 else "s", ", ".join(str(p) for p in self.params), len(args))
         )
 
     def _host_pointer(self, v, where, stream=None):
@@ -478,7 +478,9 @@ class _Launcher:
         self.grid = _dim3(grid, "grid")
         self.block = _dim3(block, "block")
         if not isinstance(shared, int) or isinstance(shared, bool) or not 0 <= shared < _U32:
-            raise LaunchError("gridjit: kernel '%s': shared memory bytes %r: expected an int from 0 to 2**32-1" % (kernel.name, shared))
+            raise LaunchError(
+                "gridjit: kernel '%s': shared memory bytes %r: expected an int from 0 to 2**32-1" % (kernel.name, shared)
+            )
         self.shared = shared
         handle = _interop.stream_handle(stream)
         if handle and not kernel._cuda:

@@ -191,6 +191,17 @@ class LaunchTest(unittest.TestCase):
             k[1, 2048](4, 1.0, x, x)
         self.assertEqual(cm.exception.status, "GJ_ERROR_LAUNCH")
 
+    def test_few_parameters(self):
+        mod = gridjit.compile("kernel nothing() {}\nkernel seven(x: ptr<i32>) { x[0] = 7; }")
+        mod.nothing[1, 1]()
+        with self.assertRaisesRegex(gridjit.ArgumentError, r"kernel 'nothing' takes 0 arguments \(\), 1 given"):
+            mod.nothing[1, 1](3)
+        x = np.zeros(1, np.int32)
+        mod.seven[1, 1](x)
+        self.assertEqual(x[0], 7)
+        with self.assertRaisesRegex(gridjit.ArgumentError, r"kernel 'seven' takes 1 argument \(x: ptr<i32>\), 0 given"):
+            mod.seven[1, 1]()
+
     def test_dynamic_shared_memory(self):
         mod = gridjit.compile(DYNAMIC_SHARED)
         x = np.arange(64, dtype=np.float32)
@@ -280,7 +291,8 @@ class LaunchTest(unittest.TestCase):
         x = np.zeros(16, np.float32)
         k = self.mod.saxpy[1, 16]
         with self.assertRaisesRegex(
-            gridjit.ArgumentError, r"argument 3 \(x: ptr<f32>\): numpy.ndarray of float64 has element type f64, the parameter ptr<f32>"
+            gridjit.ArgumentError,
+            r"argument 3 \(x: ptr<f32>\): numpy.ndarray of float64 has element type f64, the parameter ptr<f32>",
         ):
             k(16, 1.0, np.zeros(16), x)
         with self.assertRaisesRegex(gridjit.ArgumentError, "argument 4 .*not C-contiguous"):

@@ -120,7 +120,9 @@ class ProcessesTest(unittest.TestCase):
         env = dict(os.environ, GRIDJIT_CACHE_DIR=cache, TEST_DIR=os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         procs = [
-            subprocess.Popen([sys.executable, "-c", PROCESS], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            subprocess.Popen(
+                [sys.executable, "-c", PROCESS], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
             for _ in range(PROCESSES)
         ]
         for p in procs:

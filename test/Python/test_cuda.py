@@ -281,7 +281,10 @@ class DeviceSelectionTest(unittest.TestCase):
 
     def run_with(self, devices, code, **env):
         env = dict(env, GRIDJIT_FAKE_CUDA_DEVICES=devices)
-        return gjtest.run_python("import gridjit, sys\nsys.path.insert(0, %r)\nimport gjtest\n" % os.path.join(os.path.dirname(__file__), "Inputs") + code, env=env).stdout
+        prologue = "import gridjit, sys\nsys.path.insert(0, %r)\nimport gjtest\n" % os.path.join(
+            os.path.dirname(__file__), "Inputs"
+        )
+        return gjtest.run_python(prologue + code, env=env).stdout
 
     def test_architecture_follows_the_device(self):
         code = "print(gridjit.compile(gjtest.SAXPY, target='cuda').arch)"
