@@ -424,6 +424,24 @@ class PackageTest(unittest.TestCase):
         )
         self.assertTrue(os.path.samefile(p.stdout.strip(), lib))
 
+    def test_without_numpy(self):
+        # NumPy is optional: buffers, DeviceArray and copies into buffers work.
+        out = gjtest.run_python(
+            "import sys, array\n"
+            "sys.modules['numpy'] = None  # import numpy fails\n"
+            "import gridjit\n"
+            "sys.path.insert(0, %r)\n"
+            "import gjtest\n"
+            "m = gridjit.compile(gjtest.SAXPY)\n"
+            "x = array.array('f', range(8))\n"
+            "y = gridjit.to_device(array.array('f', [1.0] * 8), target='host')\n"
+            "m.saxpy[1, 8](8, 2.0, x, y)\n"
+            "out = array.array('f', [0.0] * 8)\n"
+            "y.copy_to_host(out)\n"
+            "print(list(out))\n" % os.path.join(os.path.dirname(__file__), "Inputs")
+        ).stdout
+        self.assertEqual(out.strip(), str([2.0 * i + 1 for i in range(8)]))
+
     def test_scalar_types(self):
         self.assertIs(gridjit._types.resolve(np.float32), gridjit.f32)
         self.assertIs(gridjit._types.resolve("u16"), gridjit.u16)
