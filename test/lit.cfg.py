@@ -41,7 +41,11 @@ config.substitutions.append(("%gridjit_src", config.gridjit_src_root))
 config.substitutions.append(("%gridjit_obj", config.gridjit_obj_root))
 # The C++ compiler of the build and LLVM's headers (test/Layering).
 config.substitutions.append(("%cxx", config.cxx_compiler))
+# The C compiler of the build (test/CAPI compiles the docs' C examples).
+config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%llvm_include", config.llvm_include_dir))
+# LLVM's libraries (test/CAPI links a program against LLVMSupport).
+config.substitutions.append(("%llvm_libdir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
 # The fake CUDA driver libraries (unittests/FakeCuda/FakeCuda.cpp), for
 # GRIDJIT_CUDA_DRIVER.
 config.substitutions.append(("%fake_cuda_nolaunch", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda-nolaunch.so")))
