@@ -11,6 +11,7 @@
 # RUN:   GRIDJIT_FAKE_CUDA_LOG=%t/launches.log %gridjit_python %s
 
 import ctypes
+import gc
 import os
 import pathlib
 import sys
@@ -265,6 +266,16 @@ class CudaTest(unittest.TestCase):
             host_mod.saxpy[1, 16](16, 1.0, ForeignArray(self.driver, (16,), "<f4"), np.zeros(16, np.float32))
         with self.assertRaisesRegex(gridjit.InvalidArgumentError, "compiled for cuda cannot run on a host runtime"):
             gridjit.compile(gjtest.SAXPY, target="cuda", runtime=host_rt)
+
+    def test_device_memory_is_freed(self):
+        live = self.driver.lib.gridjitFakeCudaLiveAllocations
+        before = live()
+        arrays = [gridjit.device_array(1000, "f32") for _ in range(5)]
+        self.assertEqual(live(), before + 5)
+        self.mod.saxpy[4, 256](1000, 1.0, arrays[0], arrays[1])
+        del arrays
+        gc.collect()
+        self.assertEqual(live(), before)
 
     def test_module_on_another_runtime(self):
         rt = gridjit.Runtime("cuda", device=0, use_cubin_cache=False)
