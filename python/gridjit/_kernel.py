@@ -88,20 +88,20 @@ class _Slot:
     ctypes array passed to gj_launch, and what must stay alive until the
     launch returns."""
 
-    __slots__ = ("buf", "carray", "i32", "q", "Q", "d", "f", "keep", "stream")
+    __slots__ = ("buf", "carray", "q", "Q", "d", "f", "keep")
 
     def __init__(self, template):
         self.buf = bytearray(template)
         n = len(template) // 16
         mv = memoryview(self.buf)
-        self.i32 = mv.cast("i")
         self.q = mv.cast("q")
         self.Q = mv.cast("Q")
         self.d = mv.cast("d")
         self.f = mv.cast("f")
-        self.carray = (_capi.gj_arg * max(n, 1)).from_buffer(self.buf) if n else (_capi.gj_arg * 1)()
+        # The array gj_launch reads is the bytearray itself (a kernel without
+        # parameters gets an unused one-element array).
+        self.carray = (_capi.gj_arg * n).from_buffer(self.buf) if n else (_capi.gj_arg * 1)()
         self.keep = []
-        self.stream = 0
 
 
 class Kernel:
@@ -148,7 +148,7 @@ class Kernel:
         self._cuda = module.target == "cuda"
         # The gj_arg array with every constant field filled in: the kind of
         # every argument and the type of every parameter (a pointer's claimed
-        # pointee is the parameter's own, once the setter checked it).
+        # pointee is the parameter's own, once the launch function checked it).
         template = bytearray(16 * self._nargs)
         view = memoryview(template).cast("i")
         for i, p in enumerate(self.params):
