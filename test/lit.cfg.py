@@ -97,3 +97,27 @@ try:
 except (OSError, subprocess.CalledProcessError) as e:
     lit_config.fatal("cannot ask %s for its features: %s" % (_jit_run, e))
 config.available_features.update(_features)
+
+# The Python package (python/gridjit) and its tests (test/Python): a Python
+# with NumPy runs them (Debian: python3-numpy, which utils/setup.sh
+# installs), the interpreter CMake found or, when it lacks NumPy (a pyenv or
+# virtualenv of its own), the system's. $GRIDJIT_TEST_PYTHON chooses one.
+# The package is used from the source tree, with the build's library.
+def _python_with(module, candidates):
+    for exe in candidates:
+        if exe and os.path.exists(exe) and subprocess.run(
+            [exe, "-c", "import " + module], capture_output=True
+        ).returncode == 0:
+            return exe
+    return None
+
+
+_test_python = _python_with(
+    "numpy",
+    [os.environ.get("GRIDJIT_TEST_PYTHON"), config.python_executable, "/usr/bin/python3"],
+)
+if _test_python:
+    config.available_features.add("python-numpy")
+    config.substitutions.append(("%gridjit_python", _test_python))
+config.environment["PYTHONPATH"] = os.path.join(config.gridjit_src_root, "python")
+config.environment["GRIDJIT_LIBRARY"] = os.path.join(config.fake_cuda_dir, "libgridjit.so")

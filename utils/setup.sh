@@ -20,6 +20,10 @@ fi
 
 packages=(
   cmake ninja-build ccache python3
+  # The Python package (python/) and its tests (test/Python) use NumPy
+  # (python3-numpy, below); pip, setuptools and wheel install the package
+  # offline.
+  python3-pip python3-setuptools python3-wheel
   llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev clang-format-19
   # utils/gpu-bundle.sh sets the bundle's RUNPATHs and compresses it
   # (test/Bundle unpacks a .tar.zst).
