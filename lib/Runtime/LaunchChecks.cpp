@@ -73,6 +73,13 @@ static std::string signature(const KernelInfo &K) {
   return S;
 }
 
+/// "an i32", "an f64", "a u8", "a bool": the type's spelling with its
+/// article (i and f are read as letters: "an eye", "an eff").
+static std::string withArticle(std::string_view Spelling) {
+  bool Vowel = !Spelling.empty() && (Spelling[0] == 'i' || Spelling[0] == 'f');
+  return (Vowel ? "an " : "a ") + std::string(Spelling);
+}
+
 Error gridjit::checkArguments(const KernelInfo &K, llvm::ArrayRef<KernelArg> Args) {
   if (Args.size() != K.Params.size())
     return fail("kernel '" + K.Name + "' takes " + std::to_string(K.Params.size()) + " argument" +
@@ -85,7 +92,7 @@ Error gridjit::checkArguments(const KernelInfo &K, llvm::ArrayRef<KernelArg> Arg
                         P.Name + ": " + P.Ty.str() + "')";
     if (P.Ty.isPointer()) {
       if (!A.isPointer())
-        return fail(Which + " must be a pointer, but a " + std::string(scalarName(*A.getKind())) +
+        return fail(Which + " must be a pointer, but " + withArticle(scalarName(*A.getKind())) +
                     " was given");
       if (A.getKind() && *A.getKind() != P.Ty.getScalarKind())
         return fail(Which + " must point to " + std::string(scalarName(P.Ty.getScalarKind())) +
@@ -93,10 +100,10 @@ Error gridjit::checkArguments(const KernelInfo &K, llvm::ArrayRef<KernelArg> Arg
       continue;
     }
     if (A.isPointer())
-      return fail(Which + " must be a " + P.Ty.str() + ", but a pointer was given");
+      return fail(Which + " must be " + withArticle(P.Ty.str()) + ", but a pointer was given");
     if (*A.getKind() != P.Ty.getScalarKind())
-      return fail(Which + " must be a " + P.Ty.str() + ", but a " +
-                  std::string(scalarName(*A.getKind())) + " was given");
+      return fail(Which + " must be " + withArticle(P.Ty.str()) + ", but " +
+                  withArticle(scalarName(*A.getKind())) + " was given");
   }
   return Error::success();
 }

@@ -361,7 +361,7 @@ TEST(CudaRuntimeTest, Arguments) {
   KernelArg Mismatch[] = {KernelArg::f32(1), KernelArg::f32(2),
                           KernelArg::buffer(*X, ScalarKind::F32), KernelArg::buffer(*X)};
   EXPECT_EQ(errorText(L.RT->launch(*L.M, "saxpy", config(1, 16), Mismatch)),
-            "kernel 'saxpy': argument 1 ('n: i32') must be a i32, but a f32 was given");
+            "kernel 'saxpy': argument 1 ('n: i32') must be an i32, but an f32 was given");
   float Host[16] = {};
   KernelArg HostPtr[] = {KernelArg::i32(16), KernelArg::f32(2),
                          KernelArg::buffer(*X, ScalarKind::F32), KernelArg::pointer(Host)};

@@ -187,20 +187,21 @@ TEST(HostRuntimeTest, ArgumentCountAndTypesAreChecked) {
                         KernelArg::pointer(X.data())};
     std::string Msg = errorText(L.RT->launch(*L.M, "saxpy", config(1, 4), Args));
     EXPECT_THAT(
-        Msg, HasSubstr("kernel 'saxpy': argument 1 ('n: i32') must be a i32, but a i64 was given"));
+        Msg,
+        HasSubstr("kernel 'saxpy': argument 1 ('n: i32') must be an i32, but an i64 was given"));
   }
   {
     KernelArg Args[] = {KernelArg::i32(4), KernelArg::pointer(X.data()),
                         KernelArg::pointer(X.data()), KernelArg::pointer(X.data())};
     std::string Msg = errorText(L.RT->launch(*L.M, "saxpy", config(1, 4), Args));
-    EXPECT_THAT(Msg, HasSubstr("argument 2 ('a: f32') must be a f32, but a pointer was given"));
+    EXPECT_THAT(Msg, HasSubstr("argument 2 ('a: f32') must be an f32, but a pointer was given"));
   }
   {
     KernelArg Args[] = {KernelArg::i32(4), KernelArg::f32(1.0f), KernelArg::f32(0.0f),
                         KernelArg::pointer(X.data())};
     std::string Msg = errorText(L.RT->launch(*L.M, "saxpy", config(1, 4), Args));
     EXPECT_THAT(Msg,
-                HasSubstr("argument 3 ('x: ptr<f32>') must be a pointer, but a f32 was given"));
+                HasSubstr("argument 3 ('x: ptr<f32>') must be a pointer, but an f32 was given"));
   }
   {
     KernelArg Args[] = {KernelArg::i32(4), KernelArg::f32(1.0f), KernelArg::pointer(I.data()),

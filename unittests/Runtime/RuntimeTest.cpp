@@ -213,7 +213,7 @@ TEST(RuntimeTest, LaunchChecksAreSharedAndKeepTheirMessages) {
   KernelArg PointerForScalar[] = {KernelArg::devicePointer(4096), KernelArg::f32(1),
                                   Buf(ScalarKind::F32), Buf(ScalarKind::F32)};
   EXPECT_EQ(errorText(checkArguments(*Saxpy, PointerForScalar)),
-            "kernel 'saxpy': argument 1 ('n: i32') must be a i32, but a pointer was given");
+            "kernel 'saxpy': argument 1 ('n: i32') must be an i32, but a pointer was given");
   KernelArg Good[] = {KernelArg::i32(1), KernelArg::f32(1), Buf(ScalarKind::F32),
                       KernelArg::devicePointer(4096)};
   EXPECT_TRUE(succeeded(checkArguments(*Saxpy, Good)));
