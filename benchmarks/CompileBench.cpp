@@ -12,9 +12,10 @@
 //                    plain LLVM 19 on the equivalent IR in process (parse
 //                    the unoptimised .ll, make a TargetMachine, O3, PTX:
 //                    what ../shared/anchors/llvm-floor.cpp does). Reports
-//                    the medians and their ratios; alternating in one
-//                    benchmark keeps load changes on a shared machine out
-//                    of the ratios.
+//                    the medians of each one's thread CPU time and their
+//                    ratios; alternating in one benchmark, and CPU time
+//                    rather than wall time, keep the load of a shared
+//                    machine out of the ratios.
 //
 // and, in the same run, the tools a framework would otherwise call:
 // `llc-19` on the equivalent LLVM IR and `nvcc -ptx` on the equivalent
@@ -49,6 +50,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 
 using namespace gridjit;
 
@@ -177,6 +179,14 @@ size_t plainLLVMToPTX(const std::string &IRText) {
   return PTX.size();
 }
 
+/// Milliseconds of CPU time this thread has used: on a loaded machine,
+/// unlike wall time, it leaves out the time the thread waited for a core.
+double threadCpuMs() {
+  timespec TS;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &TS);
+  return TS.tv_sec * 1e3 + TS.tv_nsec / 1e6;
+}
+
 double median(std::vector<double> V) {
   std::sort(V.begin(), V.end());
   return V.empty() ? 0 : V[V.size() / 2];
@@ -215,20 +225,20 @@ void BM_VsLLVM(benchmark::State &State, const char *Example) {
     return;
   }
   for (auto _ : State) {
-    auto Start = std::chrono::steady_clock::now();
+    double Start = threadCpuMs();
     bool OK = Gridjit();
-    Warm.push_back(msSince(Start));
+    Warm.push_back(threadCpuMs() - Start);
 
     State.PauseTiming();
     C.releaseIdleTargetMachines();
     State.ResumeTiming();
-    Start = std::chrono::steady_clock::now();
+    Start = threadCpuMs();
     OK &= Gridjit();
-    Cold.push_back(msSince(Start));
+    Cold.push_back(threadCpuMs() - Start);
 
-    Start = std::chrono::steady_clock::now();
+    Start = threadCpuMs();
     OK &= plainLLVMToPTX(IRText) != 0;
-    LLVM.push_back(msSince(Start));
+    LLVM.push_back(threadCpuMs() - Start);
     if (!OK) {
       State.SkipWithError("a compile failed");
       return;
