@@ -1,13 +1,28 @@
 //===- CompileBench.cpp - In-process compile latency to PTX ---------------===//
 //
 // Part of gridjit. Times KIR text → PTX in process at -O3 for three example
-// kernels (saxpy, a shared-memory reduction, a grid_sync kernel), with the
-// time of each phase as counters, and, in the same run, the tools a
-// framework would otherwise call: `llc-19` on the equivalent LLVM IR and
-// `nvcc -ptx` on the equivalent CUDA C++ (both as processes, as they are
-// used). Those two are skipped when the tool is not installed.
+// kernels (saxpy, a shared-memory reduction, a grid_sync kernel):
 //
-//   build/benchmarks/bench-CompileBench
+//   BM_KirToPTX      the whole pipeline, with each phase's time as counters
+//                    (the target's TargetMachine is reused, as by any
+//                    compile after the first)
+//   BM_VsLLVM        per iteration, alternately: gridjit with a reused
+//                    TargetMachine, gridjit with a new one (what every
+//                    compile cost before TargetMachines were reused), and
+//                    plain LLVM 19 on the equivalent IR in process (parse
+//                    the unoptimised .ll, make a TargetMachine, O3, PTX:
+//                    what ../shared/anchors/llvm-floor.cpp does). Reports
+//                    the medians of each one's thread CPU time and their
+//                    ratios; alternating in one benchmark, and CPU time
+//                    rather than wall time, keep the load of a shared
+//                    machine out of the ratios.
+//
+// and, in the same run, the tools a framework would otherwise call:
+// `llc-19` on the equivalent LLVM IR and `nvcc -ptx` on the equivalent
+// CUDA C++ (both as processes, as they are used). Those two are skipped
+// when the tool is not installed.
+//
+//   build/bin/bench-CompileBench
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,15 +34,23 @@
 #include "gridjit/Target/Target.h"
 
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 
 using namespace gridjit;
 
@@ -94,6 +117,144 @@ void BM_KirToPTX(benchmark::State &State, const char *Example) {
 BENCHMARK_CAPTURE(BM_KirToPTX, saxpy, "saxpy.kir")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_KirToPTX, reduce, "reduce.kir")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_KirToPTX, grid_sync, "grid_sync.kir")->Unit(benchmark::kMillisecond);
+
+/// \p Example lowered for NVPTX and printed: the unoptimised LLVM IR that
+/// gridjit's optimiser starts from (libdevice functions it calls included),
+/// or "" with \p Err set.
+std::string loweredIR(const char *Example, std::string &Err) {
+  auto M = parseAndVerify(readExample(Example), Example);
+  if (!M) {
+    Err = llvm::toString(M.takeError());
+    return "";
+  }
+  llvm::LLVMContext Ctx;
+  auto IR = CodegenTarget::get(nvptxTarget()).lower(**M, Ctx);
+  if (!IR) {
+    Err = llvm::toString(IR.takeError());
+    return "";
+  }
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  (*IR)->print(OS, nullptr);
+  return Text;
+}
+
+/// Plain LLVM 19, in process, as ../shared/anchors/llvm-floor.cpp: parse
+/// \p IRText, make an NVPTX TargetMachine as gridjit's (sm_80, PTX 7.0,
+/// -O3), run the O3 pipeline and generate PTX. Returns the PTX size, 0 on
+/// failure.
+size_t plainLLVMToPTX(const std::string &IRText) {
+  llvm::LLVMContext Ctx;
+  llvm::SMDiagnostic Diag;
+  auto M = llvm::parseIR(llvm::MemoryBufferRef(IRText, "m"), Diag, Ctx);
+  if (!M)
+    return 0;
+  std::string Err;
+  const llvm::Target *T = llvm::TargetRegistry::lookupTarget("nvptx64-nvidia-cuda", Err);
+  if (!T)
+    return 0;
+  std::unique_ptr<llvm::TargetMachine> TM(
+      T->createTargetMachine("nvptx64-nvidia-cuda", "sm_80", "+ptx70", llvm::TargetOptions(),
+                             std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  M->setDataLayout(TM->createDataLayout());
+  {
+    llvm::LoopAnalysisManager LAM;
+    llvm::FunctionAnalysisManager FAM;
+    llvm::CGSCCAnalysisManager CGAM;
+    llvm::ModuleAnalysisManager MAM;
+    llvm::PassBuilder PB(TM.get());
+    PB.registerModuleAnalyses(MAM);
+    PB.registerCGSCCAnalyses(CGAM);
+    PB.registerFunctionAnalyses(FAM);
+    PB.registerLoopAnalyses(LAM);
+    PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+    PB.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*M, MAM);
+  }
+  llvm::SmallString<4096> PTX;
+  llvm::raw_svector_ostream OS(PTX);
+  llvm::legacy::PassManager PM;
+  if (TM->addPassesToEmitFile(PM, OS, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    return 0;
+  PM.run(*M);
+  return PTX.size();
+}
+
+/// Milliseconds of CPU time this thread has used: on a loaded machine,
+/// unlike wall time, it leaves out the time the thread waited for a core.
+double threadCpuMs() {
+  timespec TS;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &TS);
+  return TS.tv_sec * 1e3 + TS.tv_nsec / 1e6;
+}
+
+double median(std::vector<double> V) {
+  std::sort(V.begin(), V.end());
+  return V.empty() ? 0 : V[V.size() / 2];
+}
+
+// gridjit (KIR text → PTX, parse and verify included) with a reused and
+// with a new TargetMachine, and plain LLVM on the equivalent IR, one after
+// the other in every iteration.
+void BM_VsLLVM(benchmark::State &State, const char *Example) {
+  std::string Text = readExample(Example);
+  std::string Err;
+  std::string IRText = loweredIR(Example, Err);
+  if (IRText.empty()) {
+    State.SkipWithError(Err.c_str());
+    return;
+  }
+  const Target &T = nvptxTarget();
+  const CodegenTarget &C = CodegenTarget::get(T);
+  auto Gridjit = [&]() -> bool {
+    auto M = parseAndVerify(Text, Example);
+    if (!M) {
+      llvm::consumeError(M.takeError());
+      return false;
+    }
+    auto A = T.compile(**M, {});
+    if (!A) {
+      llvm::consumeError(A.takeError());
+      return false;
+    }
+    benchmark::DoNotOptimize(A->Payload.data());
+    return true;
+  };
+  std::vector<double> Warm, Cold, LLVM;
+  if (!Gridjit()) { // so that the first timed compile has a TargetMachine to reuse
+    State.SkipWithError("gridjit failed to compile the example");
+    return;
+  }
+  for (auto _ : State) {
+    double Start = threadCpuMs();
+    bool OK = Gridjit();
+    Warm.push_back(threadCpuMs() - Start);
+
+    State.PauseTiming();
+    C.releaseIdleTargetMachines();
+    State.ResumeTiming();
+    Start = threadCpuMs();
+    OK &= Gridjit();
+    Cold.push_back(threadCpuMs() - Start);
+
+    Start = threadCpuMs();
+    OK &= plainLLVMToPTX(IRText) != 0;
+    LLVM.push_back(threadCpuMs() - Start);
+    if (!OK) {
+      State.SkipWithError("a compile failed");
+      return;
+    }
+  }
+  double W = median(Warm), Co = median(Cold), L = median(LLVM);
+  State.counters["gridjit_ms"] = W;
+  State.counters["newTM_ms"] = Co;
+  State.counters["llvm_ms"] = L;
+  State.counters["gridjit/llvm"] = W / L;
+  State.counters["newTM/llvm"] = Co / L;
+  State.counters["reused/newTM"] = W / Co;
+}
+BENCHMARK_CAPTURE(BM_VsLLVM, saxpy, "saxpy.kir")->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK_CAPTURE(BM_VsLLVM, reduce, "reduce.kir")->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK_CAPTURE(BM_VsLLVM, grid_sync, "grid_sync.kir")->Unit(benchmark::kMillisecond)->MinTime(3);
 
 /// Runs \p Program with \p Args once; false if it cannot run or fails.
 bool runTool(llvm::StringRef Program, llvm::ArrayRef<llvm::StringRef> Args) {

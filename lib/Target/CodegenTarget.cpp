@@ -16,7 +16,11 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 using namespace gridjit;
 
@@ -37,6 +41,78 @@ private:
 };
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Reusing TargetMachines
+//===----------------------------------------------------------------------===//
+
+/// The idle TargetMachines of one target, by opt level. Making a
+/// TargetMachine costs about a tenth of a small kernel's compile (NVPTX:
+/// the subtarget and its lowering tables; docs/Targets.md), so compiles
+/// take one from here and give it back. A TargetMachine is in the list only
+/// while no compile uses it, so no two threads ever use one at once; the
+/// lock is held only to take or give back, never while compiling.
+class CodegenTarget::TargetMachinePool {
+public:
+  /// A TargetMachine for \p OptLevel that the caller uses alone, or null if
+  /// none is idle.
+  std::unique_ptr<llvm::TargetMachine> take(unsigned OptLevel) {
+    std::lock_guard<std::mutex> G(Mu);
+    for (auto It = Idle.rbegin(); It != Idle.rend(); ++It)
+      if (It->first == OptLevel) {
+        std::unique_ptr<llvm::TargetMachine> TM = std::move(It->second);
+        Idle.erase(std::next(It).base());
+        ++Reused;
+        return TM;
+      }
+    ++Created;
+    return nullptr;
+  }
+
+  /// Keeps \p TM for a later compile at \p OptLevel, or frees it when as
+  /// many are idle as compiles can run at once.
+  void giveBack(unsigned OptLevel, std::unique_ptr<llvm::TargetMachine> TM) {
+    std::unique_ptr<llvm::TargetMachine> Excess; // freed after the lock
+    std::lock_guard<std::mutex> G(Mu);
+    if (Idle.size() >= MaxIdle) {
+      Excess = std::move(Idle.front().second);
+      Idle.erase(Idle.begin());
+    }
+    Idle.emplace_back(OptLevel, std::move(TM));
+  }
+
+  TargetMachineStats stats() {
+    std::lock_guard<std::mutex> G(Mu);
+    return {Created, Reused, Idle.size()};
+  }
+
+  void clear() {
+    std::vector<std::pair<unsigned, std::unique_ptr<llvm::TargetMachine>>> Old;
+    {
+      std::lock_guard<std::mutex> G(Mu);
+      Old.swap(Idle);
+    }
+  }
+
+private:
+  /// More idle TargetMachines than threads that can compile at once would
+  /// never be used together.
+  const size_t MaxIdle = std::clamp<size_t>(std::thread::hardware_concurrency(), 4, 64);
+  std::mutex Mu;
+  /// Least recently given back first.
+  std::vector<std::pair<unsigned, std::unique_ptr<llvm::TargetMachine>>> Idle;
+  uint64_t Created = 0, Reused = 0;
+};
+
+CodegenTarget::CodegenTarget(TargetKind Kind)
+    : Target(Kind), LoweringTarget(std::string(getTargetName(Kind))),
+      Pool(std::make_unique<TargetMachinePool>()) {}
+
+CodegenTarget::~CodegenTarget() = default;
+
+TargetMachineStats CodegenTarget::getTargetMachineStats() const { return Pool->stats(); }
+
+void CodegenTarget::releaseIdleTargetMachines() const { Pool->clear(); }
+
 llvm::Expected<std::string> CodegenTarget::emit(const Module &M, EmitKind Kind,
                                                 const CompileOptions &Opts,
                                                 PhaseTimes *Times) const {
@@ -51,22 +127,33 @@ llvm::Expected<std::string> CodegenTarget::emit(const Module &M, EmitKind Kind,
       return L.takeError();
     IR = std::move(*L);
   }
-  auto TM = createTargetMachine(Opts);
-  if (!TM)
-    return TM.takeError();
+  // An idle TargetMachine of this target, else a new one (in no phase's
+  // time); given back only after a successful compile.
+  std::unique_ptr<llvm::TargetMachine> TM = Pool->take(Opts.OptLevel);
+  if (!TM) {
+    auto New = createTargetMachine(Opts);
+    if (!New)
+      return New.takeError();
+    TM = std::move(*New);
+  }
+  std::string Result;
   {
     PhaseTimer T(Times ? &Times->OptimizeMs : nullptr);
-    if (llvm::Error E = optimize(*IR, **TM, Opts))
+    if (llvm::Error E = optimize(*IR, *TM, Opts))
       return std::move(E);
   }
   if (Kind == EmitKind::LLVM) {
-    std::string Text;
-    llvm::raw_string_ostream OS(Text);
+    llvm::raw_string_ostream OS(Result);
     IR->print(OS, nullptr);
-    return Text;
+  } else {
+    PhaseTimer T(Times ? &Times->CodegenMs : nullptr);
+    auto Code = codegen(*IR, *TM, Kind);
+    if (!Code)
+      return Code.takeError();
+    Result = std::move(*Code);
   }
-  PhaseTimer T(Times ? &Times->CodegenMs : nullptr);
-  return codegen(*IR, **TM, Kind);
+  Pool->giveBack(Opts.OptLevel, std::move(TM));
+  return Result;
 }
 
 llvm::Error gridjit::runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &TM,
@@ -92,12 +179,17 @@ llvm::Error gridjit::runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &T
   llvm::ModulePassManager MPM =
       OptLevel == 0 ? PB.buildO0DefaultPipeline(L) : PB.buildPerModuleDefaultPipeline(L);
   MPM.run(IR, MAM);
+#ifndef NDEBUG
+  // LLVM's own pipeline on IR that passed the verifier after lowering: a
+  // broken result is an LLVM bug, checked (like clang does) only in builds
+  // with assertions, where it costs a verifier run per compile.
   std::string Problems;
   llvm::raw_string_ostream OS(Problems);
   if (llvm::verifyModule(IR, &OS))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: optimisation produced invalid LLVM IR:\n%s",
                                    Problems.c_str());
+#endif
   return llvm::Error::success();
 }
 

@@ -29,8 +29,9 @@ enum class Vectorizers {
 };
 
 /// Runs LLVM's default pipeline for \p OptLevel (the O0 pipeline at 0) with
-/// \p TM's own pass-builder callbacks, then verifies \p IR; a broken module
-/// is an internal error, never ignored.
+/// \p TM's own pass-builder callbacks. In builds with assertions it then
+/// verifies \p IR (a broken module is an internal error); the IR it starts
+/// from was verified after lowering in every build.
 llvm::Error runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &TM, unsigned OptLevel,
                                Vectorizers V);
 

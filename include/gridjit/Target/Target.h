@@ -5,7 +5,8 @@
 // target owns its LoweringRegistry, built completely and frozen in the
 // constructor, and is immutable afterwards: one Target may compile from any
 // number of threads at once. Every compile makes its own LLVMContext and
-// TargetMachine.
+// has a TargetMachine to itself (one the target kept from an earlier
+// compile, or a new one: docs/Targets.md).
 //
 // This is the public face of a target and names no LLVM IR type; the code
 // generation hooks (lowering, optimisation, the backend) are the internal
