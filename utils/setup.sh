@@ -26,6 +26,8 @@ packages=(
   patchelf xz-utils zstd
   libzstd-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
+  # The remote cache tier's client, and the server its tests start.
+  libhiredis-dev redis-server
   # bench-HostExecBench also runs its kernels through PoCL, the usual way
   # of running GPU-style kernels on a CPU, for comparison.
   pocl-opencl-icd ocl-icd-opencl-dev

@@ -26,6 +26,7 @@
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Support/Environment.h"
 
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/Endian.h"
@@ -151,6 +152,8 @@ std::string_view gridjit::cacheOutcomeName(CacheOutcome O) {
     return "memory hit";
   case CacheOutcome::DiskHit:
     return "disk hit";
+  case CacheOutcome::RemoteHit:
+    return "remote hit";
   case CacheOutcome::Shared:
     return "shared";
   }
@@ -161,6 +164,7 @@ struct Compiler::Impl {
   CompilerOptions Opts;
   std::vector<TargetEntry> Targets;
   std::unique_ptr<DiskCache> Disk;
+  std::unique_ptr<RemoteCache> Remote;
   std::string BuildId, Version, LLVMVersion;
 
   // Guarded by Mu: the memory cache (an LRU list and its index), the keys
@@ -173,7 +177,7 @@ struct Compiler::Impl {
   std::unordered_map<CacheKey, CacheKey> TextMemo;
 
   std::atomic<uint64_t> Requests{0}, MemoryHits{0}, MemoryMisses{0}, SharedWaits{0}, DiskHits{0},
-      DiskMisses{0}, Compiles{0}, CompileFailures{0}, Evictions{0};
+      DiskMisses{0}, Compiles{0}, CompileFailures{0}, Evictions{0}, RemoteHits{0}, RemoteMisses{0};
 
   // Last member: destroyed first, after running every task, which uses
   // the members above.
@@ -314,6 +318,35 @@ FlightResult Compiler::Impl::loadOrCompile(const Module &M, const TargetEntry &T
     }
   }
 
+  // The remote tier: another machine may have compiled it, or be
+  // compiling it now (its lease: wait for its entry).
+  RemoteCache::Lease Lease;
+  if (Remote) {
+    auto Start = Clock::now();
+    std::optional<Artifact> A = Remote->lookup(K, &Info.RemoteProblem);
+    Info.LookupMs += msSince(Start);
+    if (!A) {
+      Start = Clock::now();
+      Lease = Remote->acquireLease(K, A);
+      Info.WaitMs += msSince(Start);
+    }
+    if (A && Matches(*A)) {
+      RemoteHits.fetch_add(1, std::memory_order_relaxed);
+      Info.Outcome = CacheOutcome::RemoteHit;
+      auto Result = std::make_shared<const CompiledModule>(CompiledModule{K, std::move(*A)});
+      if (Disk) {
+        Start = Clock::now();
+        Disk->store(K, Result->Art);
+        Info.StoreMs += msSince(Start);
+      }
+      return FlightResult{std::move(Result), nullptr};
+    }
+    if (A)
+      Info.RemoteProblem = "the remote entry is for target '" +
+                           std::string(getTargetName(A->Kind)) + "' (" + A->Arch + ")";
+    RemoteMisses.fetch_add(1, std::memory_order_relaxed);
+  }
+
   Compiles.fetch_add(1, std::memory_order_relaxed);
   Info.Outcome = CacheOutcome::Compiled;
   CompileOptions CO;
@@ -327,6 +360,11 @@ FlightResult Compiler::Impl::loadOrCompile(const Module &M, const TargetEntry &T
   if (Disk) {
     auto Start = Clock::now();
     Disk->store(K, Result->Art);
+    Info.StoreMs += msSince(Start);
+  }
+  if (Remote) {
+    auto Start = Clock::now();
+    Remote->store(K, Result->Art);
     Info.StoreMs += msSince(Start);
   }
   return FlightResult{std::move(Result), nullptr};
@@ -443,6 +481,28 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
         Opts.Warning(Msg);
       else
         llvm::WithColor::warning(llvm::errs(), "gridjit") << Msg << '\n';
+    }
+  }
+  if (Opts.UseRemoteCache) {
+    RemoteCacheOptions RO = Opts.Remote;
+    if (RO.URL.empty())
+      RO.URL = getEnv(EnvVar::GridjitRemoteCache).value_or("");
+    if (!RO.URL.empty()) {
+      if (getEnv(EnvVar::GridjitRemoteCacheReadOnly).value_or("") == "1")
+        RO.ReadOnly = true;
+      std::string SecretFile = Opts.RemoteSecretFile;
+      if (SecretFile.empty())
+        SecretFile = getEnv(EnvVar::GridjitRemoteCacheSecretFile).value_or("");
+      if (RO.Secret.empty() && !SecretFile.empty()) {
+        auto Secret = readRemoteCacheSecret(SecretFile);
+        if (!Secret)
+          return Secret.takeError();
+        RO.Secret = std::move(*Secret);
+      }
+      auto R = RemoteCache::create(std::move(RO));
+      if (!R)
+        return R.takeError();
+      I->Remote = std::move(*R);
     }
   }
   I->Pool = std::make_unique<AsyncPool>(
@@ -577,7 +637,15 @@ CompilerStats Compiler::getStats() const {
   S.Evictions = P->Evictions.load();
   if (P->Disk)
     S.Disk = P->Disk->getStats();
+  S.RemoteHits = P->RemoteHits.load();
+  S.RemoteMisses = P->RemoteMisses.load();
+  if (P->Remote)
+    S.Remote = P->Remote->getStats();
   return S;
+}
+
+std::string Compiler::getRemoteCacheURL() const {
+  return P->Remote ? P->Remote->getOptions().URL : std::string();
 }
 
 void Compiler::clearMemoryCache() {
