@@ -101,12 +101,17 @@ constexpr const char *BoundedGetScript =
     "local n = redis.call('STRLEN', KEYS[1]) if n > tonumber(ARGV[1]) then return n end "
     "return redis.call('GET', KEYS[1])";
 
+/// A token no other lease holder has: random per process, then a count.
 std::string randomToken() {
-  std::random_device RD;
-  std::string T;
-  for (int I = 0; I < 4; ++I)
-    T += llvm::utohexstr(RD(), /*LowerCase=*/true);
-  return T + "-" + std::to_string(::getpid());
+  static const std::string Base = [] {
+    std::random_device RD;
+    std::string T;
+    for (int I = 0; I < 4; ++I)
+      T += llvm::utohexstr(RD(), /*LowerCase=*/true);
+    return T + "-" + std::to_string(::getpid()) + "-";
+  }();
+  static std::atomic<uint64_t> Count{0};
+  return Base + std::to_string(Count.fetch_add(1, std::memory_order_relaxed));
 }
 
 llvm::Error urlError(std::string_view URL, const llvm::Twine &What) {
@@ -296,6 +301,15 @@ struct RemoteCache::Impl {
     BreakerSkips.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
+  /// Whether the breaker is open now: the public operations then return
+  /// at once (counted as a skip), before encoding or hashing anything.
+  bool skipNow() {
+    int64_t Until = OpenUntil.load(std::memory_order_relaxed);
+    if (Until == 0 || nowNs() >= Until)
+      return false;
+    BreakerSkips.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
   void succeeded() {
     Failures.store(0, std::memory_order_relaxed);
     OpenUntil.store(0, std::memory_order_relaxed);
@@ -303,7 +317,8 @@ struct RemoteCache::Impl {
   void failed(bool Timeout) {
     (Timeout ? Timeouts : Errors).fetch_add(1, std::memory_order_relaxed);
     unsigned F = Failures.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (F >= std::max(1u, Opts.BreakerThreshold)) {
+    // A timeout opens the breaker at once: each one costs a whole deadline.
+    if (Timeout || F >= std::max(1u, Opts.BreakerThreshold)) {
       int64_t Next = nowNs() + std::chrono::nanoseconds(Opts.BreakerCooldown).count();
       if (OpenUntil.exchange(Next, std::memory_order_relaxed) == 0)
         BreakerTrips.fetch_add(1, std::memory_order_relaxed);
@@ -527,6 +542,12 @@ std::string RemoteCache::encodeValue(const CacheKey &K, const Artifact &A) const
 }
 
 std::optional<Artifact> RemoteCache::lookup(const CacheKey &K, std::string *ProblemOut) {
+  if (P->skipNow()) {
+    P->Misses.fetch_add(1, std::memory_order_relaxed);
+    if (ProblemOut)
+      *ProblemOut = "skipped: the remote cache's breaker is open";
+    return std::nullopt;
+  }
   std::string Key = entryKey(K), Value, Problem;
   if (!P->boundedGet(Key, Value, Problem)) {
     P->Misses.fetch_add(1, std::memory_order_relaxed);
@@ -552,7 +573,7 @@ std::optional<Artifact> RemoteCache::lookup(const CacheKey &K, std::string *Prob
 }
 
 bool RemoteCache::store(const CacheKey &K, const Artifact &A) {
-  if (Opts.ReadOnly)
+  if (Opts.ReadOnly || P->skipNow())
     return false;
   std::string V = encodeValue(K, A);
   if (V.size() > Opts.MaxValueBytes) {
@@ -597,7 +618,7 @@ void RemoteCache::Lease::release() {
 
 RemoteCache::Lease RemoteCache::acquireLease(const CacheKey &K, std::optional<Artifact> &Found) {
   Lease L;
-  if (Opts.ReadOnly || Opts.LeaseTime.count() <= 0)
+  if (Opts.ReadOnly || Opts.LeaseTime.count() <= 0 || P->skipNow())
     return L;
   std::string LeaseKey = "gridjit:lease:v" + std::to_string(CacheFormatVersion) + ":" + K.hex();
   std::string Token = randomToken();
