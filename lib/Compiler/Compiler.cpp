@@ -10,8 +10,11 @@
 //      compute the key; look it up in the memory cache.
 //   3. On a memory miss, the first request for the key becomes its
 //      "leader": it registers the key as in flight and, with no lock held,
-//      looks it up on disk, takes the key's lock file, looks again, and
-//      compiles and stores it. Requests for the same key that arrive
+//      looks it up on disk, takes the key's lock file, looks again, then
+//      looks in the remote cache (if any) and, missing there, takes the
+//      key's remote lease (or waits for another machine's entry), and
+//      compiles and stores it (disk and remote; a remote hit is stored on
+//      disk). Requests for the same key that arrive
 //      meanwhile find it in flight and wait for the leader's outcome,
 //      success or failure. A failure is not cached.
 //

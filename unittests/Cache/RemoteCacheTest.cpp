@@ -37,6 +37,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -668,6 +669,50 @@ TEST(RemoteCacheTest, NoSigpipeWhenTheServerClosesMidWrite) {
   struct sigaction SA;
   sigaction(SIGPIPE, nullptr, &SA);
   EXPECT_EQ(SA.sa_handler, SIG_DFL);
+}
+
+TEST(RemoteCacheTest, NoSigpipeWhenRedisDropsAnOversizedWrite) {
+  REQUIRE_REDIS();
+  // Redis closes a client whose query buffer passes this limit, in the
+  // middle of our write of a larger value.
+  RedisServer S({"--client-query-buffer-limit", "1mb"});
+  RemoteCacheOptions RO = quickOptions(S.url());
+  RO.BreakerThreshold = 1000;
+  auto RC = RemoteCache::create(RO);
+  ASSERT_TRUE(succeeded(RC));
+  Artifact Big = reference(42)->Art;
+  Big.Payload.append(16 << 20, ' ');
+  for (int I = 0; I < 2; ++I)
+    EXPECT_FALSE((*RC)->store(reference(42)->Key, Big));
+  EXPECT_GE((*RC)->getStats().Errors, 2u);
+  EXPECT_EQ((*RC)->getStats().Stores, 0u);
+  // The connection pool recovers: a normal value is stored next.
+  EXPECT_TRUE((*RC)->store(reference(42)->Key, reference(42)->Art));
+}
+
+/// A loopback TCP port that was free a moment ago.
+unsigned freePort() {
+  int FD = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in A{};
+  A.sin_family = AF_INET;
+  A.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(FD, reinterpret_cast<sockaddr *>(&A), sizeof(A));
+  socklen_t Len = sizeof(A);
+  ::getsockname(FD, reinterpret_cast<sockaddr *>(&A), &Len);
+  ::close(FD);
+  return ntohs(A.sin_port);
+}
+
+TEST(RemoteCacheTest, LoopbackTCP) {
+  REQUIRE_REDIS();
+  std::string Port = std::to_string(freePort());
+  RedisServer S({"--port", Port, "--bind", "127.0.0.1"});
+  for (const char *Host : {"127.0.0.1", "localhost"}) {
+    auto C = remoteCompiler("", quickOptions("redis://" + std::string(Host) + ":" + Port + "/0"));
+    compileAndCheck(*C, 43);
+    EXPECT_EQ(C->getStats().Remote.Errors, 0u) << Host;
+    EXPECT_EQ(C->getStats().Remote.Hits + C->getStats().Remote.Stores, 1u) << Host;
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,7 +2,8 @@
 //
 // Part of gridjit. A Compiler takes KIR text (or a verified module), parses
 // and verifies it, and returns the compiled module for one of its targets,
-// from its memory cache, its disk cache, or a fresh compile, in that order:
+// from its memory cache, its disk cache, a remote cache shared by a fleet
+// (when configured; docs/RemoteCache.md), or a fresh compile, in that order:
 //
 //   auto C = Compiler::create({.Targets = {std::move(NVPTX)}});
 //   auto M = (*C)->compile(Text, "saxpy.kir");   // Expected<CompiledModuleRef>
@@ -11,7 +12,8 @@
 // A Compiler is safe to use from any number of threads. Requests for one
 // key that arrive while it is being compiled wait for that compile (single
 // flight) instead of compiling again; processes sharing a cache directory
-// do the same through a per-key lock file. No lock is held while parsing,
+// do the same through a per-key lock file, and machines sharing a remote
+// cache through a lease on the server. No lock is held while parsing,
 // verifying, optimising, generating code, or reading and writing the disk.
 // docs/Cache.md describes the key, the layout and the guarantees.
 //
