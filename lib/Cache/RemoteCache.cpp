@@ -13,6 +13,7 @@
 
 #include "gridjit/Cache/RemoteCache.h"
 #include "gridjit/Cache/CacheEntry.h"
+#include "gridjit/Support/Environment.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -716,4 +717,26 @@ RemoteCacheStats RemoteCache::getStats() const {
   S.BytesRead = P->BytesRead.load();
   S.BytesWritten = P->BytesWritten.load();
   return S;
+}
+
+llvm::Expected<std::unique_ptr<RemoteCache>>
+gridjit::openRemoteCache(RemoteCacheOptions Opts, const std::string &SecretFile) {
+  if (Opts.URL.empty())
+    Opts.URL = getEnv(EnvVar::GridjitRemoteCache).value_or("");
+  if (Opts.URL.empty())
+    return nullptr;
+  if (getEnv(EnvVar::GridjitRemoteCacheReadOnly).value_or("") == "1")
+    Opts.ReadOnly = true;
+  if (Opts.Secret.empty()) {
+    std::string File = SecretFile;
+    if (File.empty())
+      File = getEnv(EnvVar::GridjitRemoteCacheSecretFile).value_or("");
+    if (!File.empty()) {
+      auto Secret = readRemoteCacheSecret(File);
+      if (!Secret)
+        return Secret.takeError();
+      Opts.Secret = std::move(*Secret);
+    }
+  }
+  return RemoteCache::create(std::move(Opts));
 }

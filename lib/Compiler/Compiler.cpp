@@ -29,7 +29,6 @@
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
-#include "gridjit/Support/Environment.h"
 
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/Endian.h"
@@ -487,26 +486,10 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
     }
   }
   if (Opts.UseRemoteCache) {
-    RemoteCacheOptions RO = Opts.Remote;
-    if (RO.URL.empty())
-      RO.URL = getEnv(EnvVar::GridjitRemoteCache).value_or("");
-    if (!RO.URL.empty()) {
-      if (getEnv(EnvVar::GridjitRemoteCacheReadOnly).value_or("") == "1")
-        RO.ReadOnly = true;
-      std::string SecretFile = Opts.RemoteSecretFile;
-      if (SecretFile.empty())
-        SecretFile = getEnv(EnvVar::GridjitRemoteCacheSecretFile).value_or("");
-      if (RO.Secret.empty() && !SecretFile.empty()) {
-        auto Secret = readRemoteCacheSecret(SecretFile);
-        if (!Secret)
-          return Secret.takeError();
-        RO.Secret = std::move(*Secret);
-      }
-      auto R = RemoteCache::create(std::move(RO));
-      if (!R)
-        return R.takeError();
-      I->Remote = std::move(*R);
-    }
+    auto R = openRemoteCache(Opts.Remote, Opts.RemoteSecretFile);
+    if (!R)
+      return R.takeError();
+    I->Remote = std::move(*R);
   }
   I->Pool = std::make_unique<AsyncPool>(
       Opts.AsyncThreads ? Opts.AsyncThreads : llvm::hardware_concurrency().compute_thread_count());

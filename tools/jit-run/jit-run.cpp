@@ -655,6 +655,9 @@ Error runKernel(const gridjit::Module &M, const Options &Given, CompileReport &R
     RO.Device = O.Device;
     RO.UseCubinCache = !O.NoCache;
     RO.CacheDir = O.CacheDir;
+    RO.Remote.URL = O.RemoteCache;
+    RO.Remote.ReadOnly = O.RemoteReadOnly;
+    RO.RemoteSecretFile = O.RemoteSecretFile;
     auto Made = gridjit::createRuntime(targetKind(O), RO);
     if (!Made)
       return Made.takeError();

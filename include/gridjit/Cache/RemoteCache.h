@@ -171,6 +171,15 @@ private:
   std::unique_ptr<Impl> P;
 };
 
+/// The remote cache a caller's options describe, with the environment's
+/// defaults (docs/RemoteCache.md): \p Opts.URL, else $GRIDJIT_REMOTE_CACHE;
+/// $GRIDJIT_REMOTE_CACHE_READ_ONLY=1 sets ReadOnly; unless \p Opts.Secret
+/// is set, the secret is read from \p SecretFile, else from
+/// $GRIDJIT_REMOTE_CACHE_SECRET_FILE. Null when there is no URL. Errors: a
+/// malformed URL, a secret file that cannot be read or is too short.
+llvm::Expected<std::unique_ptr<RemoteCache>> openRemoteCache(RemoteCacheOptions Opts,
+                                                             const std::string &SecretFile = {});
+
 } // namespace gridjit
 
 #endif // GRIDJIT_CACHE_REMOTECACHE_H
