@@ -58,11 +58,14 @@ constexpr const char *ChildVar = "GRIDJIT_TEST_REMOTE_CHILD";
 // Compilers and reference results
 //===----------------------------------------------------------------------===//
 
+/// Options for a test's Compiler: deadlines generous enough that a loaded
+/// machine never passes them (a timeout would open the breaker and change
+/// the counts); the tests of timeouts shorten them.
 RemoteCacheOptions quickOptions(const std::string &URL) {
   RemoteCacheOptions O;
   O.URL = URL;
-  O.ConnectTimeout = 200ms;
-  O.OperationTimeout = 300ms;
+  O.ConnectTimeout = 5s;
+  O.OperationTimeout = 10s;
   O.BreakerThreshold = 2;
   O.BreakerCooldown = 200ms;
   O.LeaseTime = 60s;
@@ -447,7 +450,10 @@ TEST(RemoteCacheTest, ServerNotRunningTripsTheBreaker) {
 TEST(RemoteCacheTest, StoppedServerTimesOutThenRecovers) {
   REQUIRE_REDIS();
   RedisServer S;
-  auto C = remoteCompiler("", quickOptions(S.url()));
+  RemoteCacheOptions RO = quickOptions(S.url());
+  RO.ConnectTimeout = 200ms;
+  RO.OperationTimeout = 300ms;
+  auto C = remoteCompiler("", RO);
   compileAndCheck(*C, 20);
   EXPECT_EQ(C->getStats().Remote.Stores, 1u);
 
@@ -732,12 +738,7 @@ TEST(RemoteCacheTest, DISABLED_Child) {
   if (Machine)
     if (auto Host = hostTarget(&Why))
       Targets.push_back(Host);
-  // Generous deadlines: on a loaded machine a timeout would (correctly)
-  // make a process compile on its own, and the exact count is checked.
-  RemoteCacheOptions RO = quickOptions(URL);
-  RO.ConnectTimeout = 5s;
-  RO.OperationTimeout = 10s;
-  auto C = remoteCompiler(Disk, RO, Targets);
+  auto C = remoteCompiler(Disk, quickOptions(URL), Targets);
   ASSERT_TRUE(C);
   unsigned Base = Machine ? 300 : 500;
   std::mutex Mu;
