@@ -312,8 +312,12 @@ struct RemoteCache::Impl {
     return true;
   }
   void succeeded() {
-    Failures.store(0, std::memory_order_relaxed);
-    OpenUntil.store(0, std::memory_order_relaxed);
+    // Read first: in the common case nothing changes, and threads do not
+    // fight over the cache line.
+    if (Failures.load(std::memory_order_relaxed) != 0)
+      Failures.store(0, std::memory_order_relaxed);
+    if (OpenUntil.load(std::memory_order_relaxed) != 0)
+      OpenUntil.store(0, std::memory_order_relaxed);
   }
   void failed(bool Timeout) {
     (Timeout ? Timeouts : Errors).fetch_add(1, std::memory_order_relaxed);
