@@ -38,7 +38,6 @@
 #ifdef GRIDJIT_HAVE_OPENCL
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
-#include <dlfcn.h>
 #endif
 
 #include <cmath>
@@ -338,25 +337,7 @@ struct OpenCL {
   unsigned ComputeUnits = 0;
 };
 
-/// libgridjit links LLVM 19 statically and exports its symbols, and PoCL
-/// uses Debian's LLVM 15 shared library: without care, PoCL's calls into
-/// LLVM would bind to libgridjit's copy (same names, another version) and
-/// crash. Loading PoCL first with RTLD_DEEPBIND makes it and its
-/// dependencies prefer their own symbols; the ICD loader later finds it
-/// already loaded. Workaround for running both LLVMs in one process; it can
-/// go if libgridjit stops exporting LLVM's symbols.
-void preloadPoCL() {
-  static bool Once = [] {
-    for (const char *Name : {"libpocl.so.2", "libpocl.so"})
-      if (dlopen(Name, RTLD_NOW | RTLD_GLOBAL | RTLD_DEEPBIND))
-        break;
-    return true;
-  }();
-  (void)Once;
-}
-
 OpenCL *openCLFor(unsigned Units) {
-  preloadPoCL();
   static std::map<unsigned, std::unique_ptr<OpenCL>> All;
   std::unique_ptr<OpenCL> &Slot = All[Units];
   if (Slot)

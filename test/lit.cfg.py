@@ -30,7 +30,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.gridjit_tools_dir, append_path=True)
 
-tools = ["jit-run", "FileCheck", "not", "count", "split-file"]
+tools = ["jit-run", "gridjit-capi-test", "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, [config.gridjit_tools_dir, config.llvm_tools_dir])
 
 config.substitutions.append(("%examples", os.path.join(config.gridjit_src_root, "examples")))
@@ -41,11 +41,33 @@ config.substitutions.append(("%gridjit_src", config.gridjit_src_root))
 config.substitutions.append(("%gridjit_obj", config.gridjit_obj_root))
 # The C++ compiler of the build and LLVM's headers (test/Layering).
 config.substitutions.append(("%cxx", config.cxx_compiler))
+# The C compiler of the build (test/CAPI compiles the docs' C examples).
+config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%llvm_include", config.llvm_include_dir))
+# LLVM's libraries (test/CAPI links a program against LLVMSupport).
+config.substitutions.append(("%llvm_libdir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
 # The fake CUDA driver libraries (unittests/FakeCuda/FakeCuda.cpp), for
 # GRIDJIT_CUDA_DRIVER.
 config.substitutions.append(("%fake_cuda_nolaunch", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda-nolaunch.so")))
 config.substitutions.append(("%fake_cuda", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda.so")))
+
+# A sanitized build (GRIDJIT_SANITIZE): libgridjit.so needs the sanitizer
+# runtimes, which only the build's own programs link, so tests that load it
+# into an outside program (Python, a program compiled by the test) cannot
+# run.
+if config.gridjit_sanitize:
+    config.available_features.add("sanitizer")
+
+# A Python that can import Debian's python3-numba (utils/setup.sh installs
+# it; a pyenv or venv Python usually cannot see it): test/CAPI runs Numba
+# and gridjit in one process with it.
+for _py in [config.python_executable, "/usr/bin/python3"]:
+    if _py and os.path.exists(_py) and subprocess.run(
+        [_py, "-c", "import numba, numpy"], capture_output=True
+    ).returncode == 0:
+        config.available_features.add("numba")
+        config.substitutions.append(("%numba_python", _py))
+        break
 
 # clang-format-19 checks that every C++ file is formatted (test/Format);
 # utils/setup.sh installs it.
@@ -80,3 +102,27 @@ try:
 except (OSError, subprocess.CalledProcessError) as e:
     lit_config.fatal("cannot ask %s for its features: %s" % (_jit_run, e))
 config.available_features.update(_features)
+
+# The Python package (python/gridjit) and its tests (test/Python): a Python
+# with NumPy runs them (Debian: python3-numpy, which utils/setup.sh
+# installs), the interpreter CMake found or, when it lacks NumPy (a pyenv or
+# virtualenv of its own), the system's. $GRIDJIT_TEST_PYTHON chooses one.
+# The package is used from the source tree, with the build's library.
+def _python_with(module, candidates):
+    for exe in candidates:
+        if exe and os.path.exists(exe) and subprocess.run(
+            [exe, "-c", "import " + module], capture_output=True
+        ).returncode == 0:
+            return exe
+    return None
+
+
+_test_python = _python_with(
+    "numpy",
+    [os.environ.get("GRIDJIT_TEST_PYTHON"), config.python_executable, "/usr/bin/python3"],
+)
+if _test_python:
+    config.available_features.add("python-numpy")
+    config.substitutions.append(("%gridjit_python", _test_python))
+config.environment["PYTHONPATH"] = os.path.join(config.gridjit_src_root, "python")
+config.environment["GRIDJIT_LIBRARY"] = os.path.join(config.fake_cuda_dir, "libgridjit.so")

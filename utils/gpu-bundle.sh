@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #===- utils/gpu-bundle.sh - Package jit-run and the GPU suite for a GPU box -===#
 #
-# Usage: utils/gpu-bundle.sh [BUILD_DIR] [OUT]
+# Usage: utils/gpu-bundle.sh [--with-bench] [BUILD_DIR] [OUT]
 #
 # Makes OUT (default: BUILD_DIR/gridjit-gpu-bundle.tar.xz; a name ending in
 # .tar.zst is compressed with zstd instead) from a built BUILD_DIR (default:
@@ -10,17 +10,19 @@
 # NVIDIA driver (docs/CUDA.md, "The GPU bundle and suite"). It holds, under
 # one top directory gridjit-gpu-bundle/:
 #
-#   bin/jit-run                 stripped, RUNPATH $ORIGIN/../lib
-#   bin/bench-CudaBench         the GPU benchmark (benchmarks/CudaBench.cpp),
-#                               when built; lib/ then has libbenchmark too
-#   lib/libgridjit.so           stripped, RUNPATH $ORIGIN
-#   lib/libz.so.1 libzstd.so.1 libz3.so.4
-#                               libgridjit.so's shared dependencies outside
-#                               glibc/libstdc++/libgcc (LLVM's), copied from
+#   bin/jit-run                 stripped, RUNPATH $ORIGIN/../lib (gridjit
+#                               and LLVM are linked into it statically)
+#   bin/bench-CudaBench         with --with-bench: the GPU benchmark
+#                               (benchmarks/CudaBench.cpp; LLVM inside it
+#                               too, so it about doubles the bundle), its
+#                               shared dependencies in lib/, and the CUDA
+#                               C++ peers it compiles, benchmarks/*.cu
+#   lib/libz.so.1 libzstd.so.1 libz3.so.4 libhiredis.so.0.14
+#                               jit-run's shared dependencies outside
+#                               glibc/libstdc++/libgcc (LLVM's, hiredis), copied from
 #                               this machine and stripped
 #   nvvm/libdevice/             libdevice, when the build machine has it
 #                               (f64 math on --target=cuda; CUDA_HOME)
-#   benchmarks/*.cu             the CUDA C++ peers CudaBench compiles with nvcc
 #   examples/ test/             every .kir file, the tests' expected-value
 #                               scripts (test/Host/Inputs) and the tests
 #                               whose commands the suite reuses
@@ -36,6 +38,11 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+with_bench=0
+if [ "${1:-}" = --with-bench ]; then
+  with_bench=1
+  shift
+fi
 build=$(cd "${1:-$src/build}" && pwd)
 out=${2:-$build/gridjit-gpu-bundle.tar.xz}
 
@@ -46,7 +53,6 @@ for tool in patchelf ldd readelf tar; do
 done
 strip_tool=$(command -v llvm-strip-19 || command -v strip) || die "no strip tool (llvm-strip-19 or strip)"
 [ -x "$build/bin/jit-run" ] || die "$build/bin/jit-run not found: build first"
-[ -f "$build/lib/libgridjit.so" ] || die "$build/lib/libgridjit.so not found: build first"
 
 # The libraries every Linux machine with a C++ runtime has; anything else
 # that is needed must be in the bundle.
@@ -58,21 +64,23 @@ root=$work/gridjit-gpu-bundle
 mkdir -p "$root/bin" "$root/lib"
 
 cp "$build/bin/jit-run" "$root/bin/jit-run"
-cp "$build/lib/libgridjit.so" "$root/lib/libgridjit.so"
 bins=("$root/bin/jit-run")
-deps_of=("$build/lib/libgridjit.so")
-if [ -x "$build/bin/bench-CudaBench" ]; then
+deps_of=("$build/bin/jit-run")
+if [ "$with_bench" = 1 ]; then
+  [ -x "$build/bin/bench-CudaBench" ] || die "$build/bin/bench-CudaBench not found: build first"
   cp "$build/bin/bench-CudaBench" "$root/bin/bench-CudaBench"
   bins+=("$root/bin/bench-CudaBench")
   deps_of+=("$build/bin/bench-CudaBench")
+  mkdir -p "$root/benchmarks"
+  cp "$src"/benchmarks/*.cu "$root/benchmarks/"
 fi
 
-# The other shared dependencies (zlib, zstd, z3 through LLVM; the
+# The binaries' shared dependencies (zlib, zstd, z3 through LLVM; the
 # benchmark library), resolved where this machine's loader finds them.
 for who in "${deps_of[@]}"; do
   while read -r name arrow path rest; do
     [ "$arrow" = "=>" ] || continue
-    if [[ "$name" =~ $system_re ]] || [ "$name" = libgridjit.so ]; then continue; fi
+    if [[ "$name" =~ $system_re ]]; then continue; fi
     [ -f "$path" ] || die "ldd cannot resolve $name for $who"
     cp -L "$path" "$root/lib/$name"
   done < <(ldd "$who")
@@ -122,8 +130,6 @@ done
 (cd "$src" && cp --parents -t "$root" test/Host/examples.test test/Host/all-test-kernels.test \
    test/Host/Inputs/*.py docs/CUDA.md)
 cp "$src/utils/gpu-suite.sh" "$src/utils/gpu_suite.py" "$root/"
-mkdir -p "$root/benchmarks"
-cp "$src"/benchmarks/*.cu "$root/benchmarks/"
 
 {
   echo "gridjit GPU bundle"
@@ -144,7 +150,8 @@ cp "$src"/benchmarks/*.cu "$root/benchmarks/"
 
 mkdir -p "$(dirname "$out")"
 case "$out" in
-  *.tar.zst) tar -C "$work" -cf - gridjit-gpu-bundle | zstd -q -T2 -6 -f -o "$out" ;;
+  *.tar.zst) tar -C "$work" -cf - gridjit-gpu-bundle |
+      zstd -q -T2 "-${GRIDJIT_BUNDLE_ZSTD_LEVEL:-6}" -f -o "$out" ;;
   *.tar.xz) tar -C "$work" -cf - gridjit-gpu-bundle | xz -T2 -6 > "$out" ;;
   *) die "OUT must end in .tar.xz or .tar.zst: $out" ;;
 esac

@@ -20,12 +20,19 @@ fi
 
 packages=(
   cmake ninja-build ccache python3
+  # The Python package (python/) and its tests (test/Python) use NumPy
+  # (python3-numpy, below); pip, setuptools and wheel install the package
+  # offline.
+  python3-pip python3-setuptools python3-wheel
   llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev clang-format-19
   # utils/gpu-bundle.sh sets the bundle's RUNPATHs and compresses it
   # (test/Bundle unpacks a .tar.zst).
   patchelf xz-utils zstd
   libzstd-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
+  # test/CAPI/numba-coexistence.test: Debian's Numba (llvmlite, its own
+  # LLVM) and gridjit in one Python process.
+  python3-numba python3-numpy
   # The remote cache tier's client, and the server its tests start.
   libhiredis-dev redis-server
   # bench-HostExecBench also runs its kernels through PoCL, the usual way

@@ -64,3 +64,9 @@ llvm::Error DiagnosticEngine::takeError() {
   NumErrors = 0;
   return llvm::make_error<DiagnosticError>(BufferName, Source, std::move(Diags), Truncated);
 }
+
+std::string gridjit::errorMessage(llvm::Error E) {
+  if (!E)
+    return std::string();
+  return llvm::toString(std::move(E));
+}

@@ -282,8 +282,8 @@ TEST(CompilerTest, CompileAsync) {
   for (unsigned I = 0; I < 100; ++I)
     Futures.push_back(C->compileAsync(makeKernel(I % 10), "k.kir"));
   // Before get(): a synchronisation ThreadSanitizer can see. In a TSan
-  // build LLVM is not instrumented, and libLLVMSupport (linked whole into
-  // libgridjit) brings its own, uninstrumented copies of libstdc++'s inline
+  // build LLVM is not instrumented, and libLLVMSupport (linked into the
+  // test binary) brings its own, uninstrumented copies of libstdc++'s inline
   // promise machinery (_State_baseV2::_M_set_result), which the linker
   // keeps; the release that publishes a promise's value is then invisible
   // to TSan and future::get() alone is reported as a race (a false

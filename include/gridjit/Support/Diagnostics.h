@@ -79,6 +79,17 @@ private:
   unsigned NumErrors = 0;
 };
 
+/// The message of \p E as llvm::toString renders it (each error it holds,
+/// diagnostics with their source line and caret, joined by newlines),
+/// consuming it; empty for success. A program that uses gridjit's C++ API
+/// through libgridjit.so and links its own copy of LLVM must turn gridjit's
+/// errors into text with this, not with that copy's llvm::toString,
+/// consumeError or handleErrors: libgridjit.so keeps its LLVM to itself,
+/// and the identity of LLVM's error classes (ErrorInfoBase::ID) is then not
+/// the same in the two copies (docs/CAPI.md, "The C++ API from
+/// libgridjit.so").
+std::string errorMessage(llvm::Error E);
+
 } // namespace gridjit
 
 #endif // GRIDJIT_SUPPORT_DIAGNOSTICS_H

@@ -1,0 +1,312 @@
+/*===- gridjit-c/gridjit.h - gridjit's stable C API ---------------*- C -*-===*\
+|*                                                                            *|
+|* Part of gridjit. The C ABI that embedders (the Python package, other      *|
+|* languages, frameworks that do not want C++ in their ABI) use: compile KIR *|
+|* for the host or nvptx target, synchronously or not; read a kernel's       *|
+|* parameters; run kernels through a runtime (host CPU or a CUDA device)     *|
+|* on buffers it owns or on memory the caller owns. docs/CAPI.md has the     *|
+|* complete guide and examples.                                              *|
+|*                                                                            *|
+|* Rules that hold for every function:                                       *|
+|*  - It returns a gj_status (GJ_OK = 0) unless it is documented otherwise;   *|
+|*    on failure gj_last_error() holds the full message (gridjit's located   *|
+|*    diagnostics included) for the calling thread, and every out-parameter  *|
+|*    is left unchanged.                                                      *|
+|*  - It is thread-safe: any object may be used from any thread at once,     *|
+|*    except that an object must not be destroyed while another thread is   *|
+|*    using it.                                                               *|
+|*  - It never prints, exits or aborts on bad input (a null handle or        *|
+|*    pointer is GJ_ERROR_INVALID_ARGUMENT), and holds no lock of its own    *|
+|*    across a compile or a launch.                                          *|
+|*  - Strings passed in are NUL-terminated UTF-8 and only read during the    *|
+|*    call. Strings returned are owned by the object they come from and      *|
+|*    live as long as it does (gj_last_error: until the thread's next        *|
+|*    failing call).                                                          *|
+|*  - Structs passed in start with `struct_size`, set by the *_init          *|
+|*    function, so that fields can be added without breaking callers.        *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef GRIDJIT_C_GRIDJIT_H
+#define GRIDJIT_C_GRIDJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define GJ_API __attribute__((visibility("default")))
+#else
+#define GJ_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===-- Versions, status, errors ------------------------------------------===*/
+
+/** The C API's version: GJ_API_VERSION of the library (bumped when a
+ *  function or field is added; never when one changes). */
+#define GJ_API_VERSION 1
+GJ_API uint32_t gj_api_version(void);
+/** gridjit's version, e.g. "0.4.0". */
+GJ_API const char *gj_version_string(void);
+
+typedef enum gj_status {
+  GJ_OK = 0,
+  /** A null handle or pointer, an unknown enum value, a struct_size too
+   *  small, an out-of-range index. */
+  GJ_ERROR_INVALID_ARGUMENT = 1,
+  /** The KIR source did not parse or verify (the message is the located
+   *  diagnostic: `NAME:LINE:COL: error: ...` with the source line). */
+  GJ_ERROR_COMPILE = 2,
+  /** No such kernel, target or device. */
+  GJ_ERROR_NOT_FOUND = 3,
+  /** A launch was refused before it ran (configuration, arguments,
+   *  limits of the device), or failed while running. */
+  GJ_ERROR_LAUNCH = 4,
+  /** gj_compile_job_poll: the compile has not finished yet. */
+  GJ_ERROR_NOT_READY = 5,
+  /** The CUDA runtime cannot start: no driver library, no device. */
+  GJ_ERROR_NO_DEVICE = 6,
+  /** Any other failure (a driver call, memory, the disk, code generation). */
+  GJ_ERROR_FAILED = 7,
+} gj_status;
+
+/** The name of \p s ("GJ_OK", "GJ_ERROR_COMPILE", ...); never null. */
+GJ_API const char *gj_status_name(gj_status s);
+/** The message of the calling thread's last failed call (empty when there
+ *  was none; successful calls leave it as it is). Valid until the thread's
+ *  next failing gridjit call. Never null. */
+GJ_API const char *gj_last_error(void);
+
+/*===-- Types --------------------------------------------------------------===*/
+
+/** KIR's scalar types (gridjit::ScalarKind, same order). */
+typedef enum gj_scalar_type {
+  GJ_BOOL = 0,
+  GJ_I8 = 1,
+  GJ_I16 = 2,
+  GJ_I32 = 3,
+  GJ_I64 = 4,
+  GJ_U8 = 5,
+  GJ_U16 = 6,
+  GJ_U32 = 7,
+  GJ_U64 = 8,
+  GJ_F32 = 9,
+  GJ_F64 = 10,
+  /** For a pointer argument: the pointee is not checked. */
+  GJ_ANY = 255,
+} gj_scalar_type;
+
+/** The spelling of \p t ("i32", "f64", ...; "any"); never null. */
+GJ_API const char *gj_scalar_type_name(gj_scalar_type t);
+
+/*===-- Compiler -----------------------------------------------------------===*/
+
+typedef struct gj_compiler_s *gj_compiler;
+typedef struct gj_module_s *gj_module;
+typedef struct gj_compile_job_s *gj_compile_job;
+
+typedef struct gj_compiler_options {
+  size_t struct_size;
+  /** Comma-separated targets, each NAME or NAME:ARCH ("host",
+   *  "nvptx:sm_80", "host,nvptx"; "cuda" is another name of "nvptx"); the
+   *  first is the default target. NULL or empty: "host" (this machine's
+   *  CPU). */
+  const char *targets;
+  /** Default optimisation level, 0..3 (default 3). */
+  uint32_t opt_level;
+  /** Threads for gj_compile_async; 0: the CPUs this process may run on. */
+  uint32_t threads;
+  /** Non-zero (default): use the disk cache. */
+  int32_t use_disk_cache;
+  /** The disk cache directory; NULL: the default (GRIDJIT_CACHE_DIR,
+   *  XDG_CACHE_HOME, HOME; docs/Cache.md). */
+  const char *cache_dir;
+} gj_compiler_options;
+
+/** Fills \p o with the defaults (and struct_size). */
+GJ_API void gj_compiler_options_init(gj_compiler_options *o);
+/** A compiler; \p o may be NULL for the defaults. */
+GJ_API gj_status gj_compiler_create(const gj_compiler_options *o, gj_compiler *out);
+/** Waits for its asynchronous compiles, then frees it. Modules it made
+ *  stay valid. NULL is fine. */
+GJ_API void gj_compiler_destroy(gj_compiler c);
+
+/** Compiles \p source (\p size bytes; need not be NUL-terminated) for
+ *  \p target (a target name of the compiler, "cuda" standing for "nvptx";
+ *  NULL: its default), or finds it
+ *  in the cache. \p buffer_name names the source in diagnostics (NULL:
+ *  "<source>"). */
+GJ_API gj_status gj_compile(gj_compiler c, const char *source, size_t size, const char *buffer_name,
+                            const char *target, gj_module *out);
+/** The same on one of the compiler's threads: returns at once with a job. */
+GJ_API gj_status gj_compile_async(gj_compiler c, const char *source, size_t size,
+                                  const char *buffer_name, const char *target, gj_compile_job *out);
+/** GJ_OK when the job has finished (successfully or not),
+ *  GJ_ERROR_NOT_READY while it runs. Never blocks. */
+GJ_API gj_status gj_compile_job_poll(gj_compile_job j);
+/** Blocks until the job finishes; then returns what gj_compile would have
+ *  (the module, or the error). May be called more than once; each
+ *  successful call returns a new reference to the module. */
+GJ_API gj_status gj_compile_job_wait(gj_compile_job j, gj_module *out);
+/** Frees the job (waiting for it first if it still runs). NULL is fine. */
+GJ_API void gj_compile_job_destroy(gj_compile_job j);
+
+/*===-- Compiled modules and kernels ---------------------------------------===*/
+
+/** Releases a reference to a compiled module. NULL is fine. */
+GJ_API void gj_module_release(gj_module m);
+/** "host" or "nvptx". */
+GJ_API const char *gj_module_target(gj_module m);
+/** The module's architecture ("sm_80", or the host CPU name). */
+GJ_API const char *gj_module_arch(gj_module m);
+/** The payload: PTX text (nvptx) or a relocatable object (host). */
+GJ_API gj_status gj_module_payload(gj_module m, const char **data, size_t *size);
+/** The number of kernels (0 for NULL). */
+GJ_API size_t gj_module_kernel_count(gj_module m);
+/** The index of the kernel named \p name (GJ_ERROR_NOT_FOUND: none; the
+ *  message lists the module's kernels). */
+GJ_API gj_status gj_module_find_kernel(gj_module m, const char *name, size_t *index);
+
+typedef struct gj_kernel_info {
+  size_t struct_size;
+  const char *name;
+  size_t num_params;
+  /** Calls grid_sync(): launched cooperatively, whole grid resident. */
+  int32_t cooperative;
+  /** Declares `shared NAME: [T];`: dynamic_shared_bytes must be non-zero. */
+  int32_t uses_dynamic_shared;
+  uint64_t static_shared_bytes;
+} gj_kernel_info;
+
+typedef struct gj_param_info {
+  size_t struct_size;
+  const char *name;
+  /** Non-zero: a pointer (ptr<T>); \p type is then its pointee. */
+  int32_t is_pointer;
+  gj_scalar_type type;
+  /** Bytes and alignment of the value as passed (8 for pointers). */
+  uint32_t size, align;
+} gj_param_info;
+
+/** Kernel \p index of \p m. Set info->struct_size (or call
+ *  gj_kernel_info_init) first. */
+GJ_API void gj_kernel_info_init(gj_kernel_info *info);
+GJ_API gj_status gj_module_kernel(gj_module m, size_t index, gj_kernel_info *info);
+GJ_API void gj_param_info_init(gj_param_info *info);
+GJ_API gj_status gj_module_kernel_param(gj_module m, size_t kernel, size_t param,
+                                        gj_param_info *info);
+
+/*===-- Runtimes, buffers --------------------------------------------------===*/
+
+typedef struct gj_runtime_s *gj_runtime;
+typedef struct gj_loaded_module_s *gj_loaded_module;
+typedef struct gj_buffer_s *gj_buffer;
+
+typedef struct gj_runtime_options {
+  size_t struct_size;
+  /** "host" (default) or "cuda" (also "nvptx"). */
+  const char *target;
+  /** host: threads that run blocks; 0: the CPUs this process may run on.
+   *  gridjit's own pool: no OpenMP or other library setting is read or
+   *  changed. */
+  uint32_t threads;
+  /** cuda: the device's ordinal. */
+  uint32_t device;
+  /** cuda: keep the driver's cubins in the disk cache (default non-zero). */
+  int32_t use_cubin_cache;
+  /** cuda: the cache directory for cubins; NULL: the default. */
+  const char *cache_dir;
+} gj_runtime_options;
+
+GJ_API void gj_runtime_options_init(gj_runtime_options *o);
+/** A runtime; \p o may be NULL for the host defaults. cuda without a
+ *  driver or device: GJ_ERROR_NO_DEVICE. */
+GJ_API gj_status gj_runtime_create(const gj_runtime_options *o, gj_runtime *out);
+/** Releases it. Its loaded modules and buffers hold references to it, so
+ *  it is freed when the last of them is destroyed: any order is fine.
+ *  NULL is fine. */
+GJ_API void gj_runtime_destroy(gj_runtime r);
+/** The number of CUDA devices this process can use (0 without a driver;
+ *  never an error: a driver library that loads but cannot be used also
+ *  gives 0, and gj_last_error says why). */
+GJ_API int32_t gj_cuda_device_count(void);
+/** Waits for every launch and copy the runtime queued; returns the first
+ *  error. */
+GJ_API gj_status gj_runtime_synchronize(gj_runtime r);
+
+/** Loads compiled module \p m (of the runtime's target) into \p r. The
+ *  loaded module keeps its own reference to \p m. */
+GJ_API gj_status gj_runtime_load(gj_runtime r, gj_module m, gj_loaded_module *out);
+GJ_API void gj_loaded_module_destroy(gj_loaded_module lm);
+
+/** \p bytes of device memory (zeroed on the host target). */
+GJ_API gj_status gj_buffer_alloc(gj_runtime r, uint64_t bytes, gj_buffer *out);
+/** Frees it; NULL is fine. */
+GJ_API void gj_buffer_free(gj_buffer b);
+/** The buffer's device address (0 for NULL): a host pointer on the host
+ *  target, a CUdeviceptr on CUDA. */
+GJ_API uint64_t gj_buffer_address(gj_buffer b);
+GJ_API uint64_t gj_buffer_size(gj_buffer b);
+/** Copies \p bytes from host memory \p src into \p b at \p offset. */
+GJ_API gj_status gj_buffer_write(gj_buffer b, uint64_t offset, const void *src, uint64_t bytes);
+/** Copies \p bytes of \p b from \p offset into host memory \p dst, after
+ *  every earlier launch of the runtime has finished. */
+GJ_API gj_status gj_buffer_read(gj_buffer b, uint64_t offset, void *dst, uint64_t bytes);
+
+/*===-- Launches -----------------------------------------------------------===*/
+
+typedef enum gj_arg_kind {
+  /** A scalar of type gj_arg::type, in the matching union member. */
+  GJ_ARG_SCALAR = 0,
+  /** value.buffer: a gj_buffer of the runtime. */
+  GJ_ARG_BUFFER = 1,
+  /** value.address: caller-owned device memory (a CUdeviceptr from
+   *  another framework; on the host target, any host address). */
+  GJ_ARG_DEVICE_POINTER = 2,
+  /** value.pointer: caller-owned host memory (host target only). */
+  GJ_ARG_HOST_POINTER = 3,
+} gj_arg_kind;
+
+/** One kernel argument. For pointers, \p type is the pointee the caller
+ *  claims (checked against the parameter), or GJ_ANY. */
+typedef struct gj_arg {
+  gj_arg_kind kind;
+  gj_scalar_type type;
+  union {
+    int64_t i;  /**< bool and signed integers (i8..i64) */
+    uint64_t u; /**< unsigned integers (u8..u64) */
+    float f32;
+    double f64;
+    gj_buffer buffer;
+    uint64_t address;
+    void *pointer;
+  } value;
+} gj_arg;
+
+typedef struct gj_launch_config {
+  size_t struct_size;
+  uint32_t grid[3];  /**< blocks; each at least 1 */
+  uint32_t block[3]; /**< threads per block; each at least 1 */
+  uint32_t dynamic_shared_bytes;
+  /** cuda: a CUstream of the caller's (e.g. a CuPy or PyTorch stream), as
+   *  an opaque handle; NULL: the runtime's stream. host: must be NULL. */
+  void *stream;
+} gj_launch_config;
+
+/** grid = block = {1, 1, 1}, no shared memory, no stream. */
+GJ_API void gj_launch_config_init(gj_launch_config *c);
+/** Launches kernel \p kernel of \p lm with \p args (\p num_args of them),
+ *  after checking the configuration and every argument against the
+ *  kernel's parameters (count, scalar type, pointee). The host target
+ *  returns when the kernel has finished; CUDA when it is queued. */
+GJ_API gj_status gj_launch(gj_loaded_module lm, const char *kernel, const gj_launch_config *c,
+                           const gj_arg *args, size_t num_args);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GRIDJIT_C_GRIDJIT_H */

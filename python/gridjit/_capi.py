@@ -1,0 +1,275 @@
+"""The C API (include/gridjit-c/gridjit.h) through ctypes.
+
+Finds and loads libgridjit.so, declares the structs and functions of the
+header, and turns a failed call's status into the matching Python exception
+carrying gridjit_last_error()'s full message.
+
+Every function is called through a ctypes.CDLL, which releases the GIL for
+the duration of the foreign call: compiles, launches, copies and waits never
+hold the interpreter lock.
+"""
+
+import ctypes
+import os
+from ctypes import (
+    POINTER,
+    Structure,
+    Union,
+    c_char_p,
+    c_double,
+    c_float,
+    c_int,
+    c_int32,
+    c_int64,
+    c_size_t,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
+
+from ._errors import _error_for_status
+
+#: The C API version this package was written against (GJ_API_VERSION).
+API_VERSION = 1
+
+#: The library's file name.
+LIBRARY_NAME = "libgridjit.so"
+
+
+def _candidates():
+    """The places to look for libgridjit.so, in order, as (path, why)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = os.environ.get("GRIDJIT_LIBRARY")
+    if env:
+        # An explicit choice is the only candidate: a wrong path is an error,
+        # not a reason to pick up some other library silently.
+        return [(env, "GRIDJIT_LIBRARY")]
+    found = []
+    build_dir = os.environ.get("GRIDJIT_BUILD_DIR")
+    if build_dir:
+        found.append((os.path.join(build_dir, "lib", LIBRARY_NAME), "GRIDJIT_BUILD_DIR"))
+    # The package inside a checkout (python/gridjit): the build tree of the
+    # CMake presets (build/ for release and ci, then the others).
+    checkout = os.path.dirname(os.path.dirname(here))
+    for sub in ("build", "build-debug", "build-asan", "build-tsan"):
+        found.append((os.path.join(checkout, sub, "lib", LIBRARY_NAME), "the build tree"))
+    # An installed package with the library bundled next to it (setup.py
+    # copies it in when one is found at install time).
+    found.append((os.path.join(here, LIBRARY_NAME), "next to the package"))
+    return found
+
+
+def _load():
+    tried = []
+    for path, why in _candidates():
+        if os.path.isfile(path):
+            try:
+                # RTLD_LOCAL (ctypes' default on Linux): none of the
+                # library's symbols become visible to libraries loaded later.
+                return ctypes.CDLL(path, mode=os.RTLD_LOCAL), path
+            except OSError as e:
+                raise ImportError("gridjit: cannot load %s (from %s): %s" % (path, why, e)) from None
+        tried.append("%s (%s)" % (path, why))
+    # Last: the dynamic loader's own search path (an installed library).
+    try:
+        return ctypes.CDLL(LIBRARY_NAME, mode=os.RTLD_LOCAL), LIBRARY_NAME
+    except OSError:
+        tried.append("%s (the dynamic loader's search path)" % LIBRARY_NAME)
+    raise ImportError(
+        "gridjit: cannot find %s; looked for:\n  %s\n"
+        "Build gridjit (cmake --build build) or set GRIDJIT_LIBRARY to the library's path."
+        % (LIBRARY_NAME, "\n  ".join(tried))
+    )
+
+
+lib, library_path = _load()
+
+# ---- Enums -----------------------------------------------------------------
+
+GJ_OK = 0
+GJ_ERROR_INVALID_ARGUMENT = 1
+GJ_ERROR_COMPILE = 2
+GJ_ERROR_NOT_FOUND = 3
+GJ_ERROR_LAUNCH = 4
+GJ_ERROR_NOT_READY = 5
+GJ_ERROR_NO_DEVICE = 6
+GJ_ERROR_FAILED = 7
+
+GJ_ARG_SCALAR = 0
+GJ_ARG_BUFFER = 1
+GJ_ARG_DEVICE_POINTER = 2
+GJ_ARG_HOST_POINTER = 3
+
+# ---- Structs ---------------------------------------------------------------
+
+
+class gj_compiler_options(Structure):
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("targets", c_char_p),
+        ("opt_level", c_uint32),
+        ("threads", c_uint32),
+        ("use_disk_cache", c_int32),
+        ("cache_dir", c_char_p),
+    ]
+
+
+class gj_kernel_info(Structure):
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("name", c_char_p),
+        ("num_params", c_size_t),
+        ("cooperative", c_int32),
+        ("uses_dynamic_shared", c_int32),
+        ("static_shared_bytes", c_uint64),
+    ]
+
+
+class gj_param_info(Structure):
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("name", c_char_p),
+        ("is_pointer", c_int32),
+        ("type", c_int),
+        ("size", c_uint32),
+        ("align", c_uint32),
+    ]
+
+
+class gj_runtime_options(Structure):
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("target", c_char_p),
+        ("threads", c_uint32),
+        ("device", c_uint32),
+        ("use_cubin_cache", c_int32),
+        ("cache_dir", c_char_p),
+    ]
+
+
+class _gj_arg_value(Union):
+    _fields_ = [
+        ("i", c_int64),
+        ("u", c_uint64),
+        ("f32", c_float),
+        ("f64", c_double),
+        ("buffer", c_void_p),
+        ("address", c_uint64),
+        ("pointer", c_void_p),
+    ]
+
+
+class gj_arg(Structure):
+    _fields_ = [("kind", c_int), ("type", c_int), ("value", _gj_arg_value)]
+
+
+class gj_launch_config(Structure):
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("grid", c_uint32 * 3),
+        ("block", c_uint32 * 3),
+        ("dynamic_shared_bytes", c_uint32),
+        ("stream", c_void_p),
+    ]
+
+
+assert ctypes.sizeof(gj_arg) == 16, "gj_arg must be 16 bytes (kind, type, 8-byte value)"
+
+# ---- Functions -------------------------------------------------------------
+
+_handle = c_void_p
+_P = POINTER
+
+
+def _declare(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+gj_api_version = _declare("gj_api_version", c_uint32)
+gj_version_string = _declare("gj_version_string", c_char_p)
+gj_status_name = _declare("gj_status_name", c_char_p, c_int)
+gj_last_error = _declare("gj_last_error", c_char_p)
+gj_scalar_type_name = _declare("gj_scalar_type_name", c_char_p, c_int)
+
+gj_compiler_options_init = _declare("gj_compiler_options_init", None, _P(gj_compiler_options))
+gj_compiler_create = _declare("gj_compiler_create", c_int, _P(gj_compiler_options), _P(_handle))
+gj_compiler_destroy = _declare("gj_compiler_destroy", None, _handle)
+gj_compile = _declare(
+    "gj_compile", c_int, _handle, c_char_p, c_size_t, c_char_p, c_char_p, _P(_handle)
+)
+gj_compile_async = _declare(
+    "gj_compile_async", c_int, _handle, c_char_p, c_size_t, c_char_p, c_char_p, _P(_handle)
+)
+gj_compile_job_poll = _declare("gj_compile_job_poll", c_int, _handle)
+gj_compile_job_wait = _declare("gj_compile_job_wait", c_int, _handle, _P(_handle))
+gj_compile_job_destroy = _declare("gj_compile_job_destroy", None, _handle)
+
+gj_module_release = _declare("gj_module_release", None, _handle)
+gj_module_target = _declare("gj_module_target", c_char_p, _handle)
+gj_module_arch = _declare("gj_module_arch", c_char_p, _handle)
+gj_module_payload = _declare("gj_module_payload", c_int, _handle, _P(c_void_p), _P(c_size_t))
+gj_module_kernel_count = _declare("gj_module_kernel_count", c_size_t, _handle)
+gj_module_find_kernel = _declare("gj_module_find_kernel", c_int, _handle, c_char_p, _P(c_size_t))
+gj_kernel_info_init = _declare("gj_kernel_info_init", None, _P(gj_kernel_info))
+gj_module_kernel = _declare("gj_module_kernel", c_int, _handle, c_size_t, _P(gj_kernel_info))
+gj_param_info_init = _declare("gj_param_info_init", None, _P(gj_param_info))
+gj_module_kernel_param = _declare(
+    "gj_module_kernel_param", c_int, _handle, c_size_t, c_size_t, _P(gj_param_info)
+)
+
+gj_runtime_options_init = _declare("gj_runtime_options_init", None, _P(gj_runtime_options))
+gj_runtime_create = _declare("gj_runtime_create", c_int, _P(gj_runtime_options), _P(_handle))
+gj_runtime_destroy = _declare("gj_runtime_destroy", None, _handle)
+gj_cuda_device_count = _declare("gj_cuda_device_count", c_int32)
+gj_runtime_synchronize = _declare("gj_runtime_synchronize", c_int, _handle)
+gj_runtime_load = _declare("gj_runtime_load", c_int, _handle, _handle, _P(_handle))
+gj_loaded_module_destroy = _declare("gj_loaded_module_destroy", None, _handle)
+
+gj_buffer_alloc = _declare("gj_buffer_alloc", c_int, _handle, c_uint64, _P(_handle))
+gj_buffer_free = _declare("gj_buffer_free", None, _handle)
+gj_buffer_address = _declare("gj_buffer_address", c_uint64, _handle)
+gj_buffer_size = _declare("gj_buffer_size", c_uint64, _handle)
+gj_buffer_write = _declare("gj_buffer_write", c_int, _handle, c_uint64, c_void_p, c_uint64)
+gj_buffer_read = _declare("gj_buffer_read", c_int, _handle, c_uint64, c_void_p, c_uint64)
+
+gj_launch_config_init = _declare("gj_launch_config_init", None, _P(gj_launch_config))
+gj_launch = _declare(
+    "gj_launch", c_int, _handle, c_char_p, _P(gj_launch_config), _P(gj_arg), c_size_t
+)
+
+# The launch path's gj_launch: a second function object (lib[...] makes a new
+# one) without argtypes, so that ctypes converts nothing: the launch passes
+# ctypes objects only (a c_void_p, bytes, byref(config), an array, a
+# c_size_t; see _kernel.py), which skips a from_param call per argument.
+gj_launch_raw = lib["gj_launch"]
+gj_launch_raw.restype = c_int
+
+_version = gj_api_version()
+if _version < API_VERSION:
+    raise ImportError(
+        "gridjit: %s has C API version %d; this package needs %d or later"
+        % (library_path, _version, API_VERSION)
+    )
+
+
+def last_error():
+    """The calling thread's last error message (str)."""
+    return gj_last_error().decode("utf-8", "replace")
+
+
+def check(status, what=None):
+    """Raises the exception for a failed \\p status (the message is
+    gj_last_error()'s, which must be read on the same thread, right after the
+    call: every call here does that)."""
+    if status != GJ_OK:
+        raise _error_for_status(status, last_error(), what)
+
+
+def encode(s):
+    """A str (or bytes, or None) as the bytes a char* argument takes."""
+    if s is None or isinstance(s, bytes):
+        return s
+    return str(s).encode("utf-8")

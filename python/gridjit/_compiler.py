@@ -1,0 +1,320 @@
+"""Compilers, compiled modules, compile() and compile_async()."""
+
+import os
+import threading
+from concurrent.futures import Future
+from ctypes import byref, c_size_t, c_void_p, string_at
+
+from . import _capi, _types
+from ._errors import InvalidArgumentError, NotFoundError
+from ._handle import Handle
+from ._kernel import Kernel, Param
+from ._runtime import cuda_arch, runtime_target
+from ._runtime import runtime as _default_runtime
+
+# Python's target names -> the compiler's.
+_COMPILER_TARGETS = {"host": "host", "cuda": "nvptx", "nvptx": "nvptx"}
+
+
+def _compiler_target(spec):
+    """("nvptx", "sm_80") for "cuda:sm_80", ("host", "") for "host"."""
+    name, _, arch = str(spec).strip().partition(":")
+    try:
+        return _COMPILER_TARGETS[name.lower()], arch
+    except KeyError:
+        raise InvalidArgumentError("gridjit: unknown target %r (known: host, cuda)" % (spec,)) from None
+
+
+def _targets_string(targets):
+    if targets is None:
+        return None
+    if isinstance(targets, str):
+        targets = targets.split(",")
+    out = []
+    for t in targets:
+        name, arch = _compiler_target(t)
+        out.append(name + (":" + arch if arch else ""))
+    return ",".join(out)
+
+
+def _source_bytes(source, name):
+    if isinstance(source, os.PathLike):
+        path = os.fspath(source)
+        with open(path, "rb") as f:
+            return f.read(), name if name is not None else path
+    if isinstance(source, str):
+        return source.encode("utf-8"), name
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), name
+    raise TypeError(
+        "gridjit: the source must be KIR text (str or bytes) or a path (os.PathLike), not %s" % type(source).__name__
+    )
+
+
+class Compiler:
+    """Compiles KIR for the host CPU and NVIDIA GPUs, with a content-hashed
+    memory and disk cache (docs/Cache.md). Thread-safe: any number of
+    threads may compile at once; compiles of one source compile once.
+
+    ``targets``: the targets it compiles for, e.g. ``"host"``, ``"cuda"``,
+    ``"cuda:sm_90"`` or a list of them (default: host and cuda); the first
+    is the default target of compile(). ``opt_level``: 0..3 (default 3).
+    ``threads``: threads for compile_async, 0 for the CPUs this process may
+    run on. ``use_disk_cache``, ``cache_dir``: the disk cache and its
+    directory (default: $GRIDJIT_CACHE_DIR, $XDG_CACHE_HOME/gridjit,
+    ~/.cache/gridjit)."""
+
+    def __init__(self, targets=None, *, opt_level=3, threads=0, use_disk_cache=True, cache_dir=None):
+        opts = _capi.gj_compiler_options()
+        _capi.gj_compiler_options_init(byref(opts))
+        self.targets = _targets_string(targets) if targets is not None else "host,nvptx"
+        opts.targets = self.targets.encode()
+        if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+            raise InvalidArgumentError("gridjit: opt_level must be 0, 1, 2 or 3, not %r" % (opt_level,))
+        opts.opt_level = opt_level
+        if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads < 1 << 32:
+            raise InvalidArgumentError("gridjit: threads must be a non-negative integer, not %r" % (threads,))
+        opts.threads = threads
+        opts.use_disk_cache = 1 if use_disk_cache else 0
+        opts.cache_dir = _capi.encode(None if cache_dir is None else os.fspath(cache_dir))
+        out = c_void_p()
+        _capi.check(_capi.gj_compiler_create(byref(opts), byref(out)), "gj_compiler_create")
+        self._handle = Handle(out.value, _capi.gj_compiler_destroy)
+        self.opt_level = opt_level
+        self.threads = threads
+
+    def __repr__(self):
+        return "<gridjit.Compiler targets=%s opt_level=%d>" % (self.targets, self.opt_level)
+
+    def _target_arg(self, target):
+        if target is None:
+            return None
+        name, arch = _compiler_target(target)
+        if arch:
+            raise InvalidArgumentError(
+                "gridjit: compile(target=%r): the architecture is the compiler's choice; make a "
+                "gridjit.Compiler(targets=%r) for it" % (target, target)
+            )
+        return name.encode()
+
+    def compile(self, source, target=None, *, name=None, runtime=None):
+        """Compiles KIR \\p source (text, bytes, or a path) for \\p target
+        ("host" or "cuda"; default: the compiler's first target), or finds
+        it in the cache. \\p name names the source in diagnostics. Kernels
+        of the module launch on \\p runtime (default: the shared runtime of
+        the target, started on first launch). Raises CompileError with the
+        located diagnostic."""
+        data, name = _source_bytes(source, name)
+        out = c_void_p()
+        _capi.check(
+            _capi.gj_compile(self._handle, data, len(data), _capi.encode(name), self._target_arg(target), byref(out)),
+            "gj_compile",
+        )
+        return Module(Handle(out.value, _capi.gj_module_release), runtime)
+
+    def compile_async(self, source, target=None, *, name=None, runtime=None):
+        """compile() on one of the compiler's own threads: returns a
+        concurrent.futures.Future of the Module at once. The compile runs in
+        the library (no Python thread and no GIL involved); a small waiter
+        thread, blocked in gj_compile_job_wait without the GIL, completes
+        the future."""
+        data, name = _source_bytes(source, name)
+        target_arg = self._target_arg(target)
+        out = c_void_p()
+        _capi.check(
+            _capi.gj_compile_async(self._handle, data, len(data), _capi.encode(name), target_arg, byref(out)),
+            "gj_compile_async",
+        )
+        job = Handle(out.value, _capi.gj_compile_job_destroy, self._handle)
+        future = Future()
+        future.set_running_or_notify_cancel()
+        waiter = threading.Thread(
+            target=_wait_for_job, args=(job, future, runtime), name="gridjit-compile-wait", daemon=True
+        )
+        waiter.start()
+        return future
+
+
+def _wait_for_job(job, future, runtime):
+    try:
+        out = c_void_p()
+        status = _capi.gj_compile_job_wait(job, byref(out))
+        _capi.check(status, "gj_compile_job_wait")
+        module = Module(Handle(out.value, _capi.gj_module_release), runtime)
+    except BaseException as e:  # the future carries every failure
+        future.set_exception(e)
+    else:
+        future.set_result(module)
+    finally:
+        job.close()
+
+
+class Module:
+    """A compiled module: its kernels as attributes (``mod.saxpy``) or
+    items (``mod["saxpy"]``), ``target`` ("host" or "cuda"), ``arch``,
+    ``payload`` (the object file or PTX), ``kernel_names``. The module is
+    loaded into its runtime on the first launch."""
+
+    def __init__(self, handle, runtime=None, _kernels=None):
+        self._handle = handle
+        target = _capi.gj_module_target(handle).decode()
+        self.target = "cuda" if target == "nvptx" else target
+        self.arch = _capi.gj_module_arch(handle).decode()
+        if runtime is not None and runtime_target(runtime.target) != self.target:
+            raise InvalidArgumentError(
+                "gridjit: a module compiled for %s cannot run on a %s runtime" % (self.target, runtime.target)
+            )
+        self._runtime = runtime
+        self._lock = threading.Lock()
+        self._lm = None
+        self._kernels = {}
+        for info in _kernels if _kernels is not None else _read_kernels(handle):
+            name, params, coop, dyn, static = info
+            self._kernels[name] = Kernel(self, name, params, coop, dyn, static)
+        self._infos = tuple(
+            (k.name, k.params, k.cooperative, k.uses_dynamic_shared, k.static_shared_bytes) for k in self._kernels.values()
+        )
+
+    def __repr__(self):
+        return "<gridjit.Module %s (%s) kernels: %s>" % (self.target, self.arch, ", ".join(self._kernels) or "none")
+
+    @property
+    def kernel_names(self):
+        """The kernels' names, in the module's order."""
+        return tuple(self._kernels)
+
+    @property
+    def kernels(self):
+        """The Kernel objects, by name."""
+        return dict(self._kernels)
+
+    def __getattr__(self, name):
+        kernels = self.__dict__.get("_kernels")
+        if kernels is not None and name in kernels:
+            return kernels[name]
+        if name.startswith("__") or kernels is None:
+            raise AttributeError(name)
+        raise AttributeError(
+            "gridjit: the module has no kernel '%s' (its kernels: %s)" % (name, ", ".join(kernels) or "none")
+        )
+
+    def __getitem__(self, name):
+        try:
+            return self._kernels[name]
+        except KeyError:
+            raise NotFoundError(
+                "gridjit: the module has no kernel '%s' (its kernels: %s)" % (name, ", ".join(self._kernels) or "none")
+            ) from None
+
+    def __contains__(self, name):
+        return name in self._kernels
+
+    def __iter__(self):
+        return iter(self._kernels.values())
+
+    def __dir__(self):
+        return list(super().__dir__()) + list(self._kernels)
+
+    @property
+    def payload(self):
+        """The compiled bytes: a relocatable object (host) or PTX (cuda)."""
+        data, size = c_void_p(), c_size_t()
+        _capi.check(_capi.gj_module_payload(self._handle, byref(data), byref(size)), "gj_module_payload")
+        return string_at(data.value, size.value) if size.value else b""
+
+    @property
+    def ptx(self):
+        """The PTX text of a cuda module."""
+        if self.target != "cuda":
+            raise AttributeError("ptx: this module was compiled for %s" % self.target)
+        return self.payload.decode("utf-8")
+
+    @property
+    def runtime(self):
+        """The Runtime the kernels launch on."""
+        rt = self._runtime
+        if rt is None:
+            rt = self._runtime = _default_runtime(self.target)
+        return rt
+
+    def load(self, runtime):
+        """This module for launches on \\p runtime (another device, another
+        host thread count): a new Module sharing the compiled code."""
+        return Module(self._handle, runtime, self._infos)
+
+    def _loaded_handle(self):
+        lm = self._lm
+        if lm is None:
+            with self._lock:
+                lm = self._lm
+                if lm is None:
+                    rt = self.runtime
+                    out = c_void_p()
+                    _capi.check(_capi.gj_runtime_load(rt._handle, self._handle, byref(out)), "gj_runtime_load")
+                    lm = self._lm = Handle(out.value, _capi.gj_loaded_module_destroy, rt._handle)
+        return lm
+
+
+def _read_kernels(handle):
+    infos = []
+    for k in range(_capi.gj_module_kernel_count(handle)):
+        info = _capi.gj_kernel_info()
+        _capi.gj_kernel_info_init(byref(info))
+        _capi.check(_capi.gj_module_kernel(handle, k, byref(info)), "gj_module_kernel")
+        params = []
+        for p in range(info.num_params):
+            pi = _capi.gj_param_info()
+            _capi.gj_param_info_init(byref(pi))
+            _capi.check(_capi.gj_module_kernel_param(handle, k, p, byref(pi)), "gj_module_kernel_param")
+            params.append(Param(pi.name.decode(), _types.BY_CODE.get(pi.type), bool(pi.is_pointer)))
+        infos.append(
+            (info.name.decode(), params, bool(info.cooperative), bool(info.uses_dynamic_shared), info.static_shared_bytes)
+        )
+    return infos
+
+
+_defaults_lock = threading.Lock()
+_default_compilers = {}
+
+
+def default_compiler(targets=None):
+    """The process's shared Compiler for \p targets (default: host and
+    cuda), created on first use. They all share the disk cache."""
+    key = _targets_string(targets) if targets is not None else None
+    c = _default_compilers.get(key)
+    if c is None:
+        with _defaults_lock:
+            c = _default_compilers.get(key)
+            if c is None:
+                c = _default_compilers[key] = Compiler(targets)
+    return c
+
+
+def _compiler_for(target, compiler, runtime):
+    """The compiler and the target argument of compile(target=...)."""
+    if compiler is not None:
+        return compiler, target
+    name, arch = _compiler_target("host" if target is None else target)
+    if name == "host":
+        return default_compiler("host:" + arch if arch else "host"), None
+    # CUDA: unless the caller names the architecture, the device the module
+    # will run on decides it, as in jit-run (sm_80 without a device).
+    if not arch:
+        arch = cuda_arch(runtime.device if runtime is not None else 0) or "sm_80"
+    return default_compiler("nvptx:" + arch), None
+
+
+def compile(source, target="host", *, name=None, compiler=None, runtime=None):
+    """Compiles KIR \\p source for \\p target ("host", "cuda", or
+    "cuda:sm_XY") with \\p compiler (default: a shared one per target; for
+    CUDA the device of \\p runtime decides the architecture unless the
+    target names one) and returns the Module; see Compiler.compile."""
+    c, t = _compiler_for(target, compiler, runtime)
+    return c.compile(source, t, name=name, runtime=runtime)
+
+
+def compile_async(source, target="host", *, name=None, compiler=None, runtime=None):
+    """compile() in the background: a concurrent.futures.Future of the
+    Module; see Compiler.compile_async."""
+    c, t = _compiler_for(target, compiler, runtime)
+    return c.compile_async(source, t, name=name, runtime=runtime)

@@ -1,0 +1,199 @@
+"""Memory from other libraries: the array interface (NumPy), the buffer
+protocol, ``__cuda_array_interface__`` (CuPy, PyTorch, Numba), DLPack
+(``__dlpack__`` / ``__dlpack_device__``), and CUDA streams of other
+frameworks.
+
+Each extractor returns ``(address, scalar_type, keepalive)`` for an object
+passed as a ``ptr<T>`` argument, or raises Reject with the reason; the
+caller names the kernel and the parameter. ``keepalive`` is whatever must
+stay referenced until the launch call returns (a DLPack capsule, a ctypes
+view pinning a buffer export).
+"""
+
+import ctypes
+from ctypes import POINTER, Structure, c_char_p, c_int32, c_int64, c_uint8, c_uint16, c_uint64, c_void_p
+
+from . import _types
+
+
+class Reject(Exception):
+    """An argument that cannot be used (the message says why)."""
+
+
+def describe(obj):
+    """A short description of \\p obj's type for messages."""
+    t = type(obj)
+    mod = getattr(t, "__module__", "")
+    name = t.__qualname__ if mod in ("builtins", None) else "%s.%s" % (mod.split(".")[0], t.__qualname__)
+    dtype = getattr(obj, "dtype", None)
+    if dtype is not None and not callable(dtype):
+        return "%s of %s" % (name, dtype)
+    return name
+
+
+# ---- The array interface and the buffer protocol (host memory) -----------
+
+
+def _contiguous(shape, strides, itemsize):
+    """Whether \\p strides describe a C-contiguous layout (None: they do)."""
+    if strides is None:
+        return True
+    expected = itemsize
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def from_array_interface(ai, what="__array_interface__"):
+    """(address, type) of an array-interface dict (host or CUDA)."""
+    data = ai.get("data")
+    if not isinstance(data, tuple) or len(data) != 2:
+        raise Reject("%s has no (pointer, read_only) data" % what)
+    address, readonly = data
+    if readonly:
+        raise Reject("the array is read-only (a kernel may write through any pointer); pass a writable array")
+    if ai.get("mask") is not None:
+        raise Reject("masked arrays are not supported")
+    typestr = ai.get("typestr", "")
+    t = _types.from_typestr(typestr)
+    if t is None:
+        raise Reject("element type %r is not a KIR scalar type" % typestr)
+    shape = tuple(ai.get("shape", ()))
+    if not _contiguous(shape, ai.get("strides"), t.itemsize):
+        raise Reject("the array is not C-contiguous (strides %s); pass a contiguous copy" % (ai.get("strides"),))
+    return address or 0, t
+
+
+def from_buffer(obj):
+    """(address, type, keepalive) of a writable buffer-protocol object."""
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        return None
+    if view.readonly:
+        raise Reject("the buffer is read-only (a kernel may write through any pointer)")
+    if not view.c_contiguous:
+        raise Reject("the buffer is not C-contiguous")
+    t = _types.from_format(view.format)
+    if t is None:
+        raise Reject("element format %r is not a KIR scalar type" % view.format)
+    if view.nbytes == 0:
+        return 0, t, None
+    # from_buffer pins the export while the view lives (no resize can move
+    # the memory during the launch).
+    pin = (ctypes.c_char * view.nbytes).from_buffer(view)
+    return ctypes.addressof(pin), t, pin
+
+
+# ---- DLPack ----------------------------------------------------------------
+
+kDLCPU = 1
+kDLCUDA = 2
+kDLCUDAHost = 3
+kDLCUDAManaged = 13
+
+
+class DLDevice(Structure):
+    _fields_ = [("device_type", c_int32), ("device_id", c_int32)]
+
+
+class DLDataType(Structure):
+    _fields_ = [("code", c_uint8), ("bits", c_uint8), ("lanes", c_uint16)]
+
+
+class DLTensor(Structure):
+    _fields_ = [
+        ("data", c_void_p),
+        ("device", DLDevice),
+        ("ndim", c_int32),
+        ("dtype", DLDataType),
+        ("shape", POINTER(c_int64)),
+        ("strides", POINTER(c_int64)),
+        ("byte_offset", c_uint64),
+    ]
+
+
+class DLManagedTensor(Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", c_void_p), ("deleter", c_void_p)]
+
+
+_PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+_PyCapsule_GetPointer.restype = c_void_p
+_PyCapsule_GetPointer.argtypes = [ctypes.py_object, c_char_p]
+_PyCapsule_IsValid = ctypes.pythonapi.PyCapsule_IsValid
+_PyCapsule_IsValid.restype = ctypes.c_int
+_PyCapsule_IsValid.argtypes = [ctypes.py_object, c_char_p]
+
+
+def from_dlpack(obj, want_cuda, stream=None):
+    """(address, type, capsule) of an object exporting DLPack. The capsule
+    is the keepalive: dropping it (name still "dltensor") lets its
+    destructor call the producer's deleter, as the protocol asks of a
+    consumer that does not take ownership."""
+    device_type, device_id = obj.__dlpack_device__()
+    if want_cuda:
+        if device_type not in (kDLCUDA, kDLCUDAManaged):
+            raise Reject("DLPack device type %d is not CUDA memory" % device_type)
+        # The stream the kernel will run on: 1 is CUDA's legacy default
+        # stream, where launches without a stream go.
+        capsule = obj.__dlpack__(stream=stream if stream else 1)
+    else:
+        if device_type not in (kDLCPU, kDLCUDAHost, kDLCUDAManaged):
+            raise Reject("DLPack device type %d is not host memory" % device_type)
+        capsule = obj.__dlpack__()
+    if not _PyCapsule_IsValid(capsule, b"dltensor"):
+        raise Reject("__dlpack__() did not return a 'dltensor' capsule")
+    managed = DLManagedTensor.from_address(_PyCapsule_GetPointer(capsule, b"dltensor"))
+    t = managed.dl_tensor
+    st = _types.from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes)
+    if st is None:
+        raise Reject(
+            "DLPack element type (code %d, %d bits, %d lanes) is not a KIR scalar type"
+            % (t.dtype.code, t.dtype.bits, t.dtype.lanes)
+        )
+    shape = [t.shape[i] for i in range(t.ndim)]
+    strides = None
+    if t.strides:
+        # DLPack strides count elements, not bytes.
+        strides = [t.strides[i] * st.itemsize for i in range(t.ndim)]
+    if not _contiguous(shape, strides, st.itemsize):
+        raise Reject("the DLPack tensor is not C-contiguous (strides %s)" % strides)
+    return (t.data or 0) + t.byte_offset, st, capsule
+
+
+# ---- Streams ---------------------------------------------------------------
+
+
+def stream_handle(stream):
+    """The CUstream (an int, 0 for none) of \\p stream: None, an int, or a
+    stream object of another framework: ``__cuda_stream__()`` (the CUDA
+    stream protocol), ``.cuda_stream`` (PyTorch), ``.ptr`` (CuPy),
+    ``.handle`` (Numba; a ctypes c_void_p or an int)."""
+    if stream is None:
+        return 0
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        if stream < 0 or stream >= 1 << 64:
+            raise ValueError("stream handle %d is not a pointer" % stream)
+        return stream
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        value = proto()
+        if isinstance(value, tuple):
+            value = value[1]
+        return stream_handle(value)
+    for attr in ("cuda_stream", "ptr", "handle"):
+        value = getattr(stream, attr, None)
+        if value is None:
+            continue
+        if isinstance(value, ctypes.c_void_p):
+            value = value.value or 0
+        elif not isinstance(value, int) and hasattr(type(value), "__int__"):
+            value = int(value)  # cuda-python's CUstream (Numba with the NVIDIA bindings)
+        if isinstance(value, int):
+            return stream_handle(value)
+    raise TypeError(
+        "gridjit: %s is not a CUDA stream (expected None, an int handle, or an object with "
+        "__cuda_stream__, .cuda_stream, .ptr or .handle)" % describe(stream)
+    )

@@ -1,0 +1,512 @@
+"""Kernels and their launches: ``kernel[grid, block](args...)``.
+
+The launch path is built once per kernel (and configuration) and kept lean,
+because it runs for every launch: a launch function generated for the
+kernel's parameters checks each argument and writes it straight into a
+reusable gj_arg array (through typed memoryviews of the array's bytes), the
+launch configuration is a prebuilt gj_launch_config, and gj_launch is
+called without ctypes argument conversion. The GIL is released for the
+whole gj_launch call.
+"""
+
+import ctypes
+import numbers
+import operator
+from ctypes import byref, c_size_t, c_void_p
+
+from . import _capi, _interop, _types
+from ._errors import ArgumentError, LaunchError
+from ._runtime import DeviceArray
+
+try:
+    import numpy as _np
+
+    _ndarray = _np.ndarray
+    _np_bool = _np.bool_
+except ImportError:  # NumPy is optional: arrays then come as buffers, DLPack or DeviceArray.
+    _np = None
+
+    class _ndarray:  # never the type of anything
+        pass
+
+    _np_bool = _ndarray
+
+_char_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+_launch = _capi.gj_launch_raw
+
+# The largest magnitude that rounds to a finite f32 (2**128 - 2**103).
+_F32_LIMIT = float(2**128 - 2**103)
+
+_U32 = 1 << 32
+
+
+class Param:
+    """One kernel parameter: ``name``, ``type`` (a ScalarType: the scalar's,
+    or a pointer's pointee) and ``is_pointer``."""
+
+    __slots__ = ("name", "type", "is_pointer")
+
+    def __init__(self, name, type, is_pointer):
+        self.name = name
+        self.type = type
+        self.is_pointer = is_pointer
+
+    def __str__(self):
+        t = ("ptr<%s>" if self.is_pointer else "%s") % (self.type.name if self.type else "any")
+        return "%s: %s" % (self.name, t)
+
+    def __repr__(self):
+        return "<gridjit.Param %s>" % self
+
+
+def _dim3(value, what):
+    """A (x, y, z) of a grid or block given as an int or 1..3 ints."""
+    if hasattr(type(value), "__index__"):
+        dims = (value, 1, 1)
+    else:
+        try:
+            dims = tuple(value)
+        except TypeError:
+            raise LaunchError("gridjit: %s %r: expected an int or a tuple of 1 to 3 ints" % (what, value)) from None
+        if not 1 <= len(dims) <= 3:
+            raise LaunchError("gridjit: %s %r: expected 1 to 3 dimensions" % (what, value))
+        dims = dims + (1,) * (3 - len(dims))
+    out = []
+    for d in dims:
+        if isinstance(d, (bool, _np_bool)) or not hasattr(type(d), "__index__"):
+            raise LaunchError("gridjit: %s %r: every dimension must be an integer" % (what, value))
+        d = operator.index(d)
+        if not 1 <= d < _U32:
+            raise LaunchError("gridjit: %s %r: every dimension must be at least 1 (and below 2**32)" % (what, value))
+        out.append(d)
+    return tuple(out)
+
+
+class _Slot:
+    """One reusable gj_arg array: its bytes, typed views of them, the
+    ctypes array passed to gj_launch, and what must stay alive until the
+    launch returns."""
+
+    __slots__ = ("buf", "carray", "q", "Q", "d", "f", "keep")
+
+    def __init__(self, template):
+        self.buf = bytearray(template)
+        n = len(template) // 16
+        mv = memoryview(self.buf)
+        self.q = mv.cast("q")
+        self.Q = mv.cast("Q")
+        self.d = mv.cast("d")
+        self.f = mv.cast("f")
+        # The array gj_launch reads is the bytearray itself (a kernel without
+        # parameters gets an unused one-element array).
+        self.carray = (_capi.gj_arg * n).from_buffer(self.buf) if n else (_capi.gj_arg * 1)()
+        self.keep = []
+
+
+class Kernel:
+    """A kernel of a compiled Module. Launch it Numba- and CuPy-style::
+
+        mod.saxpy[grid, block](n, a, x, y)
+        mod.saxpy[grid, block, stream](...)          # CUDA: a stream
+        mod.saxpy[grid, block, stream, shared](...)  # + dynamic shared bytes
+
+    ``grid`` and ``block`` are ints or tuples of 1 to 3 ints. On the host
+    target the call returns when the kernel has finished; on CUDA when it is
+    queued (``runtime.synchronize()`` or a copy waits for it).
+    """
+
+    __slots__ = (
+        "module",
+        "name",
+        "params",
+        "cooperative",
+        "uses_dynamic_shared",
+        "static_shared_bytes",
+        "_name_b",
+        "_nargs",
+        "_nargs_c",
+        "_launch",
+        "_template",
+        "_pool",
+        "_launchers",
+        "_lm",
+        "_cuda",
+        "__weakref__",
+    )
+
+    def __init__(self, module, name, params, cooperative, uses_dynamic_shared, static_shared_bytes):
+        self.module = module
+        self.name = name
+        self.params = tuple(params)
+        self.cooperative = cooperative
+        self.uses_dynamic_shared = uses_dynamic_shared
+        self.static_shared_bytes = static_shared_bytes
+        self._name_b = name.encode("utf-8")
+        self._nargs = len(self.params)
+        self._nargs_c = c_size_t(self._nargs)
+        self._cuda = module.target == "cuda"
+        # The gj_arg array with every constant field filled in: the kind of
+        # every argument and the type of every parameter (a pointer's claimed
+        # pointee is the parameter's own, once the launch function checked it).
+        template = bytearray(16 * self._nargs)
+        view = memoryview(template).cast("i")
+        for i, p in enumerate(self.params):
+            view[4 * i] = _capi.GJ_ARG_DEVICE_POINTER if p.is_pointer else _capi.GJ_ARG_SCALAR
+            view[4 * i + 1] = p.type.code if p.type is not None else _types.ANY_CODE
+        self._template = bytes(template)
+        self._pool = []
+        self._launchers = {}
+        self._lm = None
+        self._launch = self._generate_launch()
+
+    @property
+    def signature(self):
+        """``"saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>)"``."""
+        return "%s(%s)" % (self.name, ", ".join(str(p) for p in self.params))
+
+    def __repr__(self):
+        return "<gridjit.Kernel %s on %s>" % (self.signature, self.module.target)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(
+            "gridjit: kernel '%s' needs a launch configuration: %s[grid, block](...)" % (self.name, self.name)
+        )
+
+    def __getitem__(self, config):
+        try:
+            launcher = self._launchers.get(config)
+        except TypeError:  # an unhashable configuration (a list): not cached
+            return _Launcher(self, config)
+        if launcher is None:
+            launcher = _Launcher(self, config)
+            if len(self._launchers) >= 256:
+                self._launchers.clear()
+            self._launchers[config] = launcher
+        return launcher
+
+    def launch(self, grid, block, *args, stream=None, shared=0):
+        """The same as ``kernel[grid, block, stream, shared](*args)``."""
+        return _Launcher(self, (grid, block, stream, shared))(*args)
+
+    # ---- The launch path --------------------------------------------------
+
+    def _loaded(self):
+        lm = self._lm
+        if lm is None:
+            lm = self._lm = c_void_p(self.module._loaded_handle().value)
+        return lm
+
+    def _where(self, i, p):
+        return "gridjit: kernel '%s', argument %d (%s)" % (self.name, i + 1, p)
+
+    def _pointer_function(self, i, p):
+        """The general path of pointer argument \\p i: ``f(slot, v, stream)``
+        checks any kind of memory the target takes, keeps what must stay
+        alive in ``slot.keep``, and returns the address."""
+        where = self._where(i, p)
+        t = p.type
+        find = self._cuda_pointer if self._cuda else self._host_pointer
+
+        def pointer(slot, v, stream):
+            address, got, keep = find(v, where, stream)
+            if got is not t and t is not None:
+                raise ArgumentError(
+                    "%s: %s has element type %s, the parameter ptr<%s>" % (where, _interop.describe(v), got, t.name)
+                )
+            if keep is not None:
+                slot.keep.append(keep)
+            return address
+
+        return pointer
+
+    def _generate_launch(self):
+        """The kernel's launch function, ``launch(config, stream, args)``,
+        generated as Python source with one straight-line block per
+        parameter (as namedtuple and dataclasses generate theirs): each
+        checks its argument against the parameter and writes it into the
+        gj_arg array of a slot, with the common cases (an int in range, a
+        float, a NumPy array of the right dtype) inline and everything else
+        in a helper that converts or explains. Then one gj_launch."""
+        env = {
+            "ArgumentError": ArgumentError,
+            "check": _capi.check,
+            "launch_raw": _launch,
+            "pool": self._pool,
+            "new_slot": lambda: _Slot(self._template),
+            "kernel": self,
+            "name": self._name_b,
+            "nargs": self._nargs_c,
+            "ndarray": _ndarray,
+            "from_buffer": _char_from_buffer,
+            "addressof": _addressof,
+            "as_bool": _as_bool,
+            "as_int": _as_int,
+            "as_float": _as_float,
+            "out_of_range": _out_of_range,
+            "check_f32": _check_f32,
+            "F32_LIMIT": _F32_LIMIT,
+        }
+        names = ["a%d" % i for i in range(self._nargs)]
+        body = []
+        views = set()
+        for i, p in enumerate(self.params):
+            a, where, t = names[i], "W%d" % i, p.type
+            env[where] = self._where(i, p)
+            qi = 2 * i + 1
+            if p.is_pointer:
+                views.add("Q")
+                env["pointer%d" % i] = self._pointer_function(i, p)
+                general = "Q[%d] = pointer%d(slot, %s, stream)" % (qi, i, a)
+                if self._cuda or _np is None or t is None:
+                    body.append(general)
+                    continue
+                env["DT%d" % i] = _types.numpy_dtype(t)
+                body += [
+                    "if type(%s) is ndarray and %s.dtype is DT%d:" % (a, a, i),
+                    "    try:",
+                    "        Q[%d] = addressof(from_buffer(%s))" % (qi, a),
+                    "    except Exception:  # read-only, not contiguous, empty: the general path says which",
+                    "        " + general,
+                    "else:",
+                    "    " + general,
+                ]
+            elif t.kind == "b":
+                views.add("q")
+                body += [
+                    "q[%d] = %s if %s is True or %s is False else as_bool(%s, %s)" % (qi, a, a, a, a, where),
+                ]
+            elif t.kind in "iu":
+                view = "q" if t.kind == "i" else "Q"
+                views.add(view)
+                body += [
+                    "if type(%s) is not int:" % a,
+                    "    %s = as_int(%s, %s)" % (a, a, where),
+                    "if %s < %d or %s > %d:" % (a, t.min, a, t.max),
+                    "    raise out_of_range(%s, %s, %r)" % (a, where, t.name),
+                    "%s[%d] = %s" % (view, qi, a),
+                ]
+            elif t.itemsize == 8:
+                views.add("d")
+                body.append("d[%d] = %s if type(%s) is float else as_float(%s, %s)" % (qi, a, a, a, where))
+            else:
+                views.add("f")
+                body += [
+                    "if type(%s) is not float:" % a,
+                    "    %s = as_float(%s, %s)" % (a, a, where),
+                    "if not -F32_LIMIT < %s < F32_LIMIT:" % a,
+                    "    check_f32(%s, %s)" % (a, where),
+                    "f[%d] = %s" % (4 * i + 2, a),
+                ]
+        lines = ["def launch(config, stream, args):"]
+        if names:
+            lines += [
+                "    try:",
+                "        %s, = args" % ", ".join(names),
+                "    except ValueError:",
+                "        raise kernel._count_error(args) from None",
+            ]
+        else:
+            lines += ["    if args:", "        raise kernel._count_error(args)"]
+        lines += [
+            "    lm = kernel._lm or kernel._loaded()",
+            "    slot = pool.pop() if pool else new_slot()",
+            "    try:",
+        ]
+        lines += ["        %s = slot.%s" % (v, v) for v in sorted(views)]
+        lines += ["        " + line for line in body]
+        lines += [
+            "        status = launch_raw(lm, name, config, slot.carray, nargs)",
+            "    finally:",
+            "        if slot.keep:",
+            "            slot.keep.clear()",
+            "        pool.append(slot)",
+            "    if status:",
+            "        check(status, 'gj_launch')",
+        ]
+        source = "\n".join(lines) + "\n"
+        exec(compile(source, "<gridjit launch of %s>" % self.name, "exec"), env)
+        launch = env["launch"]
+        launch.source = source
+        return launch
+
+    def _count_error(self, args):
+        return ArgumentError(
+            "gridjit: kernel '%s' takes %d argument%s (%s), %d given"
+            % (self.name, self._nargs, "" if self._nargs == 1 else "s", ", ".join(str(p) for p in self.params), len(args))
+        )
+
+    def _host_pointer(self, v, where, stream=None):
+        """(address, type, keepalive) of host memory \\p v."""
+        try:
+            if isinstance(v, DeviceArray):
+                if v.runtime.target != "host":
+                    raise _interop.Reject("a DeviceArray in CUDA device memory cannot be passed to a host kernel")
+                return v._address, v.dtype, None
+            ai = getattr(v, "__array_interface__", None)
+            if ai is not None:
+                address, t = _interop.from_array_interface(ai)
+                return address, t, None
+            if hasattr(v, "__cuda_array_interface__"):
+                raise _interop.Reject("CUDA device memory (__cuda_array_interface__) cannot be passed to a host kernel")
+            if hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
+                return _interop.from_dlpack(v, False)
+            got = _interop.from_buffer(v)
+            if got is not None:
+                return got
+        except _interop.Reject as e:
+            raise ArgumentError("%s: %s: %s" % (where, _interop.describe(v), e)) from None
+        raise ArgumentError(
+            "%s: expected an array (NumPy, the buffer protocol, DLPack, gridjit.DeviceArray), got %s"
+            % (where, _got(v))
+        )
+
+    def _cuda_pointer(self, v, where, stream):
+        """(address, type, keepalive) of CUDA device memory \\p v."""
+        try:
+            if type(v) is DeviceArray:
+                rt = v.runtime
+                if rt.target != "cuda":
+                    raise _interop.Reject(
+                        "a DeviceArray in host memory cannot be passed to a CUDA kernel; allocate it with "
+                        "target='cuda'"
+                    )
+                own = self.module.runtime
+                if rt is not own and rt.device != own.device:
+                    raise _interop.Reject(
+                        "the DeviceArray is on CUDA device %d, the kernel runs on device %d" % (rt.device, own.device)
+                    )
+                return v._address, v.dtype, None
+            cai = getattr(v, "__cuda_array_interface__", None)
+            if cai is not None:
+                address, t = _interop.from_array_interface(cai, "__cuda_array_interface__")
+                return address, t, None
+            host = hasattr(v, "__array_interface__") or _is_buffer(v)
+            if not host and hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
+                host = v.__dlpack_device__()[0] == _interop.kDLCPU
+                if not host:
+                    return _interop.from_dlpack(v, True, stream)
+            if host:
+                raise _interop.Reject(
+                    "host memory cannot be passed to a CUDA kernel; copy it to the device first "
+                    "(gridjit.to_device(array), or your framework's own)"
+                )
+        except _interop.Reject as e:
+            raise ArgumentError("%s: %s: %s" % (where, _interop.describe(v), e)) from None
+        raise ArgumentError(
+            "%s: expected a device array (__cuda_array_interface__, DLPack, gridjit.DeviceArray), got %s"
+            % (where, _got(v))
+        )
+
+
+def _is_buffer(v):
+    try:
+        memoryview(v)
+        return True
+    except TypeError:
+        return False
+
+
+def _got(v):
+    r = repr(v)
+    if len(r) > 40:
+        r = r[:37] + "..."
+    return "%s %s" % (_interop.describe(v), r)
+
+
+def _as_bool(v, where):
+    """\\p v as a bool for a bool parameter: True, False, numpy.bool_."""
+    if isinstance(v, _np_bool):
+        return bool(v)
+    raise ArgumentError("%s: expected a bool (True or False), got %s" % (where, _got(v)))
+
+
+def _out_of_range(v, where, type_name):
+    t = _types.BY_NAME[type_name]
+    return ArgumentError("%s: %d is out of range for %s (%d to %d)" % (where, v, t.name, t.min, t.max))
+
+
+def _check_f32(v, where):
+    """Infinities and NaN pass; a finite value that would round to an f32
+    infinity does not."""
+    if v == v and v not in (float("inf"), float("-inf")):
+        raise ArgumentError("%s: %r is out of range for f32 (it would round to infinity)" % (where, v))
+
+
+def _as_int(v, where):
+    """\\p v as an int for an integer parameter: ints and NumPy integers;
+    not bools, floats or anything else."""
+    if isinstance(v, (bool, _np_bool)):
+        raise ArgumentError("%s: expected an integer, got a bool (%r)" % (where, v))
+    if isinstance(v, numbers.Integral) or (
+        _np is not None and isinstance(v, _np.integer)
+    ):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        raise ArgumentError("%s: expected an integer, got %s (floats are not converted to integers)" % (where, _got(v)))
+    raise ArgumentError("%s: expected an integer, got %s" % (where, _got(v)))
+
+
+def _as_float(v, where):
+    """\\p v as a float for a floating-point parameter: floats, ints, NumPy
+    reals; not bools, complex numbers or anything else."""
+    if isinstance(v, (bool, _np_bool)):
+        raise ArgumentError("%s: expected a real number, got a bool (%r)" % (where, v))
+    if isinstance(v, numbers.Real) or (_np is not None and isinstance(v, (_np.floating, _np.integer))):
+        try:
+            return float(v)
+        except OverflowError:
+            raise ArgumentError("%s: %s is too large for a floating-point parameter" % (where, _got(v))) from None
+    raise ArgumentError("%s: expected a real number, got %s" % (where, _got(v)))
+
+
+class _Launcher:
+    """A kernel with a launch configuration: call it with the arguments."""
+
+    __slots__ = ("kernel", "grid", "block", "stream", "shared", "_struct", "_config", "_launch")
+
+    def __init__(self, kernel, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise LaunchError(
+                "gridjit: kernel '%s': the launch configuration is [grid, block], [grid, block, stream] or "
+                "[grid, block, stream, shared_bytes], not [%r]" % (kernel.name, config)
+            )
+        grid, block = config[0], config[1]
+        stream = config[2] if len(config) > 2 else None
+        shared = config[3] if len(config) > 3 else 0
+        self.kernel = kernel
+        self.grid = _dim3(grid, "grid")
+        self.block = _dim3(block, "block")
+        if not isinstance(shared, int) or isinstance(shared, bool) or not 0 <= shared < _U32:
+            raise LaunchError(
+                "gridjit: kernel '%s': shared memory bytes %r: expected an int from 0 to 2**32-1" % (kernel.name, shared)
+            )
+        self.shared = shared
+        handle = _interop.stream_handle(stream)
+        if handle and not kernel._cuda:
+            raise LaunchError(
+                "gridjit: kernel '%s': a host kernel runs to completion on the calling thread and takes no stream"
+                % kernel.name
+            )
+        self.stream = handle
+        c = _capi.gj_launch_config()
+        _capi.gj_launch_config_init(byref(c))
+        c.grid[:] = self.grid
+        c.block[:] = self.block
+        c.dynamic_shared_bytes = shared
+        c.stream = handle or None
+        self._struct = c  # what _config points into
+        self._config = byref(c)
+        self._launch = kernel._launch
+
+    def __repr__(self):
+        return "<gridjit launch of %s grid=%s block=%s shared=%d stream=%#x>" % (
+            self.kernel.name,
+            self.grid,
+            self.block,
+            self.shared,
+            self.stream,
+        )
+
+    def __call__(self, *args):
+        self._launch(self._config, self.stream, args)

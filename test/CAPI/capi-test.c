@@ -1,0 +1,941 @@
+/*===- capi-test.c - The C API, exercised from C --------------------------===*\
+|*                                                                            *|
+|* Part of gridjit's test suite. Compiled as C (C11) against                  *|
+|* include/gridjit-c/gridjit.h and linked against libgridjit.so only, so it   *|
+|* proves the header is C and the library exports what a C program needs.    *|
+|* Each case is a subcommand (`capi-test CASE`); it prints one line per call *|
+|* it checks ("what: STATUS: last error") for the lit tests in this folder   *|
+|* to FileCheck, and checks computed results itself: a wrong result prints   *|
+|* "FAIL: ..." and the program exits with 1.                                 *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include "gridjit-c/gridjit.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int Failures = 0;
+
+#define EXPECT(Cond)                                                                               \
+  do {                                                                                             \
+    if (!(Cond)) {                                                                                 \
+      printf("FAIL: %s:%d: %s\n", __FILE__, __LINE__, #Cond);                                      \
+      ++Failures;                                                                                  \
+    }                                                                                              \
+  } while (0)
+
+/* Prints "WHAT: STATUS: MESSAGE" (the message only for a failure). */
+static gj_status report(const char *What, gj_status S) {
+  if (S == GJ_OK)
+    printf("%s: GJ_OK\n", What);
+  else
+    printf("%s: %s: %s\n", What, gj_status_name(S), gj_last_error());
+  return S;
+}
+
+/* Stops the case when a call that must succeed fails. */
+#define MUST(Call)                                                                                 \
+  do {                                                                                             \
+    gj_status S_ = (Call);                                                                         \
+    if (S_ != GJ_OK) {                                                                             \
+      printf("FAIL: %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #Call, gj_status_name(S_),         \
+             gj_last_error());                                                                     \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+static const char Saxpy[] =
+    "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {\n"
+    "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
+    "  if i < n { y[i] = a * x[i] + y[i]; }\n"
+    "}\n"
+    "\n"
+    "kernel fill(out: ptr<i64>, v: i64, flag: bool, small: u8) {\n"
+    "  shared tile: [i32; 64];\n"
+    "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
+    "  tile[thread_idx.x] = 1;\n"
+    "  if flag { out[i] = v + (small as i64); }\n"
+    "}\n"
+    "\n"
+    "kernel coop(out: ptr<i32>) {\n"
+    "  out[block_idx.x] = 1;\n"
+    "  grid_sync();\n"
+    "}\n";
+
+static gj_compiler newCompiler(const char *Targets) {
+  gj_compiler_options O;
+  gj_compiler_options_init(&O);
+  O.targets = Targets;
+  O.use_disk_cache = 0;
+  gj_compiler C = NULL;
+  MUST(gj_compiler_create(&O, &C));
+  return C;
+}
+
+static gj_runtime newHostRuntime(unsigned Threads) {
+  gj_runtime_options O;
+  gj_runtime_options_init(&O);
+  O.threads = Threads;
+  gj_runtime R = NULL;
+  MUST(gj_runtime_create(&O, &R));
+  return R;
+}
+
+static gj_arg scalarI(gj_scalar_type T, int64_t V) {
+  gj_arg A;
+  memset(&A, 0, sizeof(A));
+  A.kind = GJ_ARG_SCALAR;
+  A.type = T;
+  A.value.i = V;
+  return A;
+}
+static gj_arg scalarU(gj_scalar_type T, uint64_t V) {
+  gj_arg A = scalarI(T, 0);
+  A.value.u = V;
+  return A;
+}
+static gj_arg scalarF32(float V) {
+  gj_arg A = scalarI(GJ_F32, 0);
+  A.value.f32 = V;
+  return A;
+}
+static gj_arg bufferArg(gj_buffer B, gj_scalar_type Pointee) {
+  gj_arg A = scalarI(Pointee, 0);
+  A.kind = GJ_ARG_BUFFER;
+  A.value.buffer = B;
+  return A;
+}
+static gj_arg hostArg(void *P, gj_scalar_type Pointee) {
+  gj_arg A = scalarI(Pointee, 0);
+  A.kind = GJ_ARG_HOST_POINTER;
+  A.value.pointer = P;
+  return A;
+}
+static gj_arg deviceArg(uint64_t Addr, gj_scalar_type Pointee) {
+  gj_arg A = scalarI(Pointee, 0);
+  A.kind = GJ_ARG_DEVICE_POINTER;
+  A.value.address = Addr;
+  return A;
+}
+
+static gj_launch_config config1D(uint32_t Grid, uint32_t Block) {
+  gj_launch_config C;
+  gj_launch_config_init(&C);
+  C.grid[0] = Grid;
+  C.block[0] = Block;
+  return C;
+}
+
+/*===-- basics: versions, names, defaults -------------------------------===*/
+
+static int caseBasics(void) {
+  printf("api version %u (header %d)\n", gj_api_version(), GJ_API_VERSION);
+  EXPECT(gj_api_version() == GJ_API_VERSION);
+  printf("version %s\n", gj_version_string());
+  printf("last error at start: '%s'\n", gj_last_error());
+  for (int S = GJ_OK; S <= GJ_ERROR_FAILED + 1; ++S)
+    printf("status %d: %s\n", S, gj_status_name((gj_status)S));
+  for (int T = GJ_BOOL; T <= GJ_F64; ++T)
+    printf("type %d: %s\n", T, gj_scalar_type_name((gj_scalar_type)T));
+  printf("type 255: %s\n", gj_scalar_type_name(GJ_ANY));
+  printf("type 11: %s\n", gj_scalar_type_name((gj_scalar_type)11));
+
+  gj_compiler_options CO;
+  memset(&CO, 0xff, sizeof(CO));
+  gj_compiler_options_init(&CO);
+  EXPECT(CO.struct_size == sizeof(CO));
+  printf("compiler defaults: targets %s opt %u threads %u disk cache %d cache dir %s\n",
+         CO.targets ? CO.targets : "NULL", CO.opt_level, CO.threads, CO.use_disk_cache,
+         CO.cache_dir ? CO.cache_dir : "NULL");
+  gj_runtime_options RO;
+  memset(&RO, 0xff, sizeof(RO));
+  gj_runtime_options_init(&RO);
+  EXPECT(RO.struct_size == sizeof(RO));
+  printf("runtime defaults: target %s threads %u device %u cubin cache %d cache dir %s\n",
+         RO.target ? RO.target : "NULL", RO.threads, RO.device, RO.use_cubin_cache,
+         RO.cache_dir ? RO.cache_dir : "NULL");
+  gj_launch_config LC;
+  memset(&LC, 0xff, sizeof(LC));
+  gj_launch_config_init(&LC);
+  EXPECT(LC.struct_size == sizeof(LC));
+  printf("launch defaults: grid %u %u %u block %u %u %u shared %u stream %p\n", LC.grid[0],
+         LC.grid[1], LC.grid[2], LC.block[0], LC.block[1], LC.block[2], LC.dynamic_shared_bytes,
+         LC.stream);
+  gj_kernel_info KI;
+  gj_kernel_info_init(&KI);
+  EXPECT(KI.struct_size == sizeof(KI));
+  gj_param_info PI;
+  gj_param_info_init(&PI);
+  EXPECT(PI.struct_size == sizeof(PI));
+  /* The init functions accept NULL. */
+  gj_compiler_options_init(NULL);
+  gj_runtime_options_init(NULL);
+  gj_launch_config_init(NULL);
+  gj_kernel_info_init(NULL);
+  gj_param_info_init(NULL);
+  return 0;
+}
+
+/*===-- null: every function with a NULL handle or pointer --------------===*/
+
+static int caseNull(void) {
+  gj_compiler C = newCompiler(NULL);
+  gj_module M = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  gj_runtime R = newHostRuntime(1);
+  gj_loaded_module LM = NULL;
+  MUST(gj_runtime_load(R, M, &LM));
+  gj_buffer B = NULL;
+  MUST(gj_buffer_alloc(R, 64, &B));
+  gj_compile_job J = NULL;
+  gj_launch_config LC = config1D(1, 1);
+  gj_kernel_info KI;
+  gj_kernel_info_init(&KI);
+  gj_param_info PI;
+  gj_param_info_init(&PI);
+  size_t Index = 0;
+  const char *Data = NULL;
+  size_t Size = 0;
+  char Host[8];
+
+  report("compiler_create out", gj_compiler_create(NULL, NULL));
+  report("compile compiler", gj_compile(NULL, Saxpy, strlen(Saxpy), NULL, NULL, &M));
+  report("compile source", gj_compile(C, NULL, 5, NULL, NULL, &M));
+  report("compile out", gj_compile(C, Saxpy, strlen(Saxpy), NULL, NULL, NULL));
+  report("compile_async compiler", gj_compile_async(NULL, Saxpy, 1, NULL, NULL, &J));
+  report("compile_async out", gj_compile_async(C, Saxpy, 1, NULL, NULL, NULL));
+  report("job_poll", gj_compile_job_poll(NULL));
+  report("job_wait job", gj_compile_job_wait(NULL, &M));
+  report("module_payload module", gj_module_payload(NULL, &Data, &Size));
+  report("module_payload data", gj_module_payload(M, NULL, &Size));
+  report("module_payload size", gj_module_payload(M, &Data, NULL));
+  printf("module_kernel_count: %zu\n", gj_module_kernel_count(NULL));
+  printf("module_target: '%s' (%s)\n", gj_module_target(NULL), gj_last_error());
+  printf("module_arch: '%s' (%s)\n", gj_module_arch(NULL), gj_last_error());
+  report("find_kernel module", gj_module_find_kernel(NULL, "saxpy", &Index));
+  report("find_kernel name", gj_module_find_kernel(M, NULL, &Index));
+  report("find_kernel index", gj_module_find_kernel(M, "saxpy", NULL));
+  report("module_kernel module", gj_module_kernel(NULL, 0, &KI));
+  report("module_kernel info", gj_module_kernel(M, 0, NULL));
+  report("kernel_param module", gj_module_kernel_param(NULL, 0, 0, &PI));
+  report("kernel_param info", gj_module_kernel_param(M, 0, 0, NULL));
+  report("runtime_create out", gj_runtime_create(NULL, NULL));
+  report("synchronize", gj_runtime_synchronize(NULL));
+  report("load runtime", gj_runtime_load(NULL, M, &LM));
+  report("load module", gj_runtime_load(R, NULL, &LM));
+  report("load out", gj_runtime_load(R, M, NULL));
+  report("buffer_alloc runtime", gj_buffer_alloc(NULL, 8, &B));
+  report("buffer_alloc out", gj_buffer_alloc(R, 8, NULL));
+  printf("buffer_address: %llu\n", (unsigned long long)gj_buffer_address(NULL));
+  printf("buffer_size: %llu\n", (unsigned long long)gj_buffer_size(NULL));
+  report("buffer_write buffer", gj_buffer_write(NULL, 0, Host, 8));
+  report("buffer_write src", gj_buffer_write(B, 0, NULL, 8));
+  report("buffer_read buffer", gj_buffer_read(NULL, 0, Host, 8));
+  report("buffer_read dst", gj_buffer_read(B, 0, NULL, 8));
+  report("launch module", gj_launch(NULL, "saxpy", &LC, NULL, 0));
+  report("launch kernel", gj_launch(LM, NULL, &LC, NULL, 0));
+  report("launch config", gj_launch(LM, "saxpy", NULL, NULL, 0));
+  report("launch args", gj_launch(LM, "saxpy", &LC, NULL, 4));
+  /* Out-parameters are left alone on failure. */
+  EXPECT(M != NULL && LM != NULL && B != NULL && J == NULL);
+  /* The destroy functions accept NULL. */
+  gj_compiler_destroy(NULL);
+  gj_compile_job_destroy(NULL);
+  gj_module_release(NULL);
+  gj_runtime_destroy(NULL);
+  gj_loaded_module_destroy(NULL);
+  gj_buffer_free(NULL);
+
+  gj_buffer_free(B);
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
+/*===-- struct-size: a struct_size too small ----------------------------===*/
+
+static int caseStructSize(void) {
+  gj_compiler C = newCompiler(NULL);
+  gj_module M = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  gj_runtime R = newHostRuntime(1);
+  gj_loaded_module LM = NULL;
+  MUST(gj_runtime_load(R, M, &LM));
+
+  gj_compiler_options CO;
+  gj_compiler_options_init(&CO);
+  CO.struct_size = 8;
+  gj_compiler C2 = NULL;
+  report("compiler options", gj_compiler_create(&CO, &C2));
+  gj_runtime_options RO;
+  gj_runtime_options_init(&RO);
+  RO.struct_size = 0;
+  gj_runtime R2 = NULL;
+  report("runtime options", gj_runtime_create(&RO, &R2));
+  gj_kernel_info KI;
+  memset(&KI, 0, sizeof(KI));
+  report("kernel info", gj_module_kernel(M, 0, &KI));
+  gj_param_info PI;
+  gj_param_info_init(&PI);
+  PI.struct_size = sizeof(PI) - 1;
+  report("param info", gj_module_kernel_param(M, 0, 0, &PI));
+  gj_launch_config LC = config1D(1, 1);
+  LC.struct_size = 4;
+  report("launch config", gj_launch(LM, "saxpy", &LC, NULL, 0));
+  EXPECT(C2 == NULL && R2 == NULL && KI.name == NULL && PI.name == NULL);
+
+  /* A larger struct (a newer caller's) is fine: the known fields are read. */
+  struct {
+    gj_compiler_options O;
+    char Newer[16];
+  } Big;
+  memset(&Big, 0, sizeof(Big));
+  gj_compiler_options_init(&Big.O);
+  Big.O.struct_size = sizeof(Big);
+  Big.O.use_disk_cache = 0;
+  report("larger compiler options", gj_compiler_create(&Big.O, &C2));
+  gj_compiler_destroy(C2);
+
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
+/*===-- compiler: options, targets, compile errors ----------------------===*/
+
+static int caseCompiler(void) {
+  gj_compiler_options O;
+  gj_compiler_options_init(&O);
+  O.use_disk_cache = 0;
+  gj_compiler C = NULL;
+  O.opt_level = 4;
+  report("opt level 4", gj_compiler_create(&O, &C));
+  O.opt_level = 3;
+  O.targets = "host,cpu";
+  report("unknown target", gj_compiler_create(&O, &C));
+  O.targets = "nvptx:sm_12";
+  report("bad arch", gj_compiler_create(&O, &C));
+  O.targets = "host,,nvptx";
+  report("empty target", gj_compiler_create(&O, &C));
+  EXPECT(C == NULL);
+  O.targets = "host,nvptx:sm_90";
+  report("two targets", gj_compiler_create(&O, &C));
+
+  gj_module M = NULL;
+  report("compile for sm_90", gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", "nvptx", &M));
+  printf("target %s arch %s kernels %zu\n", gj_module_target(M), gj_module_arch(M),
+         gj_module_kernel_count(M));
+  const char *Data = NULL;
+  size_t Size = 0;
+  MUST(gj_module_payload(M, &Data, &Size));
+  EXPECT(Size > 0 && strstr(Data, ".entry saxpy") != NULL);
+  gj_module_release(M);
+  M = NULL;
+  report("unknown compile target", gj_compile(C, Saxpy, strlen(Saxpy), NULL, "amdgpu", &M));
+  report("cuda is nvptx", gj_compile(C, Saxpy, strlen(Saxpy), NULL, "cuda", &M));
+  printf("target %s arch %s\n", gj_module_target(M), gj_module_arch(M));
+  gj_module_release(M);
+  M = NULL;
+  gj_compiler CC = NULL;
+  O.targets = "cuda:sm_75";
+  report("targets cuda:sm_75", gj_compiler_create(&O, &CC));
+  MUST(gj_compile(CC, Saxpy, strlen(Saxpy), NULL, NULL, &M));
+  printf("target %s arch %s\n", gj_module_target(M), gj_module_arch(M));
+  gj_module_release(M);
+  M = NULL;
+  gj_compiler_destroy(CC);
+
+  /* Only the first `size` bytes are the source: the rest is not read. */
+  char Buf[sizeof(Saxpy) + 16];
+  memcpy(Buf, Saxpy, strlen(Saxpy));
+  memcpy(Buf + strlen(Saxpy), "garbage here!!!", 16);
+  report("sized source", gj_compile(C, Buf, strlen(Saxpy), "sized.kir", NULL, &M));
+  printf("default target %s, host arch is not empty: %d\n", gj_module_target(M),
+         gj_module_arch(M)[0] != 0);
+  EXPECT(strcmp(gj_module_target(M), "host") == 0);
+  gj_module_release(M);
+  M = NULL;
+
+  static const char Bad[] = "kernel k(n: i32) {\n"
+                            "  let x: i32 = n + 1.5;\n"
+                            "  y = 2;\n"
+                            "}\n";
+  report("compile error", gj_compile(C, Bad, strlen(Bad), "bad.kir", NULL, &M));
+  report("compile error, no name", gj_compile(C, Bad, strlen(Bad), NULL, NULL, &M));
+  report("empty source", gj_compile(C, "", 0, "empty.kir", NULL, &M));
+  EXPECT(M != NULL);
+  printf("empty module kernels %zu\n", gj_module_kernel_count(M));
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
+/*===-- kernels: kernel and parameter metadata --------------------------===*/
+
+static int caseKernels(void) {
+  gj_compiler C = newCompiler(NULL);
+  gj_module M = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  size_t N = gj_module_kernel_count(M);
+  for (size_t K = 0; K < N; ++K) {
+    gj_kernel_info KI;
+    gj_kernel_info_init(&KI);
+    MUST(gj_module_kernel(M, K, &KI));
+    printf("kernel %zu %s params %zu cooperative %d dynamic shared %d static shared %llu\n", K,
+           KI.name, KI.num_params, KI.cooperative, KI.uses_dynamic_shared,
+           (unsigned long long)KI.static_shared_bytes);
+    for (size_t P = 0; P < KI.num_params; ++P) {
+      gj_param_info PI;
+      gj_param_info_init(&PI);
+      MUST(gj_module_kernel_param(M, K, P, &PI));
+      printf("  param %zu %s pointer %d type %s size %u align %u\n", P, PI.name, PI.is_pointer,
+             gj_scalar_type_name(PI.type), PI.size, PI.align);
+    }
+    size_t Index = 99;
+    MUST(gj_module_find_kernel(M, KI.name, &Index));
+    EXPECT(Index == K);
+  }
+  size_t Index = 99;
+  report("find missing", gj_module_find_kernel(M, "sxapy", &Index));
+  EXPECT(Index == 99);
+  gj_kernel_info KI;
+  gj_kernel_info_init(&KI);
+  report("kernel index", gj_module_kernel(M, 3, &KI));
+  gj_param_info PI;
+  gj_param_info_init(&PI);
+  report("param kernel index", gj_module_kernel_param(M, 7, 0, &PI));
+  report("param index", gj_module_kernel_param(M, 0, 4, &PI));
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
+/*===-- host: runs kernels on buffers and caller-owned memory -----------===*/
+
+static int caseHost(void) {
+  gj_compiler C = newCompiler(NULL);
+  gj_module M = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", "host", &M));
+  gj_runtime R = newHostRuntime(4);
+  gj_loaded_module LM = NULL;
+  MUST(gj_runtime_load(R, M, &LM));
+  /* The loaded module keeps its own reference to the module. */
+  gj_module_release(M);
+
+  enum { N = 1000 };
+  float X[N], Y[N], Out[N];
+  for (int I = 0; I < N; ++I) {
+    X[I] = (float)I;
+    Y[I] = (float)(2 * I);
+  }
+  gj_buffer BX = NULL, BY = NULL;
+  MUST(gj_buffer_alloc(R, sizeof(X), &BX));
+  MUST(gj_buffer_alloc(R, sizeof(Y), &BY));
+  EXPECT(gj_buffer_size(BX) == sizeof(X) && gj_buffer_address(BX) != 0);
+  float Zero[4] = {1, 1, 1, 1};
+  MUST(gj_buffer_read(BX, 0, Zero, sizeof(Zero)));
+  EXPECT(Zero[0] == 0 && Zero[3] == 0); /* zeroed on the host target */
+  MUST(gj_buffer_write(BX, 0, X, sizeof(X)));
+  MUST(gj_buffer_write(BY, 0, Y, sizeof(Y)));
+
+  gj_launch_config LC = config1D((N + 127) / 128, 128);
+  gj_arg Args[4] = {scalarI(GJ_I32, N), scalarF32(3.0f), bufferArg(BX, GJ_F32),
+                    bufferArg(BY, GJ_ANY)};
+  report("launch on buffers", gj_launch(LM, "saxpy", &LC, Args, 4));
+  MUST(gj_runtime_synchronize(R));
+  MUST(gj_buffer_read(BY, 0, Out, sizeof(Out)));
+  int Bad = 0;
+  for (int I = 0; I < N; ++I)
+    Bad += Out[I] != 3.0f * (float)I + (float)(2 * I);
+  printf("buffers: %d wrong\n", Bad);
+  EXPECT(Bad == 0);
+
+  /* A partial read at an offset. */
+  float Two[2];
+  MUST(gj_buffer_read(BY, 10 * sizeof(float), Two, sizeof(Two)));
+  EXPECT(Two[0] == 50.0f && Two[1] == 55.0f);
+
+  /* Caller-owned host memory, typed and untyped, and a raw address. */
+  gj_arg HostArgs[4] = {scalarI(GJ_I32, N), scalarF32(0.5f), hostArg(X, GJ_F32),
+                        hostArg(Y, GJ_ANY)};
+  report("launch on host pointers", gj_launch(LM, "saxpy", &LC, HostArgs, 4));
+  gj_arg AddrArgs[4] = {scalarI(GJ_I32, N), scalarF32(2.0f), deviceArg((uintptr_t)X, GJ_F32),
+                        deviceArg(gj_buffer_address(BY), GJ_F32)};
+  report("launch on addresses", gj_launch(LM, "saxpy", &LC, AddrArgs, 4));
+  MUST(gj_buffer_read(BY, 0, Out, sizeof(Out)));
+  Bad = 0;
+  for (int I = 0; I < N; ++I) {
+    Bad += Y[I] != 0.5f * (float)I + (float)(2 * I);
+    Bad += Out[I] != 2.0f * (float)I + (3.0f * (float)I + (float)(2 * I));
+  }
+  printf("host pointers and addresses: %d wrong\n", Bad);
+  EXPECT(Bad == 0);
+
+  /* Every scalar path: i64, bool, u8. */
+  int64_t Fill[64];
+  memset(Fill, 0, sizeof(Fill));
+  gj_launch_config LF = config1D(2, 32);
+  gj_arg FillArgs[4] = {hostArg(Fill, GJ_I64), scalarI(GJ_I64, -5000000000LL),
+                        scalarI(GJ_BOOL, 1), scalarU(GJ_U8, 255)};
+  report("launch fill", gj_launch(LM, "fill", &LF, FillArgs, 4));
+  Bad = 0;
+  for (int I = 0; I < 64; ++I)
+    Bad += Fill[I] != -5000000000LL + 255;
+  printf("fill: %d wrong\n", Bad);
+  EXPECT(Bad == 0);
+
+  /* Cooperative (grid_sync) kernels launch without asking. */
+  int32_t Coop[8];
+  memset(Coop, 0, sizeof(Coop));
+  gj_launch_config LCo = config1D(8, 4);
+  gj_arg CoopArgs[1] = {hostArg(Coop, GJ_I32)};
+  report("launch coop", gj_launch(LM, "coop", &LCo, CoopArgs, 1));
+  EXPECT(Coop[0] == 1 && Coop[7] == 1);
+
+  /* Destroying the runtime before its buffers and modules is tolerated:
+     they keep it alive. */
+  gj_runtime_destroy(R);
+  MUST(gj_buffer_read(BY, 0, Two, sizeof(Two)));
+  gj_buffer_free(BX);
+  gj_buffer_free(BY);
+  gj_loaded_module_destroy(LM);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
+/*===-- launch-errors: configurations and arguments refused -------------===*/
+
+static int caseLaunchErrors(void) {
+  gj_compiler C = newCompiler(NULL);
+  gj_module M = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  gj_runtime R = newHostRuntime(2), R2 = newHostRuntime(1);
+  gj_loaded_module LM = NULL;
+  MUST(gj_runtime_load(R, M, &LM));
+  gj_buffer B = NULL, B2 = NULL;
+  MUST(gj_buffer_alloc(R, 64, &B));
+  MUST(gj_buffer_alloc(R2, 64, &B2));
+  float Y[16];
+  gj_launch_config LC = config1D(1, 16);
+
+  report("unknown kernel", gj_launch(LM, "saxp", &LC, NULL, 0));
+  gj_arg Three[3] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(B, GJ_F32)};
+  report("too few args", gj_launch(LM, "saxpy", &LC, Three, 3));
+  gj_arg Wrong[4] = {scalarI(GJ_I64, 16), scalarF32(1), bufferArg(B, GJ_F32),
+                     bufferArg(B, GJ_F32)};
+  report("wrong scalar type", gj_launch(LM, "saxpy", &LC, Wrong, 4));
+  gj_arg Pointee[4] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(B, GJ_I32),
+                       bufferArg(B, GJ_F32)};
+  report("wrong pointee", gj_launch(LM, "saxpy", &LC, Pointee, 4));
+  gj_arg ScalarForPtr[4] = {scalarI(GJ_I32, 16), scalarF32(1), scalarF32(1),
+                            bufferArg(B, GJ_F32)};
+  report("scalar for pointer", gj_launch(LM, "saxpy", &LC, ScalarForPtr, 4));
+  gj_arg PtrForScalar[4] = {hostArg(Y, GJ_ANY), scalarF32(1), bufferArg(B, GJ_F32),
+                            bufferArg(B, GJ_F32)};
+  report("pointer for scalar", gj_launch(LM, "saxpy", &LC, PtrForScalar, 4));
+  gj_arg Range[4] = {scalarI(GJ_I32, 1LL << 40), scalarF32(1), bufferArg(B, GJ_F32),
+                     bufferArg(B, GJ_F32)};
+  report("i32 out of range", gj_launch(LM, "saxpy", &LC, Range, 4));
+  gj_arg FillArgs[4] = {hostArg(Y, GJ_I64), scalarI(GJ_I64, 1), scalarI(GJ_BOOL, 2),
+                        scalarU(GJ_U8, 256)};
+  report("bool 2", gj_launch(LM, "fill", &LC, FillArgs, 4));
+  FillArgs[2] = scalarI(GJ_BOOL, 0);
+  report("u8 256", gj_launch(LM, "fill", &LC, FillArgs, 4));
+  gj_arg AnyScalar[4] = {scalarI(GJ_ANY, 16), scalarF32(1), bufferArg(B, GJ_F32),
+                         bufferArg(B, GJ_F32)};
+  report("scalar of type any", gj_launch(LM, "saxpy", &LC, AnyScalar, 4));
+  gj_arg BadType[4] = {scalarI((gj_scalar_type)42, 16), scalarF32(1), bufferArg(B, GJ_F32),
+                       bufferArg(B, GJ_F32)};
+  report("unknown scalar type", gj_launch(LM, "saxpy", &LC, BadType, 4));
+  gj_arg BadKind[4] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(B, GJ_F32),
+                       bufferArg(B, GJ_F32)};
+  BadKind[3].kind = (gj_arg_kind)9;
+  report("unknown kind", gj_launch(LM, "saxpy", &LC, BadKind, 4));
+  gj_arg NullBuf[4] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(NULL, GJ_F32),
+                       bufferArg(B, GJ_F32)};
+  report("null buffer", gj_launch(LM, "saxpy", &LC, NullBuf, 4));
+  gj_arg Other[4] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(B2, GJ_F32),
+                     bufferArg(B, GJ_F32)};
+  report("buffer of another runtime", gj_launch(LM, "saxpy", &LC, Other, 4));
+
+  gj_arg Good[4] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(B, GJ_F32),
+                    bufferArg(B, GJ_F32)};
+  gj_launch_config Zero = config1D(0, 16);
+  report("zero grid", gj_launch(LM, "saxpy", &Zero, Good, 4));
+  gj_launch_config Huge = config1D(1, 2048);
+  report("block too large", gj_launch(LM, "saxpy", &Huge, Good, 4));
+  gj_launch_config Shared = config1D(1, 16);
+  Shared.dynamic_shared_bytes = 64;
+  report("dynamic shared unused", gj_launch(LM, "saxpy", &Shared, Good, 4));
+  gj_launch_config Stream = config1D(1, 16);
+  Stream.stream = &Stream;
+  report("host stream", gj_launch(LM, "saxpy", &Stream, Good, 4));
+  report("good launch", gj_launch(LM, "saxpy", &LC, Good, 4));
+
+  gj_buffer HugeBuffer = NULL;
+  report("huge buffer", gj_buffer_alloc(R, (uint64_t)1 << 62, &HugeBuffer));
+  EXPECT(HugeBuffer == NULL);
+  report("write out of range", gj_buffer_write(B, 60, Y, 8));
+  report("read out of range", gj_buffer_read(B, 65, Y, 0));
+  report("empty write", gj_buffer_write(B, 64, NULL, 0));
+
+  gj_runtime_options RO;
+  gj_runtime_options_init(&RO);
+  RO.target = "tpu";
+  gj_runtime R3 = NULL;
+  report("unknown runtime", gj_runtime_create(&RO, &R3));
+  EXPECT(R3 == NULL);
+
+  gj_compiler CN = newCompiler("nvptx");
+  gj_module MN = NULL;
+  MUST(gj_compile(CN, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &MN));
+  gj_loaded_module LMN = NULL;
+  report("load nvptx on host", gj_runtime_load(R, MN, &LMN));
+  EXPECT(LMN == NULL);
+  gj_module_release(MN);
+  gj_compiler_destroy(CN);
+
+  gj_buffer_free(B);
+  gj_buffer_free(B2);
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_runtime_destroy(R2);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
+/*===-- async: compile jobs, poll and wait -------------------------------===*/
+
+static int caseAsync(void) {
+  gj_compiler_options O;
+  gj_compiler_options_init(&O);
+  O.use_disk_cache = 0;
+  O.threads = 2;
+  gj_compiler C = NULL;
+  MUST(gj_compiler_create(&O, &C));
+  gj_compile_job J = NULL;
+  report("compile_async", gj_compile_async(C, Saxpy, strlen(Saxpy), "async.kir", NULL, &J));
+  /* Poll until it finishes; NOT_READY until then, never an error. */
+  gj_status S;
+  while ((S = gj_compile_job_poll(J)) == GJ_ERROR_NOT_READY)
+    EXPECT(strstr(gj_last_error(), "not finished") != NULL);
+  report("poll after finishing", S);
+  gj_module M1 = NULL, M2 = NULL;
+  report("wait", gj_compile_job_wait(J, &M1));
+  report("wait again", gj_compile_job_wait(J, &M2));
+  EXPECT(M1 != NULL && M2 != NULL && M1 != M2);
+  printf("kernels %zu %zu\n", gj_module_kernel_count(M1), gj_module_kernel_count(M2));
+  gj_compile_job_destroy(J);
+  gj_module_release(M1);
+  /* A module outlives its job and the other reference. */
+  size_t Index = 0;
+  MUST(gj_module_find_kernel(M2, "fill", &Index));
+  EXPECT(Index == 1);
+
+  static const char Bad[] = "kernel k() {\n  return 1;\n}\n";
+  J = NULL;
+  MUST(gj_compile_async(C, Bad, strlen(Bad), "async-bad.kir", NULL, &J));
+  gj_module M3 = NULL;
+  report("wait for a failing compile", gj_compile_job_wait(J, &M3));
+  report("wait again for a failing compile", gj_compile_job_wait(J, &M3));
+  EXPECT(M3 == NULL);
+  report("poll a failed compile", gj_compile_job_poll(J));
+  gj_compile_job_destroy(J);
+
+  /* Jobs destroyed unwaited, and a compiler destroyed with jobs in flight:
+     the jobs stay valid. */
+  gj_compile_job Many[8];
+  for (int I = 0; I < 8; ++I) {
+    char Src[256];
+    snprintf(Src, sizeof(Src), "kernel k%d(out: ptr<i32>) { out[0] = %d; }\n", I, I);
+    MUST(gj_compile_async(C, Src, strlen(Src), NULL, NULL, &Many[I]));
+  }
+  gj_compile_job_destroy(Many[0]);
+  gj_compile_job_destroy(Many[1]);
+  gj_compiler_destroy(C);
+  for (int I = 2; I < 8; ++I) {
+    gj_module M = NULL;
+    MUST(gj_compile_job_wait(Many[I], &M));
+    gj_kernel_info KI;
+    gj_kernel_info_init(&KI);
+    MUST(gj_module_kernel(M, 0, &KI));
+    char Want[8];
+    snprintf(Want, sizeof(Want), "k%d", I);
+    EXPECT(strcmp(KI.name, Want) == 0);
+    gj_module_release(M);
+    gj_compile_job_destroy(Many[I]);
+  }
+  gj_module_release(M2);
+  printf("async done\n");
+  return 0;
+}
+
+/*===-- threads: many threads compiling and launching at once -----------===*/
+
+enum { NumThreads = 8, Rounds = 6, Elems = 256 };
+
+struct Shared {
+  gj_compiler C;
+  gj_runtime R;
+  gj_loaded_module Saxpy;
+};
+
+struct Work {
+  struct Shared *S;
+  int Id;
+  int Wrong;
+  char Error[512];
+};
+
+static void *threadMain(void *P) {
+  struct Work *W = (struct Work *)P;
+  gj_runtime R = W->S->R;
+  for (int Round = 0; Round < Rounds; ++Round) {
+    /* A kernel of its own for each thread and round: a real compile. */
+    char Src[512];
+    int K = W->Id * 100 + Round;
+    snprintf(Src, sizeof(Src),
+             "kernel add%d(out: ptr<i32>, n: i32) {\n"
+             "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
+             "  if i < n { out[i] = out[i] + i + %d; }\n"
+             "}\n",
+             K, K);
+    gj_module M = NULL;
+    gj_loaded_module LM = NULL;
+    gj_buffer B = NULL;
+    char Name[32];
+    snprintf(Name, sizeof(Name), "add%d", K);
+    int32_t Out[Elems];
+    for (int I = 0; I < Elems; ++I)
+      Out[I] = I;
+    gj_launch_config LC = config1D(Elems / 64, 64);
+    if (gj_compile(W->S->C, Src, strlen(Src), Name, NULL, &M) ||
+        gj_runtime_load(R, M, &LM) || gj_buffer_alloc(R, sizeof(Out), &B) ||
+        gj_buffer_write(B, 0, Out, sizeof(Out))) {
+      snprintf(W->Error, sizeof(W->Error), "%s", gj_last_error());
+      return NULL;
+    }
+    gj_arg Args[2] = {bufferArg(B, GJ_I32), scalarI(GJ_I32, Elems)};
+    float X[Elems], Y[Elems];
+    for (int I = 0; I < Elems; ++I) {
+      X[I] = (float)I;
+      Y[I] = (float)W->Id;
+    }
+    gj_arg SArgs[4] = {scalarI(GJ_I32, Elems), scalarF32((float)Round), hostArg(X, GJ_F32),
+                       hostArg(Y, GJ_F32)};
+    if (gj_launch(LM, Name, &LC, Args, 2) || gj_launch(W->S->Saxpy, "saxpy", &LC, SArgs, 4) ||
+        gj_buffer_read(B, 0, Out, sizeof(Out))) {
+      snprintf(W->Error, sizeof(W->Error), "%s", gj_last_error());
+      return NULL;
+    }
+    for (int I = 0; I < Elems; ++I) {
+      W->Wrong += Out[I] != 2 * I + K;
+      W->Wrong += Y[I] != (float)Round * (float)I + (float)W->Id;
+    }
+    /* A failing call in this thread sets this thread's error only. */
+    size_t Index;
+    if (gj_module_find_kernel(M, "nope", &Index) != GJ_ERROR_NOT_FOUND ||
+        strstr(gj_last_error(), Name) == NULL)
+      ++W->Wrong;
+    gj_buffer_free(B);
+    gj_loaded_module_destroy(LM);
+    gj_module_release(M);
+  }
+  return NULL;
+}
+
+static int caseThreads(void) {
+  struct Shared S;
+  S.C = newCompiler(NULL);
+  S.R = newHostRuntime(4);
+  gj_module M = NULL;
+  MUST(gj_compile(S.C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  MUST(gj_runtime_load(S.R, M, &S.Saxpy));
+  gj_module_release(M);
+  pthread_t T[NumThreads];
+  struct Work W[NumThreads];
+  for (int I = 0; I < NumThreads; ++I) {
+    W[I].S = &S;
+    W[I].Id = I;
+    W[I].Wrong = 0;
+    W[I].Error[0] = 0;
+    pthread_create(&T[I], NULL, threadMain, &W[I]);
+  }
+  int Wrong = 0, Errors = 0;
+  for (int I = 0; I < NumThreads; ++I) {
+    pthread_join(T[I], NULL);
+    Wrong += W[I].Wrong;
+    if (W[I].Error[0]) {
+      printf("FAIL: thread %d: %s\n", I, W[I].Error);
+      ++Errors;
+    }
+  }
+  printf("%d threads x %d rounds: %d wrong, %d errors\n", NumThreads, Rounds, Wrong, Errors);
+  EXPECT(Wrong == 0 && Errors == 0);
+  /* The main thread's last error is its own (no call failed here). */
+  printf("main thread's last error: '%s'\n", gj_last_error());
+  gj_loaded_module_destroy(S.Saxpy);
+  gj_runtime_destroy(S.R);
+  gj_compiler_destroy(S.C);
+  return 0;
+}
+
+/*===-- cuda: the CUDA runtime through the fake driver ------------------===*/
+
+typedef int (*CountFn)(int);
+
+static int caseCuda(const char *FakePath) {
+  printf("devices: %d\n", gj_cuda_device_count());
+  gj_compiler C = newCompiler("nvptx:sm_80,host");
+  gj_module M = NULL, MH = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", "host", &MH));
+  gj_runtime_options O;
+  gj_runtime_options_init(&O);
+  O.target = "cuda";
+  O.use_cubin_cache = 0;
+  gj_runtime R = NULL;
+  if (report("cuda runtime", gj_runtime_create(&O, &R)) != GJ_OK) {
+    gj_module_release(M);
+    gj_module_release(MH);
+    gj_compiler_destroy(C);
+    return 0;
+  }
+  gj_loaded_module LM = NULL;
+  report("load host module on cuda", gj_runtime_load(R, MH, &LM));
+  report("load", gj_runtime_load(R, M, &LM));
+  enum { N = 256 };
+  float X[N], Back[N];
+  for (int I = 0; I < N; ++I)
+    X[I] = (float)I;
+  gj_buffer BX = NULL, BY = NULL;
+  MUST(gj_buffer_alloc(R, sizeof(X), &BX));
+  MUST(gj_buffer_alloc(R, sizeof(X), &BY));
+  MUST(gj_buffer_write(BX, 0, X, sizeof(X)));
+  MUST(gj_buffer_read(BX, 0, Back, sizeof(Back)));
+  EXPECT(memcmp(X, Back, sizeof(X)) == 0);
+
+  void *Fake = dlopen(FakePath, RTLD_LAZY | RTLD_LOCAL);
+  CountFn Launches = Fake ? (CountFn)dlsym(Fake, "gridjitFakeCudaLaunches") : NULL;
+  EXPECT(Launches != NULL);
+  int Before = Launches ? Launches(0) : 0, CoopBefore = Launches ? Launches(1) : 0;
+  gj_launch_config LC = config1D(2, 128);
+  gj_arg Args[4] = {scalarI(GJ_I32, N), scalarF32(2.0f), bufferArg(BX, GJ_F32),
+                    deviceArg(gj_buffer_address(BY), GJ_F32)};
+  report("launch", gj_launch(LM, "saxpy", &LC, Args, 4));
+  LC.stream = (void *)0x1234; /* a caller's stream, passed through as it is */
+  report("launch on a caller's stream", gj_launch(LM, "saxpy", &LC, Args, 4));
+  LC.stream = NULL;
+  gj_arg CoopArgs[1] = {bufferArg(BY, GJ_ANY)};
+  report("launch coop", gj_launch(LM, "coop", &LC, CoopArgs, 1));
+  report("synchronize", gj_runtime_synchronize(R));
+  if (Launches)
+    printf("fake launches: %d, cooperative: %d\n", Launches(0) - Before,
+           Launches(1) - CoopBefore);
+  gj_arg HostPtr[4] = {scalarI(GJ_I32, N), scalarF32(2.0f), hostArg(X, GJ_F32),
+                       bufferArg(BY, GJ_F32)};
+  report("host pointer on cuda", gj_launch(LM, "saxpy", &LC, HostPtr, 4));
+  gj_launch_config Big = config1D(1, 1025);
+  report("block too large on cuda", gj_launch(LM, "saxpy", &Big, Args, 4));
+  gj_buffer_free(BX);
+  gj_buffer_free(BY);
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_module_release(M);
+  gj_module_release(MH);
+  gj_compiler_destroy(C);
+  if (Fake)
+    dlclose(Fake);
+  return 0;
+}
+
+/* The driver failing (GRIDJIT_FAKE_CUDA_FAIL makes cuMemAlloc and
+   cuLaunchKernel fail): GJ_ERROR_FAILED and GJ_ERROR_LAUNCH with the
+   driver's own message. */
+static int caseCudaFail(void) {
+  gj_compiler C = newCompiler("nvptx");
+  gj_module M = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  gj_runtime_options O;
+  gj_runtime_options_init(&O);
+  O.target = "cuda";
+  O.use_cubin_cache = 0;
+  gj_runtime R = NULL;
+  MUST(gj_runtime_create(&O, &R));
+  gj_loaded_module LM = NULL;
+  MUST(gj_runtime_load(R, M, &LM));
+  gj_buffer B = NULL;
+  report("alloc", gj_buffer_alloc(R, 1024, &B));
+  EXPECT(B == NULL);
+  gj_launch_config LC = config1D(1, 32);
+  gj_arg Args[4] = {scalarI(GJ_I32, 32), scalarF32(1.0f), deviceArg(0x10000, GJ_F32),
+                    deviceArg(0x20000, GJ_F32)};
+  report("launch", gj_launch(LM, "saxpy", &LC, Args, 4));
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
+/* A runtime for device \p Ordinal, when the environment says what there is. */
+static int caseCudaCreate(unsigned Ordinal) {
+  printf("devices: %d\n", gj_cuda_device_count());
+  gj_runtime_options O;
+  gj_runtime_options_init(&O);
+  O.target = "nvptx";
+  O.device = Ordinal;
+  O.use_cubin_cache = 0;
+  gj_runtime R = NULL;
+  report("cuda runtime", gj_runtime_create(&O, &R));
+  gj_runtime_destroy(R);
+  return 0;
+}
+
+int main(int Argc, char **Argv) {
+  if (Argc < 2) {
+    fprintf(stderr, "usage: capi-test CASE [ARG]\n");
+    return 2;
+  }
+  const char *Case = Argv[1];
+  int RC = 2;
+  if (!strcmp(Case, "basics"))
+    RC = caseBasics();
+  else if (!strcmp(Case, "null"))
+    RC = caseNull();
+  else if (!strcmp(Case, "struct-size"))
+    RC = caseStructSize();
+  else if (!strcmp(Case, "compiler"))
+    RC = caseCompiler();
+  else if (!strcmp(Case, "kernels"))
+    RC = caseKernels();
+  else if (!strcmp(Case, "host"))
+    RC = caseHost();
+  else if (!strcmp(Case, "launch-errors"))
+    RC = caseLaunchErrors();
+  else if (!strcmp(Case, "async"))
+    RC = caseAsync();
+  else if (!strcmp(Case, "threads"))
+    RC = caseThreads();
+  else if (!strcmp(Case, "cuda") && Argc > 2)
+    RC = caseCuda(Argv[2]);
+  else if (!strcmp(Case, "cuda-fail"))
+    RC = caseCudaFail();
+  else if (!strcmp(Case, "cuda-create"))
+    RC = caseCudaCreate(Argc > 2 ? (unsigned)atoi(Argv[2]) : 0);
+  else
+    fprintf(stderr, "capi-test: unknown case '%s'\n", Case);
+  if (RC == 0 && Failures)
+    RC = 1;
+  printf("%s\n", RC == 0 ? "PASS" : "FAILED");
+  return RC;
+}
