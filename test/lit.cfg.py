@@ -76,6 +76,11 @@ if _clang_format:
     config.available_features.add("clang-format")
     config.substitutions.append(("%clang_format", _clang_format))
 
+# redis-server, for the remote cache tests (test/Cache/remote-*.test);
+# utils/setup.sh installs it.
+if shutil.which("redis-server"):
+    config.available_features.add("redis")
+
 # ptxas from the CUDA toolkit, when there is one: every PTX test is then
 # also assembled.
 if config.ptxas and os.path.exists(config.ptxas):

@@ -17,9 +17,9 @@
 #                               too, so it about doubles the bundle), its
 #                               shared dependencies in lib/, and the CUDA
 #                               C++ peers it compiles, benchmarks/*.cu
-#   lib/libz.so.1 libzstd.so.1 libz3.so.4
+#   lib/libz.so.1 libzstd.so.1 libz3.so.4 libhiredis.so.0.14
 #                               jit-run's shared dependencies outside
-#                               glibc/libstdc++/libgcc (LLVM's), copied from
+#                               glibc/libstdc++/libgcc (LLVM's, hiredis), copied from
 #                               this machine and stripped
 #   nvvm/libdevice/             libdevice, when the build machine has it
 #                               (f64 math on --target=cuda; CUDA_HOME)

@@ -33,6 +33,8 @@ packages=(
   # test/CAPI/numba-coexistence.test: Debian's Numba (llvmlite, its own
   # LLVM) and gridjit in one Python process.
   python3-numba python3-numpy
+  # The remote cache tier's client, and the server its tests start.
+  libhiredis-dev redis-server
   # bench-HostExecBench also runs its kernels through PoCL, the usual way
   # of running GPU-style kernels on a CPU, for comparison.
   pocl-opencl-icd ocl-icd-opencl-dev

@@ -10,8 +10,11 @@
 //      compute the key; look it up in the memory cache.
 //   3. On a memory miss, the first request for the key becomes its
 //      "leader": it registers the key as in flight and, with no lock held,
-//      looks it up on disk, takes the key's lock file, looks again, and
-//      compiles and stores it. Requests for the same key that arrive
+//      looks it up on disk, takes the key's lock file, looks again, then
+//      looks in the remote cache (if any) and, missing there, takes the
+//      key's remote lease (or waits for another machine's entry), and
+//      compiles and stores it (disk and remote; a remote hit is stored on
+//      disk). Requests for the same key that arrive
 //      meanwhile find it in flight and wait for the leader's outcome,
 //      success or failure. A failure is not cached.
 //
@@ -151,6 +154,8 @@ std::string_view gridjit::cacheOutcomeName(CacheOutcome O) {
     return "memory hit";
   case CacheOutcome::DiskHit:
     return "disk hit";
+  case CacheOutcome::RemoteHit:
+    return "remote hit";
   case CacheOutcome::Shared:
     return "shared";
   }
@@ -161,6 +166,7 @@ struct Compiler::Impl {
   CompilerOptions Opts;
   std::vector<TargetEntry> Targets;
   std::unique_ptr<DiskCache> Disk;
+  std::unique_ptr<RemoteCache> Remote;
   std::string BuildId, Version, LLVMVersion;
 
   // Guarded by Mu: the memory cache (an LRU list and its index), the keys
@@ -173,7 +179,7 @@ struct Compiler::Impl {
   std::unordered_map<CacheKey, CacheKey> TextMemo;
 
   std::atomic<uint64_t> Requests{0}, MemoryHits{0}, MemoryMisses{0}, SharedWaits{0}, DiskHits{0},
-      DiskMisses{0}, Compiles{0}, CompileFailures{0}, Evictions{0};
+      DiskMisses{0}, Compiles{0}, CompileFailures{0}, Evictions{0}, RemoteHits{0}, RemoteMisses{0};
 
   // Last member: destroyed first, after running every task, which uses
   // the members above.
@@ -314,6 +320,35 @@ FlightResult Compiler::Impl::loadOrCompile(const Module &M, const TargetEntry &T
     }
   }
 
+  // The remote tier: another machine may have compiled it, or be
+  // compiling it now (its lease: wait for its entry).
+  RemoteCache::Lease Lease;
+  if (Remote) {
+    auto Start = Clock::now();
+    std::optional<Artifact> A = Remote->lookup(K, &Info.RemoteProblem);
+    Info.LookupMs += msSince(Start);
+    if (!A) {
+      Start = Clock::now();
+      Lease = Remote->acquireLease(K, A);
+      Info.WaitMs += msSince(Start);
+    }
+    if (A && Matches(*A)) {
+      RemoteHits.fetch_add(1, std::memory_order_relaxed);
+      Info.Outcome = CacheOutcome::RemoteHit;
+      auto Result = std::make_shared<const CompiledModule>(CompiledModule{K, std::move(*A)});
+      if (Disk) {
+        Start = Clock::now();
+        Disk->store(K, Result->Art);
+        Info.StoreMs += msSince(Start);
+      }
+      return FlightResult{std::move(Result), nullptr};
+    }
+    if (A)
+      Info.RemoteProblem = "the remote entry is for target '" +
+                           std::string(getTargetName(A->Kind)) + "' (" + A->Arch + ")";
+    RemoteMisses.fetch_add(1, std::memory_order_relaxed);
+  }
+
   Compiles.fetch_add(1, std::memory_order_relaxed);
   Info.Outcome = CacheOutcome::Compiled;
   CompileOptions CO;
@@ -327,6 +362,11 @@ FlightResult Compiler::Impl::loadOrCompile(const Module &M, const TargetEntry &T
   if (Disk) {
     auto Start = Clock::now();
     Disk->store(K, Result->Art);
+    Info.StoreMs += msSince(Start);
+  }
+  if (Remote) {
+    auto Start = Clock::now();
+    Remote->store(K, Result->Art);
     Info.StoreMs += msSince(Start);
   }
   return FlightResult{std::move(Result), nullptr};
@@ -444,6 +484,12 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
       else
         llvm::WithColor::warning(llvm::errs(), "gridjit") << Msg << '\n';
     }
+  }
+  if (Opts.UseRemoteCache) {
+    auto R = openRemoteCache(Opts.Remote, Opts.RemoteSecretFile);
+    if (!R)
+      return R.takeError();
+    I->Remote = std::move(*R);
   }
   I->Pool = std::make_unique<AsyncPool>(
       Opts.AsyncThreads ? Opts.AsyncThreads : llvm::hardware_concurrency().compute_thread_count());
@@ -577,7 +623,15 @@ CompilerStats Compiler::getStats() const {
   S.Evictions = P->Evictions.load();
   if (P->Disk)
     S.Disk = P->Disk->getStats();
+  S.RemoteHits = P->RemoteHits.load();
+  S.RemoteMisses = P->RemoteMisses.load();
+  if (P->Remote)
+    S.Remote = P->Remote->getStats();
   return S;
+}
+
+std::string Compiler::getRemoteCacheURL() const {
+  return P->Remote ? P->Remote->getOptions().URL : std::string();
 }
 
 void Compiler::clearMemoryCache() {

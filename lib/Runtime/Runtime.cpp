@@ -138,6 +138,9 @@ llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
     CO.Device = Opts.Device;
     CO.UseCubinCache = Opts.UseCubinCache;
     CO.CacheDir = Opts.CacheDir;
+    CO.UseRemoteCache = Opts.UseRemoteCache;
+    CO.Remote = Opts.Remote;
+    CO.RemoteSecretFile = Opts.RemoteSecretFile;
     auto RT = CudaRuntime::create(CO);
     if (!RT)
       return RT.takeError();

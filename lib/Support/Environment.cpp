@@ -32,6 +32,15 @@ constexpr EnvVarInfo Table[] = {
     {EnvVar::GridjitCudaDriver, "GRIDJIT_CUDA_DRIVER", EnvEffect::DoesNotAffectCode,
      "the CUDA driver library to load (a path or a file name for dlopen) instead of "
      "libcuda.so.1, when the caller does not name one (CudaDriverOptions::LibraryPath)"},
+    {EnvVar::GridjitRemoteCache, "GRIDJIT_REMOTE_CACHE", EnvEffect::DoesNotAffectCode,
+     "the remote cache's URL (redis://... or redis+unix://..., docs/RemoteCache.md), when the "
+     "caller does not give one"},
+    {EnvVar::GridjitRemoteCacheSecretFile, "GRIDJIT_REMOTE_CACHE_SECRET_FILE",
+     EnvEffect::DoesNotAffectCode,
+     "the file holding the remote cache's HMAC secret, when the caller does not name one"},
+    {EnvVar::GridjitRemoteCacheReadOnly, "GRIDJIT_REMOTE_CACHE_READ_ONLY",
+     EnvEffect::DoesNotAffectCode,
+     "when 1, the remote cache is only read (no stores, leases or deletes)"},
 };
 
 } // namespace

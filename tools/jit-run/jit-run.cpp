@@ -108,8 +108,22 @@ cl::opt<std::string> CacheDirOpt("cache-dir",
                                           "$GRIDJIT_CACHE_DIR, $XDG_CACHE_HOME/gridjit, "
                                           "~/.cache/gridjit)"),
                                  cl::value_desc("dir"), cl::cat(JitRunCategory));
-cl::opt<bool> NoCache("no-cache", cl::desc("Do not read or write the disk cache"),
+cl::opt<bool> NoCache("no-cache", cl::desc("Do not read or write the disk or remote cache"),
                       cl::cat(JitRunCategory));
+// The remote tier (docs/RemoteCache.md).
+cl::opt<std::string> RemoteCacheOpt(
+    "remote-cache",
+    cl::desc("The fleet-wide remote cache: redis://[user:password@]host[:port][/db] or "
+             "redis+unix:///path (default: $GRIDJIT_REMOTE_CACHE; none: no remote cache)"),
+    cl::value_desc("url"), cl::cat(JitRunCategory));
+cl::opt<bool> RemoteReadOnlyOpt("remote-cache-read-only",
+                                cl::desc("Only read the remote cache (never write it)"),
+                                cl::cat(JitRunCategory));
+cl::opt<std::string>
+    RemoteSecretOpt("remote-cache-secret-file",
+                    cl::desc("File holding the remote cache's HMAC secret (default: "
+                             "$GRIDJIT_REMOTE_CACHE_SECRET_FILE; none: entries are not signed)"),
+                    cl::value_desc("file"), cl::cat(JitRunCategory));
 
 cl::opt<std::string> OutputFile("o",
                                 cl::desc("Write the --emit output to <file> (default: stdout)"),
@@ -165,6 +179,8 @@ struct Options {
   bool Stats = false;
   std::string CacheDir;
   bool NoCache = false;
+  std::string RemoteCache, RemoteSecretFile;
+  bool RemoteReadOnly = false;
   std::string OutputFile;
   std::optional<std::string> KernelName;
   gridjit::LaunchConfig Launch;
@@ -180,6 +196,7 @@ struct CacheReport {
   gridjit::CompilerStats Stats;
   std::string Dir; ///< empty: no disk cache
   bool DiskOn = false;
+  std::string RemoteURL; ///< empty: no remote cache
 };
 
 /// What --stats prints about the compile: the phase times and the cache's
@@ -243,6 +260,22 @@ void printCacheStats(const CompileReport &R) {
                      " stores");
   else
     Text("disk", "off");
+  if (!R.Cache.RemoteURL.empty()) {
+    const gridjit::RemoteCacheStats &RS = S.Remote;
+    Text("remote", Twine(RS.Hits) + " hits, " + Twine(RS.Misses) + " misses, " + Twine(RS.Errors) +
+                       " errors, " + Twine(RS.Timeouts) + " timeouts, " + Twine(RS.BadEntries) +
+                       " bad entries, " + Twine(RS.AuthFailures) + " auth failures, " +
+                       Twine(RS.Oversize) + " oversize");
+    Text("remote-io", Twine(RS.Stores) + " stores, " + Twine(RS.StoreExisting) + " existing, " +
+                          Twine(RS.BytesRead) + " bytes read, " + Twine(RS.BytesWritten) +
+                          " bytes written");
+    Text("breaker", Twine(RS.BreakerTrips) + " trips, " + Twine(RS.BreakerSkips) + " skips");
+    Text("lease", Twine(RS.LeasesTaken) + " taken, " + Twine(RS.LeaseWaits) + " waits, " +
+                      Twine(RS.LeaseWaitHits) + " wait hits, " + Twine(RS.LeaseExpired) +
+                      " expired");
+    if (!I.RemoteProblem.empty())
+      Text("remote-note", I.RemoteProblem);
+  }
   Text("compiles", Twine(S.Compiles));
   Text("cache-dir", R.Cache.DiskOn ? R.Cache.Dir : "off");
 }
@@ -274,6 +307,10 @@ Expected<gridjit::Artifact> compileCached(std::unique_ptr<gridjit::Target> T,
   CO.OptLevel = O.OptLevel;
   CO.UseDiskCache = !O.NoCache;
   CO.CacheDir = O.CacheDir;
+  CO.UseRemoteCache = !O.NoCache;
+  CO.Remote.URL = O.RemoteCache;
+  CO.Remote.ReadOnly = O.RemoteReadOnly;
+  CO.RemoteSecretFile = O.RemoteSecretFile;
   CO.AsyncThreads = 1;
   CO.Warning = [](const std::string &W) { WithColor::warning(errs(), "jit-run") << W << '\n'; };
   auto C = gridjit::Compiler::create(std::move(CO));
@@ -284,6 +321,7 @@ Expected<gridjit::Artifact> compileCached(std::unique_ptr<gridjit::Target> T,
   R.Cache.Stats = (*C)->getStats();
   R.Cache.Dir = (*C)->getCacheDirectory();
   R.Cache.DiskOn = !R.Cache.Dir.empty();
+  R.Cache.RemoteURL = (*C)->getRemoteCacheURL();
   R.Times.LowerMs += R.Cache.Info.Times.LowerMs;
   R.Times.OptimizeMs += R.Cache.Info.Times.OptimizeMs;
   R.Times.CodegenMs += R.Cache.Info.Times.CodegenMs;
@@ -617,6 +655,9 @@ Error runKernel(const gridjit::Module &M, const Options &Given, CompileReport &R
     RO.Device = O.Device;
     RO.UseCubinCache = !O.NoCache;
     RO.CacheDir = O.CacheDir;
+    RO.Remote.URL = O.RemoteCache;
+    RO.Remote.ReadOnly = O.RemoteReadOnly;
+    RO.RemoteSecretFile = O.RemoteSecretFile;
     auto Made = gridjit::createRuntime(targetKind(O), RO);
     if (!Made)
       return Made.takeError();
@@ -765,6 +806,9 @@ Expected<Options> readOptions(bool Stats) {
   O.Stats = Stats;
   O.CacheDir = CacheDirOpt;
   O.NoCache = NoCache;
+  O.RemoteCache = RemoteCacheOpt;
+  O.RemoteReadOnly = RemoteReadOnlyOpt;
+  O.RemoteSecretFile = RemoteSecretOpt;
   O.OutputFile = OutputFile;
   if (KernelName.getNumOccurrences())
     O.KernelName = KernelName;

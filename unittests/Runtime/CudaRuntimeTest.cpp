@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Cache/RedisTestUtil.h"
 #include "RuntimeTestUtil.h"
 #include "TestSupport.h"
 
@@ -275,6 +276,52 @@ TEST(CudaRuntimeTest, CubinCache) {
               "(fake driver)");
   }
   llvm::sys::fs::remove_directories(Dir);
+}
+
+// Two "machines" (separate cache directories) with the same device and
+// driver share one remote cache: the second loads the first's cubin from
+// it, compiles no PTX, and keeps it on its own disk for the next process.
+TEST(CudaRuntimeTest, CubinsSharedThroughTheRemoteCache) {
+  REQUIRE_REDIS();
+  RedisServer S;
+  TempDir D1, D2;
+  auto Compiles = fakeHook<int (*)()>("gridjitFakeCudaPtxCompiles");
+  auto Make = [&](const std::string &Dir) {
+    ScopedEnv Env("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+    CudaRuntimeOptions O;
+    O.Driver = fake();
+    O.CacheDir = Dir;
+    O.Remote.URL = S.url();
+    auto RT = CudaRuntime::create(O);
+    EXPECT_TRUE(succeeded(RT));
+    return RT ? std::move(*RT) : nullptr;
+  };
+  Artifact A = ptx();
+  int Before = Compiles();
+  {
+    auto RT = Make(D1.path());
+    ASSERT_TRUE(RT);
+    ASSERT_TRUE(succeeded(RT->load(A)));
+    EXPECT_EQ(Compiles(), Before + 1);
+  }
+  {
+    auto RT = Make(D2.path());
+    ASSERT_TRUE(RT);
+    auto M = RT->load(A);
+    ASSERT_TRUE(succeeded(M));
+    EXPECT_EQ(Compiles(), Before + 1); // from the remote cache
+    auto B = RT->allocate(64);
+    ASSERT_TRUE(succeeded(B));
+    KernelArg Args[] = {KernelArg::buffer(*B, ScalarKind::I32)};
+    EXPECT_TRUE(succeeded(RT->launch(**M, "dyn", config(1, 16, 64), Args)));
+  }
+  S.kill(); // the next process finds the cubin on its own disk
+  {
+    auto RT = Make(D2.path());
+    ASSERT_TRUE(RT);
+    ASSERT_TRUE(succeeded(RT->load(A)));
+    EXPECT_EQ(Compiles(), Before + 1);
+  }
 }
 
 TEST(CudaRuntimeTest, BlockTooLargeForTheFunction) {

@@ -2,7 +2,8 @@
 //
 // Part of gridjit. A Compiler takes KIR text (or a verified module), parses
 // and verifies it, and returns the compiled module for one of its targets,
-// from its memory cache, its disk cache, or a fresh compile, in that order:
+// from its memory cache, its disk cache, a remote cache shared by a fleet
+// (when configured; docs/RemoteCache.md), or a fresh compile, in that order:
 //
 //   auto C = Compiler::create({.Targets = {std::move(NVPTX)}});
 //   auto M = (*C)->compile(Text, "saxpy.kir");   // Expected<CompiledModuleRef>
@@ -11,7 +12,8 @@
 // A Compiler is safe to use from any number of threads. Requests for one
 // key that arrive while it is being compiled wait for that compile (single
 // flight) instead of compiling again; processes sharing a cache directory
-// do the same through a per-key lock file. No lock is held while parsing,
+// do the same through a per-key lock file, and machines sharing a remote
+// cache through a lease on the server. No lock is held while parsing,
 // verifying, optimising, generating code, or reading and writing the disk.
 // docs/Cache.md describes the key, the layout and the guarantees.
 //
@@ -22,6 +24,7 @@
 
 #include "gridjit/Cache/CacheKey.h"
 #include "gridjit/Cache/DiskCache.h"
+#include "gridjit/Cache/RemoteCache.h"
 #include "gridjit/IR/AST.h"
 #include "gridjit/Target/Target.h"
 
@@ -54,9 +57,10 @@ enum class CacheOutcome {
   Compiled,  ///< compiled by this request
   MemoryHit, ///< found in the memory cache
   DiskHit,   ///< read from the disk cache
+  RemoteHit, ///< read from the remote cache (and written to the disk cache)
   Shared,    ///< another thread was compiling (or loading) it; this request waited
 };
-/// "compiled", "memory hit", "disk hit", "shared".
+/// "compiled", "memory hit", "disk hit", "remote hit", "shared".
 std::string_view cacheOutcomeName(CacheOutcome O);
 
 /// What one request did and how long each part took (milliseconds).
@@ -67,12 +71,14 @@ struct CompileInfo {
   /// compiled (zero otherwise).
   PhaseTimes Times;
   double KeyMs = 0;    ///< canonical print and hash
-  double LookupMs = 0; ///< memory and disk lookups
+  double LookupMs = 0; ///< memory, disk and remote lookups
   double WaitMs = 0;   ///< waiting for another thread or process
-  double StoreMs = 0;  ///< writing the disk entry
+  double StoreMs = 0;  ///< writing the disk (and remote) entry
   double TotalMs = 0;
   /// Set when the disk held a bad entry for the key (it was replaced).
   std::string BadEntry;
+  /// Set when the remote cache held a bad entry for the key, or failed.
+  std::string RemoteProblem;
 };
 
 /// Counters of a Compiler since it was created (monotonic).
@@ -87,6 +93,9 @@ struct CompilerStats {
   uint64_t CompileFailures = 0; ///< of those, failed
   uint64_t Evictions = 0;       ///< memory cache
   DiskCacheStats Disk;          ///< zero when the disk cache is off
+  uint64_t RemoteHits = 0;      ///< requests served by the remote cache
+  uint64_t RemoteMisses = 0;    ///< requests it could not serve (any reason)
+  RemoteCacheStats Remote;      ///< zero when the remote cache is off
 };
 
 /// One request's choices beyond the source.
@@ -123,6 +132,16 @@ struct CompilerOptions {
   /// DiskCacheOptions::LockTimeout and PruneInterval.
   std::chrono::milliseconds DiskLockTimeout = std::chrono::seconds(30);
   std::chrono::milliseconds DiskPruneInterval = std::chrono::seconds(60);
+  /// The remote cache (docs/RemoteCache.md). Default on when a URL is
+  /// given here or in $GRIDJIT_REMOTE_CACHE.
+  bool UseRemoteCache = true;
+  /// Its options. An empty URL: $GRIDJIT_REMOTE_CACHE (unset or empty: no
+  /// remote cache). ReadOnly is also set by $GRIDJIT_REMOTE_CACHE_READ_ONLY=1.
+  /// Secret, when empty, is read from RemoteSecretFile.
+  RemoteCacheOptions Remote;
+  /// The file holding the HMAC secret; empty:
+  /// $GRIDJIT_REMOTE_CACHE_SECRET_FILE (unset or empty: no secret).
+  std::string RemoteSecretFile;
   /// Receives warnings (today only: the disk cache was turned off, once).
   /// Null: they go to standard error through llvm::WithColor::warning.
   WarningHandler Warning;
@@ -133,7 +152,9 @@ struct CompilerOptions {
 class Compiler {
 public:
   /// Errors: the default host target cannot be made, a null target, two
-  /// targets with one name, an OptLevel above 3.
+  /// targets with one name, an OptLevel above 3, a malformed remote cache
+  /// URL, a secret file that cannot be read. (An unreachable server is no
+  /// error: requests then fall back to compiling.)
   /// A disk cache directory that cannot be determined or used is not an
   /// error: the Compiler then caches in memory only, with one warning.
   static llvm::Expected<std::unique_ptr<Compiler>> create(CompilerOptions Opts);
@@ -172,6 +193,8 @@ public:
   const Target *getTarget(std::string_view Name = {}) const;
   /// The disk cache directory; empty when the disk cache is off.
   std::string getCacheDirectory() const;
+  /// The remote cache's URL; empty when it is off.
+  std::string getRemoteCacheURL() const;
   CompilerStats getStats() const;
   /// Drops every module from the memory cache (callers keep theirs).
   void clearMemoryCache();

@@ -19,6 +19,7 @@
 #ifndef GRIDJIT_RUNTIME_RUNTIME_H
 #define GRIDJIT_RUNTIME_RUNTIME_H
 
+#include "gridjit/Cache/RemoteCache.h"
 #include "gridjit/IR/Type.h"
 #include "gridjit/Target/Target.h"
 
@@ -311,6 +312,12 @@ struct RuntimeOptions {
   /// nvptx target: the cache directory (empty: the default, as
   /// resolveCacheDirectory finds it).
   std::string CacheDir;
+  /// nvptx target: share the cubins through the remote cache too
+  /// (docs/RemoteCache.md; openRemoteCache: Remote.URL, else
+  /// $GRIDJIT_REMOTE_CACHE). Only with the cubin cache on.
+  bool UseRemoteCache = true;
+  RemoteCacheOptions Remote;
+  std::string RemoteSecretFile;
 };
 
 /// The runtime of target \p K. Errors: the runtime cannot start (nvptx:

@@ -24,12 +24,15 @@ namespace gridjit {
 /// The environment variables the library reads (tools such as jit-run may
 /// read others of their own).
 enum class EnvVar {
-  CudaHome,          ///< CUDA_HOME
-  GridjitCacheDir,   ///< GRIDJIT_CACHE_DIR
-  XdgCacheHome,      ///< XDG_CACHE_HOME
-  Home,              ///< HOME
-  GridjitNumThreads, ///< GRIDJIT_NUM_THREADS
-  GridjitCudaDriver, ///< GRIDJIT_CUDA_DRIVER
+  CudaHome,                     ///< CUDA_HOME
+  GridjitCacheDir,              ///< GRIDJIT_CACHE_DIR
+  XdgCacheHome,                 ///< XDG_CACHE_HOME
+  Home,                         ///< HOME
+  GridjitNumThreads,            ///< GRIDJIT_NUM_THREADS
+  GridjitCudaDriver,            ///< GRIDJIT_CUDA_DRIVER
+  GridjitRemoteCache,           ///< GRIDJIT_REMOTE_CACHE
+  GridjitRemoteCacheSecretFile, ///< GRIDJIT_REMOTE_CACHE_SECRET_FILE
+  GridjitRemoteCacheReadOnly,   ///< GRIDJIT_REMOTE_CACHE_READ_ONLY
 };
 
 /// Whether a variable can change the code gridjit generates.

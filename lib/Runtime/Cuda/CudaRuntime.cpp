@@ -150,6 +150,12 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOpti
     } else {
       llvm::consumeError(Dir.takeError());
     }
+    if (RT->Cubins && Opts.UseRemoteCache) {
+      auto R = openRemoteCache(Opts.Remote, Opts.RemoteSecretFile);
+      if (!R)
+        return R.takeError();
+      RT->RemoteCubins = std::move(*R);
+    }
   }
   return std::move(RT);
 }
@@ -330,6 +336,20 @@ Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, 
     FromCache = true;
     return std::move(Hit->Payload);
   }
+  // Another machine with such a device and driver may have compiled it
+  // (docs/RemoteCache.md): its entry, or its lease (wait for its entry).
+  // Not after the driver refused a cached cubin (\p Lookup false).
+  RemoteCache::Lease Lease;
+  if (RemoteCubins && Lookup) {
+    std::optional<Artifact> Hit = RemoteCubins->lookup(Key);
+    if (!Hit)
+      Lease = RemoteCubins->acquireLease(Key, Hit);
+    if (Hit && Hit->Kind == TargetKind::NVPTX && Hit->Arch == Info.getArch()) {
+      (void)Cubins->store(Key, *Hit);
+      FromCache = true;
+      return std::move(Hit->Payload);
+    }
+  }
   FromCache = false;
   char InfoLog[8192] = {0}, ErrorLog[8192] = {0};
   CUjit_option Options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
@@ -363,6 +383,8 @@ Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, 
   Entry.Payload = Cubin;
   Entry.Kernels = A.Kernels;
   (void)Cubins->store(Key, Entry); // a cache that cannot store is no error
+  if (RemoteCubins)
+    (void)RemoteCubins->store(Key, Entry);
   return std::move(Cubin);
 }
 

@@ -16,6 +16,7 @@
 #include "CudaDriver.h"
 
 #include "gridjit/Cache/DiskCache.h"
+#include "gridjit/Cache/RemoteCache.h"
 #include "gridjit/Runtime/CudaDevices.h"
 #include "gridjit/Runtime/Runtime.h"
 
@@ -39,6 +40,11 @@ struct CudaRuntimeOptions {
   /// The cache directory (resolveCacheDirectory's argument: empty for the
   /// default).
   std::string CacheDir;
+  /// The remote cache for cubins (openRemoteCache's arguments), used only
+  /// with the cubin cache on.
+  bool UseRemoteCache = true;
+  RemoteCacheOptions Remote;
+  std::string RemoteSecretFile;
 };
 
 /// The nvptx target's Runtime: one CUDA device. Thread-safe. Its modules
@@ -103,8 +109,9 @@ private:
 
   std::unique_ptr<cuda::Driver> Drv;
   CudaDeviceInfo Info;
-  std::unique_ptr<DiskCache> Cubins; ///< null: no cubin cache
-  std::mutex GridStateLock;          ///< guards GridStates and GridStateChunks
+  std::unique_ptr<DiskCache> Cubins;         ///< null: no cubin cache
+  std::unique_ptr<RemoteCache> RemoteCubins; ///< null: no remote tier for cubins
+  std::mutex GridStateLock;                  ///< guards GridStates and GridStateChunks
   std::vector<GridStateSlot> GridStates;
   std::vector<CUdeviceptr> GridStateChunks; ///< the allocations of the slots
 };
