@@ -117,6 +117,17 @@ private:
     if (H) {
       CopyDtoD = reinterpret_cast<PFN_cuMemcpyDtoD>(::dlsym(H, "cuMemcpyDtoD_v2"));
       Sync = reinterpret_cast<PFN_cuCtxSynchronize>(::dlsym(H, "cuCtxSynchronize"));
+      // The runtime puts back the caller's context after each call: make
+      // the device's primary context (the runtime's) current here.
+      auto Get = reinterpret_cast<PFN_cuDeviceGet>(::dlsym(H, "cuDeviceGet"));
+      auto Retain =
+          reinterpret_cast<PFN_cuDevicePrimaryCtxRetain>(::dlsym(H, "cuDevicePrimaryCtxRetain"));
+      auto SetCurrent = reinterpret_cast<PFN_cuCtxSetCurrent>(::dlsym(H, "cuCtxSetCurrent"));
+      CUdevice Dev = 0;
+      CUcontext Ctx = nullptr;
+      if (!Get || !Retain || !SetCurrent || Get(&Dev, 0) != CUDA_SUCCESS ||
+          Retain(&Ctx, Dev) != CUDA_SUCCESS || SetCurrent(Ctx) != CUDA_SUCCESS)
+        CopyDtoD = nullptr;
     }
   }
 };
@@ -213,70 +224,98 @@ template <typename Fn> double bestMs(Runtime &RT, int Reps, Fn Run) {
   return Best;
 }
 
+/// An example compiled by gridjit and loaded, and beside it the same
+/// kernel compiled by nvcc from benchmarks/<Cu> (same signature, so the
+/// same KernelInfo) when nvcc is there.
+struct KernelPair {
+  std::unique_ptr<LoadedModule> Ours, Nvcc;
+};
+
+/// KernelPair for \p Example and \p Cu; false (State skipped) on failure.
+bool loadPair(benchmark::State &State, const char *Example, const char *Cu, KernelPair &P) {
+  Gpu &G = Gpu::get();
+  auto C = makeCompiler(G.CacheDir, G.Info);
+  if (!C) {
+    State.SkipWithError("cannot make a compiler");
+    return false;
+  }
+  auto M = compileFor(*C, readExample(Example), Example);
+  if (!M) {
+    State.SkipWithError(llvm::toString(M.takeError()).c_str());
+    return false;
+  }
+  auto L = G.RT->load((*M)->Art);
+  if (!L) {
+    State.SkipWithError(llvm::toString(L.takeError()).c_str());
+    return false;
+  }
+  P.Ours = std::move(*L);
+  std::string Ptx = nvccPtx(Cu, G.Info.getArch());
+  if (Ptx.empty())
+    return true;
+  Artifact A = (*M)->Art;
+  A.Payload = Ptx;
+  A.Arch = G.Info.getArch();
+  if (auto NL = G.RT->load(A))
+    P.Nvcc = std::move(*NL);
+  else
+    llvm::consumeError(NL.takeError());
+  return true;
+}
+
+/// A launcher of \p Kernel of \p Mod for bestMs.
+auto launcher(LoadedModule &Mod, const char *Kernel, const LaunchConfig &Cfg,
+              llvm::ArrayRef<KernelArg> Args) {
+  return [&Mod, Kernel, &Cfg, Args] {
+    if (llvm::Error E = Gpu::get().RT->launch(Mod, Kernel, Cfg, Args)) {
+      llvm::consumeError(std::move(E));
+      return false;
+    }
+    return true;
+  };
+}
+
 void SaxpyBandwidth(benchmark::State &State) {
   if (!haveGpu(State))
     return;
   Gpu &G = Gpu::get();
   const int N = 1 << 26;
-  auto C = makeCompiler(G.CacheDir, G.Info);
-  auto M = C ? compileFor(*C, readExample("saxpy.kir"), "saxpy.kir")
-             : llvm::Expected<CompiledModuleRef>(
-                   llvm::createStringError(llvm::inconvertibleErrorCode(), "no compiler"));
-  if (!M) {
-    State.SkipWithError(llvm::toString(M.takeError()).c_str());
+  KernelPair P;
+  if (!loadPair(State, "saxpy.kir", "saxpy.cu", P))
     return;
-  }
-  auto L = G.RT->load((*M)->Art);
   auto X = G.RT->allocate(uint64_t(N) * 4), Y = G.RT->allocate(uint64_t(N) * 4);
-  if (!L || !X || !Y) {
-    State.SkipWithError("cannot load or allocate");
+  if (!X || !Y) {
+    State.SkipWithError("cannot allocate");
     return;
   }
   std::vector<float> Ones(N, 1.0f);
   (void)G.RT->copyToDevice(*X, Ones.data(), uint64_t(N) * 4);
   (void)G.RT->copyToDevice(*Y, Ones.data(), uint64_t(N) * 4);
-  // The nvcc kernel has saxpy.kir's signature: the same KernelInfo.
-  std::unique_ptr<LoadedModule> NvccModule;
-  std::string Ptx = nvccPtx("saxpy.cu", G.Info.getArch());
-  if (!Ptx.empty()) {
-    Artifact A = (*M)->Art;
-    A.Payload = Ptx;
-    A.Arch = G.Info.getArch();
-    if (auto NL = G.RT->load(A))
-      NvccModule = std::move(*NL);
-    else
-      llvm::consumeError(NL.takeError());
-  }
   LaunchConfig Cfg;
   Cfg.Block.X = 256;
   Cfg.Grid.X = uint32_t((N + 255) / 256);
   KernelArg Args[] = {KernelArg::i32(N), KernelArg::f32(0.5f), KernelArg::buffer(*X),
                       KernelArg::buffer(*Y)};
-  auto Launch = [&](LoadedModule &Mod) {
-    return [&] {
-      if (llvm::Error E = G.RT->launch(Mod, "saxpy", Cfg, Args)) {
-        llvm::consumeError(std::move(E));
-        return false;
-      }
-      return true;
-    };
-  };
   auto Copy = [&] {
     return G.CopyDtoD && G.CopyDtoD(Y->getAddress(), X->getAddress(), size_t(N) * 4) == 0;
   };
   double Saxpy = 0, CopyMs = 0, Nvcc = 0;
   for (auto _ : State) {
-    Saxpy = bestMs(*G.RT, 20, Launch(**L));
+    Saxpy = bestMs(*G.RT, 20, launcher(*P.Ours, "saxpy", Cfg, Args));
     CopyMs = bestMs(*G.RT, 20, Copy);
-    if (NvccModule)
-      Nvcc = bestMs(*G.RT, 20, Launch(*NvccModule));
+    if (P.Nvcc)
+      Nvcc = bestMs(*G.RT, 20, launcher(*P.Nvcc, "saxpy", Cfg, Args));
+    if (Saxpy < 0 || CopyMs < 0 || Nvcc < 0) {
+      State.SkipWithError("a launch or the copy failed");
+      return;
+    }
     State.SetIterationTime(Saxpy / 1000);
   }
   double SaxpyGBps = 12.0 * N / (Saxpy * 1e6), CopyGBps = 8.0 * N / (CopyMs * 1e6);
   State.counters["saxpy_GBps"] = SaxpyGBps;
   State.counters["copy_GBps"] = CopyGBps;
   State.counters["of_copy"] = SaxpyGBps / CopyGBps;
-  if (NvccModule) {
+  if (P.Nvcc) {
     State.counters["nvcc_GBps"] = 12.0 * N / (Nvcc * 1e6);
     State.counters["gridjit_over_nvcc"] = Saxpy / Nvcc;
   }
@@ -288,31 +327,14 @@ void GridSyncTwoPhase(benchmark::State &State) {
     return;
   Gpu &G = Gpu::get();
   const int N = 1 << 24;
-  auto C = makeCompiler(G.CacheDir, G.Info);
-  auto M = C ? compileFor(*C, readExample("grid_sync.kir"), "grid_sync.kir")
-             : llvm::Expected<CompiledModuleRef>(
-                   llvm::createStringError(llvm::inconvertibleErrorCode(), "no compiler"));
-  if (!M) {
-    State.SkipWithError(llvm::toString(M.takeError()).c_str());
+  KernelPair P;
+  if (!loadPair(State, "grid_sync.kir", "grid_sync.cu", P))
     return;
-  }
-  auto L = G.RT->load((*M)->Art);
   auto X = G.RT->allocate(uint64_t(N) * 4), T = G.RT->allocate(uint64_t(N) * 4),
        Y = G.RT->allocate(uint64_t(N) * 4);
-  if (!L || !X || !T || !Y) {
-    State.SkipWithError("cannot load or allocate");
+  if (!X || !T || !Y) {
+    State.SkipWithError("cannot allocate");
     return;
-  }
-  std::unique_ptr<LoadedModule> NvccModule;
-  std::string Ptx = nvccPtx("grid_sync.cu", G.Info.getArch());
-  if (!Ptx.empty()) {
-    Artifact A = (*M)->Art; // same signature; Cooperative: a cooperative launch
-    A.Payload = Ptx;
-    A.Arch = G.Info.getArch();
-    if (auto NL = G.RT->load(A))
-      NvccModule = std::move(*NL);
-    else
-      llvm::consumeError(NL.takeError());
   }
   // The largest co-resident grid: gridjit's launch check names it.
   LaunchConfig Cfg;
@@ -320,31 +342,26 @@ void GridSyncTwoPhase(benchmark::State &State) {
   Cfg.Grid.X = uint32_t(G.Info.MultiprocessorCount) * 64;
   KernelArg Args[] = {KernelArg::i32(N), KernelArg::buffer(*X), KernelArg::buffer(*T),
                       KernelArg::buffer(*Y)};
-  if (llvm::Error E = G.RT->launch(**L, "two_phase", Cfg, Args)) {
+  if (llvm::Error E = G.RT->launch(*P.Ours, "two_phase", Cfg, Args)) {
     std::string Msg = llvm::toString(std::move(E));
     size_t At = Msg.find("the largest valid grid has ");
     Cfg.Grid.X = At == std::string::npos ? uint32_t(G.Info.MultiprocessorCount)
                                          : uint32_t(std::atoi(Msg.c_str() + At + 27));
   }
-  auto Launch = [&](LoadedModule &Mod) {
-    return [&] {
-      if (llvm::Error E = G.RT->launch(Mod, "two_phase", Cfg, Args)) {
-        llvm::consumeError(std::move(E));
-        return false;
-      }
-      return true;
-    };
-  };
   double Ours = 0, Nvcc = 0;
   for (auto _ : State) {
-    Ours = bestMs(*G.RT, 20, Launch(**L));
-    if (NvccModule)
-      Nvcc = bestMs(*G.RT, 20, Launch(*NvccModule));
+    Ours = bestMs(*G.RT, 20, launcher(*P.Ours, "two_phase", Cfg, Args));
+    if (P.Nvcc)
+      Nvcc = bestMs(*G.RT, 20, launcher(*P.Nvcc, "two_phase", Cfg, Args));
+    if (Ours < 0 || Nvcc < 0) {
+      State.SkipWithError("a launch failed");
+      return;
+    }
     State.SetIterationTime(Ours / 1000);
   }
   State.counters["blocks"] = Cfg.Grid.X;
   State.counters["gridjit_us"] = Ours * 1000;
-  if (NvccModule) {
+  if (P.Nvcc) {
     State.counters["nvcc_us"] = Nvcc * 1000;
     State.counters["gridjit_over_nvcc"] = Ours / Nvcc;
   }
