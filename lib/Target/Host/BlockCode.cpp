@@ -116,7 +116,19 @@ HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
   B.SetInsertPoint(XL);
   Value *TXN = B.CreateAdd(TX, B.getInt32(1), "", true, true);
   TX->addIncoming(TXN, XL);
-  B.CreateCondBr(B.CreateICmpULT(TXN, XHi), XH, YL);
+  llvm::BranchInst *XLatch = B.CreateCondBr(B.CreateICmpULT(TXN, XHi), XH, YL);
+  if (Cur->EdgeCopy) {
+    // The copy of a guarded loop that only blocks at the edge of the data
+    // run (FullBlocks.cpp): vectorised, its guards would become masked
+    // loads and stores, slow on many x86 CPUs.
+    llvm::LLVMContext &C = B.getContext();
+    llvm::Metadata *Off[] = {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
+                             llvm::ConstantAsMetadata::get(B.getFalse())};
+    llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off)};
+    llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
+    Loop->replaceOperandWith(0, Loop);
+    XLatch->setMetadata(llvm::LLVMContext::MD_loop, Loop);
+  }
   B.SetInsertPoint(YL);
   Value *TYN = B.CreateAdd(TY, B.getInt32(1), "", true, true);
   TY->addIncoming(TYN, YL);
@@ -281,7 +293,7 @@ std::optional<XGuard> HostModuleLowering::findXGuard(const std::vector<const Stm
   if (!Cmp || Cur->Hoisted.count(Cmp) || !Cmp->LHS->Ty.isScalar() ||
       Cmp->LHS->Ty.getScalarKind() != ScalarKind::I32)
     return std::nullopt;
-  XGuard G{Cmp->Op, nullptr};
+  XGuard G{Cmp->Op, nullptr, Cmp};
   if (isThreadIdxX(*Cmp->LHS)) {
     G.Bound = Cmp->RHS.get();
   } else if (isThreadIdxX(*Cmp->RHS)) {
@@ -477,10 +489,12 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
     return llvm::Error::success();
   std::vector<const Stmt *> Stmts;
   Stmts.swap(Pending);
+  std::optional<XGuard> G = findXGuard(Stmts);
   auto Range = guardRange(Stmts);
   if (!Range)
     return Range.takeError();
-  llvm::Error E = emitThreadLoop(
+  llvm::Error E = emitGuardedThreadLoop(
+      Stmts,
       [&]() -> llvm::Error {
         for (const Stmt *S : Stmts) {
           if (terminated())
@@ -492,7 +506,7 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
         }
         return llvm::Error::success();
       },
-      *Range);
+      *Range, G ? G->Cmp : nullptr);
   if (E)
     return E;
   for (const Stmt *S : Stmts) {

@@ -1,0 +1,494 @@
+//===- FullBlocks.cpp - Thread loops without their bounds guards ----------===//
+//
+// Part of gridjit. The usual CUDA bounds guard, `if i < n { ... }` with i
+// affine in thread_idx (`block_idx.x * block_dim.x + thread_idx.x`) and n
+// uniform, holds for every thread of every block but those at the edge of
+// the data. Lowered as written, it is a branch inside the thread loop,
+// which LLVM's vectoriser if-converts into masked loads and stores over the
+// whole loop: slow on CPUs where masked memory operations are slow (AMD
+// Zen's vmaskmovps, several Intel cores).
+//
+// So a thread loop whose `if` conditions contain such comparisons is
+// emitted twice, behind one block-level test:
+//
+//   if (every proven comparison has its value in every thread of the block)
+//     thread loop with those comparisons replaced by their values
+//   else
+//     thread loop as written
+//
+// The full-block copy has no guard left: LLVM vectorises it into plain
+// loads and stores. Blocks at the edge run the loop as written. Both copies
+// visit the same threads in the same order; only one runs per block.
+//
+// The test. An i32 expression built from thread_idx, uniform values, `+`,
+// `-`, unary `-` and `*` by a uniform value, through immutable `let`s, is
+// `c0 + cx * tx + cy * ty + cz * tz` with i32 coefficients computed at
+// block level (wrapping, as the thread code computes it). The same sum in
+// i64 agrees with the i32 value modulo 2^32; over the block's box
+// (t in [0, block_dim - 1]) it is smallest and largest at corners, so when
+// both extremes fit in i32 the i32 value never wraps and equals the i64
+// one. A comparison `L op R` then holds (or fails) for every thread when
+// neither side wraps and the extremes of the i64 difference L - R say so.
+// Anything else (a wrap, an unknown shape) is simply not proven: that
+// block runs the loop as written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostLowering.h"
+
+#include "llvm/IR/Constants.h"
+
+using namespace gridjit;
+using namespace gridjit::host;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::Expected;
+using llvm::isa;
+using llvm::Value;
+
+namespace {
+
+/// At most this many comparisons per thread loop go into its test.
+constexpr size_t MaxFacts = 8;
+/// How deep the analysis follows `let`s and operators.
+constexpr unsigned MaxDepth = 32;
+
+bool isI32(const Expr &E) { return E.Ty.isScalar() && E.Ty.getScalarKind() == ScalarKind::I32; }
+
+/// thread_idx.x, .y, .z: 0, 1, 2; anything else: -1.
+int threadIdxField(const Expr &E) {
+  const auto *M = dyn_cast<MemberExpr>(&E);
+  if (!M)
+    return -1;
+  const auto *N = dyn_cast<NameExpr>(M->Base.get());
+  return N && N->Builtin == BuiltinValue::ThreadIdx ? int(M->Field) : -1;
+}
+
+/// True when \p E reads a `var`.
+bool readsVar(const Expr &E) {
+  switch (E.getKind()) {
+  case Expr::Name: {
+    const auto &N = cast<NameExpr>(E);
+    return N.Decl && N.Decl->Storage == StorageKind::Var;
+  }
+  case Expr::Unary:
+    return readsVar(*cast<UnaryExpr>(E).Operand);
+  case Expr::Binary:
+    return readsVar(*cast<BinaryExpr>(E).LHS) || readsVar(*cast<BinaryExpr>(E).RHS);
+  case Expr::Cast:
+    return readsVar(*cast<CastExpr>(E).Operand);
+  case Expr::Call:
+    for (const ExprPtr &A : cast<CallExpr>(E).Args)
+      if (readsVar(*A))
+        return true;
+    return false;
+  case Expr::Index:
+    return readsVar(*cast<IndexExpr>(E).Base) || readsVar(*cast<IndexExpr>(E).Idx);
+  case Expr::Member:
+    return readsVar(*cast<MemberExpr>(E).Base);
+  default:
+    return false;
+  }
+}
+
+/// Every variable declared in \p S.
+void collectDecls(const Stmt &S, llvm::DenseSet<const VarDecl *> &Out) {
+  switch (S.getKind()) {
+  case Stmt::Decl:
+    Out.insert(&cast<DeclStmt>(S).Var);
+    return;
+  case Stmt::Block:
+    for (const StmtPtr &C : cast<BlockStmt>(S).Body)
+      collectDecls(*C, Out);
+    return;
+  case Stmt::If: {
+    const auto &I = cast<IfStmt>(S);
+    collectDecls(*I.Then, Out);
+    if (I.Else)
+      collectDecls(*I.Else, Out);
+    return;
+  }
+  case Stmt::While:
+    collectDecls(*cast<WhileStmt>(S).Body, Out);
+    return;
+  case Stmt::For:
+    Out.insert(&cast<ForStmt>(S).Index);
+    collectDecls(*cast<ForStmt>(S).Body, Out);
+    return;
+  default:
+    return;
+  }
+}
+
+/// A branch that only leaves (`return`, `break`, `continue`): the `if`
+/// around it is an early exit, which full blocks never take.
+bool onlyLeaves(const BlockStmt &B) {
+  if (B.Body.empty())
+    return false;
+  for (const StmtPtr &S : B.Body)
+    if (!isa<ReturnStmt>(*S) && !isa<BreakStmt>(*S) && !isa<ContinueStmt>(*S))
+      return false;
+  return true;
+}
+
+/// The shape of an i32 expression in the thread indices.
+enum class Shape { None, Uniform, Affine };
+
+/// What findGuardFacts needs while it looks at one thread loop.
+class FactFinder {
+public:
+  FactFinder(const BodyPlan &Plan, SyncInfo &Sync,
+             const llvm::DenseMap<const VarDecl *, const Expr *> &LetInits,
+             const llvm::DenseMap<const Expr *, FrameSlot> &Hoisted,
+             const std::vector<const Stmt *> &Stmts, const BinaryExpr *Skip)
+      : Plan(Plan), Sync(Sync), LetInits(LetInits), Hoisted(Hoisted), Skip(Skip) {
+    for (const Stmt *S : Stmts)
+      collectDecls(*S, Local);
+  }
+
+  void visit(const Stmt &S) {
+    if (const auto *Blk = dyn_cast<BlockStmt>(&S)) {
+      for (const StmtPtr &C : Blk->Body)
+        visit(*C);
+      return;
+    }
+    const auto *If = dyn_cast<IfStmt>(&S);
+    if (!If)
+      return;
+    // `if i < n { ... }` runs its branch in a full block; `if i >= n {
+    // return; }` does not. With an else branch, whichever side the
+    // comparisons can decide.
+    bool Exit = onlyLeaves(*If->Then);
+    size_t Before = Facts.size();
+    condition(*If->Cond, !Exit);
+    if (Facts.size() == Before && If->Else && !Exit)
+      condition(*If->Cond, false);
+    visit(*If->Then);
+    if (If->Else)
+      visit(*If->Else);
+  }
+
+  std::vector<GuardFact> Facts;
+
+private:
+  /// Collects the comparisons that make \p E evaluate to \p Want.
+  void condition(const Expr &E, bool Want) {
+    if (Facts.size() >= MaxFacts || Sync.hasSync(E) || Hoisted.count(&E))
+      return;
+    if (const auto *U = dyn_cast<UnaryExpr>(&E)) {
+      if (U->Op == UnaryOp::Not)
+        condition(*U->Operand, !Want);
+      return;
+    }
+    const auto *Bin = dyn_cast<BinaryExpr>(&E);
+    if (!Bin)
+      return;
+    if ((Bin->Op == BinaryOp::LAnd && Want) || (Bin->Op == BinaryOp::LOr && !Want)) {
+      condition(*Bin->LHS, Want);
+      condition(*Bin->RHS, Want);
+      return;
+    }
+    switch (Bin->Op) {
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+      break;
+    case BinaryOp::Eq: // provable only as "no thread is equal"
+      if (Want)
+        return;
+      break;
+    case BinaryOp::Ne:
+      if (!Want)
+        return;
+      break;
+    default:
+      return;
+    }
+    if (Bin == Skip || !isI32(*Bin->LHS) || !isI32(*Bin->RHS))
+      return;
+    Shape L = shape(*Bin->LHS, false, 0), R = shape(*Bin->RHS, false, 0);
+    // A uniform comparison is branched on once per block by LLVM anyway.
+    if (L != Shape::None && R != Shape::None && (L == Shape::Affine || R == Shape::Affine))
+      Facts.push_back({Bin, Want});
+  }
+
+  /// \p ImmutableOnly: \p E is the initializer of a `let` declared before
+  /// this thread loop, so a `var` it reads may have changed since.
+  Shape shape(const Expr &E, bool ImmutableOnly, unsigned Depth) {
+    if (Depth > MaxDepth || !isI32(E) || Sync.hasSync(E) || Hoisted.count(&E))
+      return Shape::None;
+    if (Plan.isUniform(E))
+      return ImmutableOnly && readsVar(E) ? Shape::None : Shape::Uniform;
+    if (threadIdxField(E) >= 0)
+      return Shape::Affine;
+    switch (E.getKind()) {
+    case Expr::Name: {
+      const VarDecl *D = cast<NameExpr>(E).Decl;
+      if (!D || D->Storage != StorageKind::Let)
+        return Shape::None;
+      const Expr *Init = LetInits.lookup(D);
+      if (!Init)
+        return Shape::None;
+      return shape(*Init, ImmutableOnly || !Local.contains(D), Depth + 1);
+    }
+    case Expr::Unary: {
+      const auto &U = cast<UnaryExpr>(E);
+      return U.Op == UnaryOp::Neg ? shape(*U.Operand, ImmutableOnly, Depth + 1) : Shape::None;
+    }
+    case Expr::Binary: {
+      const auto &Bin = cast<BinaryExpr>(E);
+      if (Bin.Op != BinaryOp::Add && Bin.Op != BinaryOp::Sub && Bin.Op != BinaryOp::Mul)
+        return Shape::None;
+      Shape L = shape(*Bin.LHS, ImmutableOnly, Depth + 1);
+      Shape R = shape(*Bin.RHS, ImmutableOnly, Depth + 1);
+      if (L == Shape::None || R == Shape::None)
+        return Shape::None;
+      if (Bin.Op == BinaryOp::Mul && L == Shape::Affine && R == Shape::Affine)
+        return Shape::None;
+      return L == Shape::Affine || R == Shape::Affine ? Shape::Affine : Shape::Uniform;
+    }
+    default:
+      return Shape::None;
+    }
+  }
+
+  const BodyPlan &Plan;
+  SyncInfo &Sync;
+  const llvm::DenseMap<const VarDecl *, const Expr *> &LetInits;
+  const llvm::DenseMap<const Expr *, FrameSlot> &Hoisted;
+  const BinaryExpr *Skip;
+  /// The variables declared in this thread loop.
+  llvm::DenseSet<const VarDecl *> Local;
+};
+
+} // namespace
+
+void HostModuleLowering::collectLetInits(const Stmt &S) {
+  switch (S.getKind()) {
+  case Stmt::Decl: {
+    const auto &D = cast<DeclStmt>(S);
+    if (D.Var.Storage == StorageKind::Let && D.Init)
+      LetInits[&D.Var] = D.Init.get();
+    return;
+  }
+  case Stmt::Block:
+    for (const StmtPtr &C : cast<BlockStmt>(S).Body)
+      collectLetInits(*C);
+    return;
+  case Stmt::If: {
+    const auto &I = cast<IfStmt>(S);
+    collectLetInits(*I.Then);
+    if (I.Else)
+      collectLetInits(*I.Else);
+    return;
+  }
+  case Stmt::While:
+    collectLetInits(*cast<WhileStmt>(S).Body);
+    return;
+  case Stmt::For:
+    collectLetInits(*cast<ForStmt>(S).Body);
+    return;
+  default:
+    return;
+  }
+}
+
+std::vector<GuardFact> HostModuleLowering::findGuardFacts(const std::vector<const Stmt *> &Stmts,
+                                                          const BinaryExpr *Skip) {
+  if (!Cur->Plan || !Cur->Kernel)
+    return {};
+  FactFinder F(*Cur->Plan, Sync, LetInits, Cur->Hoisted, Stmts, Skip);
+  for (const Stmt *S : Stmts)
+    F.visit(*S);
+  return std::move(F.Facts);
+}
+
+Expected<AffineForm> HostModuleLowering::emitAffine(const Expr &E) {
+  AffineForm F;
+  if (Cur->Plan->isUniform(E)) {
+    Expected<Value *> V = lowerExpr(E);
+    if (!V)
+      return V.takeError();
+    F.C[0] = *V;
+    return F;
+  }
+  if (int D = threadIdxField(E); D >= 0) {
+    F.C[D + 1] = B.getInt32(1);
+    return F;
+  }
+  auto Add = [&](Value *A, Value *C) -> Value * {
+    if (!A || !C)
+      return A ? A : C;
+    return B.CreateAdd(A, C);
+  };
+  switch (E.getKind()) {
+  case Expr::Name:
+    return emitAffine(*LetInits.lookup(cast<NameExpr>(E).Decl));
+  case Expr::Unary: {
+    Expected<AffineForm> O = emitAffine(*cast<UnaryExpr>(E).Operand);
+    if (!O)
+      return O.takeError();
+    for (Value *&C : O->C)
+      if (C)
+        C = B.CreateNeg(C);
+    return O;
+  }
+  case Expr::Binary: {
+    const auto &Bin = cast<BinaryExpr>(E);
+    Expected<AffineForm> L = emitAffine(*Bin.LHS);
+    if (!L)
+      return L.takeError();
+    Expected<AffineForm> R = emitAffine(*Bin.RHS);
+    if (!R)
+      return R.takeError();
+    if (Bin.Op == BinaryOp::Mul) {
+      // One side has no thread index (findGuardFacts checked): it scales
+      // the other.
+      bool LeftConst = !L->C[1] && !L->C[2] && !L->C[3];
+      Value *U = LeftConst ? L->C[0] : R->C[0];
+      AffineForm Scaled = LeftConst ? *R : *L;
+      for (Value *&C : Scaled.C)
+        if (C)
+          C = U ? B.CreateMul(C, U) : nullptr;
+      return Scaled;
+    }
+    for (unsigned I = 0; I < 4; ++I) {
+      Value *RC = R->C[I];
+      if (RC && Bin.Op == BinaryOp::Sub)
+        RC = B.CreateNeg(RC);
+      F.C[I] = Add(L->C[I], RC);
+    }
+    return F;
+  }
+  default:
+    return Ctx.error(E.getLoc(), "internal error: not an affine expression of the thread indices");
+  }
+}
+
+Expected<Value *> HostModuleLowering::emitFactsTest(llvm::ArrayRef<GuardFact> Facts) {
+  llvm::Type *I64 = B.getInt64Ty();
+  Value *Zero = B.getInt64(0);
+  // The largest thread index in each dimension, as i64 (when needed).
+  Value *Last[3] = {};
+  auto LastIdx = [&](unsigned D) {
+    if (!Last[D])
+      Last[D] = B.CreateSub(B.CreateZExt(Cur->Env.BDim[D], I64), B.getInt64(1), "", true, true);
+    return Last[D];
+  };
+  // Smallest and largest value over the block of an i64 affine form.
+  auto Extremes = [&](const std::array<Value *, 4> &F) {
+    Value *Lo = F[0] ? F[0] : Zero, *Hi = Lo;
+    for (unsigned D = 0; D < 3; ++D) {
+      if (!F[D + 1])
+        continue;
+      Value *P = B.CreateMul(F[D + 1], LastIdx(D), "", /*HasNUW=*/false, /*HasNSW=*/true);
+      auto *K = dyn_cast<llvm::ConstantInt>(F[D + 1]);
+      if (!K || K->isNegative())
+        Lo = B.CreateAdd(Lo, K ? P : B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero), "",
+                         false, true);
+      if (!K || !K->isNegative())
+        Hi = B.CreateAdd(Hi, K ? P : B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, P, Zero), "",
+                         false, true);
+    }
+    return std::make_pair(Lo, Hi);
+  };
+  Value *All = nullptr;
+  auto And = [&](Value *C) { All = All ? B.CreateAnd(All, C) : C; };
+  for (const GuardFact &F : Facts) {
+    Expected<AffineForm> L = emitAffine(*F.Cmp->LHS);
+    if (!L)
+      return L.takeError();
+    Expected<AffineForm> R = emitAffine(*F.Cmp->RHS);
+    if (!R)
+      return R.takeError();
+    std::array<Value *, 4> L64 = {}, R64 = {}, D64 = {};
+    for (unsigned I = 0; I < 4; ++I) {
+      L64[I] = L->C[I] ? B.CreateSExt(L->C[I], I64) : nullptr;
+      R64[I] = R->C[I] ? B.CreateSExt(R->C[I], I64) : nullptr;
+      if (L64[I] && R64[I])
+        D64[I] = B.CreateSub(L64[I], R64[I], "", false, true);
+      else
+        D64[I] = L64[I] ? L64[I] : (R64[I] ? B.CreateNeg(R64[I]) : nullptr);
+    }
+    // Neither side wraps in any thread: their i32 values are the i64 ones.
+    for (const auto *Side : {&L64, &R64}) {
+      if (!(*Side)[1] && !(*Side)[2] && !(*Side)[3])
+        continue; // one i32 value for the whole block
+      auto [Lo, Hi] = Extremes(*Side);
+      And(B.CreateICmpSGE(Lo, B.getInt64(INT32_MIN)));
+      And(B.CreateICmpSLE(Hi, B.getInt64(INT32_MAX)));
+    }
+    // L op R in every thread, from the extremes of L - R.
+    auto [Lo, Hi] = Extremes(D64);
+    Value *Holds = nullptr;
+    auto Outside = [&] { return B.CreateOr(B.CreateICmpSGT(Lo, Zero), B.CreateICmpSLT(Hi, Zero)); };
+    switch (F.Cmp->Op) {
+    case BinaryOp::Lt:
+      Holds = F.Value ? B.CreateICmpSLT(Hi, Zero) : B.CreateICmpSGE(Lo, Zero);
+      break;
+    case BinaryOp::Le:
+      Holds = F.Value ? B.CreateICmpSLE(Hi, Zero) : B.CreateICmpSGT(Lo, Zero);
+      break;
+    case BinaryOp::Gt:
+      Holds = F.Value ? B.CreateICmpSGT(Lo, Zero) : B.CreateICmpSLE(Hi, Zero);
+      break;
+    case BinaryOp::Ge:
+      Holds = F.Value ? B.CreateICmpSGE(Lo, Zero) : B.CreateICmpSLT(Hi, Zero);
+      break;
+    case BinaryOp::Eq: // never equal (findGuardFacts asks only that)
+    case BinaryOp::Ne: // always different
+      Holds = Outside();
+      break;
+    default:
+      return Ctx.error(F.Cmp->getLoc(), "internal error: not a comparison");
+    }
+    And(Holds);
+  }
+  return All;
+}
+
+llvm::Error HostModuleLowering::emitGuardedThreadLoop(
+    const std::vector<const Stmt *> &Stmts, llvm::function_ref<llvm::Error()> Body,
+    std::optional<std::pair<Value *, Value *>> XRange, const BinaryExpr *Skip) {
+  std::vector<GuardFact> Facts = findGuardFacts(Stmts, Skip);
+  if (Facts.empty())
+    return emitThreadLoop(Body, XRange);
+
+  Expected<Value *> Full = emitFactsTest(Facts);
+  if (!Full)
+    return Full.takeError();
+  llvm::BasicBlock *FullBlock = newBlock("full.block");
+  llvm::BasicBlock *EdgeBlock = newBlock("edge.block");
+  llvm::BasicBlock *Join = newBlock("full.block.done");
+  B.CreateCondBr(*Full, FullBlock, EdgeBlock);
+
+  // Both copies lower the same statements, so they ask for the same frame
+  // slots in the same order: the second one gets the first one's.
+  uint64_t FrameStart = Cur->FrameBytes, BlockFrameStart = Cur->BlockFrameBytes;
+  B.SetInsertPoint(FullBlock);
+  for (const GuardFact &F : Facts)
+    Cur->Assumed[F.Cmp] = F.Value;
+  llvm::Error E = emitThreadLoop(Body, XRange);
+  Cur->Assumed.clear();
+  if (E)
+    return E;
+  B.CreateBr(Join);
+  uint64_t FrameEnd = Cur->FrameBytes, BlockFrameEnd = Cur->BlockFrameBytes;
+  Cur->FrameBytes = FrameStart;
+  Cur->BlockFrameBytes = BlockFrameStart;
+
+  B.SetInsertPoint(EdgeBlock);
+  Cur->EdgeCopy = true;
+  E = emitThreadLoop(Body, XRange);
+  Cur->EdgeCopy = false;
+  if (E)
+    return E;
+  if (Cur->FrameBytes != FrameEnd || Cur->BlockFrameBytes != BlockFrameEnd)
+    return Ctx.error(Stmts.front()->getLoc(),
+                     "internal error: the two copies of a thread loop lay out the frame "
+                     "differently");
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  return llvm::Error::success();
+}
