@@ -382,8 +382,10 @@ Expected<Value *> HostModuleLowering::emitFactsTest(llvm::ArrayRef<GuardFact> Fa
     for (unsigned D = 0; D < 3; ++D) {
       if (!F[D + 1])
         continue;
-      Value *P = B.CreateMul(F[D + 1], LastIdx(D), "", /*HasNUW=*/false, /*HasNSW=*/true);
       auto *K = dyn_cast<llvm::ConstantInt>(F[D + 1]);
+      Value *P = K && K->isOne() ? LastIdx(D)
+                                 : B.CreateMul(F[D + 1], LastIdx(D), "", /*HasNUW=*/false,
+                                               /*HasNSW=*/true);
       if (!K || K->isNegative())
         Lo = B.CreateAdd(Lo, K ? P : B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero), "",
                          false, true);
