@@ -116,19 +116,7 @@ HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
   B.SetInsertPoint(XL);
   Value *TXN = B.CreateAdd(TX, B.getInt32(1), "", true, true);
   TX->addIncoming(TXN, XL);
-  llvm::BranchInst *XLatch = B.CreateCondBr(B.CreateICmpULT(TXN, XHi), XH, YL);
-  if (Cur->EdgeCopy) {
-    // The copy of a guarded loop that only blocks at the edge of the data
-    // run (FullBlocks.cpp): vectorised, its guards would become masked
-    // loads and stores, slow on many x86 CPUs.
-    llvm::LLVMContext &C = B.getContext();
-    llvm::Metadata *Off[] = {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
-                             llvm::ConstantAsMetadata::get(B.getFalse())};
-    llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off)};
-    llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
-    Loop->replaceOperandWith(0, Loop);
-    XLatch->setMetadata(llvm::LLVMContext::MD_loop, Loop);
-  }
+  B.CreateCondBr(B.CreateICmpULT(TXN, XHi), XH, YL);
   B.SetInsertPoint(YL);
   Value *TYN = B.CreateAdd(TY, B.getInt32(1), "", true, true);
   TY->addIncoming(TYN, YL);

@@ -366,7 +366,35 @@ Expected<AffineForm> HostModuleLowering::emitAffine(const Expr &E) {
   }
 }
 
-Expected<Value *> HostModuleLowering::emitFactsTest(llvm::ArrayRef<GuardFact> Facts) {
+Expected<std::vector<FactForms>>
+HostModuleLowering::emitFactForms(llvm::ArrayRef<GuardFact> Facts) {
+  llvm::Type *I64 = B.getInt64Ty();
+  std::vector<FactForms> Forms;
+  for (const GuardFact &F : Facts) {
+    Expected<AffineForm> L = emitAffine(*F.Cmp->LHS);
+    if (!L)
+      return L.takeError();
+    Expected<AffineForm> R = emitAffine(*F.Cmp->RHS);
+    if (!R)
+      return R.takeError();
+    FactForms FF{F, {}, {}, {}};
+    for (unsigned I = 0; I < 4; ++I) {
+      FF.L[I] = L->C[I] ? B.CreateSExt(L->C[I], I64) : nullptr;
+      FF.R[I] = R->C[I] ? B.CreateSExt(R->C[I], I64) : nullptr;
+      if (FF.L[I] && FF.R[I])
+        FF.D[I] = B.CreateSub(FF.L[I], FF.R[I], "", false, true);
+      else
+        FF.D[I] = FF.L[I] ? FF.L[I] : (FF.R[I] ? B.CreateNeg(FF.R[I]) : nullptr);
+    }
+    Forms.push_back(FF);
+  }
+  return Forms;
+}
+
+/// True when \p F depends on a thread index.
+static bool hasThreadTerms(const std::array<Value *, 4> &F) { return F[1] || F[2] || F[3]; }
+
+Value *HostModuleLowering::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
   llvm::Type *I64 = B.getInt64Ty();
   Value *Zero = B.getInt64(0);
   // The largest thread index in each dimension, as i64 (when needed).
@@ -397,57 +425,255 @@ Expected<Value *> HostModuleLowering::emitFactsTest(llvm::ArrayRef<GuardFact> Fa
   };
   Value *All = nullptr;
   auto And = [&](Value *C) { All = All ? B.CreateAnd(All, C) : C; };
-  for (const GuardFact &F : Facts) {
-    Expected<AffineForm> L = emitAffine(*F.Cmp->LHS);
-    if (!L)
-      return L.takeError();
-    Expected<AffineForm> R = emitAffine(*F.Cmp->RHS);
-    if (!R)
-      return R.takeError();
-    std::array<Value *, 4> L64 = {}, R64 = {}, D64 = {};
-    for (unsigned I = 0; I < 4; ++I) {
-      L64[I] = L->C[I] ? B.CreateSExt(L->C[I], I64) : nullptr;
-      R64[I] = R->C[I] ? B.CreateSExt(R->C[I], I64) : nullptr;
-      if (L64[I] && R64[I])
-        D64[I] = B.CreateSub(L64[I], R64[I], "", false, true);
-      else
-        D64[I] = L64[I] ? L64[I] : (R64[I] ? B.CreateNeg(R64[I]) : nullptr);
-    }
+  for (const FactForms &FF : Forms) {
     // Neither side wraps in any thread: their i32 values are the i64 ones.
-    for (const auto *Side : {&L64, &R64}) {
-      if (!(*Side)[1] && !(*Side)[2] && !(*Side)[3])
+    for (const auto *Side : {&FF.L, &FF.R}) {
+      if (!hasThreadTerms(*Side))
         continue; // one i32 value for the whole block
       auto [Lo, Hi] = Extremes(*Side);
       And(B.CreateICmpSGE(Lo, B.getInt64(INT32_MIN)));
       And(B.CreateICmpSLE(Hi, B.getInt64(INT32_MAX)));
     }
     // L op R in every thread, from the extremes of L - R.
-    auto [Lo, Hi] = Extremes(D64);
-    Value *Holds = nullptr;
-    auto Outside = [&] { return B.CreateOr(B.CreateICmpSGT(Lo, Zero), B.CreateICmpSLT(Hi, Zero)); };
-    switch (F.Cmp->Op) {
+    auto [Lo, Hi] = Extremes(FF.D);
+    bool V = FF.F.Value;
+    switch (FF.F.Cmp->Op) {
     case BinaryOp::Lt:
-      Holds = F.Value ? B.CreateICmpSLT(Hi, Zero) : B.CreateICmpSGE(Lo, Zero);
+      And(V ? B.CreateICmpSLT(Hi, Zero) : B.CreateICmpSGE(Lo, Zero));
       break;
     case BinaryOp::Le:
-      Holds = F.Value ? B.CreateICmpSLE(Hi, Zero) : B.CreateICmpSGT(Lo, Zero);
+      And(V ? B.CreateICmpSLE(Hi, Zero) : B.CreateICmpSGT(Lo, Zero));
       break;
     case BinaryOp::Gt:
-      Holds = F.Value ? B.CreateICmpSGT(Lo, Zero) : B.CreateICmpSLE(Hi, Zero);
+      And(V ? B.CreateICmpSGT(Lo, Zero) : B.CreateICmpSLE(Hi, Zero));
       break;
     case BinaryOp::Ge:
-      Holds = F.Value ? B.CreateICmpSGE(Lo, Zero) : B.CreateICmpSLT(Hi, Zero);
+      And(V ? B.CreateICmpSGE(Lo, Zero) : B.CreateICmpSLT(Hi, Zero));
       break;
-    case BinaryOp::Eq: // never equal (findGuardFacts asks only that)
-    case BinaryOp::Ne: // always different
-      Holds = Outside();
+    default: // `==` never holds, `!=` always does: 0 is outside
+      And(B.CreateOr(B.CreateICmpSGT(Lo, Zero), B.CreateICmpSLT(Hi, Zero)));
       break;
-    default:
-      return Ctx.error(F.Cmp->getLoc(), "internal error: not a comparison");
     }
-    And(Holds);
   }
   return All;
+}
+
+std::pair<Value *, Value *> HostModuleLowering::emitRowRange(llvm::ArrayRef<FactForms> Forms,
+                                                             Value *TY, Value *TZ, Value *XLo,
+                                                             Value *XHi) {
+  llvm::Type *I64 = B.getInt64Ty();
+  Value *Zero = B.getInt64(0), *One = B.getInt64(1);
+  Value *Idx64[2] = {};
+  auto Idx = [&](unsigned D) { // thread_idx.y, .z as i64
+    if (!Idx64[D])
+      Idx64[D] = B.CreateZExt(D ? TZ : TY, I64);
+    return Idx64[D];
+  };
+  Value *Lo = B.CreateZExt(XLo, I64), *Hi = B.CreateZExt(XHi, I64);
+  Value *End = Hi;
+  // The value of a form in this row, without its thread_idx.x term.
+  auto RowPart = [&](const std::array<Value *, 4> &F) {
+    Value *R = F[0] ? F[0] : Zero;
+    if (F[2])
+      R = B.CreateAdd(R, B.CreateMul(F[2], Idx(0), "", false, true), "", false, true);
+    if (F[3])
+      R = B.CreateAdd(R, B.CreateMul(F[3], Idx(1), "", false, true), "", false, true);
+    return R;
+  };
+  auto Neg = [&](Value *V) { return V ? B.CreateNeg(V, "", /*HasNSW=*/true) : nullptr; };
+  // floor(A / D) for D > 0 (sdiv rounds toward zero).
+  auto FloorDiv = [&](Value *A, Value *D) -> Value * {
+    if (auto *K = dyn_cast<llvm::ConstantInt>(D); K && K->isOne())
+      return A;
+    Value *Adj = B.CreateSelect(B.CreateICmpSLT(A, Zero), B.CreateAdd(B.CreateSub(A, D), One), A);
+    return B.CreateSDiv(Adj, D);
+  };
+  // Narrows [Lo, Hi) to the x where A + C * x >= 0 (C null: 0).
+  auto Require = [&](Value *A, Value *C) {
+    auto *K = dyn_cast_or_null<llvm::ConstantInt>(C);
+    if (!C || (K && K->isZero())) {
+      // The same in the whole row: all of it or none.
+      Lo = B.CreateSelect(B.CreateICmpSGE(A, Zero), Lo, End);
+      return;
+    }
+    if (K) {
+      if (K->isNegative()) // x <= floor(A / -C)
+        Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Hi,
+                                     B.CreateAdd(FloorDiv(A, B.CreateNeg(C)), One));
+      else // x >= ceil(-A / C) = -floor(A / C)
+        Lo = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateNeg(FloorDiv(A, C)));
+      return;
+    }
+    Value *Pos = B.CreateICmpSGT(C, Zero), *IsNeg = B.CreateICmpSLT(C, Zero);
+    Value *Abs = B.CreateSelect(Pos, C, B.CreateSelect(IsNeg, B.CreateNeg(C), One));
+    Value *Q = FloorDiv(A, Abs);
+    Lo =
+        B.CreateSelect(Pos, B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateNeg(Q)), Lo);
+    Hi = B.CreateSelect(
+        IsNeg, B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Hi, B.CreateAdd(Q, One)), Hi);
+    Value *ZeroOK = B.CreateOr(B.CreateOr(Pos, IsNeg), B.CreateICmpSGE(A, Zero));
+    Lo = B.CreateSelect(ZeroOK, Lo, End);
+  };
+  for (const FactForms &FF : Forms) {
+    for (const auto *Side : {&FF.L, &FF.R}) {
+      if (!hasThreadTerms(*Side))
+        continue;
+      Value *R = RowPart(*Side), *C = (*Side)[1];
+      Require(B.CreateSub(R, B.getInt64(INT32_MIN)), C);      // R + C x >= INT32_MIN
+      Require(B.CreateSub(B.getInt64(INT32_MAX), R), Neg(C)); // R + C x <= INT32_MAX
+    }
+    Value *R = RowPart(FF.D), *C = FF.D[1];
+    // D >= 0, D > 0 (D - 1 >= 0), and the same for -D.
+    auto Need = [&](bool Negate, bool Strict) {
+      Value *A = Negate ? Neg(R) : R;
+      Require(Strict ? B.CreateSub(A, One) : A, Negate ? Neg(C) : C);
+    };
+    bool V = FF.F.Value;
+    switch (FF.F.Cmp->Op) {
+    case BinaryOp::Lt: // D < 0, or D >= 0
+      Need(V, V);
+      break;
+    case BinaryOp::Le: // D <= 0, or D > 0
+      Need(V, !V);
+      break;
+    case BinaryOp::Gt: // D > 0, or D <= 0
+      Need(!V, V);
+      break;
+    case BinaryOp::Ge: // D >= 0, or D < 0
+      Need(!V, !V);
+      break;
+    default: {
+      // D != 0 is no single range of x: the whole row's extremes decide.
+      Value *P = C ? B.CreateMul(C, B.CreateZExt(B.CreateSub(Cur->Env.BDim[0], B.getInt32(1)), I64))
+                   : Zero;
+      Value *Min = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero));
+      Value *Max = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, P, Zero));
+      Value *Outside = B.CreateOr(B.CreateICmpSGT(Min, Zero), B.CreateICmpSLT(Max, Zero));
+      Require(B.CreateSelect(Outside, Zero, B.getInt64(-1)), nullptr);
+      break;
+    }
+    }
+  }
+  // Within [XLo, XHi), and lo <= hi.
+  Lo = B.CreateBinaryIntrinsic(
+      llvm::Intrinsic::smin,
+      B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateZExt(XLo, I64)), End);
+  Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                               B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Hi, Lo), End);
+  return {B.CreateTrunc(Lo, B.getInt32Ty(), "x.full"), B.CreateTrunc(Hi, B.getInt32Ty(), "x.edge")};
+}
+
+llvm::Error HostModuleLowering::emitXLoop(Value *Lo, Value *Hi, Value *Row, Value *Row64, Value *TY,
+                                          Value *TZ, llvm::function_ref<llvm::Error()> Body,
+                                          bool Vectorize) {
+  llvm::Type *I32 = B.getInt32Ty();
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  llvm::BasicBlock *XH = newBlock("tx"), *Run = newBlock("thread");
+  llvm::BasicBlock *XL = newBlock("tx.next"), *Done = newBlock("tx.done");
+  B.CreateCondBr(B.CreateICmpULT(Lo, Hi), XH, Done);
+  B.SetInsertPoint(XH);
+  llvm::PHINode *TX = B.CreatePHI(I32, 2, "thread_idx.x");
+  TX->addIncoming(Lo, Pre);
+  Value *Linear = B.CreateAdd(Row, TX, "thread", true, true);
+  Cur->Env.Tid[0] = TX;
+  Cur->Env.Tid[1] = TY;
+  Cur->Env.Tid[2] = TZ;
+  Cur->Env.Linear = Linear;
+  Cur->Env.Linear64 = B.CreateAdd(Row64, B.CreateZExt(TX, B.getInt64Ty()), "thread64", true, true);
+  Cur->RematValues.clear();
+  if (maybeInactive())
+    Cur->RematPoint = B.CreateCondBr(
+        B.CreateICmpEQ(B.CreateLoad(I32, stateAddr(Linear), "state"), B.getInt32(0)), Run, XL);
+  else
+    Cur->RematPoint = B.CreateBr(Run);
+  B.SetInsertPoint(Run);
+  Cur->ThreadExit = XL;
+  if (llvm::Error E = Body())
+    return E;
+  if (!terminated())
+    B.CreateBr(XL);
+  B.SetInsertPoint(XL);
+  Value *TXN = B.CreateAdd(TX, B.getInt32(1), "", true, true);
+  TX->addIncoming(TXN, XL);
+  llvm::BranchInst *Latch = B.CreateCondBr(B.CreateICmpULT(TXN, Hi), XH, Done);
+  if (!Vectorize) {
+    // The guarded threads at a row's ends: vectorised, the guard would
+    // become masked loads and stores, slow on many x86 CPUs, for a few
+    // threads.
+    llvm::LLVMContext &C = B.getContext();
+    llvm::Metadata *Off[] = {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
+                             llvm::ConstantAsMetadata::get(B.getFalse())};
+    llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off)};
+    llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
+    Loop->replaceOperandWith(0, Loop);
+    Latch->setMetadata(llvm::LLVMContext::MD_loop, Loop);
+  }
+  B.SetInsertPoint(Done);
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::emitSplitThreadLoop(
+    llvm::function_ref<llvm::Error()> Guarded, llvm::function_ref<llvm::Error()> Unguarded,
+    std::optional<std::pair<Value *, Value *>> XRange, llvm::ArrayRef<FactForms> Forms) {
+  Value *XLo = B.getInt32(0), *XHi = Cur->Env.BDim[0];
+  llvm::BasicBlock *Skip = nullptr;
+  if (XRange) {
+    XLo = XRange->first;
+    Skip = enterXRange(*XRange, XHi);
+  }
+  llvm::Type *I32 = B.getInt32Ty();
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  llvm::BasicBlock *ZH = newBlock("tz"), *YH = newBlock("ty"), *SH = newBlock("row.part");
+  llvm::BasicBlock *Mid = newBlock("row.full"), *SL = newBlock("row.part.next");
+  llvm::BasicBlock *YL = newBlock("ty.next"), *ZL = newBlock("tz.next");
+  llvm::BasicBlock *Exit = newBlock("threads.done");
+  B.CreateBr(ZH);
+  B.SetInsertPoint(ZH);
+  llvm::PHINode *TZ = B.CreatePHI(I32, 2, "thread_idx.z");
+  TZ->addIncoming(B.getInt32(0), Pre);
+  B.CreateBr(YH);
+  B.SetInsertPoint(YH);
+  llvm::PHINode *TY = B.CreatePHI(I32, 2, "thread_idx.y");
+  TY->addIncoming(B.getInt32(0), ZH);
+  Value *Row = B.CreateMul(
+      B.CreateAdd(B.CreateMul(TZ, Cur->Env.BDim[1], "", true, true), TY, "", true, true),
+      Cur->Env.BDim[0], "row", true, true);
+  Value *Row64 = B.CreateZExt(Row, B.getInt64Ty(), "row64");
+  auto [Lo, Hi] = emitRowRange(Forms, TY, TZ, XLo, XHi);
+  llvm::BasicBlock *RowPre = B.GetInsertBlock();
+  B.CreateBr(SH);
+  // Part 0: [XLo, lo) guarded, then [lo, hi) without the guards; part 1:
+  // [hi, XHi) guarded.
+  B.SetInsertPoint(SH);
+  llvm::PHINode *Part = B.CreatePHI(B.getInt1Ty(), 2, "second");
+  Part->addIncoming(B.getFalse(), RowPre);
+  Value *PLo = B.CreateSelect(Part, Hi, XLo), *PHi = B.CreateSelect(Part, XHi, Lo);
+  if (llvm::Error E = emitXLoop(PLo, PHi, Row, Row64, TY, TZ, Guarded, /*Vectorize=*/false))
+    return E;
+  B.CreateCondBr(Part, SL, Mid);
+  B.SetInsertPoint(Mid);
+  if (llvm::Error E = emitXLoop(Lo, Hi, Row, Row64, TY, TZ, Unguarded, /*Vectorize=*/true))
+    return E;
+  B.CreateBr(SL);
+  B.SetInsertPoint(SL);
+  Part->addIncoming(B.getTrue(), SL);
+  B.CreateCondBr(Part, YL, SH);
+
+  B.SetInsertPoint(YL);
+  Value *TYN = B.CreateAdd(TY, B.getInt32(1), "", true, true);
+  TY->addIncoming(TYN, YL);
+  B.CreateCondBr(B.CreateICmpULT(TYN, Cur->Env.BDim[1]), YH, ZL);
+  B.SetInsertPoint(ZL);
+  Value *TZN = B.CreateAdd(TZ, B.getInt32(1), "", true, true);
+  TZ->addIncoming(TZN, ZL);
+  B.CreateCondBr(B.CreateICmpULT(TZN, Cur->Env.BDim[2]), ZH, Exit);
+  B.SetInsertPoint(Exit);
+  if (Skip) {
+    B.CreateBr(Skip);
+    B.SetInsertPoint(Skip);
+  }
+  leaveThreadLoop();
+  return llvm::Error::success();
 }
 
 llvm::Error HostModuleLowering::emitGuardedThreadLoop(
@@ -457,39 +683,47 @@ llvm::Error HostModuleLowering::emitGuardedThreadLoop(
   if (Facts.empty())
     return emitThreadLoop(Body, XRange);
 
-  Expected<Value *> Full = emitFactsTest(Facts);
-  if (!Full)
-    return Full.takeError();
+  Expected<std::vector<FactForms>> Forms = emitFactForms(Facts);
+  if (!Forms)
+    return Forms.takeError();
+  Value *Full = emitFactsTest(*Forms);
   llvm::BasicBlock *FullBlock = newBlock("full.block");
   llvm::BasicBlock *EdgeBlock = newBlock("edge.block");
   llvm::BasicBlock *Join = newBlock("full.block.done");
-  B.CreateCondBr(*Full, FullBlock, EdgeBlock);
+  B.CreateCondBr(Full, FullBlock, EdgeBlock);
 
-  // Both copies lower the same statements, so they ask for the same frame
-  // slots in the same order: the second one gets the first one's.
+  // The statements are lowered three times: with the facts assumed (a full
+  // block; the full part of an edge block's row) and as written (the rest
+  // of an edge block). Each time they ask for the same frame slots in the
+  // same order, so each copy gets the same ones.
   uint64_t FrameStart = Cur->FrameBytes, BlockFrameStart = Cur->BlockFrameBytes;
+  std::optional<std::pair<uint64_t, uint64_t>> FrameEnd;
+  auto Copy = [&](bool Assume) -> llvm::Error {
+    Cur->FrameBytes = FrameStart;
+    Cur->BlockFrameBytes = BlockFrameStart;
+    if (Assume)
+      for (const GuardFact &F : Facts)
+        Cur->Assumed[F.Cmp] = F.Value;
+    llvm::Error E = Body();
+    Cur->Assumed.clear();
+    if (E)
+      return E;
+    std::pair<uint64_t, uint64_t> End(Cur->FrameBytes, Cur->BlockFrameBytes);
+    if (FrameEnd && *FrameEnd != End)
+      return Ctx.error(Stmts.front()->getLoc(), "internal error: the copies of a thread loop lay "
+                                                "out the frame differently");
+    FrameEnd = End;
+    return llvm::Error::success();
+  };
+
   B.SetInsertPoint(FullBlock);
-  for (const GuardFact &F : Facts)
-    Cur->Assumed[F.Cmp] = F.Value;
-  llvm::Error E = emitThreadLoop(Body, XRange);
-  Cur->Assumed.clear();
-  if (E)
+  if (llvm::Error E = emitThreadLoop([&] { return Copy(true); }, XRange))
     return E;
   B.CreateBr(Join);
-  uint64_t FrameEnd = Cur->FrameBytes, BlockFrameEnd = Cur->BlockFrameBytes;
-  Cur->FrameBytes = FrameStart;
-  Cur->BlockFrameBytes = BlockFrameStart;
-
   B.SetInsertPoint(EdgeBlock);
-  Cur->EdgeCopy = true;
-  E = emitThreadLoop(Body, XRange);
-  Cur->EdgeCopy = false;
-  if (E)
+  if (llvm::Error E = emitSplitThreadLoop([&] { return Copy(false); }, [&] { return Copy(true); },
+                                          XRange, *Forms))
     return E;
-  if (Cur->FrameBytes != FrameEnd || Cur->BlockFrameBytes != BlockFrameEnd)
-    return Ctx.error(Stmts.front()->getLoc(),
-                     "internal error: the two copies of a thread loop lay out the frame "
-                     "differently");
   B.CreateBr(Join);
   B.SetInsertPoint(Join);
   return llvm::Error::success();

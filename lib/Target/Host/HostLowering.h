@@ -157,6 +157,13 @@ struct AffineForm {
   llvm::Value *C[4] = {};
 };
 
+/// A fact's two sides and their difference L - R as i64 affine forms
+/// (sign-extended coefficients; null: 0), evaluated at block level.
+struct FactForms {
+  GuardFact F;
+  std::array<llvm::Value *, 4> L, R, D;
+};
+
 /// Everything that lowering one function (a kernel's entry or a device
 /// function) changes. Each function gets a fresh one (see
 /// HostModuleLowering::lowerKernel and lowerDeviceFunction), so nothing
@@ -203,9 +210,6 @@ struct FunctionState {
   /// While the full-block version of a thread loop is lowered: the
   /// comparisons its block-level test proved, with their values.
   llvm::DenseMap<const Expr *, bool> Assumed;
-  /// While the edge copy of such a loop is lowered (its thread loops stay
-  /// scalar).
-  bool EdgeCopy = false;
   std::vector<UniformVar> UniformScope;
   // Inside a thread loop:
   llvm::BasicBlock *ThreadExit = nullptr;
@@ -384,8 +388,29 @@ private:
   /// value that lets the loop skip its edge handling.
   std::vector<GuardFact> findGuardFacts(const std::vector<const Stmt *> &Stmts,
                                         const BinaryExpr *Skip);
+  /// Evaluates the affine forms of \p Facts at block level.
+  llvm::Expected<std::vector<FactForms>> emitFactForms(llvm::ArrayRef<GuardFact> Facts);
   /// The block-level test: true when every fact holds for every thread.
-  llvm::Expected<llvm::Value *> emitFactsTest(llvm::ArrayRef<GuardFact> Facts);
+  llvm::Value *emitFactsTest(llvm::ArrayRef<FactForms> Forms);
+  /// In a row (\p TY, \p TZ) of a block at the edge: the i32 range [lo,
+  /// hi) within [\p XLo, \p XHi) of thread_idx.x where every fact holds.
+  std::pair<llvm::Value *, llvm::Value *> emitRowRange(llvm::ArrayRef<FactForms> Forms,
+                                                       llvm::Value *TY, llvm::Value *TZ,
+                                                       llvm::Value *XLo, llvm::Value *XHi);
+  /// The thread loop of a block at the edge: each row runs the threads
+  /// before emitRowRange's range with \p Guarded, the range with
+  /// \p Unguarded (the facts assumed), the threads after it with
+  /// \p Guarded again, in thread order.
+  llvm::Error emitSplitThreadLoop(llvm::function_ref<llvm::Error()> Guarded,
+                                  llvm::function_ref<llvm::Error()> Unguarded,
+                                  std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange,
+                                  llvm::ArrayRef<FactForms> Forms);
+  /// One loop over thread_idx.x in [\p Lo, \p Hi) of the row \p Row
+  /// (nothing when empty), running \p Body; \p Vectorize false marks it
+  /// not to be vectorised.
+  llvm::Error emitXLoop(llvm::Value *Lo, llvm::Value *Hi, llvm::Value *Row, llvm::Value *Row64,
+                        llvm::Value *TY, llvm::Value *TZ, llvm::function_ref<llvm::Error()> Body,
+                        bool Vectorize);
   /// \p E's affine form, evaluated at block level (E passed
   /// findGuardFacts' checks).
   llvm::Expected<AffineForm> emitAffine(const Expr &E);
