@@ -9,16 +9,18 @@
 // Zen's vmaskmovps, several Intel cores).
 //
 // So a thread loop whose `if` conditions contain such comparisons is
-// emitted twice, behind one block-level test:
+// emitted in two versions, behind one block-level test:
 //
 //   if (every proven comparison has its value in every thread of the block)
 //     thread loop with those comparisons replaced by their values
-//   else
-//     thread loop as written
+//   else, for each row (thread_idx.y, thread_idx.z):
+//     [lo, hi) = the thread_idx.x where every comparison has its value
+//     [0, lo) and [hi, block_dim.x): the loop as written, kept scalar
+//     [lo, hi): the loop with the comparisons replaced
 //
-// The full-block copy has no guard left: LLVM vectorises it into plain
-// loads and stores. Blocks at the edge run the loop as written. Both copies
-// visit the same threads in the same order; only one runs per block.
+// The copies without the guard vectorise into plain loads and stores; only
+// the threads that fail a guard run guarded. Every version visits the same
+// threads in the same order.
 //
 // The test. An i32 expression built from thread_idx, uniform values, `+`,
 // `-`, unary `-` and `*` by a uniform value, through immutable `let`s, is
@@ -30,7 +32,9 @@
 // one. A comparison `L op R` then holds (or fails) for every thread when
 // neither side wraps and the extremes of the i64 difference L - R say so.
 // Anything else (a wrap, an unknown shape) is simply not proven: that
-// block runs the loop as written.
+// block is an edge block. In a row of an edge block each condition ("no
+// wrap", the comparison) is `a + c * thread_idx.x >= 0`: a half-line of
+// thread_idx.x, so together they hold on one range.
 //
 //===----------------------------------------------------------------------===//
 

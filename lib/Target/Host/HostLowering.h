@@ -376,9 +376,10 @@ private:
   //===--- FullBlocks.cpp: thread loops without their bounds guards --------===//
   /// Emits the thread loop of flush(): when a comparison of \p Stmts' `if`
   /// conditions is affine in the thread indices (and \p Skip is not it),
-  /// twice, behind a block-level test that proves the comparisons for every
-  /// thread of the block: a full block runs a copy in which they are
-  /// constants, a block at the edge of the data the loop as written.
+  /// in two versions behind a block-level test that proves the comparisons
+  /// for every thread of the block: a full block runs a copy in which they
+  /// are constants, a block at the edge of the data splits each row
+  /// (emitSplitThreadLoop).
   llvm::Error emitGuardedThreadLoop(const std::vector<const Stmt *> &Stmts,
                                     llvm::function_ref<llvm::Error()> Body,
                                     std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange,
