@@ -15,7 +15,7 @@
 //   matmul   C = A * B for 256 x 256 floats, 16 x 16 tiles in shared
 //            memory with two sync_threads() per tile (the plain loop is
 //            i-k-j, which vectorises; the same sums in the same order)
-//   stencil  a 5-point stencil on a 2048 x 2048 grid of floats, 32 x 8
+//   stencil  a 5-point stencil on a 2048 x 2048 grid of floats, 64 x 4
 //            blocks, guarded by `if row >= 1 && row < h - 1 && col >= 1
 //            && col < w - 1` (the plain loop runs over the interior)
 //   histo    a 256-bin histogram of 2^24 bytes: per-block counts with
@@ -67,7 +67,7 @@ constexpr int ReduceN = 1 << 24;
 constexpr int ReduceBlock = 256;
 constexpr int MatN = 256;
 constexpr int StencilW = 2048, StencilH = 2048;
-constexpr int StencilBX = 32, StencilBY = 8;
+constexpr int StencilBX = 64, StencilBY = 4;
 constexpr int HistoN = 1 << 24;
 constexpr int HistoBins = 256;
 constexpr int HistoGrid = 64, HistoBlock = 256;
