@@ -31,6 +31,9 @@
 //
 //   bench-HostExecBench [--benchmark_filter=...] [--benchmark_min_time=...]
 //                       [--benchmark_repetitions=N]   (ratios of the medians)
+//                       [--cpu=NAME]  (compile the kernels for CPU NAME, e.g.
+//                                      znver3 for an AVX2 machine's code; it
+//                                      must run on this one)
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +59,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace gridjit;
@@ -244,6 +248,12 @@ std::vector<uint8_t> bytes(size_t N, unsigned Seed) {
   return V;
 }
 
+/// --cpu=NAME: the CPU the kernels are compiled for (empty: this one).
+std::string &kernelCPU() {
+  static std::string CPU;
+  return CPU;
+}
+
 struct Kernels {
   std::unique_ptr<HostRuntime> RT;
   std::unique_ptr<LoadedModule> Saxpy, Reduce, Matmul, Stencil, Histo;
@@ -259,7 +269,11 @@ Kernels &kernelsFor(unsigned Threads) {
   auto It = All.find(Threads);
   if (It != All.end())
     return It->second;
-  static std::unique_ptr<Target> T = check(createHostTarget());
+  static std::unique_ptr<Target> T = [] {
+    HostTargetOptions O;
+    O.CPU = kernelCPU();
+    return check(createHostTarget(O));
+  }();
   static Artifact Saxpy = compileKir(*T, SaxpyKir, "saxpy.kir");
   static Artifact Reduce = compileKir(*T, ReduceKir, "reduce.kir");
   static Artifact Matmul = compileKir(*T, MatmulKir, "matmul.kir");
@@ -765,6 +779,16 @@ private:
 } // namespace
 
 int main(int argc, char **argv) {
+  // Our one flag; Google Benchmark rejects flags it does not know.
+  int Kept = 1;
+  for (int I = 1; I < argc; ++I) {
+    std::string_view A = argv[I];
+    if (A.substr(0, 6) == "--cpu=")
+      kernelCPU() = std::string(A.substr(6));
+    else
+      argv[Kept++] = argv[I];
+  }
+  argc = Kept;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 1;
