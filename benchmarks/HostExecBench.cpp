@@ -31,9 +31,9 @@
 //
 //   bench-HostExecBench [--benchmark_filter=...] [--benchmark_min_time=...]
 //                       [--benchmark_repetitions=N]   (ratios of the medians)
-//                       [--cpu=NAME]  (compile the kernels for CPU NAME, e.g.
-//                                      znver3 for an AVX2 machine's code; it
-//                                      must run on this one)
+//                       [--znver3]  (kernels and plain loops compiled for an
+//                                    AVX2 Zen 3: what such a machine runs,
+//                                    on any machine that can run it)
 //
 //===----------------------------------------------------------------------===//
 
@@ -163,50 +163,31 @@ kernel histo(n: i32, data: ptr<u8>, hist: ptr<u32>) {
 // The plain loops
 //===----------------------------------------------------------------------===//
 
-__attribute__((noinline)) void plainSaxpy(int N, float A, const float *X, float *Y) {
-  for (int I = 0; I < N; ++I)
-    Y[I] = A * X[I] + Y[I];
-}
+// Compiled for this machine (-march=native)...
+namespace native {
+#include "HostExecPlain.inc"
+} // namespace native
 
-// The kernel's tree order: the first step adds the two halves of the
-// block's 256 inputs, each later one the two halves of what is left.
-__attribute__((noinline)) void plainReduce(int N, const float *X, float *Partial) {
-  for (int B = 0; B < N / ReduceBlock; ++B) {
-    const float *XB = X + B * ReduceBlock;
-    float S[ReduceBlock / 2];
-    for (int I = 0; I < ReduceBlock / 2; ++I)
-      S[I] = XB[I] + XB[I + ReduceBlock / 2];
-    for (int Stride = ReduceBlock / 4; Stride > 0; Stride >>= 1)
-      for (int I = 0; I < Stride; ++I)
-        S[I] += S[I + Stride];
-    Partial[B] = S[0];
-  }
-}
+// ...and for an AVX2 Zen 3, for --znver3 (the attribute replaces the
+// CPU; AVX-512, which -march=native enables, is switched off by hand).
+#pragma clang attribute push(__attribute__((target("arch=znver3,no-avx512f"))), apply_to = function)
+namespace znver3 {
+#include "HostExecPlain.inc"
+} // namespace znver3
+#pragma clang attribute pop
 
-__attribute__((noinline)) void plainMatmul(int N, const float *A, const float *B, float *C) {
-  for (int I = 0; I < N * N; ++I)
-    C[I] = 0;
-  for (int I = 0; I < N; ++I)
-    for (int K = 0; K < N; ++K) {
-      float AIK = A[I * N + K];
-      for (int J = 0; J < N; ++J)
-        C[I * N + J] += AIK * B[K * N + J];
-    }
-}
-
-__attribute__((noinline)) void plainStencil(int W, int H, const float *Src, float *Dst) {
-  for (int R = 1; R < H - 1; ++R)
-    for (int C = 1; C < W - 1; ++C) {
-      int I = R * W + C;
-      Dst[I] = 0.5f * Src[I] + 0.125f * (((Src[I - 1] + Src[I + 1]) + Src[I - W]) + Src[I + W]);
-    }
-}
-
-__attribute__((noinline)) void plainHisto(int N, const uint8_t *Data, uint32_t *Hist) {
-  for (int B = 0; B < HistoBins; ++B)
-    Hist[B] = 0;
-  for (int I = 0; I < N; ++I)
-    ++Hist[Data[I]];
+/// The plain loops in use.
+struct PlainLoops {
+  void (*Saxpy)(int, float, const float *, float *);
+  void (*Reduce)(int, const float *, float *);
+  void (*Matmul)(int, const float *, const float *, float *);
+  void (*Stencil)(int, int, const float *, float *);
+  void (*Histo)(int, const uint8_t *, uint32_t *);
+};
+PlainLoops &plain() {
+  static PlainLoops P = {native::Saxpy, native::Reduce, native::Matmul, native::Stencil,
+                         native::Histo};
+  return P;
 }
 
 //===----------------------------------------------------------------------===//
@@ -248,7 +229,7 @@ std::vector<uint8_t> bytes(size_t N, unsigned Seed) {
   return V;
 }
 
-/// --cpu=NAME: the CPU the kernels are compiled for (empty: this one).
+/// The CPU the kernels are compiled for (empty: this one; --znver3).
 std::string &kernelCPU() {
   static std::string CPU;
   return CPU;
@@ -315,7 +296,7 @@ constexpr float SaxpyA = 1e-7f; // keeps y bounded over many iterations
 void BM_Saxpy_Plain(benchmark::State &S) {
   Data &D = data();
   for (auto _ : S) {
-    plainSaxpy(SaxpyN, SaxpyA, D.X.data(), D.Y.data());
+    plain().Saxpy(SaxpyN, SaxpyA, D.X.data(), D.Y.data());
     benchmark::ClobberMemory();
   }
   S.SetBytesProcessed(int64_t(S.iterations()) * SaxpyN * 12);
@@ -338,7 +319,7 @@ void BM_Saxpy_Gridjit(benchmark::State &S) {
 void BM_Reduce_Plain(benchmark::State &S) {
   Data &D = data();
   for (auto _ : S) {
-    plainReduce(ReduceN, D.RX.data(), D.Partial.data());
+    plain().Reduce(ReduceN, D.RX.data(), D.Partial.data());
     benchmark::ClobberMemory();
   }
   S.SetBytesProcessed(int64_t(S.iterations()) * ReduceN * 4);
@@ -360,7 +341,7 @@ void BM_Reduce_Gridjit(benchmark::State &S) {
 void BM_Matmul_Plain(benchmark::State &S) {
   Data &D = data();
   for (auto _ : S) {
-    plainMatmul(MatN, D.A.data(), D.B.data(), D.C.data());
+    plain().Matmul(MatN, D.A.data(), D.B.data(), D.C.data());
     benchmark::ClobberMemory();
   }
   S.SetItemsProcessed(int64_t(S.iterations()) * 2 * MatN * MatN * MatN); // flops
@@ -392,7 +373,7 @@ LaunchConfig stencilConfig() {
 void BM_Stencil_Plain(benchmark::State &S) {
   Data &D = data();
   for (auto _ : S) {
-    plainStencil(StencilW, StencilH, D.SSrc.data(), D.SDst.data());
+    plain().Stencil(StencilW, StencilH, D.SSrc.data(), D.SDst.data());
     benchmark::ClobberMemory();
   }
   S.SetBytesProcessed(int64_t(S.iterations()) * StencilW * StencilH * 8);
@@ -413,7 +394,7 @@ void BM_Stencil_Gridjit(benchmark::State &S) {
 void BM_Histo_Plain(benchmark::State &S) {
   Data &D = data();
   for (auto _ : S) {
-    plainHisto(HistoN, D.HData.data(), D.Hist.data());
+    plain().Histo(HistoN, D.HData.data(), D.Hist.data());
     benchmark::ClobberMemory();
   }
   S.SetBytesProcessed(int64_t(S.iterations()) * HistoN);
@@ -694,7 +675,7 @@ void verify() {
       die(std::move(E));
   };
   std::vector<float> Y1 = D.Y, Y2 = D.Y;
-  plainSaxpy(SaxpyN, 2.0f, D.X.data(), Y1.data());
+  plain().Saxpy(SaxpyN, 2.0f, D.X.data(), Y1.data());
   LaunchConfig C;
   C.Grid.X = SaxpyN / 256;
   C.Block.X = 256;
@@ -702,24 +683,24 @@ void verify() {
          {KernelArg::i32(SaxpyN), KernelArg::f32(2.0f), KernelArg::pointer(D.X.data()),
           KernelArg::pointer(Y2.data())});
   std::vector<float> P1(D.Partial.size()), P2(D.Partial.size());
-  plainReduce(ReduceN, D.RX.data(), P1.data());
+  plain().Reduce(ReduceN, D.RX.data(), P1.data());
   C.Grid.X = ReduceN / ReduceBlock;
   C.Block.X = ReduceBlock;
   Launch(*K.Reduce, "reduce", C, {KernelArg::pointer(D.RX.data()), KernelArg::pointer(P2.data())});
   std::vector<float> C1(MatN * MatN), C2(MatN * MatN);
-  plainMatmul(MatN, D.A.data(), D.B.data(), C1.data());
+  plain().Matmul(MatN, D.A.data(), D.B.data(), C1.data());
   C.Grid.X = C.Grid.Y = MatN / 16;
   C.Block.X = C.Block.Y = 16;
   Launch(*K.Matmul, "matmul", C,
          {KernelArg::i32(MatN), KernelArg::pointer(D.A.data()), KernelArg::pointer(D.B.data()),
           KernelArg::pointer(C2.data())});
   std::vector<float> S1(D.SSrc.size()), S2(D.SSrc.size());
-  plainStencil(StencilW, StencilH, D.SSrc.data(), S1.data());
+  plain().Stencil(StencilW, StencilH, D.SSrc.data(), S1.data());
   Launch(*K.Stencil, "stencil", stencilConfig(),
          {KernelArg::i32(StencilW), KernelArg::i32(StencilH), KernelArg::pointer(D.SSrc.data()),
           KernelArg::pointer(S2.data())});
   std::vector<uint32_t> H1(HistoBins), H2(HistoBins);
-  plainHisto(HistoN, D.HData.data(), H1.data());
+  plain().Histo(HistoN, D.HData.data(), H1.data());
   C = LaunchConfig();
   C.Grid.X = HistoGrid;
   C.Block.X = HistoBlock;
@@ -783,10 +764,12 @@ int main(int argc, char **argv) {
   int Kept = 1;
   for (int I = 1; I < argc; ++I) {
     std::string_view A = argv[I];
-    if (A.substr(0, 6) == "--cpu=")
-      kernelCPU() = std::string(A.substr(6));
-    else
+    if (A == "--znver3") {
+      kernelCPU() = "znver3";
+      plain() = {znver3::Saxpy, znver3::Reduce, znver3::Matmul, znver3::Stencil, znver3::Histo};
+    } else {
       argv[Kept++] = argv[I];
+    }
   }
   argc = Kept;
   benchmark::Initialize(&argc, argv);
