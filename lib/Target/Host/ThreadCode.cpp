@@ -45,7 +45,7 @@ llvm::Error HostModuleLowering::run() {
   EnvTy = llvm::StructType::create(C, {Dim, Dim, Dim, Dim}, "gridjit.env");
   collectConsts(KM);
   for (const auto &D : KM.Decls)
-    if (const auto *F = dyn_cast<FunctionDecl>(D.get()))
+    if (const auto *F = dyn_cast<FunctionDecl>(D.get()); F && F->Body)
       collectLetInits(*F->Body);
   // Device functions that synchronise are inlined into the kernels at
   // block level; the others become ordinary functions taking the calling
