@@ -603,11 +603,12 @@ llvm::Error HostModuleLowering::emitXLoop(Value *Lo, Value *Hi, Value *Row, Valu
   if (!Vectorize) {
     // The guarded threads at a row's ends: vectorised, the guard would
     // become masked loads and stores, slow on many x86 CPUs, for a few
-    // threads.
+    // threads; unrolled, they would only cost compile time.
     llvm::LLVMContext &C = B.getContext();
     llvm::Metadata *Off[] = {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
                              llvm::ConstantAsMetadata::get(B.getFalse())};
-    llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off)};
+    llvm::Metadata *NoUnroll[] = {llvm::MDString::get(C, "llvm.loop.unroll.disable")};
+    llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off), llvm::MDNode::get(C, NoUnroll)};
     llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
     Loop->replaceOperandWith(0, Loop);
     Latch->setMetadata(llvm::LLVMContext::MD_loop, Loop);
