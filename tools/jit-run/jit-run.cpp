@@ -83,6 +83,12 @@ cl::opt<std::string>
     SmArch("sm", cl::desc("NVPTX architecture when no device decides it (default: sm_80)"),
            cl::value_desc("sm_XX"), cl::init("sm_80"), cl::cat(JitRunCategory));
 
+cl::opt<std::string>
+    CpuOpt("cpu",
+           cl::desc("With --emit: the CPU to compile host code for, as LLVM names it (znver3, "
+                    "haswell, skylake-avx512, x86-64-v2, ...; default: this machine's)"),
+           cl::value_desc("name"), cl::cat(JitRunCategory));
+
 cl::opt<unsigned> DeviceOpt("device",
                             cl::desc("The CUDA device to run on, by ordinal (default: 0)"),
                             cl::value_desc("n"), cl::init(0), cl::cat(JitRunCategory));
@@ -175,6 +181,7 @@ struct Options {
   unsigned OptLevel = 3;
   std::string SmArch;
   bool SmGiven = false; ///< --sm was given: no device decides it
+  std::string Cpu;      ///< --cpu: the host CPU to compile for (empty: this one)
   unsigned Device = 0;
   bool Stats = false;
   std::string CacheDir;
@@ -352,7 +359,12 @@ Expected<std::unique_ptr<gridjit::Target>> makeTarget(const Options &O) {
     Opts.Arch = O.SmArch;
     return gridjit::createNVPTXTarget(Opts);
   }
-  return gridjit::createHostTarget();
+  gridjit::HostTargetOptions HO;
+  HO.CPU = O.Cpu;
+  auto T = gridjit::createHostTarget(HO);
+  if (!T && !O.Cpu.empty())
+    return jitrun::usageError("--cpu=" + O.Cpu + ": " + toString(T.takeError()));
+  return T;
 }
 
 //===----------------------------------------------------------------------===//
@@ -788,6 +800,15 @@ Error checkUsage() {
   }
   if (!KnownSm)
     return jitrun::usageError("--sm=" + SmArch + ": unknown architecture (known:" + Known + ")");
+  if (CpuOpt.getNumOccurrences()) {
+    if (TargetOpt != TargetKind::Host)
+      return jitrun::usageError("--cpu needs --target=host (--sm chooses the NVPTX architecture)");
+    if (Emit == EmitStage::None)
+      return jitrun::usageError("--cpu=" + CpuOpt +
+                                " needs --emit: code for another CPU may not run on this one");
+    if (CpuOpt.empty())
+      return jitrun::usageError("--cpu: expected a CPU name");
+  }
   return Error::success();
 }
 
@@ -802,6 +823,7 @@ Expected<Options> readOptions(bool Stats) {
   O.OptLevel = OptLevel;
   O.SmArch = SmArch;
   O.SmGiven = SmArch.getNumOccurrences() != 0;
+  O.Cpu = CpuOpt;
   O.Device = DeviceOpt;
   O.Stats = Stats;
   O.CacheDir = CacheDirOpt;

@@ -281,7 +281,7 @@ std::optional<XGuard> HostModuleLowering::findXGuard(const std::vector<const Stm
   if (!Cmp || Cur->Hoisted.count(Cmp) || !Cmp->LHS->Ty.isScalar() ||
       Cmp->LHS->Ty.getScalarKind() != ScalarKind::I32)
     return std::nullopt;
-  XGuard G{Cmp->Op, nullptr};
+  XGuard G{Cmp->Op, nullptr, Cmp};
   if (isThreadIdxX(*Cmp->LHS)) {
     G.Bound = Cmp->RHS.get();
   } else if (isThreadIdxX(*Cmp->RHS)) {
@@ -477,10 +477,12 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
     return llvm::Error::success();
   std::vector<const Stmt *> Stmts;
   Stmts.swap(Pending);
+  std::optional<XGuard> G = findXGuard(Stmts);
   auto Range = guardRange(Stmts);
   if (!Range)
     return Range.takeError();
-  llvm::Error E = emitThreadLoop(
+  llvm::Error E = emitGuardedThreadLoop(
+      Stmts,
       [&]() -> llvm::Error {
         for (const Stmt *S : Stmts) {
           if (terminated())
@@ -492,7 +494,7 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
         }
         return llvm::Error::success();
       },
-      *Range);
+      *Range, G ? G->Cmp : nullptr);
   if (E)
     return E;
   for (const Stmt *S : Stmts) {

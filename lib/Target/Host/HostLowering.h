@@ -13,6 +13,8 @@
 //   BlockCode.cpp    block-level code: thread loops, barriers, masks,
 //                    divergence checks, warp operations, inlining,
 //                    grid_sync phases
+//   FullBlocks.cpp   thread loops versioned on a block-level test that
+//                    proves their bounds guards for the whole block
 //   KernelEntry.cpp  the entry function, the frame, shared memory and the
 //                    descriptor the runtime reads
 //   HostLowerings.cpp the registered op lowerings that need host state
@@ -137,6 +139,29 @@ struct ForSlots {
 struct XGuard {
   BinaryOp Op;
   const Expr *Bound;
+  const BinaryExpr *Cmp; ///< the comparison as written
+};
+
+/// A comparison in a thread loop (`i < n`, `row >= h`, ...) whose value a
+/// block-level test can prove for every thread of the block at once
+/// (FullBlocks.cpp).
+struct GuardFact {
+  const BinaryExpr *Cmp;
+  bool Value; ///< the value the test proves
+};
+
+/// An i32 value affine in the thread indices, `C[0] + C[1] * thread_idx.x +
+/// C[2] * thread_idx.y + C[3] * thread_idx.z`, with uniform terms (null: 0)
+/// evaluated at block level (FullBlocks.cpp).
+struct AffineForm {
+  llvm::Value *C[4] = {};
+};
+
+/// A fact's two sides and their difference L - R as i64 affine forms
+/// (sign-extended coefficients; null: 0), evaluated at block level.
+struct FactForms {
+  GuardFact F;
+  std::array<llvm::Value *, 4> L, R, D;
 };
 
 /// Everything that lowering one function (a kernel's entry or a device
@@ -182,6 +207,9 @@ struct FunctionState {
   /// function's return) / may have returned from the kernel.
   bool Masked = false, ExitSeen = false;
   llvm::DenseMap<const Expr *, FrameSlot> Hoisted;
+  /// While the full-block version of a thread loop is lowered: the
+  /// comparisons its block-level test proved, with their values.
+  llvm::DenseMap<const Expr *, bool> Assumed;
   std::vector<UniformVar> UniformScope;
   // Inside a thread loop:
   llvm::BasicBlock *ThreadExit = nullptr;
@@ -215,6 +243,8 @@ private:
   HostLoweringContext HostCtx;
   SyncInfo Sync;
   std::map<const FunctionDecl *, std::unique_ptr<BodyPlan>> Plans;
+  /// The initializer of every scalar `let` of the module.
+  llvm::DenseMap<const VarDecl *, const Expr *> LetInits;
   llvm::StructType *EnvTy = nullptr;    ///< {[3 x i32] tid, bid, bdim, gdim}
   llvm::MDNode *PrivateScope = nullptr; ///< alias scope list of the frame's private slots
   /// The function being lowered; null between functions.
@@ -342,6 +372,50 @@ private:
   llvm::Expected<std::optional<std::pair<llvm::Value *, llvm::Value *>>>
   guardRange(const std::vector<const Stmt *> &Stmts);
   bool isThreadIdxX(const Expr &E) const;
+
+  //===--- FullBlocks.cpp: thread loops without their bounds guards --------===//
+  /// Emits the thread loop of flush(): when a comparison of \p Stmts' `if`
+  /// conditions is affine in the thread indices (and \p Skip is not it),
+  /// in two versions behind a block-level test that proves the comparisons
+  /// for every thread of the block: a full block runs a copy in which they
+  /// are constants, a block at the edge of the data splits each row
+  /// (emitSplitThreadLoop).
+  llvm::Error emitGuardedThreadLoop(const std::vector<const Stmt *> &Stmts,
+                                    llvm::function_ref<llvm::Error()> Body,
+                                    std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange,
+                                    const BinaryExpr *Skip);
+  /// The comparisons of \p Stmts' `if` conditions (and of the `if`s nested
+  /// in their branches) that the block-level test can prove, each with the
+  /// value that lets the loop skip its edge handling.
+  std::vector<GuardFact> findGuardFacts(const std::vector<const Stmt *> &Stmts,
+                                        const BinaryExpr *Skip);
+  /// Evaluates the affine forms of \p Facts at block level.
+  llvm::Expected<std::vector<FactForms>> emitFactForms(llvm::ArrayRef<GuardFact> Facts);
+  /// The block-level test: true when every fact holds for every thread.
+  llvm::Value *emitFactsTest(llvm::ArrayRef<FactForms> Forms);
+  /// In a row (\p TY, \p TZ) of a block at the edge: the i32 range [lo,
+  /// hi) within [\p XLo, \p XHi) of thread_idx.x where every fact holds.
+  std::pair<llvm::Value *, llvm::Value *> emitRowRange(llvm::ArrayRef<FactForms> Forms,
+                                                       llvm::Value *TY, llvm::Value *TZ,
+                                                       llvm::Value *XLo, llvm::Value *XHi);
+  /// The thread loop of a block at the edge: each row runs the threads
+  /// before emitRowRange's range with \p Guarded, the range with
+  /// \p Unguarded (the facts assumed), the threads after it with
+  /// \p Guarded again, in thread order.
+  llvm::Error emitSplitThreadLoop(llvm::function_ref<llvm::Error()> Guarded,
+                                  llvm::function_ref<llvm::Error()> Unguarded,
+                                  std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange,
+                                  llvm::ArrayRef<FactForms> Forms);
+  /// One loop over thread_idx.x in [\p Lo, \p Hi) of the row \p Row
+  /// (nothing when empty), running \p Body; \p Vectorize false marks it
+  /// not to be vectorised.
+  llvm::Error emitXLoop(llvm::Value *Lo, llvm::Value *Hi, llvm::Value *Row, llvm::Value *Row64,
+                        llvm::Value *TY, llvm::Value *TZ, llvm::function_ref<llvm::Error()> Body,
+                        bool Vectorize);
+  /// \p E's affine form, evaluated at block level (E passed
+  /// findGuardFacts' checks).
+  llvm::Expected<AffineForm> emitAffine(const Expr &E);
+  void collectLetInits(const Stmt &S);
   /// Evaluates the synchronising parts of \p E at block level.
   llvm::Error hoist(const Expr &E);
   /// `a && b` / `a || b` whose b synchronises.

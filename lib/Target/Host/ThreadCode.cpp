@@ -44,6 +44,9 @@ llvm::Error HostModuleLowering::run() {
   llvm::Type *Dim = llvm::ArrayType::get(llvm::Type::getInt32Ty(C), 3);
   EnvTy = llvm::StructType::create(C, {Dim, Dim, Dim, Dim}, "gridjit.env");
   collectConsts(KM);
+  for (const auto &D : KM.Decls)
+    if (const auto *F = dyn_cast<FunctionDecl>(D.get()); F && F->Body)
+      collectLetInits(*F->Body);
   // Device functions that synchronise are inlined into the kernels at
   // block level; the others become ordinary functions taking the calling
   // thread's environment as a last, hidden parameter.
@@ -259,6 +262,13 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
 //===----------------------------------------------------------------------===//
 
 Expected<Value *> HostModuleLowering::lowerExpr(const Expr &E) {
+  // In the full-block copy of a thread loop: a comparison its block-level
+  // test proved for every thread (FullBlocks.cpp).
+  if (!Cur->Assumed.empty()) {
+    auto It = Cur->Assumed.find(&E);
+    if (It != Cur->Assumed.end())
+      return B.getInt1(It->second);
+  }
   // Computed at block level already (a warp operation, a call of a
   // synchronising function, ...): this thread's value is in the frame.
   if (!Cur->Hoisted.empty()) {

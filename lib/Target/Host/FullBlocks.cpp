@@ -1,0 +1,735 @@
+//===- FullBlocks.cpp - Thread loops without their bounds guards ----------===//
+//
+// Part of gridjit. The usual CUDA bounds guard, `if i < n { ... }` with i
+// affine in thread_idx (`block_idx.x * block_dim.x + thread_idx.x`) and n
+// uniform, holds for every thread of every block but those at the edge of
+// the data. Lowered as written, it is a branch inside the thread loop,
+// which LLVM's vectoriser if-converts into masked loads and stores over the
+// whole loop: slow on CPUs where masked memory operations are slow (AMD
+// Zen's vmaskmovps, several Intel cores).
+//
+// So a thread loop whose `if` conditions contain such comparisons is
+// emitted in two versions, behind one block-level test:
+//
+//   if (every proven comparison has its value in every thread of the block)
+//     thread loop with those comparisons replaced by their values
+//   else, for each row (thread_idx.y, thread_idx.z):
+//     [lo, hi) = the thread_idx.x where every comparison has its value
+//     [0, lo) and [hi, block_dim.x): the loop as written, kept scalar
+//     [lo, hi): the loop with the comparisons replaced
+//
+// The copies without the guard vectorise into plain loads and stores; only
+// the threads that fail a guard run guarded. Every version visits the same
+// threads in the same order.
+//
+// The test. An i32 expression built from thread_idx, uniform values, `+`,
+// `-`, unary `-` and `*` by a uniform value, through immutable `let`s, is
+// `c0 + cx * tx + cy * ty + cz * tz` with i32 coefficients computed at
+// block level (wrapping, as the thread code computes it). The same sum in
+// i64 agrees with the i32 value modulo 2^32; over the block's box
+// (t in [0, block_dim - 1]) it is smallest and largest at corners, so when
+// both extremes fit in i32 the i32 value never wraps and equals the i64
+// one. A comparison `L op R` then holds (or fails) for every thread when
+// neither side wraps and the extremes of the i64 difference L - R say so.
+// Anything else (a wrap, an unknown shape) is simply not proven: that
+// block is an edge block. In a row of an edge block each condition ("no
+// wrap", the comparison) is `a + c * thread_idx.x >= 0`: a half-line of
+// thread_idx.x, so together they hold on one range.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostLowering.h"
+
+#include "llvm/IR/Constants.h"
+
+using namespace gridjit;
+using namespace gridjit::host;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::Expected;
+using llvm::isa;
+using llvm::Value;
+
+namespace {
+
+/// At most this many comparisons per thread loop go into its test.
+constexpr size_t MaxFacts = 8;
+/// How deep the analysis follows `let`s and operators.
+constexpr unsigned MaxDepth = 32;
+
+bool isI32(const Expr &E) { return E.Ty.isScalar() && E.Ty.getScalarKind() == ScalarKind::I32; }
+
+/// thread_idx.x, .y, .z: 0, 1, 2; anything else: -1.
+int threadIdxField(const Expr &E) {
+  const auto *M = dyn_cast<MemberExpr>(&E);
+  if (!M)
+    return -1;
+  const auto *N = dyn_cast<NameExpr>(M->Base.get());
+  return N && N->Builtin == BuiltinValue::ThreadIdx ? int(M->Field) : -1;
+}
+
+/// True when \p E reads a `var`.
+bool readsVar(const Expr &E) {
+  switch (E.getKind()) {
+  case Expr::Name: {
+    const auto &N = cast<NameExpr>(E);
+    return N.Decl && N.Decl->Storage == StorageKind::Var;
+  }
+  case Expr::Unary:
+    return readsVar(*cast<UnaryExpr>(E).Operand);
+  case Expr::Binary:
+    return readsVar(*cast<BinaryExpr>(E).LHS) || readsVar(*cast<BinaryExpr>(E).RHS);
+  case Expr::Cast:
+    return readsVar(*cast<CastExpr>(E).Operand);
+  case Expr::Call:
+    for (const ExprPtr &A : cast<CallExpr>(E).Args)
+      if (readsVar(*A))
+        return true;
+    return false;
+  case Expr::Index:
+    return readsVar(*cast<IndexExpr>(E).Base) || readsVar(*cast<IndexExpr>(E).Idx);
+  case Expr::Member:
+    return readsVar(*cast<MemberExpr>(E).Base);
+  default:
+    return false;
+  }
+}
+
+/// Every variable declared in \p S.
+void collectDecls(const Stmt &S, llvm::DenseSet<const VarDecl *> &Out) {
+  switch (S.getKind()) {
+  case Stmt::Decl:
+    Out.insert(&cast<DeclStmt>(S).Var);
+    return;
+  case Stmt::Block:
+    for (const StmtPtr &C : cast<BlockStmt>(S).Body)
+      collectDecls(*C, Out);
+    return;
+  case Stmt::If: {
+    const auto &I = cast<IfStmt>(S);
+    collectDecls(*I.Then, Out);
+    if (I.Else)
+      collectDecls(*I.Else, Out);
+    return;
+  }
+  case Stmt::While:
+    collectDecls(*cast<WhileStmt>(S).Body, Out);
+    return;
+  case Stmt::For:
+    Out.insert(&cast<ForStmt>(S).Index);
+    collectDecls(*cast<ForStmt>(S).Body, Out);
+    return;
+  default:
+    return;
+  }
+}
+
+/// A branch that only leaves (`return`, `break`, `continue`): the `if`
+/// around it is an early exit, which full blocks never take.
+bool onlyLeaves(const BlockStmt &B) {
+  if (B.Body.empty())
+    return false;
+  for (const StmtPtr &S : B.Body)
+    if (!isa<ReturnStmt>(*S) && !isa<BreakStmt>(*S) && !isa<ContinueStmt>(*S))
+      return false;
+  return true;
+}
+
+/// The shape of an i32 expression in the thread indices.
+enum class Shape { None, Uniform, Affine };
+
+/// What findGuardFacts needs while it looks at one thread loop.
+class FactFinder {
+public:
+  FactFinder(const BodyPlan &Plan, SyncInfo &Sync,
+             const llvm::DenseMap<const VarDecl *, const Expr *> &LetInits,
+             const llvm::DenseMap<const Expr *, FrameSlot> &Hoisted,
+             const std::vector<const Stmt *> &Stmts, const BinaryExpr *Skip)
+      : Plan(Plan), Sync(Sync), LetInits(LetInits), Hoisted(Hoisted), Skip(Skip) {
+    for (const Stmt *S : Stmts)
+      collectDecls(*S, Local);
+  }
+
+  void visit(const Stmt &S) {
+    if (const auto *Blk = dyn_cast<BlockStmt>(&S)) {
+      for (const StmtPtr &C : Blk->Body)
+        visit(*C);
+      return;
+    }
+    const auto *If = dyn_cast<IfStmt>(&S);
+    if (!If)
+      return;
+    // `if i < n { ... }` runs its branch in a full block; `if i >= n {
+    // return; }` does not. With an else branch, whichever side the
+    // comparisons can decide.
+    bool Exit = onlyLeaves(*If->Then);
+    size_t Before = Facts.size();
+    condition(*If->Cond, !Exit);
+    if (Facts.size() == Before && If->Else && !Exit)
+      condition(*If->Cond, false);
+    visit(*If->Then);
+    if (If->Else)
+      visit(*If->Else);
+  }
+
+  std::vector<GuardFact> Facts;
+
+private:
+  /// Collects the comparisons that make \p E evaluate to \p Want.
+  void condition(const Expr &E, bool Want) {
+    if (Facts.size() >= MaxFacts || Sync.hasSync(E) || Hoisted.count(&E))
+      return;
+    if (const auto *U = dyn_cast<UnaryExpr>(&E)) {
+      if (U->Op == UnaryOp::Not)
+        condition(*U->Operand, !Want);
+      return;
+    }
+    const auto *Bin = dyn_cast<BinaryExpr>(&E);
+    if (!Bin)
+      return;
+    if ((Bin->Op == BinaryOp::LAnd && Want) || (Bin->Op == BinaryOp::LOr && !Want)) {
+      condition(*Bin->LHS, Want);
+      condition(*Bin->RHS, Want);
+      return;
+    }
+    switch (Bin->Op) {
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+      break;
+    case BinaryOp::Eq: // provable only as "no thread is equal"
+      if (Want)
+        return;
+      break;
+    case BinaryOp::Ne:
+      if (!Want)
+        return;
+      break;
+    default:
+      return;
+    }
+    if (Bin == Skip || !isI32(*Bin->LHS) || !isI32(*Bin->RHS))
+      return;
+    Shape L = shape(*Bin->LHS, false, 0), R = shape(*Bin->RHS, false, 0);
+    // A uniform comparison is branched on once per block by LLVM anyway.
+    if (L != Shape::None && R != Shape::None && (L == Shape::Affine || R == Shape::Affine))
+      Facts.push_back({Bin, Want});
+  }
+
+  /// \p ImmutableOnly: \p E is the initializer of a `let` declared before
+  /// this thread loop, so a `var` it reads may have changed since.
+  Shape shape(const Expr &E, bool ImmutableOnly, unsigned Depth) {
+    if (Depth > MaxDepth || !isI32(E) || Sync.hasSync(E) || Hoisted.count(&E))
+      return Shape::None;
+    if (Plan.isUniform(E))
+      return ImmutableOnly && readsVar(E) ? Shape::None : Shape::Uniform;
+    if (threadIdxField(E) >= 0)
+      return Shape::Affine;
+    switch (E.getKind()) {
+    case Expr::Name: {
+      const VarDecl *D = cast<NameExpr>(E).Decl;
+      if (!D || D->Storage != StorageKind::Let)
+        return Shape::None;
+      const Expr *Init = LetInits.lookup(D);
+      if (!Init)
+        return Shape::None;
+      return shape(*Init, ImmutableOnly || !Local.contains(D), Depth + 1);
+    }
+    case Expr::Unary: {
+      const auto &U = cast<UnaryExpr>(E);
+      return U.Op == UnaryOp::Neg ? shape(*U.Operand, ImmutableOnly, Depth + 1) : Shape::None;
+    }
+    case Expr::Binary: {
+      const auto &Bin = cast<BinaryExpr>(E);
+      if (Bin.Op != BinaryOp::Add && Bin.Op != BinaryOp::Sub && Bin.Op != BinaryOp::Mul)
+        return Shape::None;
+      Shape L = shape(*Bin.LHS, ImmutableOnly, Depth + 1);
+      Shape R = shape(*Bin.RHS, ImmutableOnly, Depth + 1);
+      if (L == Shape::None || R == Shape::None)
+        return Shape::None;
+      if (Bin.Op == BinaryOp::Mul && L == Shape::Affine && R == Shape::Affine)
+        return Shape::None;
+      return L == Shape::Affine || R == Shape::Affine ? Shape::Affine : Shape::Uniform;
+    }
+    default:
+      return Shape::None;
+    }
+  }
+
+  const BodyPlan &Plan;
+  SyncInfo &Sync;
+  const llvm::DenseMap<const VarDecl *, const Expr *> &LetInits;
+  const llvm::DenseMap<const Expr *, FrameSlot> &Hoisted;
+  const BinaryExpr *Skip;
+  /// The variables declared in this thread loop.
+  llvm::DenseSet<const VarDecl *> Local;
+};
+
+} // namespace
+
+void HostModuleLowering::collectLetInits(const Stmt &S) {
+  switch (S.getKind()) {
+  case Stmt::Decl: {
+    const auto &D = cast<DeclStmt>(S);
+    if (D.Var.Storage == StorageKind::Let && D.Init)
+      LetInits[&D.Var] = D.Init.get();
+    return;
+  }
+  case Stmt::Block:
+    for (const StmtPtr &C : cast<BlockStmt>(S).Body)
+      collectLetInits(*C);
+    return;
+  case Stmt::If: {
+    const auto &I = cast<IfStmt>(S);
+    collectLetInits(*I.Then);
+    if (I.Else)
+      collectLetInits(*I.Else);
+    return;
+  }
+  case Stmt::While:
+    collectLetInits(*cast<WhileStmt>(S).Body);
+    return;
+  case Stmt::For:
+    collectLetInits(*cast<ForStmt>(S).Body);
+    return;
+  default:
+    return;
+  }
+}
+
+std::vector<GuardFact> HostModuleLowering::findGuardFacts(const std::vector<const Stmt *> &Stmts,
+                                                          const BinaryExpr *Skip) {
+  if (!Cur->Plan || !Cur->Kernel)
+    return {};
+  FactFinder F(*Cur->Plan, Sync, LetInits, Cur->Hoisted, Stmts, Skip);
+  for (const Stmt *S : Stmts)
+    F.visit(*S);
+  return std::move(F.Facts);
+}
+
+Expected<AffineForm> HostModuleLowering::emitAffine(const Expr &E) {
+  AffineForm F;
+  if (Cur->Plan->isUniform(E)) {
+    Expected<Value *> V = lowerExpr(E);
+    if (!V)
+      return V.takeError();
+    F.C[0] = *V;
+    return F;
+  }
+  if (int D = threadIdxField(E); D >= 0) {
+    F.C[D + 1] = B.getInt32(1);
+    return F;
+  }
+  auto Add = [&](Value *A, Value *C) -> Value * {
+    if (!A || !C)
+      return A ? A : C;
+    return B.CreateAdd(A, C);
+  };
+  switch (E.getKind()) {
+  case Expr::Name:
+    return emitAffine(*LetInits.lookup(cast<NameExpr>(E).Decl));
+  case Expr::Unary: {
+    Expected<AffineForm> O = emitAffine(*cast<UnaryExpr>(E).Operand);
+    if (!O)
+      return O.takeError();
+    for (Value *&C : O->C)
+      if (C)
+        C = B.CreateNeg(C);
+    return O;
+  }
+  case Expr::Binary: {
+    const auto &Bin = cast<BinaryExpr>(E);
+    Expected<AffineForm> L = emitAffine(*Bin.LHS);
+    if (!L)
+      return L.takeError();
+    Expected<AffineForm> R = emitAffine(*Bin.RHS);
+    if (!R)
+      return R.takeError();
+    if (Bin.Op == BinaryOp::Mul) {
+      // One side has no thread index (findGuardFacts checked): it scales
+      // the other.
+      bool LeftConst = !L->C[1] && !L->C[2] && !L->C[3];
+      Value *U = LeftConst ? L->C[0] : R->C[0];
+      AffineForm Scaled = LeftConst ? *R : *L;
+      for (Value *&C : Scaled.C)
+        if (C)
+          C = U ? B.CreateMul(C, U) : nullptr;
+      return Scaled;
+    }
+    for (unsigned I = 0; I < 4; ++I) {
+      Value *RC = R->C[I];
+      if (RC && Bin.Op == BinaryOp::Sub)
+        RC = B.CreateNeg(RC);
+      F.C[I] = Add(L->C[I], RC);
+    }
+    return F;
+  }
+  default:
+    return Ctx.error(E.getLoc(), "internal error: not an affine expression of the thread indices");
+  }
+}
+
+Expected<std::vector<FactForms>>
+HostModuleLowering::emitFactForms(llvm::ArrayRef<GuardFact> Facts) {
+  llvm::Type *I64 = B.getInt64Ty();
+  std::vector<FactForms> Forms;
+  for (const GuardFact &F : Facts) {
+    Expected<AffineForm> L = emitAffine(*F.Cmp->LHS);
+    if (!L)
+      return L.takeError();
+    Expected<AffineForm> R = emitAffine(*F.Cmp->RHS);
+    if (!R)
+      return R.takeError();
+    FactForms FF{F, {}, {}, {}};
+    for (unsigned I = 0; I < 4; ++I) {
+      FF.L[I] = L->C[I] ? B.CreateSExt(L->C[I], I64) : nullptr;
+      FF.R[I] = R->C[I] ? B.CreateSExt(R->C[I], I64) : nullptr;
+      if (FF.L[I] && FF.R[I])
+        FF.D[I] = B.CreateSub(FF.L[I], FF.R[I], "", false, true);
+      else
+        FF.D[I] = FF.L[I] ? FF.L[I] : (FF.R[I] ? B.CreateNeg(FF.R[I]) : nullptr);
+    }
+    Forms.push_back(FF);
+  }
+  return Forms;
+}
+
+/// True when \p F depends on a thread index.
+static bool hasThreadTerms(const std::array<Value *, 4> &F) { return F[1] || F[2] || F[3]; }
+
+Value *HostModuleLowering::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
+  llvm::Type *I64 = B.getInt64Ty();
+  Value *Zero = B.getInt64(0);
+  // The largest thread index in each dimension, as i64 (when needed).
+  Value *Last[3] = {};
+  auto LastIdx = [&](unsigned D) {
+    if (!Last[D])
+      Last[D] = B.CreateSub(B.CreateZExt(Cur->Env.BDim[D], I64), B.getInt64(1), "", true, true);
+    return Last[D];
+  };
+  // Smallest and largest value over the block of an i64 affine form.
+  auto Extremes = [&](const std::array<Value *, 4> &F) {
+    Value *Lo = F[0] ? F[0] : Zero, *Hi = Lo;
+    for (unsigned D = 0; D < 3; ++D) {
+      if (!F[D + 1])
+        continue;
+      auto *K = dyn_cast<llvm::ConstantInt>(F[D + 1]);
+      Value *P = K && K->isOne() ? LastIdx(D)
+                                 : B.CreateMul(F[D + 1], LastIdx(D), "", /*HasNUW=*/false,
+                                               /*HasNSW=*/true);
+      if (!K || K->isNegative())
+        Lo = B.CreateAdd(Lo, K ? P : B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero), "",
+                         false, true);
+      if (!K || !K->isNegative())
+        Hi = B.CreateAdd(Hi, K ? P : B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, P, Zero), "",
+                         false, true);
+    }
+    return std::make_pair(Lo, Hi);
+  };
+  Value *All = nullptr;
+  auto And = [&](Value *C) { All = All ? B.CreateAnd(All, C) : C; };
+  for (const FactForms &FF : Forms) {
+    // Neither side wraps in any thread: their i32 values are the i64 ones.
+    for (const auto *Side : {&FF.L, &FF.R}) {
+      if (!hasThreadTerms(*Side))
+        continue; // one i32 value for the whole block
+      auto [Lo, Hi] = Extremes(*Side);
+      And(B.CreateICmpSGE(Lo, B.getInt64(INT32_MIN)));
+      And(B.CreateICmpSLE(Hi, B.getInt64(INT32_MAX)));
+    }
+    // L op R in every thread, from the extremes of L - R.
+    auto [Lo, Hi] = Extremes(FF.D);
+    bool V = FF.F.Value;
+    switch (FF.F.Cmp->Op) {
+    case BinaryOp::Lt:
+      And(V ? B.CreateICmpSLT(Hi, Zero) : B.CreateICmpSGE(Lo, Zero));
+      break;
+    case BinaryOp::Le:
+      And(V ? B.CreateICmpSLE(Hi, Zero) : B.CreateICmpSGT(Lo, Zero));
+      break;
+    case BinaryOp::Gt:
+      And(V ? B.CreateICmpSGT(Lo, Zero) : B.CreateICmpSLE(Hi, Zero));
+      break;
+    case BinaryOp::Ge:
+      And(V ? B.CreateICmpSGE(Lo, Zero) : B.CreateICmpSLT(Hi, Zero));
+      break;
+    default: // `==` never holds, `!=` always does: 0 is outside
+      And(B.CreateOr(B.CreateICmpSGT(Lo, Zero), B.CreateICmpSLT(Hi, Zero)));
+      break;
+    }
+  }
+  return All;
+}
+
+std::pair<Value *, Value *> HostModuleLowering::emitRowRange(llvm::ArrayRef<FactForms> Forms,
+                                                             Value *TY, Value *TZ, Value *XLo,
+                                                             Value *XHi) {
+  llvm::Type *I64 = B.getInt64Ty();
+  Value *Zero = B.getInt64(0), *One = B.getInt64(1);
+  Value *Idx64[2] = {};
+  auto Idx = [&](unsigned D) { // thread_idx.y, .z as i64
+    if (!Idx64[D])
+      Idx64[D] = B.CreateZExt(D ? TZ : TY, I64);
+    return Idx64[D];
+  };
+  Value *Lo = B.CreateZExt(XLo, I64), *Hi = B.CreateZExt(XHi, I64);
+  Value *End = Hi;
+  // The value of a form in this row, without its thread_idx.x term.
+  auto RowPart = [&](const std::array<Value *, 4> &F) {
+    Value *R = F[0] ? F[0] : Zero;
+    if (F[2])
+      R = B.CreateAdd(R, B.CreateMul(F[2], Idx(0), "", false, true), "", false, true);
+    if (F[3])
+      R = B.CreateAdd(R, B.CreateMul(F[3], Idx(1), "", false, true), "", false, true);
+    return R;
+  };
+  auto Neg = [&](Value *V) { return V ? B.CreateNeg(V, "", /*HasNSW=*/true) : nullptr; };
+  // floor(A / D) for D > 0 (sdiv rounds toward zero).
+  auto FloorDiv = [&](Value *A, Value *D) -> Value * {
+    if (auto *K = dyn_cast<llvm::ConstantInt>(D); K && K->isOne())
+      return A;
+    Value *Adj = B.CreateSelect(B.CreateICmpSLT(A, Zero), B.CreateAdd(B.CreateSub(A, D), One), A);
+    return B.CreateSDiv(Adj, D);
+  };
+  // Narrows [Lo, Hi) to the x where A + C * x >= 0 (C null: 0).
+  auto Require = [&](Value *A, Value *C) {
+    auto *K = dyn_cast_or_null<llvm::ConstantInt>(C);
+    if (!C || (K && K->isZero())) {
+      // The same in the whole row: all of it or none.
+      Lo = B.CreateSelect(B.CreateICmpSGE(A, Zero), Lo, End);
+      return;
+    }
+    if (K) {
+      if (K->isNegative()) // x <= floor(A / -C)
+        Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Hi,
+                                     B.CreateAdd(FloorDiv(A, B.CreateNeg(C)), One));
+      else // x >= ceil(-A / C) = -floor(A / C)
+        Lo = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateNeg(FloorDiv(A, C)));
+      return;
+    }
+    Value *Pos = B.CreateICmpSGT(C, Zero), *IsNeg = B.CreateICmpSLT(C, Zero);
+    Value *Abs = B.CreateSelect(Pos, C, B.CreateSelect(IsNeg, B.CreateNeg(C), One));
+    Value *Q = FloorDiv(A, Abs);
+    Lo =
+        B.CreateSelect(Pos, B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateNeg(Q)), Lo);
+    Hi = B.CreateSelect(
+        IsNeg, B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Hi, B.CreateAdd(Q, One)), Hi);
+    Value *ZeroOK = B.CreateOr(B.CreateOr(Pos, IsNeg), B.CreateICmpSGE(A, Zero));
+    Lo = B.CreateSelect(ZeroOK, Lo, End);
+  };
+  for (const FactForms &FF : Forms) {
+    for (const auto *Side : {&FF.L, &FF.R}) {
+      if (!hasThreadTerms(*Side))
+        continue;
+      Value *R = RowPart(*Side), *C = (*Side)[1];
+      Require(B.CreateSub(R, B.getInt64(INT32_MIN)), C);      // R + C x >= INT32_MIN
+      Require(B.CreateSub(B.getInt64(INT32_MAX), R), Neg(C)); // R + C x <= INT32_MAX
+    }
+    Value *R = RowPart(FF.D), *C = FF.D[1];
+    // D >= 0, D > 0 (D - 1 >= 0), and the same for -D.
+    auto Need = [&](bool Negate, bool Strict) {
+      Value *A = Negate ? Neg(R) : R;
+      Require(Strict ? B.CreateSub(A, One) : A, Negate ? Neg(C) : C);
+    };
+    bool V = FF.F.Value;
+    switch (FF.F.Cmp->Op) {
+    case BinaryOp::Lt: // D < 0, or D >= 0
+      Need(V, V);
+      break;
+    case BinaryOp::Le: // D <= 0, or D > 0
+      Need(V, !V);
+      break;
+    case BinaryOp::Gt: // D > 0, or D <= 0
+      Need(!V, V);
+      break;
+    case BinaryOp::Ge: // D >= 0, or D < 0
+      Need(!V, !V);
+      break;
+    default: {
+      // D != 0 is no single range of x: the whole row's extremes decide.
+      Value *P = C ? B.CreateMul(C, B.CreateZExt(B.CreateSub(Cur->Env.BDim[0], B.getInt32(1)), I64))
+                   : Zero;
+      Value *Min = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero));
+      Value *Max = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, P, Zero));
+      Value *Outside = B.CreateOr(B.CreateICmpSGT(Min, Zero), B.CreateICmpSLT(Max, Zero));
+      Require(B.CreateSelect(Outside, Zero, B.getInt64(-1)), nullptr);
+      break;
+    }
+    }
+  }
+  // Within [XLo, XHi), and lo <= hi.
+  Lo = B.CreateBinaryIntrinsic(
+      llvm::Intrinsic::smin,
+      B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateZExt(XLo, I64)), End);
+  Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                               B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Hi, Lo), End);
+  return {B.CreateTrunc(Lo, B.getInt32Ty(), "x.full"), B.CreateTrunc(Hi, B.getInt32Ty(), "x.edge")};
+}
+
+llvm::Error HostModuleLowering::emitXLoop(Value *Lo, Value *Hi, Value *Row, Value *Row64, Value *TY,
+                                          Value *TZ, llvm::function_ref<llvm::Error()> Body,
+                                          bool Vectorize) {
+  llvm::Type *I32 = B.getInt32Ty();
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  llvm::BasicBlock *XH = newBlock("tx"), *Run = newBlock("thread");
+  llvm::BasicBlock *XL = newBlock("tx.next"), *Done = newBlock("tx.done");
+  B.CreateCondBr(B.CreateICmpULT(Lo, Hi), XH, Done);
+  B.SetInsertPoint(XH);
+  llvm::PHINode *TX = B.CreatePHI(I32, 2, "thread_idx.x");
+  TX->addIncoming(Lo, Pre);
+  Value *Linear = B.CreateAdd(Row, TX, "thread", true, true);
+  Cur->Env.Tid[0] = TX;
+  Cur->Env.Tid[1] = TY;
+  Cur->Env.Tid[2] = TZ;
+  Cur->Env.Linear = Linear;
+  Cur->Env.Linear64 = B.CreateAdd(Row64, B.CreateZExt(TX, B.getInt64Ty()), "thread64", true, true);
+  Cur->RematValues.clear();
+  if (maybeInactive())
+    Cur->RematPoint = B.CreateCondBr(
+        B.CreateICmpEQ(B.CreateLoad(I32, stateAddr(Linear), "state"), B.getInt32(0)), Run, XL);
+  else
+    Cur->RematPoint = B.CreateBr(Run);
+  B.SetInsertPoint(Run);
+  Cur->ThreadExit = XL;
+  if (llvm::Error E = Body())
+    return E;
+  if (!terminated())
+    B.CreateBr(XL);
+  B.SetInsertPoint(XL);
+  Value *TXN = B.CreateAdd(TX, B.getInt32(1), "", true, true);
+  TX->addIncoming(TXN, XL);
+  llvm::BranchInst *Latch = B.CreateCondBr(B.CreateICmpULT(TXN, Hi), XH, Done);
+  if (!Vectorize) {
+    // The guarded threads at a row's ends: vectorised, the guard would
+    // become masked loads and stores, slow on many x86 CPUs, for a few
+    // threads; unrolled, they would only cost compile time.
+    llvm::LLVMContext &C = B.getContext();
+    llvm::Metadata *Off[] = {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
+                             llvm::ConstantAsMetadata::get(B.getFalse())};
+    llvm::Metadata *NoUnroll[] = {llvm::MDString::get(C, "llvm.loop.unroll.disable")};
+    llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off), llvm::MDNode::get(C, NoUnroll)};
+    llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
+    Loop->replaceOperandWith(0, Loop);
+    Latch->setMetadata(llvm::LLVMContext::MD_loop, Loop);
+  }
+  B.SetInsertPoint(Done);
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::emitSplitThreadLoop(
+    llvm::function_ref<llvm::Error()> Guarded, llvm::function_ref<llvm::Error()> Unguarded,
+    std::optional<std::pair<Value *, Value *>> XRange, llvm::ArrayRef<FactForms> Forms) {
+  Value *XLo = B.getInt32(0), *XHi = Cur->Env.BDim[0];
+  llvm::BasicBlock *Skip = nullptr;
+  if (XRange) {
+    XLo = XRange->first;
+    Skip = enterXRange(*XRange, XHi);
+  }
+  llvm::Type *I32 = B.getInt32Ty();
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  llvm::BasicBlock *ZH = newBlock("tz"), *YH = newBlock("ty"), *SH = newBlock("row.part");
+  llvm::BasicBlock *Mid = newBlock("row.full"), *SL = newBlock("row.part.next");
+  llvm::BasicBlock *YL = newBlock("ty.next"), *ZL = newBlock("tz.next");
+  llvm::BasicBlock *Exit = newBlock("threads.done");
+  B.CreateBr(ZH);
+  B.SetInsertPoint(ZH);
+  llvm::PHINode *TZ = B.CreatePHI(I32, 2, "thread_idx.z");
+  TZ->addIncoming(B.getInt32(0), Pre);
+  B.CreateBr(YH);
+  B.SetInsertPoint(YH);
+  llvm::PHINode *TY = B.CreatePHI(I32, 2, "thread_idx.y");
+  TY->addIncoming(B.getInt32(0), ZH);
+  Value *Row = B.CreateMul(
+      B.CreateAdd(B.CreateMul(TZ, Cur->Env.BDim[1], "", true, true), TY, "", true, true),
+      Cur->Env.BDim[0], "row", true, true);
+  Value *Row64 = B.CreateZExt(Row, B.getInt64Ty(), "row64");
+  auto [Lo, Hi] = emitRowRange(Forms, TY, TZ, XLo, XHi);
+  llvm::BasicBlock *RowPre = B.GetInsertBlock();
+  B.CreateBr(SH);
+  // Part 0: [XLo, lo) guarded, then [lo, hi) without the guards; part 1:
+  // [hi, XHi) guarded.
+  B.SetInsertPoint(SH);
+  llvm::PHINode *Part = B.CreatePHI(B.getInt1Ty(), 2, "second");
+  Part->addIncoming(B.getFalse(), RowPre);
+  Value *PLo = B.CreateSelect(Part, Hi, XLo), *PHi = B.CreateSelect(Part, XHi, Lo);
+  if (llvm::Error E = emitXLoop(PLo, PHi, Row, Row64, TY, TZ, Guarded, /*Vectorize=*/false))
+    return E;
+  B.CreateCondBr(Part, SL, Mid);
+  B.SetInsertPoint(Mid);
+  if (llvm::Error E = emitXLoop(Lo, Hi, Row, Row64, TY, TZ, Unguarded, /*Vectorize=*/true))
+    return E;
+  B.CreateBr(SL);
+  B.SetInsertPoint(SL);
+  Part->addIncoming(B.getTrue(), SL);
+  B.CreateCondBr(Part, YL, SH);
+
+  B.SetInsertPoint(YL);
+  Value *TYN = B.CreateAdd(TY, B.getInt32(1), "", true, true);
+  TY->addIncoming(TYN, YL);
+  B.CreateCondBr(B.CreateICmpULT(TYN, Cur->Env.BDim[1]), YH, ZL);
+  B.SetInsertPoint(ZL);
+  Value *TZN = B.CreateAdd(TZ, B.getInt32(1), "", true, true);
+  TZ->addIncoming(TZN, ZL);
+  B.CreateCondBr(B.CreateICmpULT(TZN, Cur->Env.BDim[2]), ZH, Exit);
+  B.SetInsertPoint(Exit);
+  if (Skip) {
+    B.CreateBr(Skip);
+    B.SetInsertPoint(Skip);
+  }
+  leaveThreadLoop();
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::emitGuardedThreadLoop(
+    const std::vector<const Stmt *> &Stmts, llvm::function_ref<llvm::Error()> Body,
+    std::optional<std::pair<Value *, Value *>> XRange, const BinaryExpr *Skip) {
+  std::vector<GuardFact> Facts = findGuardFacts(Stmts, Skip);
+  if (Facts.empty())
+    return emitThreadLoop(Body, XRange);
+
+  Expected<std::vector<FactForms>> Forms = emitFactForms(Facts);
+  if (!Forms)
+    return Forms.takeError();
+  Value *Full = emitFactsTest(*Forms);
+  llvm::BasicBlock *FullBlock = newBlock("full.block");
+  llvm::BasicBlock *EdgeBlock = newBlock("edge.block");
+  llvm::BasicBlock *Join = newBlock("full.block.done");
+  B.CreateCondBr(Full, FullBlock, EdgeBlock);
+
+  // The statements are lowered three times: with the facts assumed (a full
+  // block; the full part of an edge block's row) and as written (the rest
+  // of an edge block). Each time they ask for the same frame slots in the
+  // same order, so each copy gets the same ones.
+  uint64_t FrameStart = Cur->FrameBytes, BlockFrameStart = Cur->BlockFrameBytes;
+  std::optional<std::pair<uint64_t, uint64_t>> FrameEnd;
+  auto Copy = [&](bool Assume) -> llvm::Error {
+    Cur->FrameBytes = FrameStart;
+    Cur->BlockFrameBytes = BlockFrameStart;
+    if (Assume)
+      for (const GuardFact &F : Facts)
+        Cur->Assumed[F.Cmp] = F.Value;
+    llvm::Error E = Body();
+    Cur->Assumed.clear();
+    if (E)
+      return E;
+    std::pair<uint64_t, uint64_t> End(Cur->FrameBytes, Cur->BlockFrameBytes);
+    if (FrameEnd && *FrameEnd != End)
+      return Ctx.error(Stmts.front()->getLoc(), "internal error: the copies of a thread loop lay "
+                                                "out the frame differently");
+    FrameEnd = End;
+    return llvm::Error::success();
+  };
+
+  B.SetInsertPoint(FullBlock);
+  if (llvm::Error E = emitThreadLoop([&] { return Copy(true); }, XRange))
+    return E;
+  B.CreateBr(Join);
+  B.SetInsertPoint(EdgeBlock);
+  if (llvm::Error E = emitSplitThreadLoop([&] { return Copy(false); }, [&] { return Copy(true); },
+                                          XRange, *Forms))
+    return E;
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  return llvm::Error::success();
+}
