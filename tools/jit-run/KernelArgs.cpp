@@ -86,6 +86,13 @@ static Expected<uint64_t> parseLiteral(ScalarKind K, StringRef Text, const llvm:
     double D = S.empty() ? 0 : std::strtod(S.c_str(), &End);
     if (S.empty() || *End != '\0')
       return Bad(llvm::Twine("a number of type ") + gridjit::scalarName(K).data());
+    // Like integers, a finite number too large for the type is an error, not
+    // inf; inf and nan are accepted only when spelled so (inf, -inf, nan).
+    StringRef Spelled = T.ltrim("+-");
+    bool NonFinite =
+        Spelled.starts_with_insensitive("inf") || Spelled.starts_with_insensitive("nan");
+    if (!NonFinite && (std::isinf(D) || (K == ScalarKind::F32 && std::isinf(float(D)))))
+      return usageError(Where + ": " + T + " does not fit in " + gridjit::scalarName(K).data());
     uint64_t Bits = 0;
     if (K == ScalarKind::F32) {
       float F = static_cast<float>(D);
