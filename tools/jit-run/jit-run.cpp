@@ -209,11 +209,12 @@ struct CompileReport {
 
 /// Reads the input file, or standard input for "-".
 Expected<std::unique_ptr<MemoryBuffer>> readInput(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path, /*IsText=*/true);
-  if (!Buf)
-    return createStringError(Buf.getError(), "cannot read '%s': %s", Path.str().c_str(),
-                             Buf.getError().message().c_str());
-  return std::move(*Buf);
+  auto Text = jitrun::readFileBounded(Path, jitrun::MaxSourceBytes);
+  if (!Text)
+    return createStringError(inconvertibleErrorCode(), "cannot read '%s': %s",
+                             Path == "-" ? "<stdin>" : Path.str().c_str(),
+                             toString(Text.takeError()).c_str());
+  return MemoryBuffer::getMemBufferCopy(*Text, Path == "-" ? "<stdin>" : Path);
 }
 
 /// Writes \p Text to \p Path ("-": standard output); the file is only
