@@ -117,7 +117,8 @@ typedef struct gj_compiler_options {
   const char *targets;
   /** Default optimisation level, 0..3 (default 3). */
   uint32_t opt_level;
-  /** Threads for gj_compile_async; 0: the CPUs this process may run on. */
+  /** Threads for gj_compile_async; 0: the CPUs this process may run on.
+   *  At most 1024: more is GJ_ERROR_INVALID_ARGUMENT. */
   uint32_t threads;
   /** Non-zero (default): use the disk cache. */
   int32_t use_disk_cache;
@@ -209,9 +210,9 @@ typedef struct gj_runtime_options {
   size_t struct_size;
   /** "host" (default) or "cuda" (also "nvptx"). */
   const char *target;
-  /** host: threads that run blocks; 0: the CPUs this process may run on.
-   *  gridjit's own pool: no OpenMP or other library setting is read or
-   *  changed. */
+  /** host: threads that run blocks; 0: the CPUs this process may run on;
+   *  at most 1024 (more is GJ_ERROR_INVALID_ARGUMENT). gridjit's own pool: no OpenMP or other
+   * library setting is read or changed. */
   uint32_t threads;
   /** cuda: the device's ordinal. */
   uint32_t device;

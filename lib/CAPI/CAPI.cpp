@@ -19,6 +19,7 @@
 #include "gridjit/Runtime/LaunchChecks.h"
 #include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -282,6 +283,10 @@ gj_status gj_compiler_create(const gj_compiler_options *O, gj_compiler *Out) {
     if (gj_status S = parseTargets(O->targets, Opts))
       return S;
     Opts.OptLevel = O->opt_level;
+    if (O->threads > limits::MaxThreads)
+      return fail(GJ_ERROR_INVALID_ARGUMENT,
+                  "gj_compiler_create: threads " + llvm::Twine(O->threads) +
+                      " is more than the limit of " + llvm::Twine(limits::MaxThreads));
     Opts.AsyncThreads = O->threads;
     Opts.UseDiskCache = O->use_disk_cache != 0;
     if (O->cache_dir)
@@ -568,6 +573,10 @@ gj_status gj_runtime_create(const gj_runtime_options *O, gj_runtime *Out) {
     else
       return fail(GJ_ERROR_NOT_FOUND,
                   "gj_runtime_create: unknown runtime target '" + Name + "' (known: host, cuda)");
+    if (O->threads > limits::MaxThreads)
+      return fail(GJ_ERROR_INVALID_ARGUMENT,
+                  "gj_runtime_create: threads " + llvm::Twine(O->threads) +
+                      " is more than the limit of " + llvm::Twine(limits::MaxThreads));
     RuntimeOptions RO;
     RO.NumThreads = O->threads;
     RO.Device = O->device;

@@ -173,7 +173,10 @@ std::optional<Artifact> DiskCache::lookupImpl(const CacheKey &K, std::string *Pr
       *Problem = Why;
     return std::nullopt;
   };
-  int FD = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO in the entry's place must not block the open (it is
+  // then rejected as not a regular file); O_NOFOLLOW: gridjit never makes a
+  // symbolic link there, so one (to a FIFO, a device, ...) is a bad entry.
+  int FD = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (FD < 0) {
     if (errno == ENOENT || errno == ENOTDIR) {
       if (CountMisses)

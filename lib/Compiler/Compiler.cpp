@@ -29,6 +29,7 @@
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Support/Limits.h"
 
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/Endian.h"
@@ -491,6 +492,11 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
       return R.takeError();
     I->Remote = std::move(*R);
   }
+  if (Opts.AsyncThreads > limits::MaxThreads)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "AsyncThreads: " + std::to_string(Opts.AsyncThreads) +
+                                       " threads is more than the limit of " +
+                                       std::to_string(limits::MaxThreads));
   I->Pool = std::make_unique<AsyncPool>(
       Opts.AsyncThreads ? Opts.AsyncThreads : llvm::hardware_concurrency().compute_thread_count());
   I->Opts = std::move(Opts);

@@ -10,6 +10,7 @@
 
 #include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Runtime/LaunchChecks.h"
+#include "gridjit/Support/Limits.h"
 
 #include "Cuda/CudaRuntime.h"
 
@@ -126,6 +127,9 @@ llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
                                                                 const RuntimeOptions &Opts) {
   switch (K) {
   case TargetKind::Host: {
+    if (Opts.NumThreads > limits::MaxThreads)
+      return fail("host runtime: " + std::to_string(Opts.NumThreads) +
+                  " threads is more than the limit of " + std::to_string(limits::MaxThreads));
     HostRuntimeOptions HO;
     HO.NumThreads = Opts.NumThreads;
     auto RT = HostRuntime::create(HO);

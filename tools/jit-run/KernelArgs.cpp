@@ -6,6 +6,7 @@
 
 #include "KernelArgs.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -86,6 +87,13 @@ static Expected<uint64_t> parseLiteral(ScalarKind K, StringRef Text, const llvm:
     double D = S.empty() ? 0 : std::strtod(S.c_str(), &End);
     if (S.empty() || *End != '\0')
       return Bad(llvm::Twine("a number of type ") + gridjit::scalarName(K).data());
+    // Like integers, a finite number too large for the type is an error, not
+    // inf; inf and nan are accepted only when spelled so (inf, -inf, nan).
+    StringRef Spelled = T.ltrim("+-");
+    bool NonFinite =
+        Spelled.starts_with_insensitive("inf") || Spelled.starts_with_insensitive("nan");
+    if (!NonFinite && (std::isinf(D) || (K == ScalarKind::F32 && std::isinf(float(D)))))
+      return usageError(Where + ": " + T + " does not fit in " + gridjit::scalarName(K).data());
     uint64_t Bits = 0;
     if (K == ScalarKind::F32) {
       float F = static_cast<float>(D);
@@ -205,31 +213,154 @@ static const char *npyDescr(ScalarKind K) {
   return "";
 }
 
-/// The value of key \p Key in a .npy header dictionary, as written.
-static StringRef headerValue(StringRef Header, StringRef Key) {
-  for (char Q : {'\'', '"'}) {
-    std::string Pat = std::string(1, Q) + Key.str() + std::string(1, Q);
-    size_t P = Header.find(Pat);
-    if (P == StringRef::npos)
-      continue;
-    StringRef Rest = Header.substr(P + Pat.size()).ltrim();
-    if (!Rest.consume_front(":"))
-      return {};
-    Rest = Rest.ltrim();
-    if (Rest.starts_with("(")) // a tuple
-      return Rest.take_until([](char C) { return C == ')'; }).drop_front();
-    if (Rest.starts_with("'") || Rest.starts_with("\""))
-      return Rest.drop_front().take_until([](char C) { return C == '\'' || C == '"'; });
-    return Rest.take_until([](char C) { return C == ',' || C == '}'; }).trim();
-  }
-  return {};
-}
-
 /// An error about the .npy file \p Path given for \p A.
 static Error npyError(const ArgValue &A, StringRef Path, const llvm::Twine &Why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "--arg " + A.Param.Name + "=@" + Path + ": " + Why);
 }
+
+Expected<std::string> jitrun::readFileBounded(StringRef Path, uint64_t Limit, bool RegularOnly) {
+  using namespace llvm::sys;
+  auto Fail = [&](const llvm::Twine &Why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Why);
+  };
+  auto TooBig = [&] {
+    return Fail("the file is larger than the limit of " + llvm::Twine(Limit) + " bytes");
+  };
+  fs::file_t F;
+  if (Path == "-") {
+    F = fs::getStdinHandle();
+  } else {
+    auto FOrErr = fs::openNativeFileForRead(Path);
+    if (!FOrErr)
+      return Fail(llvm::toString(FOrErr.takeError()));
+    F = *FOrErr;
+  }
+  auto Close = llvm::make_scope_exit([&] {
+    if (Path != "-")
+      fs::closeFile(F);
+  });
+  fs::file_status St;
+  bool Regular = !fs::status(F, St) && St.type() == fs::file_type::regular_file;
+  if (RegularOnly && !Regular)
+    return Fail("not a regular file");
+  if (Regular && St.getSize() > Limit)
+    return TooBig();
+  std::string Out;
+  char Chunk[1 << 16];
+  for (;;) {
+    auto N = fs::readNativeFile(F, llvm::MutableArrayRef<char>(Chunk, sizeof(Chunk)));
+    if (!N)
+      return Fail(llvm::toString(N.takeError()));
+    if (*N == 0)
+      return std::move(Out);
+    if (Out.size() + *N > Limit)
+      return TooBig();
+    Out.append(Chunk, *N);
+  }
+}
+
+namespace {
+/// A strict reader of the header dictionary of a .npy file: a Python dict
+/// literal with exactly the keys 'descr' (a string), 'fortran_order'
+/// (True or False) and 'shape' (a tuple of non-negative integers), each once.
+struct NpyHeader {
+  std::string Descr;
+  bool FortranOrder = false;
+  llvm::SmallVector<uint64_t, 4> Shape;
+  std::string ShapeText;
+
+  static Expected<NpyHeader> parse(StringRef Text) {
+    NpyHeader H;
+    StringRef S = Text;
+    auto Fail = [&](const llvm::Twine &Why) {
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "bad header: " + Why + " (at offset " +
+                                         llvm::Twine(S.data() - Text.data()) + ")");
+    };
+    auto Skip = [&] { S = S.ltrim(); };
+    auto ReadString = [&](std::string &Out) -> bool {
+      if (S.empty() || (S[0] != '\'' && S[0] != '"'))
+        return false;
+      char Q = S[0];
+      size_t End = S.find(Q, 1);
+      if (End == StringRef::npos)
+        return false;
+      Out = S.substr(1, End - 1).str();
+      S = S.drop_front(End + 1);
+      return true;
+    };
+    Skip();
+    if (!S.consume_front("{"))
+      return Fail("expected '{'");
+    bool Seen[3] = {false, false, false};
+    for (;;) {
+      Skip();
+      if (S.consume_front("}"))
+        break;
+      std::string Key;
+      if (!ReadString(Key))
+        return Fail(S.empty() ? "unterminated dictionary" : "expected a quoted key or '}'");
+      Skip();
+      if (!S.consume_front(":"))
+        return Fail("expected ':' after '" + Key + "'");
+      Skip();
+      int Idx = Key == "descr" ? 0 : Key == "fortran_order" ? 1 : Key == "shape" ? 2 : -1;
+      if (Idx < 0)
+        return Fail("unknown key '" + Key + "'");
+      if (Seen[Idx])
+        return Fail("duplicate key '" + Key + "'");
+      Seen[Idx] = true;
+      if (Idx == 0) {
+        if (!ReadString(H.Descr))
+          return Fail("'descr' must be a string");
+      } else if (Idx == 1) {
+        if (S.consume_front("True"))
+          H.FortranOrder = true;
+        else if (S.consume_front("False"))
+          H.FortranOrder = false;
+        else
+          return Fail("'fortran_order' must be True or False");
+      } else {
+        if (!S.consume_front("("))
+          return Fail("'shape' must be a tuple");
+        size_t Close = S.find(')');
+        if (Close == StringRef::npos)
+          return Fail("unterminated 'shape' tuple");
+        H.ShapeText = S.take_front(Close).str();
+        llvm::SmallVector<StringRef, 4> Parts;
+        S.take_front(Close).split(Parts, ',');
+        for (size_t I = 0; I < Parts.size(); ++I) {
+          StringRef P = Parts[I].trim();
+          if (P.empty() && I + 1 == Parts.size() && I > 0)
+            break; // a trailing comma: (4,)
+          if (P.empty() && Parts.size() == 1)
+            break; // (): a scalar
+          uint64_t D;
+          if (P.empty() || P.getAsInteger(10, D))
+            return Fail("cannot read the shape '(" + H.ShapeText + ")'");
+          H.Shape.push_back(D);
+        }
+        S = S.drop_front(Close + 1);
+      }
+      Skip();
+      if (S.consume_front(","))
+        continue;
+      Skip();
+      if (S.consume_front("}"))
+        break;
+      return Fail(S.empty() ? "unterminated dictionary" : "expected ',' or '}'");
+    }
+    if (!S.trim().empty())
+      return Fail("unexpected text after the dictionary");
+    static const char *const Names[] = {"descr", "fortran_order", "shape"};
+    for (int I = 0; I < 3; ++I)
+      if (!Seen[I])
+        return Fail(llvm::Twine("missing key '") + Names[I] + "'");
+    return std::move(H);
+  }
+};
+} // namespace
 
 /// The header dictionary of .npy file \p Data and where its payload starts.
 static Expected<std::pair<StringRef, size_t>> npyHeader(const ArgValue &A, StringRef Path,
@@ -250,21 +381,24 @@ static Expected<std::pair<StringRef, size_t>> npyHeader(const ArgValue &A, Strin
   } else {
     return npyError(A, Path, "unsupported .npy format version " + llvm::Twine(Major));
   }
-  if (Data.size() < Start + HeaderLen)
+  if (Data.size() - Start < HeaderLen)
     return npyError(A, Path, "truncated header");
   return std::make_pair(Data.substr(Start, HeaderLen), Start + HeaderLen);
 }
 
 static Error readNpy(ArgValue &A, StringRef Path) {
-  auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false);
+  auto Buf = jitrun::readFileBounded(Path, jitrun::MaxNpyBytes, /*RegularOnly=*/true);
   if (!Buf)
-    return npyError(A, Path, "cannot read the file: " + Buf.getError().message());
-  StringRef Data = (*Buf)->getBuffer();
+    return npyError(A, Path, "cannot read the file: " + llvm::toString(Buf.takeError()));
+  StringRef Data = *Buf;
   auto HeaderAndStart = npyHeader(A, Path, Data);
   if (!HeaderAndStart)
     return HeaderAndStart.takeError();
-  auto [Header, PayloadStart] = *HeaderAndStart;
-  StringRef Descr = headerValue(Header, "descr");
+  auto [HeaderText, PayloadStart] = *HeaderAndStart;
+  auto Header = NpyHeader::parse(HeaderText);
+  if (!Header)
+    return npyError(A, Path, llvm::toString(Header.takeError()));
+  StringRef Descr = Header->Descr;
   ScalarKind K = A.kind();
   StringRef Want = npyDescr(K);
   bool DescrOK = Descr == Want ||
@@ -274,24 +408,17 @@ static Error readNpy(ArgValue &A, StringRef Path) {
     return npyError(A, Path,
                     "dtype '" + Descr + "' does not match the parameter's element type " +
                         gridjit::scalarName(K).data() + " (dtype '" + Want + "')");
-  StringRef Shape = headerValue(Header, "shape");
-  size_t Count = 1;
-  unsigned Dims = 0;
-  llvm::SmallVector<StringRef, 4> Parts;
-  Shape.split(Parts, ',');
-  for (StringRef P : Parts) {
-    P = P.trim();
-    if (P.empty())
-      continue;
-    size_t D;
-    if (P.getAsInteger(10, D))
-      return npyError(A, Path, "cannot read the shape '(" + Shape + ")'");
-    Count *= D;
-    ++Dims;
-  }
-  if (headerValue(Header, "fortran_order") == "True" && Dims > 1)
+  StringRef Shape = Header->ShapeText;
+  if (Header->FortranOrder && Header->Shape.size() > 1)
     return npyError(A, Path, "Fortran-ordered arrays are not supported; save it in C order");
-  size_t Need = Count * elemBytes(K);
+  // The element count and byte size, with checked multiplication: a shape
+  // whose product does not fit in 64 bits cannot match any file.
+  uint64_t Count = 1, Need;
+  for (uint64_t D : Header->Shape)
+    if (__builtin_mul_overflow(Count, D, &Count))
+      return npyError(A, Path, "the shape (" + Shape + ") has too many elements");
+  if (__builtin_mul_overflow(Count, uint64_t(elemBytes(K)), &Need))
+    return npyError(A, Path, "the shape (" + Shape + ") has too many elements");
   StringRef Payload = Data.substr(PayloadStart);
   if (Payload.size() != Need)
     return npyError(A, Path,

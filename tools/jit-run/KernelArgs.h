@@ -49,6 +49,18 @@ std::string formatBuffer(const ArgValue &A);
 /// Writes a buffer as a NumPy .npy file (format 1.0, little-endian).
 llvm::Error writeNpy(llvm::StringRef Path, const ArgValue &A);
 
+/// The largest .npy file `--arg NAME=@FILE.npy` reads: 16 GiB.
+inline constexpr uint64_t MaxNpyBytes = uint64_t(16) << 30;
+
+/// The largest source jit-run reads (a file or standard input): 64 MiB.
+inline constexpr uint64_t MaxSourceBytes = uint64_t(64) << 20;
+
+/// Reads all of \p Path ("-": standard input), failing once it is more than
+/// \p Limit bytes, so that /dev/zero or an endless pipe cannot exhaust memory;
+/// with \p RegularOnly, anything but a regular file is an error.
+llvm::Expected<std::string> readFileBounded(llvm::StringRef Path, uint64_t Limit,
+                                            bool RegularOnly = false);
+
 } // namespace jitrun
 
 #endif // GRIDJIT_TOOLS_JITRUN_KERNELARGS_H

@@ -26,6 +26,7 @@
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Environment.h"
+#include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -215,11 +216,12 @@ struct CompileReport {
 
 /// Reads the input file, or standard input for "-".
 Expected<std::unique_ptr<MemoryBuffer>> readInput(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(Path, /*IsText=*/true);
-  if (!Buf)
-    return createStringError(Buf.getError(), "cannot read '%s': %s", Path.str().c_str(),
-                             Buf.getError().message().c_str());
-  return std::move(*Buf);
+  auto Text = jitrun::readFileBounded(Path, jitrun::MaxSourceBytes);
+  if (!Text)
+    return createStringError(inconvertibleErrorCode(), "cannot read '%s': %s",
+                             Path == "-" ? "<stdin>" : Path.str().c_str(),
+                             toString(Text.takeError()).c_str());
+  return MemoryBuffer::getMemBufferCopy(*Text, Path == "-" ? "<stdin>" : Path);
 }
 
 /// Writes \p Text to \p Path ("-": standard output); the file is only
@@ -472,17 +474,24 @@ Expected<Outputs> selectOutputs(ArrayRef<jitrun::ArgValue> Values, StringRef Ker
 /// runtime's default). Only jit-run reads that variable; the library takes
 /// the count from its caller.
 Expected<unsigned> workerThreads(const Options &O) {
-  if (O.Threads)
+  // The same check for the option and the variable: 1 to limits::MaxThreads.
+  auto Bad = [](const Twine &What) {
+    return jitrun::usageError(What + " is not a number of threads from 1 to " +
+                              Twine(gridjit::limits::MaxThreads));
+  };
+  if (O.Threads) {
+    if (*O.Threads == 0 || *O.Threads > gridjit::limits::MaxThreads)
+      return Bad("--threads " + Twine(*O.Threads));
     return *O.Threads;
+  }
   // Read through the library's table of environment variables, like every
   // other read (docs/Cache.md lists the table).
   std::optional<std::string> Env = gridjit::getEnv(gridjit::EnvVar::GridjitNumThreads);
   if (!Env || Env->empty())
     return 0;
   unsigned N;
-  if (StringRef(*Env).trim().getAsInteger(10, N) || N == 0)
-    return jitrun::usageError("GRIDJIT_NUM_THREADS='" + Twine(*Env) +
-                              "' is not a positive number of threads");
+  if (StringRef(*Env).trim().getAsInteger(10, N) || N == 0 || N > gridjit::limits::MaxThreads)
+    return Bad("GRIDJIT_NUM_THREADS='" + Twine(*Env) + "'");
   return N;
 }
 

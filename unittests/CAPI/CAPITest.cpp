@@ -296,6 +296,26 @@ TEST(CAPITest, AnUnusableCacheDirectoryIsNotPrinted) {
   gj_compiler_destroy(C);
 }
 
+TEST(CAPITest, ThreadCountsAreBounded) {
+  // The same bound as the library's (limits::MaxThreads): an invalid
+  // argument, not an abort in pthread_create.
+  gj_runtime_options RO;
+  gj_runtime_options_init(&RO);
+  RO.threads = 100000;
+  gj_runtime R = nullptr;
+  EXPECT_EQ(gj_runtime_create(&RO, &R), GJ_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gj_last_error(), "gj_runtime_create: threads 100000 is more than the limit of 1024");
+  EXPECT_EQ(R, nullptr);
+  gj_compiler_options O;
+  gj_compiler_options_init(&O);
+  O.threads = 100000;
+  gj_compiler C = nullptr;
+  EXPECT_EQ(gj_compiler_create(&O, &C), GJ_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gj_last_error(),
+               "gj_compiler_create: threads 100000 is more than the limit of 1024");
+  EXPECT_EQ(C, nullptr);
+}
+
 TEST(CAPITest, ConcurrentLaunchesOfOneLoadedModule) {
   gj_compiler C = makeCompiler();
   gj_module M = nullptr;

@@ -240,6 +240,26 @@ TEST(RuntimeTest, CreateRuntimeByTarget) {
   EXPECT_EQ(errorText(Cuda.takeError()), "no CUDA device: /nonexistent/libcuda.so.1 not found");
 }
 
+TEST(RuntimeTest, ThreadCountsAreBounded) {
+  // More than limits::MaxThreads is an error, not an attempt to start that
+  // many threads (which aborted in pthread_create); the bound itself works.
+  RuntimeOptions O;
+  O.NumThreads = 100000;
+  auto Big = createRuntime(TargetKind::Host, O);
+  ASSERT_TRUE(failed(Big));
+  EXPECT_EQ(errorText(Big.takeError()),
+            "host runtime: 100000 threads is more than the limit of 1024");
+  CompilerOptions CO;
+  CO.AsyncThreads = 100000;
+  auto C = Compiler::create(CO);
+  ASSERT_TRUE(failed(C));
+  EXPECT_EQ(errorText(C.takeError()),
+            "AsyncThreads: 100000 threads is more than the limit of 1024");
+  O.NumThreads = 1024;
+  auto Max = createRuntime(TargetKind::Host, O);
+  ASSERT_TRUE(succeeded(Max));
+}
+
 /// A runtime of another target, as a CUDA runtime plugs in: it records
 /// what the base class asks of it.
 class RecordingRuntime final : public Runtime {

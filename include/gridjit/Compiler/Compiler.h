@@ -127,7 +127,8 @@ struct CompilerOptions {
   /// on). Default 256.
   size_t MemoryCacheCapacity = 256;
   /// Threads for compileAsync; 0: as many as the CPUs this process may run
-  /// on. Threads are started on demand. Default 0.
+  /// on. Threads are started on demand. Default 0. At most
+  /// limits::MaxThreads (1024): more is an error from create().
   unsigned AsyncThreads = 0;
   /// DiskCacheOptions::LockTimeout and PruneInterval.
   std::chrono::milliseconds DiskLockTimeout = std::chrono::seconds(30);

@@ -301,7 +301,8 @@ private:
 /// Options of createRuntime.
 struct RuntimeOptions {
   /// Host target: threads that run blocks; 0 (the default) for the CPUs
-  /// this process may run on (HostRuntimeOptions::NumThreads).
+  /// this process may run on (HostRuntimeOptions::NumThreads). At most
+  /// limits::MaxThreads (1024): more is an error from createRuntime.
   unsigned NumThreads = 0;
   /// nvptx target: the ordinal of the CUDA device to run on.
   unsigned Device = 0;

@@ -30,6 +30,13 @@ inline constexpr uint32_t MaxBlockDim[3] = {1024, 1024, 64};
 /// Largest grid dimensions (x, y, z).
 inline constexpr uint32_t MaxGridDim[3] = {0x7fffffffu, 65535, 65535};
 
+/// The most threads a caller may ask for: the host runtime's worker threads
+/// (HostRuntimeOptions::NumThreads, RuntimeOptions::NumThreads, jit-run's
+/// --threads and GRIDJIT_NUM_THREADS, gj_runtime_options::threads) and the
+/// compiler's (CompilerOptions::AsyncThreads, gj_compiler_options::threads).
+/// A larger count is an error, not an attempt to start that many threads.
+inline constexpr uint32_t MaxThreads = 1024;
+
 } // namespace gridjit::limits
 
 #endif // GRIDJIT_SUPPORT_LIMITS_H

@@ -2,7 +2,8 @@
 """Damages every gridjit cache entry in a directory, one way.
 
 Usage: damage.py DIR KIND
-KIND: truncate | flip | zero | version | directory | foreign
+KIND: truncate | flip | zero | version | directory | foreign | fifo | fifo-link
+(fifo-link: a symbolic link to a FIFO made next to DIR)
 Prints how many entries it damaged. Standard library only.
 """
 import os
@@ -26,6 +27,18 @@ def damage(path, kind):
         os.remove(path)
         os.mkdir(path)
         open(os.path.join(path, "inside"), "w").write("a file inside\n")
+        return
+    elif kind == "fifo":
+        os.remove(path)
+        os.mkfifo(path)
+        return
+    elif kind == "fifo-link":
+        target = os.path.join(os.path.dirname(os.path.abspath(os.path.dirname(path))),
+                              "fifo-" + os.path.basename(path))
+        if not os.path.exists(target):
+            os.mkfifo(target)
+        os.remove(path)
+        os.symlink(target, path)
         return
     elif kind == "foreign":
         data = b"#!/bin/sh\necho not a gridjit cache entry\n"

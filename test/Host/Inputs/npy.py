@@ -7,6 +7,9 @@ implementation of the specification, not against jit-run itself).
         SHAPE is 'N' or 'A,B' (C order); --version 2 writes format 2.0;
         --drop K removes K bytes from the end (a truncated file).
   npy.py read FILE       prints `descr shape: v0, v1, ...`
+  npy.py raw FILE HEADER NBYTES   a format 1.0 file with the header text
+        HEADER as given (padded with spaces and a newline) and NBYTES zero
+        bytes of data: for headers a correct writer never makes.
 """
 import ast
 import struct
@@ -65,5 +68,14 @@ def read(args):
     print("%s %s: %s" % (header["descr"], header["shape"], ", ".join(repr(v) for v in values)))
 
 
+def raw(args):
+    path, header, nbytes = args[0], args[1], int(args[2])
+    pad = (64 - (6 + 2 + 2 + len(header) + 1) % 64) % 64
+    header = header + " " * pad + "\n"
+    out = b"\x93NUMPY" + bytes([1, 0]) + struct.pack("<H", len(header)) + header.encode("latin1")
+    with open(path, "wb") as f:
+        f.write(out + bytes(nbytes))
+
+
 if __name__ == "__main__":
-    {"write": write, "read": read}[sys.argv[1]](sys.argv[2:])
+    {"write": write, "read": read, "raw": raw}[sys.argv[1]](sys.argv[2:])
