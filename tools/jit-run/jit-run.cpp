@@ -630,6 +630,11 @@ private:
       sigaction(SIGBUS, &OldBus, nullptr);
       return;
     }
+    // One report: a second worker that faults meanwhile waits for the
+    // exit.
+    if (Reporting.exchange(true))
+      for (;;)
+        pause();
     append(N, Sig == SIGBUS ? "SIGBUS" : "SIGSEGV");
     append(N, " at address 0x");
     char Hex[17];
@@ -647,6 +652,7 @@ private:
   std::string Prefix;
   static inline char Buffer[1024];
   static inline std::atomic<size_t> PrefixLen{0};
+  static inline std::atomic<bool> Reporting{false};
   static inline struct sigaction OldSegv, OldBus;
 };
 
