@@ -4,7 +4,8 @@
 // artifact's object file. A launch checks the configuration and the
 // arguments against the artifact's metadata, then hands blocks to the
 // worker pool in chunks; each participating thread has its own block
-// memory (shared memory and frames) and calls the kernel's entry for a
+// memory (shared memory and frames, mapped apart from the runtime's own
+// state between guard pages) and calls the kernel's entry for a
 // range of blocks. A cooperative (grid_sync) launch keeps every block's
 // memory and runs the grid in phases: all blocks up to their next
 // grid_sync, then all blocks on from it (docs/HostTarget.md).
@@ -34,7 +35,9 @@
 #include <cstdlib>
 #include <mutex>
 #include <sched.h>
+#include <sys/mman.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace gridjit;
 namespace abi = gridjit::hostabi;
@@ -65,6 +68,46 @@ Buffer allocateZeroed(uint64_t Bytes) {
     std::memset(P, 0, Bytes);
   return Buffer(static_cast<char *>(P));
 }
+
+/// Kernel-private memory (shared memory and frames) in its own mapping,
+/// away from the heap and the stacks that hold the runtime's state, with
+/// an inaccessible guard page on each side: the memory ends where the
+/// upper guard page starts, so a kernel that runs off either end of it
+/// faults at once instead of overwriting anything. Zero-filled (fresh
+/// anonymous pages).
+class BlockMemory {
+public:
+  BlockMemory() = default;
+  BlockMemory(const BlockMemory &) = delete;
+  BlockMemory &operator=(const BlockMemory &) = delete;
+  ~BlockMemory() {
+    if (Base)
+      munmap(Base, Length);
+  }
+  /// Maps \p Bytes (at least 64, 64-byte aligned); false when the memory
+  /// is not there.
+  bool allocate(uint64_t Bytes) {
+    uint64_t Page = uint64_t(sysconf(_SC_PAGESIZE));
+    Bytes = llvm::alignTo(std::max<uint64_t>(Bytes, 64), 64);
+    uint64_t Inner = llvm::alignTo(Bytes, Page);
+    if (Inner < Bytes || Inner > UINT64_MAX - 2 * Page)
+      return false;
+    Length = Inner + 2 * Page;
+    void *P = mmap(nullptr, Length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (P == MAP_FAILED)
+      return false;
+    Base = static_cast<char *>(P);
+    if (mprotect(Base + Page, Inner, PROT_READ | PROT_WRITE) != 0)
+      return false;
+    Mem = Base + Page + (Inner - Bytes);
+    return true;
+  }
+  char *get() const { return Mem; }
+
+private:
+  char *Base = nullptr, *Mem = nullptr;
+  uint64_t Length = 0;
+};
 
 void bindBlockMemory(abi::BlockContext &C, char *Mem, const BlockLayout &L) {
   C.Shared = Mem;
@@ -98,6 +141,21 @@ struct HostModule final : LoadedModule {
 // HostRuntime
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// LaunchOptions::TimeoutMilliseconds, checked between blocks.
+struct Watch {
+  uint64_t Milliseconds = 0; ///< 0: no limit
+  std::chrono::steady_clock::time_point Deadline;
+  bool expired() const { return Milliseconds && std::chrono::steady_clock::now() >= Deadline; }
+  Error error(const KernelInfo &K, uint64_t Ran, uint64_t Blocks) const {
+    return fail("kernel '" + K.Name + "' did not finish within " + std::to_string(Milliseconds) +
+                " ms (LaunchOptions::TimeoutMilliseconds): stopped after " + std::to_string(Ran) +
+                " of " + std::to_string(Blocks) +
+                " blocks; memory the kernel wrote until then stays written");
+  }
+};
+} // namespace
+
 struct HostRuntime::Impl {
   explicit Impl(const HostRuntimeOptions &O)
       : Opts(O), Pool(O.NumThreads ? O.NumThreads : HostRuntime::availableCPUs()) {}
@@ -105,9 +163,9 @@ struct HostRuntime::Impl {
   WorkerPool Pool;
 
   Error runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
-                  const BlockLayout &L, LaunchStats &Stats);
+                  const BlockLayout &L, const Watch &W, LaunchStats &Stats);
   Error runCooperative(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
-                       const BlockLayout &L, LaunchStats &Stats);
+                       const BlockLayout &L, const Watch &W, LaunchStats &Stats);
 };
 
 HostRuntime::HostRuntime(std::unique_ptr<Impl> I) : Runtime(TargetKind::Host), P(std::move(I)) {}
@@ -304,8 +362,11 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
   LaunchStats Local;
   auto Start = std::chrono::steady_clock::now();
   Local.Cooperative = K.Info->Cooperative;
-  Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, Local)
-                                : P->runBlocks(K, Config, Ptrs.data(), L, Local);
+  Watch W;
+  W.Milliseconds = Opts.TimeoutMilliseconds;
+  W.Deadline = Start + std::chrono::milliseconds(std::min<uint64_t>(W.Milliseconds, 1ull << 40));
+  Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, W, Local)
+                                : P->runBlocks(K, Config, Ptrs.data(), L, W, Local);
   Local.Milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
   Local.Blocks = Config.Grid.count();
@@ -364,7 +425,8 @@ static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) 
 // shared counter; each worker's block memory is reused from one block to
 // the next (CUDA's shared memory starts undefined in every block too).
 Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg,
-                                   void *const *Args, const BlockLayout &L, LaunchStats &Stats) {
+                                   void *const *Args, const BlockLayout &L, const Watch &W,
+                                   LaunchStats &Stats) {
   uint64_t NumBlocks = Cfg.Grid.count();
   unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
   // About 16 chunks per worker: big enough that the counter is not
@@ -375,12 +437,14 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
   std::mutex ErrorLock;
   std::optional<abi::BlockContext> FirstFailure;
   bool NoMemory = false;
+  std::atomic<bool> TimedOut{false};
+  std::atomic<uint64_t> Ran{0};
   std::atomic<unsigned> Participants{0};
 
   Pool.run(Workers, [&](unsigned) {
     Participants.fetch_add(1, std::memory_order_relaxed);
-    Buffer Mem = allocateZeroed(L.total());
-    if (!Mem) {
+    BlockMemory Mem;
+    if (!Mem.allocate(L.total())) {
       std::lock_guard<std::mutex> G(ErrorLock);
       NoMemory = true;
       Failed = true;
@@ -393,12 +457,22 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
       if (First >= NumBlocks)
         break;
       uint64_t End = std::min(NumBlocks, First + Chunk);
-      if (K.Entry(Args, &C, First, End) != abi::EntryDone) {
-        std::lock_guard<std::mutex> G(ErrorLock);
-        if (!FirstFailure || C.ErrBlock < FirstFailure->ErrBlock)
-          FirstFailure = C;
-        Failed = true;
-        break;
+      // With a timeout, one block at a time and the clock between them.
+      uint64_t Step = W.Milliseconds ? 1 : End - First;
+      for (uint64_t B = First; B < End && !Failed.load(std::memory_order_relaxed); B += Step) {
+        if (W.expired()) {
+          TimedOut = true;
+          Failed = true;
+          break;
+        }
+        if (K.Entry(Args, &C, B, std::min(End, B + Step)) != abi::EntryDone) {
+          std::lock_guard<std::mutex> G(ErrorLock);
+          if (!FirstFailure || C.ErrBlock < FirstFailure->ErrBlock)
+            FirstFailure = C;
+          Failed = true;
+          break;
+        }
+        Ran.fetch_add(std::min(End, B + Step) - B, std::memory_order_relaxed);
       }
     }
   });
@@ -408,6 +482,8 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
     return outOfMemory(*K.Info, L.total(), "a block's shared memory and thread state");
   if (FirstFailure)
     return divergenceError(*FirstFailure, Cfg.Grid);
+  if (TimedOut)
+    return W.error(*K.Info, Ran.load(), NumBlocks);
   return Error::success();
 }
 
@@ -415,13 +491,15 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
 // runs every block up to its next grid_sync (or its end). All blocks must
 // stop at the same grid_sync, or all finish.
 Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const LaunchConfig &Cfg,
-                                        void *const *Args, const BlockLayout &L,
+                                        void *const *Args, const BlockLayout &L, const Watch &W,
                                         LaunchStats &Stats) {
   uint64_t NumBlocks = Cfg.Grid.count();
   uint64_t PerBlock = llvm::alignTo(std::max<uint64_t>(L.total(), 64), 64);
   uint64_t Bytes = PerBlock * NumBlocks;
-  Buffer Mem = allocateZeroed(Bytes);
-  if (!Mem)
+  BlockMemory Mem;
+  if (NumBlocks != 0 && Bytes / NumBlocks != PerBlock)
+    return outOfMemory(*K.Info, UINT64_MAX, "the state of a cooperative grid");
+  if (!Mem.allocate(Bytes))
     return outOfMemory(*K.Info, Bytes, "the state of a cooperative grid");
   std::vector<abi::BlockContext> Ctxs(NumBlocks, makeContext(Cfg));
   for (uint64_t B = 0; B < NumBlocks; ++B)
@@ -430,19 +508,34 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
   unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
   uint32_t Resume = 0;
   std::atomic<unsigned> Participants{0};
+  std::atomic<bool> TimedOut{false};
+  std::atomic<uint64_t> Ran{0}; // block runs up to a grid_sync or the end
   for (;;) {
     std::atomic<uint64_t> Next{0};
     Pool.run(Workers, [&](unsigned) {
       Participants.fetch_add(1, std::memory_order_relaxed);
-      for (;;) {
+      while (!TimedOut.load(std::memory_order_relaxed)) {
+        if (W.expired()) {
+          TimedOut = true;
+          break;
+        }
         uint64_t B = Next.fetch_add(1, std::memory_order_relaxed);
         if (B >= NumBlocks)
           break;
         Ctxs[B].Resume = Resume;
         Status[B] = K.Entry(Args, &Ctxs[B], B, B + 1);
+        Ran.fetch_add(1, std::memory_order_relaxed);
       }
     });
     ++Stats.Phases;
+    if (TimedOut) {
+      Stats.Workers = std::min<unsigned>(Participants.load(), Workers);
+      return fail("kernel '" + K.Info->Name + "' did not finish within " +
+                  std::to_string(W.Milliseconds) +
+                  " ms (LaunchOptions::TimeoutMilliseconds): stopped in grid-wide phase " +
+                  std::to_string(Stats.Phases) + " after " + std::to_string(Ran.load()) +
+                  " block runs; memory the kernel wrote until then stays written");
+    }
     for (uint64_t B = 0; B < NumBlocks; ++B)
       if (Status[B] == abi::EntryError)
         return divergenceError(Ctxs[B], Cfg.Grid);

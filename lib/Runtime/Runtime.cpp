@@ -116,6 +116,10 @@ Error Runtime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfi
   auto K = findKernel(M, Kernel);
   if (!K)
     return K.takeError();
+  if (Opts.TimeoutMilliseconds && Kind != TargetKind::Host)
+    return fail("kernel '" + K->Name + "': the " + std::string(getTargetName(Kind)) +
+                " runtime cannot stop a launch (LaunchOptions::TimeoutMilliseconds must be 0 "
+                "there)");
   return launchKernel(M, *K, Config, Args, Opts);
 }
 

@@ -38,17 +38,29 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
+#include <unistd.h>
 
 using namespace llvm;
 
 namespace {
 
-enum ExitCode { ExitSuccess = 0, ExitInputError = 1, ExitUsage = 2 };
+enum ExitCode {
+  ExitSuccess = 0,
+  ExitInputError = 1,
+  ExitUsage = 2,
+  ExitKernelFault = 3, ///< a host kernel accessed memory outside its buffers
+  ExitTimeout = 4,     ///< --timeout: the kernel did not finish in time
+};
 
 enum class EmitStage { None, Kir, LLVM, PTX, Asm, Obj };
 enum class TargetKind { Host, Cuda };
@@ -164,6 +176,10 @@ cl::opt<unsigned> ConcurrentOpt(
     cl::desc("Launch the kernel from N threads at once, each on its own copy of the buffers, "
              "from one loaded module; every copy must come back bit-identical (default: 1)"),
     cl::value_desc("n"), cl::init(1), cl::cat(JitRunCategory));
+cl::opt<unsigned> TimeoutOpt("timeout",
+                             cl::desc("Stop the run with exit status 4 when the kernel has not "
+                                      "finished after this many seconds (default: 0, no limit)"),
+                             cl::value_desc("seconds"), cl::init(0), cl::cat(JitRunCategory));
 cl::opt<bool> PrintFeatures("print-features",
                             cl::desc("Print the features of this build on this machine, one per "
                                      "line, and exit"),
@@ -194,7 +210,8 @@ struct Options {
   gridjit::LaunchConfig Launch;
   std::vector<std::string> Args, Prints, Outs;
   std::optional<unsigned> Threads;
-  unsigned Concurrent = 1; ///< --concurrent
+  unsigned Concurrent = 1;     ///< --concurrent
+  unsigned TimeoutSeconds = 0; ///< --timeout; 0: none
 };
 
 /// What the one compile of this run did in the cache, for --stats.
@@ -589,6 +606,114 @@ Error launchConcurrently(gridjit::Runtime &RT, gridjit::LoadedModule &L, StringR
   return Error::success();
 }
 
+//===----------------------------------------------------------------------===//
+// Kernel faults and the --timeout watchdog
+//===----------------------------------------------------------------------===//
+
+/// While a host kernel runs, a SIGSEGV or SIGBUS is the kernel's own
+/// access outside its buffers (its block memory lies between guard pages):
+/// the handler says so, naming the kernel, and exits with ExitKernelFault
+/// instead of letting LLVM's handler blame gridjit. Outside a launch the
+/// previous handlers (LLVM's) stay in charge.
+class KernelFaultGuard {
+public:
+  /// Installs the handlers for a launch of kernel \p Kernel.
+  explicit KernelFaultGuard(StringRef Kernel) {
+    std::string Msg =
+        "jit-run: error: kernel '" + Kernel.str() + "' accessed memory outside its buffers (";
+    Prefix = Msg.substr(0, sizeof(Buffer) - 128);
+    std::memcpy(Buffer, Prefix.data(), Prefix.size());
+    PrefixLen.store(Prefix.size());
+    struct sigaction SA;
+    std::memset(&SA, 0, sizeof(SA));
+    SA.sa_sigaction = onFault;
+    SA.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&SA.sa_mask);
+    sigaction(SIGSEGV, &SA, &OldSegv);
+    sigaction(SIGBUS, &SA, &OldBus);
+  }
+  ~KernelFaultGuard() {
+    PrefixLen.store(0);
+    sigaction(SIGSEGV, &OldSegv, nullptr);
+    sigaction(SIGBUS, &OldBus, nullptr);
+  }
+
+private:
+  static void append(size_t &N, const char *S) {
+    for (; *S && N < sizeof(Buffer); ++S)
+      Buffer[N++] = *S;
+  }
+  static void onFault(int Sig, siginfo_t *Info, void *) {
+    size_t N = PrefixLen.load();
+    if (N == 0) {
+      // Not ours: put the previous handler back; the fault repeats.
+      sigaction(SIGSEGV, &OldSegv, nullptr);
+      sigaction(SIGBUS, &OldBus, nullptr);
+      return;
+    }
+    // One report: a second worker that faults meanwhile waits for the
+    // exit.
+    if (Reporting.exchange(true))
+      for (;;)
+        pause();
+    append(N, Sig == SIGBUS ? "SIGBUS" : "SIGSEGV");
+    append(N, " at address 0x");
+    char Hex[17];
+    uintptr_t A = reinterpret_cast<uintptr_t>(Info->si_addr);
+    for (int I = 15; I >= 0; --I, A >>= 4)
+      Hex[I] = "0123456789abcdef"[A & 15];
+    Hex[16] = 0;
+    append(N, Hex);
+    append(N, "); the kernel has a bug: an index out of range, or an index that "
+              "overflowed its integer type\n");
+    ssize_t R = write(STDERR_FILENO, Buffer, N);
+    (void)R;
+    _exit(ExitKernelFault);
+  }
+  std::string Prefix;
+  static inline char Buffer[1024];
+  static inline std::atomic<size_t> PrefixLen{0};
+  static inline std::atomic<bool> Reporting{false};
+  static inline struct sigaction OldSegv, OldBus;
+};
+
+/// --timeout: a thread that waits for the launch; if it has not finished
+/// after \p Seconds, prints a message naming the kernel and ends the
+/// process with ExitTimeout (a running host kernel cannot be stopped
+/// otherwise, docs/jit-run.md).
+class Watchdog {
+public:
+  Watchdog(StringRef Kernel, unsigned Seconds) {
+    if (Seconds == 0)
+      return;
+    Thread = std::thread([this, Name = Kernel.str(), Seconds] {
+      std::unique_lock<std::mutex> L(M);
+      if (CV.wait_for(L, std::chrono::seconds(Seconds), [this] { return Done; }))
+        return;
+      errs() << "jit-run: error: kernel '" << Name << "' did not finish within " << Seconds
+             << (Seconds == 1 ? " second" : " seconds") << " (--timeout); stopping\n";
+      errs().flush();
+      _exit(ExitTimeout);
+    });
+  }
+  ~Watchdog() {
+    if (!Thread.joinable())
+      return;
+    {
+      std::lock_guard<std::mutex> L(M);
+      Done = true;
+    }
+    CV.notify_all();
+    Thread.join();
+  }
+
+private:
+  std::mutex M;
+  std::condition_variable CV;
+  bool Done = false;
+  std::thread Thread;
+};
+
 /// Compiles \p M for \p T (through the cache), loads it into the runtime
 /// of the target and runs kernel \p Kernel with \p Values, whose buffers
 /// go to the device and come back; prints --stats, whether the launch
@@ -608,8 +733,14 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
   if (!Loaded)
     return Loaded.takeError();
   gridjit::LaunchStats LS;
-  Error E = O.Concurrent > 1 ? launchConcurrently(**RT, **Loaded, Kernel, Values, O, &LS)
-                             : launchOnce(**RT, **Loaded, Kernel, Values, O, &LS);
+  Error E = [&] {
+    Watchdog Dog(Kernel, O.TimeoutSeconds);
+    std::optional<KernelFaultGuard> Guard;
+    if ((*RT)->getTargetKind() == gridjit::TargetKind::Host)
+      Guard.emplace(Kernel);
+    return O.Concurrent > 1 ? launchConcurrently(**RT, **Loaded, Kernel, Values, O, &LS)
+                            : launchOnce(**RT, **Loaded, Kernel, Values, O, &LS);
+  }();
   if (O.Stats) {
     printStats(R);
     errs() << format("  %-10s %10.3f ms\n", static_cast<const char *>("load"), LoadMs);
@@ -852,6 +983,7 @@ Expected<Options> readOptions(bool Stats) {
   if (ThreadsOpt.getNumOccurrences())
     O.Threads = ThreadsOpt;
   O.Concurrent = ConcurrentOpt;
+  O.TimeoutSeconds = TimeoutOpt;
   return std::move(O);
 }
 

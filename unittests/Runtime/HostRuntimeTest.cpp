@@ -279,6 +279,37 @@ TEST(HostRuntimeTest, DivergenceIsAnErrorNamingKernelAndLine) {
   EXPECT_EQ(Hits, 9u);
 }
 
+TEST(HostRuntimeTest, TimeoutStopsALaunchBetweenBlocks) {
+  HostRuntimeOptions O;
+  O.NumThreads = 2;
+  Loaded L = load(O);
+  ASSERT_TRUE(L.M);
+  // 2^31 - 1 blocks cannot all run within 1 ms: the launch stops early,
+  // with an error that names the kernel and says how far it got.
+  uint64_t Hits = 0;
+  KernelArg Args[] = {KernelArg::pointer(&Hits)};
+  LaunchOptions LO;
+  LO.TimeoutMilliseconds = 1;
+  llvm::Error E = L.RT->launch(*L.M, "count", config(0x7fffffff, 1), Args, LO);
+  ASSERT_TRUE(failed(E));
+  std::string Msg = errorText(std::move(E));
+  EXPECT_THAT(Msg, HasSubstr("kernel 'count' did not finish within 1 ms "
+                             "(LaunchOptions::TimeoutMilliseconds): stopped after " +
+                             std::to_string(Hits) + " of 2147483647 blocks"));
+  EXPECT_LT(Hits, 0x7fffffffu);
+  // A launch that finishes in time is not affected, cooperative or not,
+  // and the runtime is still usable.
+  LO.TimeoutMilliseconds = 3600 * 1000;
+  Hits = 0;
+  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "count", config(64, 8), Args, LO)));
+  EXPECT_EQ(Hits, 64u * 8);
+  std::vector<int32_t> Out(64), Tmp(64);
+  KernelArg PArgs[] = {KernelArg::pointer(Out.data()), KernelArg::pointer(Tmp.data())};
+  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "phases", config(8, 8), PArgs, LO)));
+  for (int I = 0; I < 64; ++I)
+    EXPECT_EQ(Out[I], (I + 1) % 64) << I;
+}
+
 TEST(HostRuntimeTest, OtherTargetsArtifactsAreRefused) {
   auto RT = HostRuntime::create();
   ASSERT_TRUE(succeeded(RT));

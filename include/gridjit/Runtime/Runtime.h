@@ -206,6 +206,13 @@ struct LaunchOptions {
   void *Stream = nullptr;
   /// Filled in, if given, when the launch has run (or failed while running).
   LaunchStats *Stats = nullptr;
+  /// A watchdog, in milliseconds (0: none). The host runtime checks it
+  /// between blocks: once it has passed, workers take no more blocks and
+  /// the launch returns an error naming the kernel and how many blocks ran
+  /// (what they wrote stays written). A block that never finishes (`while
+  /// true {}`) cannot be stopped: kernel code has no cancellation points
+  /// (docs/Runtime.md). The nvptx runtime rejects a non-zero value.
+  uint64_t TimeoutMilliseconds = 0;
 };
 
 /// An artifact loaded into a Runtime: the kernels' metadata, and whatever

@@ -77,6 +77,26 @@ Expected<Value *> lowerLocalArray(LoweringContext &C, const OpArgs &A) {
   return Slot;
 }
 
+// `a[i]` of a local array on the stack: an index outside the array is
+// clamped to its last element, so a kernel's overrun stays in its own array
+// and can never reach the saved registers, return addresses or scheduling
+// state on the stack of the runtime's thread (docs/HostTarget.md). Arrays
+// in block memory (shared, frame, block frame) are not clamped: that
+// memory is the kernel's own, between guard pages. A constant index is
+// checked by the front end; an index that LLVM proves in range (a loop
+// over the array) folds the clamp away.
+Expected<Value *> lowerElementAddr(LoweringContext &C, const OpArgs &A) {
+  llvm::Type *ElemTy = C.memType(A.OperandTy.getScalarKind());
+  Value *Index = A.Operands[1];
+  if (A.OperandTy.isArray() && A.OperandTy.getArrayCount() != 0 &&
+      llvm::isa<llvm::AllocaInst>(A.Operands[0]->stripPointerCasts())) {
+    Value *Last = llvm::ConstantInt::get(Index->getType(), A.OperandTy.getArrayCount() - 1);
+    Value *InRange = C.B.CreateICmpULE(Index, Last, "in.range");
+    Index = C.B.CreateSelect(InRange, Index, Last, "index.clamped");
+  }
+  return C.B.CreateGEP(ElemTy, A.Operands[0], Index, "elt");
+}
+
 //===----------------------------------------------------------------------===//
 // Synchronisation and fences
 //===----------------------------------------------------------------------===//
@@ -264,9 +284,11 @@ Expected<Value *> lowerRsqrt(LoweringContext &C, const OpArgs &A) {
 } // namespace
 
 llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit) {
-  // The common local_array lowering is replaced by the host's (frame).
+  // The common local_array (frame) and element address (clamped) lowerings
+  // are replaced by the host's.
   std::vector<Op> CommonOmit(Omit.begin(), Omit.end());
   CommonOmit.push_back(Op::LocalArray);
+  CommonOmit.push_back(Op::ElementAddr);
   if (llvm::Error E = registerCommonLowerings(R, CommonOmit))
     return E;
   const LoweringEntry Table[] = {
@@ -277,6 +299,7 @@ llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::Arra
       {Op::LaneId, lowerLaneId},
       {Op::WarpSize, lowerWarpSize},
       {Op::LocalArray, lowerLocalArray},
+      {Op::ElementAddr, lowerElementAddr},
       {Op::SharedArray, lowerSharedArray},
       {Op::DynamicShared, lowerDynamicShared},
       {Op::BuiltinSyncThreads, lowerSyncThreads},
