@@ -195,6 +195,9 @@ unsigned HostRuntime::availableCPUs() {
 llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRuntimeOptions &Opts) {
   if (Opts.MaxCooperativeBlocks == 0)
     return fail("HostRuntimeOptions::MaxCooperativeBlocks must be at least 1");
+  if (Opts.NumThreads > limits::MaxThreads)
+    return fail("host runtime: " + std::to_string(Opts.NumThreads) +
+                " threads is more than the limit of " + std::to_string(limits::MaxThreads));
   static std::once_flag Once;
   std::call_once(Once, [] {
     llvm::InitializeNativeTarget();

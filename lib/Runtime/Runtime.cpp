@@ -131,10 +131,7 @@ llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
                                                                 const RuntimeOptions &Opts) {
   switch (K) {
   case TargetKind::Host: {
-    if (Opts.NumThreads > limits::MaxThreads)
-      return fail("host runtime: " + std::to_string(Opts.NumThreads) +
-                  " threads is more than the limit of " + std::to_string(limits::MaxThreads));
-    HostRuntimeOptions HO;
+    HostRuntimeOptions HO; // HostRuntime::create checks the thread count
     HO.NumThreads = Opts.NumThreads;
     auto RT = HostRuntime::create(HO);
     if (!RT)

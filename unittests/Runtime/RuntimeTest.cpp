@@ -258,6 +258,13 @@ TEST(RuntimeTest, ThreadCountsAreBounded) {
   O.NumThreads = 1024;
   auto Max = createRuntime(TargetKind::Host, O);
   ASSERT_TRUE(succeeded(Max));
+  // HostRuntime::create itself, not only createRuntime.
+  HostRuntimeOptions HO;
+  HO.NumThreads = 1025;
+  auto Direct = HostRuntime::create(HO);
+  ASSERT_TRUE(failed(Direct));
+  EXPECT_EQ(errorText(Direct.takeError()),
+            "host runtime: 1025 threads is more than the limit of 1024");
 }
 
 /// A runtime of another target, as a CUDA runtime plugs in: it records
