@@ -63,6 +63,48 @@ void HostModuleLowering::escape(int32_t Code) {
   B.CreateBr(Cur->ThreadExit);
 }
 
+HostModuleLowering::RowNest
+HostModuleLowering::openRowNest(llvm::function_ref<void()> MakeInnerBlocks) {
+  RowNest N;
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  N.ZH = newBlock("tz");
+  N.YH = newBlock("ty");
+  MakeInnerBlocks();
+  N.YL = newBlock("ty.next");
+  N.ZL = newBlock("tz.next");
+  N.Exit = newBlock("threads.done");
+  llvm::Type *I32 = B.getInt32Ty();
+  B.CreateBr(N.ZH);
+  B.SetInsertPoint(N.ZH);
+  N.TZ = B.CreatePHI(I32, 2, "thread_idx.z");
+  N.TZ->addIncoming(B.getInt32(0), Pre);
+  B.CreateBr(N.YH);
+  B.SetInsertPoint(N.YH);
+  N.TY = B.CreatePHI(I32, 2, "thread_idx.y");
+  N.TY->addIncoming(B.getInt32(0), N.ZH);
+  N.Row = B.CreateMul(
+      B.CreateAdd(B.CreateMul(N.TZ, Cur->Env.BDim[1], "", true, true), N.TY, "", true, true),
+      Cur->Env.BDim[0], "row", true, true);
+  N.Row64 = B.CreateZExt(N.Row, B.getInt64Ty(), "row64");
+  return N;
+}
+
+void HostModuleLowering::closeRowNest(const RowNest &N, llvm::BasicBlock *Skip) {
+  B.SetInsertPoint(N.YL);
+  Value *TYN = B.CreateAdd(N.TY, B.getInt32(1), "", true, true);
+  N.TY->addIncoming(TYN, N.YL);
+  B.CreateCondBr(B.CreateICmpULT(TYN, Cur->Env.BDim[1]), N.YH, N.ZL);
+  B.SetInsertPoint(N.ZL);
+  Value *TZN = B.CreateAdd(N.TZ, B.getInt32(1), "", true, true);
+  N.TZ->addIncoming(TZN, N.ZL);
+  B.CreateCondBr(B.CreateICmpULT(TZN, Cur->Env.BDim[2]), N.ZH, N.Exit);
+  B.SetInsertPoint(N.Exit);
+  if (Skip) {
+    B.CreateBr(Skip);
+    B.SetInsertPoint(Skip);
+  }
+}
+
 llvm::Error
 HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
                                    std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange) {
@@ -73,28 +115,19 @@ HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
     XLo = XRange->first;
     Skip = enterXRange(*XRange, XHi);
   }
-  llvm::BasicBlock *Pre = B.GetInsertBlock();
-  llvm::BasicBlock *ZH = newBlock("tz"), *YH = newBlock("ty"), *XH = newBlock("tx");
-  llvm::BasicBlock *Run = newBlock("thread");
-  llvm::BasicBlock *XL = newBlock("tx.next"), *YL = newBlock("ty.next"), *ZL = newBlock("tz.next");
-  llvm::BasicBlock *Exit = newBlock("threads.done");
+  llvm::BasicBlock *XH, *Run, *XL;
+  RowNest N = openRowNest([&] {
+    XH = newBlock("tx");
+    Run = newBlock("thread");
+    XL = newBlock("tx.next");
+  });
+  llvm::PHINode *TZ = N.TZ, *TY = N.TY;
+  Value *Row = N.Row, *Row64 = N.Row64;
   llvm::Type *I32 = B.getInt32Ty();
-  B.CreateBr(ZH);
-  B.SetInsertPoint(ZH);
-  llvm::PHINode *TZ = B.CreatePHI(I32, 2, "thread_idx.z");
-  TZ->addIncoming(B.getInt32(0), Pre);
-  B.CreateBr(YH);
-  B.SetInsertPoint(YH);
-  llvm::PHINode *TY = B.CreatePHI(I32, 2, "thread_idx.y");
-  TY->addIncoming(B.getInt32(0), ZH);
-  Value *Row = B.CreateMul(
-      B.CreateAdd(B.CreateMul(TZ, Cur->Env.BDim[1], "", true, true), TY, "", true, true),
-      Cur->Env.BDim[0], "row", true, true);
-  Value *Row64 = B.CreateZExt(Row, B.getInt64Ty(), "row64");
   B.CreateBr(XH);
   B.SetInsertPoint(XH);
   llvm::PHINode *TX = B.CreatePHI(I32, 2, "thread_idx.x");
-  TX->addIncoming(XLo, YH);
+  TX->addIncoming(XLo, N.YH);
   Value *Linear = B.CreateAdd(Row, TX, "thread", true, true);
   Cur->Env.Tid[0] = TX;
   Cur->Env.Tid[1] = TY;
@@ -116,20 +149,8 @@ HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
   B.SetInsertPoint(XL);
   Value *TXN = B.CreateAdd(TX, B.getInt32(1), "", true, true);
   TX->addIncoming(TXN, XL);
-  B.CreateCondBr(B.CreateICmpULT(TXN, XHi), XH, YL);
-  B.SetInsertPoint(YL);
-  Value *TYN = B.CreateAdd(TY, B.getInt32(1), "", true, true);
-  TY->addIncoming(TYN, YL);
-  B.CreateCondBr(B.CreateICmpULT(TYN, Cur->Env.BDim[1]), YH, ZL);
-  B.SetInsertPoint(ZL);
-  Value *TZN = B.CreateAdd(TZ, B.getInt32(1), "", true, true);
-  TZ->addIncoming(TZN, ZL);
-  B.CreateCondBr(B.CreateICmpULT(TZN, Cur->Env.BDim[2]), ZH, Exit);
-  B.SetInsertPoint(Exit);
-  if (Skip) {
-    B.CreateBr(Skip);
-    B.SetInsertPoint(Skip);
-  }
+  B.CreateCondBr(B.CreateICmpULT(TXN, XHi), XH, N.YL);
+  closeRowNest(N, Skip);
 
   leaveThreadLoop();
   return E;

@@ -626,24 +626,14 @@ llvm::Error HostModuleLowering::emitSplitThreadLoop(
     XLo = XRange->first;
     Skip = enterXRange(*XRange, XHi);
   }
-  llvm::Type *I32 = B.getInt32Ty();
-  llvm::BasicBlock *Pre = B.GetInsertBlock();
-  llvm::BasicBlock *ZH = newBlock("tz"), *YH = newBlock("ty"), *SH = newBlock("row.part");
-  llvm::BasicBlock *Mid = newBlock("row.full"), *SL = newBlock("row.part.next");
-  llvm::BasicBlock *YL = newBlock("ty.next"), *ZL = newBlock("tz.next");
-  llvm::BasicBlock *Exit = newBlock("threads.done");
-  B.CreateBr(ZH);
-  B.SetInsertPoint(ZH);
-  llvm::PHINode *TZ = B.CreatePHI(I32, 2, "thread_idx.z");
-  TZ->addIncoming(B.getInt32(0), Pre);
-  B.CreateBr(YH);
-  B.SetInsertPoint(YH);
-  llvm::PHINode *TY = B.CreatePHI(I32, 2, "thread_idx.y");
-  TY->addIncoming(B.getInt32(0), ZH);
-  Value *Row = B.CreateMul(
-      B.CreateAdd(B.CreateMul(TZ, Cur->Env.BDim[1], "", true, true), TY, "", true, true),
-      Cur->Env.BDim[0], "row", true, true);
-  Value *Row64 = B.CreateZExt(Row, B.getInt64Ty(), "row64");
+  llvm::BasicBlock *SH, *Mid, *SL;
+  RowNest N = openRowNest([&] {
+    SH = newBlock("row.part");
+    Mid = newBlock("row.full");
+    SL = newBlock("row.part.next");
+  });
+  llvm::PHINode *TZ = N.TZ, *TY = N.TY;
+  Value *Row = N.Row, *Row64 = N.Row64;
   auto [Lo, Hi] = emitRowRange(Forms, TY, TZ, XLo, XHi);
   llvm::BasicBlock *RowPre = B.GetInsertBlock();
   B.CreateBr(SH);
@@ -662,21 +652,8 @@ llvm::Error HostModuleLowering::emitSplitThreadLoop(
   B.CreateBr(SL);
   B.SetInsertPoint(SL);
   Part->addIncoming(B.getTrue(), SL);
-  B.CreateCondBr(Part, YL, SH);
-
-  B.SetInsertPoint(YL);
-  Value *TYN = B.CreateAdd(TY, B.getInt32(1), "", true, true);
-  TY->addIncoming(TYN, YL);
-  B.CreateCondBr(B.CreateICmpULT(TYN, Cur->Env.BDim[1]), YH, ZL);
-  B.SetInsertPoint(ZL);
-  Value *TZN = B.CreateAdd(TZ, B.getInt32(1), "", true, true);
-  TZ->addIncoming(TZN, ZL);
-  B.CreateCondBr(B.CreateICmpULT(TZN, Cur->Env.BDim[2]), ZH, Exit);
-  B.SetInsertPoint(Exit);
-  if (Skip) {
-    B.CreateBr(Skip);
-    B.SetInsertPoint(Skip);
-  }
+  B.CreateCondBr(Part, N.YL, SH);
+  closeRowNest(N, Skip);
   leaveThreadLoop();
   return llvm::Error::success();
 }

@@ -353,6 +353,22 @@ private:
   llvm::BasicBlock *enterXRange(std::pair<llvm::Value *, llvm::Value *> XRange, llvm::Value *&XHi);
   /// Forgets the thread loop's values (thread indices, remat values).
   void leaveThreadLoop();
+  /// The z and y loops around a thread loop's x loop(s), and the row they
+  /// are at (tz * bdim.y + ty) * bdim.x, in i32 and i64.
+  struct RowNest {
+    llvm::BasicBlock *ZH, *YH, *YL, *ZL, *Exit;
+    llvm::PHINode *TZ, *TY;
+    llvm::Value *Row, *Row64;
+  };
+  /// Opens the z and y loops from the current block: makes their header
+  /// blocks, then the caller's inner blocks (\p MakeInnerBlocks, so that
+  /// blocks keep the order of the code), then the latches and the exit;
+  /// leaves the builder at the end of the y header, where the x loop goes.
+  RowNest openRowNest(llvm::function_ref<void()> MakeInnerBlocks);
+  /// Emits the y and z latches of \p N (the x loop branches to N.YL when a
+  /// row is done) and the exit, joining \p Skip (enterXRange's block) when
+  /// given; leaves the builder after the loops.
+  void closeRowNest(const RowNest &N, llvm::BasicBlock *Skip);
   /// A thread loop in which every active thread evaluates \p Cond and, where
   /// its value is \p MaskWhen, gets state \p Code (in a block named
   /// \p MaskName): the first half of a masked region.
