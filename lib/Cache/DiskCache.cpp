@@ -190,6 +190,12 @@ std::optional<Artifact> DiskCache::lookupImpl(const CacheKey &K, std::string *Pr
     ::close(FD);
     return Bad("'" + Path + "' is not a regular file");
   }
+  if (uint64_t(St.st_size) > Opts.MaxEntryBytes) {
+    ::close(FD);
+    return Bad("'" + Path + "' is " + std::to_string(St.st_size) +
+               " bytes, more than any entry gridjit writes (DiskCacheOptions::MaxEntryBytes = " +
+               std::to_string(Opts.MaxEntryBytes) + ")");
+  }
   // Read it whole with read(): the file is never modified in place by
   // gridjit, but a foreign writer could truncate it under an mmap.
   auto Buf = llvm::MemoryBuffer::getOpenFile(FD, Path, St.st_size,
@@ -220,6 +226,8 @@ bool DiskCache::store(const CacheKey &K, const Artifact &A) {
   if (!isWritable() || !ensureDirectory())
     return Failed();
   std::string Entry = encodeCacheEntry(K, A);
+  if (Entry.size() > Opts.MaxEntryBytes)
+    return Failed();
   std::string Path = getEntryPath(K);
   std::string Model = joinPath(Opts.Dir, (Prefix + K.hex() + TempInfix + "%%%%%%%%%%%%").str());
 

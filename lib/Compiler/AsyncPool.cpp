@@ -6,6 +6,8 @@
 
 #include "AsyncPool.h"
 
+#include <system_error>
+
 using namespace gridjit;
 
 AsyncPool::AsyncPool(unsigned MaxThreads) : MaxThreads(MaxThreads ? MaxThreads : 1) {}
@@ -21,12 +23,29 @@ AsyncPool::~AsyncPool() {
 }
 
 void AsyncPool::submit(std::function<void()> Task) {
-  std::lock_guard<std::mutex> G(M);
+  std::unique_lock<std::mutex> L(M);
+  if (Waiting == 0 && Threads.size() < MaxThreads) {
+    try {
+      Threads.emplace_back([this] { work(); });
+    } catch (const std::system_error &) {
+      // The system cannot start a thread now (its thread or memory
+      // limits). Threads already running take the task in turn; with none,
+      // the caller runs it (compileAsync then returns a ready future),
+      // rather than leaving it queued with nobody to run it.
+      if (Threads.empty()) {
+        ++Running;
+        L.unlock();
+        Task();
+        Task = nullptr;
+        L.lock();
+        if (--Running == 0 && Queue.empty())
+          Idle.notify_all();
+        return;
+      }
+    }
+  }
   Queue.push_back(std::move(Task));
-  if (Waiting == 0 && Threads.size() < MaxThreads)
-    Threads.emplace_back([this] { work(); });
-  else
-    HasWork.notify_one();
+  HasWork.notify_one();
 }
 
 void AsyncPool::wait() {

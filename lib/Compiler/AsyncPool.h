@@ -31,7 +31,8 @@ public:
   AsyncPool &operator=(const AsyncPool &) = delete;
 
   /// Queues \p Task; starts a thread if none is idle and the maximum is
-  /// not reached.
+  /// not reached. If no thread can be started and none is running, runs
+  /// \p Task on the calling thread before returning.
   void submit(std::function<void()> Task);
   /// Blocks until the queue is empty and no task is running.
   void wait();

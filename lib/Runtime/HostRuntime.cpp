@@ -157,10 +157,11 @@ struct Watch {
 } // namespace
 
 struct HostRuntime::Impl {
-  explicit Impl(const HostRuntimeOptions &O)
-      : Opts(O), Pool(O.NumThreads ? O.NumThreads : HostRuntime::availableCPUs()) {}
+  Impl(const HostRuntimeOptions &O, std::unique_ptr<WorkerPool> P)
+      : Opts(O), PoolPtr(std::move(P)), Pool(*PoolPtr) {}
   HostRuntimeOptions Opts;
-  WorkerPool Pool;
+  std::unique_ptr<WorkerPool> PoolPtr;
+  WorkerPool &Pool;
 
   Error runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
                   const BlockLayout &L, const Watch &W, LaunchStats &Stats);
@@ -203,7 +204,11 @@ llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRunti
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
-  return std::unique_ptr<HostRuntime>(new HostRuntime(std::make_unique<Impl>(Opts)));
+  auto Pool = WorkerPool::create(Opts.NumThreads ? Opts.NumThreads : availableCPUs());
+  if (!Pool)
+    return Pool.takeError();
+  return std::unique_ptr<HostRuntime>(
+      new HostRuntime(std::make_unique<Impl>(Opts, std::move(*Pool))));
 }
 
 llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &A) {

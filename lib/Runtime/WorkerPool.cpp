@@ -9,27 +9,62 @@
 #include "gridjit/Target/HostABI.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 
 using namespace gridjit;
 
-WorkerPool::WorkerPool(unsigned NumThreads) : NumThreads(std::max(1u, NumThreads)) {
-  for (unsigned I = 1; I < this->NumThreads; ++I)
-    // Pool threads run kernels, whose device functions and small local
-    // arrays live on the stack: more than the usual default
-    // (hostabi::MaxStackArrayBytes is chosen against this size).
-    Threads.emplace_back(std::optional<unsigned>(hostabi::WorkerStackBytes),
-                         [this] { workerLoop(); });
+llvm::Expected<std::unique_ptr<WorkerPool>> WorkerPool::create(unsigned NumThreads) {
+  std::unique_ptr<WorkerPool> P(new WorkerPool(std::max(1u, NumThreads)));
+  // Pool threads run kernels, whose device functions and small local
+  // arrays live on the stack: more than the usual default
+  // (hostabi::MaxStackArrayBytes is chosen against this size). pthreads
+  // directly, not llvm::thread: that one ends the process when a thread
+  // cannot be created.
+  pthread_attr_t Attr;
+  if (int Err = pthread_attr_init(&Attr))
+    return llvm::createStringError(std::error_code(Err, std::generic_category()),
+                                   "host runtime: cannot set up worker threads: %s",
+                                   std::strerror(Err));
+  int Err = pthread_attr_setstacksize(&Attr, hostabi::WorkerStackBytes);
+  for (unsigned I = 1; !Err && I < P->NumThreads; ++I) {
+    pthread_t T;
+    Err = pthread_create(
+        &T, &Attr,
+        [](void *Arg) -> void * {
+          static_cast<WorkerPool *>(Arg)->workerLoop();
+          return nullptr;
+        },
+        P.get());
+    if (!Err)
+      P->Threads.push_back(T);
+  }
+  pthread_attr_destroy(&Attr);
+  if (Err) {
+    std::string Msg = "host runtime: could not start worker thread " +
+                      std::to_string(P->Threads.size() + 1) + " of " +
+                      std::to_string(P->NumThreads - 1) + " (" + std::strerror(Err) +
+                      "; each has a " + std::to_string(hostabi::WorkerStackBytes >> 20) +
+                      " MiB stack): ask for fewer threads (HostRuntimeOptions::NumThreads, "
+                      "jit-run --threads, GRIDJIT_NUM_THREADS) or raise the process's limits";
+    P->stop();
+    return llvm::createStringError(std::error_code(Err, std::generic_category()), Msg);
+  }
+  return std::move(P);
 }
 
-WorkerPool::~WorkerPool() {
+void WorkerPool::stop() {
   {
     std::lock_guard<std::mutex> L(M);
     Stopping = true;
   }
   WorkAvailable.notify_all();
-  for (llvm::thread &T : Threads)
-    T.join();
+  for (pthread_t T : Threads)
+    pthread_join(T, nullptr);
+  Threads.clear();
 }
+
+WorkerPool::~WorkerPool() { stop(); }
 
 void WorkerPool::run(unsigned MaxParticipants, llvm::function_ref<void(unsigned)> Work) {
   if (MaxParticipants <= 1 || Threads.empty()) {

@@ -13,11 +13,13 @@
 #define GRIDJIT_LIB_RUNTIME_WORKERPOOL_H
 
 #include "llvm/ADT/STLFunctionalExtras.h"
-#include "llvm/Support/thread.h"
+#include "llvm/Support/Error.h"
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <pthread.h>
 #include <vector>
 
 namespace gridjit {
@@ -25,8 +27,10 @@ namespace gridjit {
 class WorkerPool {
 public:
   /// \p NumThreads threads do work: each caller of run() and
-  /// NumThreads - 1 pool threads (none for 1).
-  explicit WorkerPool(unsigned NumThreads);
+  /// NumThreads - 1 pool threads (none for 1). Fails, with the threads it
+  /// started joined again, when the system cannot start one of them (the
+  /// process's thread or memory limits): a clear error, never an abort.
+  static llvm::Expected<std::unique_ptr<WorkerPool>> create(unsigned NumThreads);
   ~WorkerPool();
   WorkerPool(const WorkerPool &) = delete;
   WorkerPool &operator=(const WorkerPool &) = delete;
@@ -46,14 +50,16 @@ private:
     unsigned Active = 0; ///< pool threads still in Work
     bool Closed = false; ///< the caller is done: no more joiners
   };
+  explicit WorkerPool(unsigned NumThreads) : NumThreads(NumThreads) {}
   void workerLoop();
+  void stop();
 
   unsigned NumThreads;
   std::mutex M;
   std::condition_variable WorkAvailable, JobDone;
   std::deque<Job *> Queue;
   bool Stopping = false;
-  std::vector<llvm::thread> Threads;
+  std::vector<pthread_t> Threads;
 };
 
 } // namespace gridjit

@@ -137,6 +137,48 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, BadEntryTest,
                                            Damage::WrongVersion, Damage::Directory,
                                            Damage::ForeignFile));
 
+// A file in an entry's place larger than any entry (DiskCacheOptions::
+// MaxEntryBytes) is a bad entry, found without reading it: here a sparse
+// 64 GiB file, which a reader that trusted the size would try to allocate.
+TEST(DiskCacheTest, OversizedFileIsABadEntryNotRead) {
+  TempDir Dir;
+  CompileInfo I;
+  auto First = makeCompiler(Dir.path());
+  ASSERT_TRUE(First);
+  auto Good = First->compile(SaxpySource, "saxpy.kir", {}, &I);
+  ASSERT_TRUE(succeeded(Good));
+  std::string Entry = Dir.file("gridjit-" + I.Key.hex() + ".gjc");
+  ASSERT_EQ(::truncate(Entry.c_str(), off_t(64) << 30), 0) << std::strerror(errno);
+
+  auto Second = makeCompiler(Dir.path());
+  CompileInfo I2;
+  auto Again = Second->compile(SaxpySource, "saxpy.kir", {}, &I2);
+  ASSERT_TRUE(succeeded(Again));
+  EXPECT_EQ(I2.Outcome, CacheOutcome::Compiled);
+  EXPECT_THAT(I2.BadEntry, HasSubstr("is 68719476736 bytes, more than any entry gridjit writes"));
+  EXPECT_EQ(Second->getStats().Disk.BadEntries, 1u);
+  // Replaced by a good entry.
+  EXPECT_LT(readFile(Entry).size(), size_t(1) << 20);
+}
+
+// A store of an entry above the bound writes nothing.
+TEST(DiskCacheTest, EntryAboveTheBoundIsNotStored) {
+  TempDir Dir;
+  DiskCacheOptions O;
+  O.Dir = Dir.path();
+  O.MaxEntryBytes = 64; // less than any entry's header and payload
+  DiskCache C(O);
+  CacheKey K;
+  K.Bytes.fill(0x6b);
+  Artifact A;
+  A.Kind = TargetKind::Host;
+  A.Payload = "payload";
+  EXPECT_FALSE(C.store(K, A));
+  EXPECT_FALSE(fs::exists(C.getEntryPath(K)));
+  EXPECT_EQ(C.getStats().StoreFailures, 1u);
+  EXPECT_FALSE(C.lookup(K));
+}
+
 TEST(DiskCacheTest, EntryOfAnotherKeyUnderThisName) {
   // A valid entry copied to another key's name is rejected by its key.
   TempDir Dir;

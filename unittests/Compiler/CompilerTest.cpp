@@ -17,12 +17,14 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <atomic>
 #include <latch>
+#include <sys/resource.h>
 #include <thread>
 
 using namespace gridjit;
@@ -301,6 +303,63 @@ TEST(CompilerTest, CompileAsync) {
   auto Bad = BadFuture.get();
   ASSERT_TRUE(failed(Bad));
   EXPECT_THAT(llvm::toString(Bad.takeError()), HasSubstr("bad.kir:1:"));
+}
+
+// When the system cannot start a thread for compileAsync (its limits), the
+// compile runs on the caller's thread instead of waiting in a queue that
+// nobody serves. The child runs with a default thread stack (RLIMIT_STACK
+// at exec) too large to map, so std::thread cannot start.
+constexpr const char *NoThreadsChildVar = "GRIDJIT_TEST_NO_THREADS_CHILD";
+
+TEST(CompilerTest, AsyncCompileRunsInlineWhenNoThreadCanStart) {
+  std::string Self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  ASSERT_FALSE(Self.empty());
+  std::vector<llvm::StringRef> Args = {
+      Self, "--gtest_filter=CompilerTest.DISABLED_AsyncCompileWithoutThreadsChild",
+      "--gtest_also_run_disabled_tests"};
+  std::vector<std::string> EnvStore = childTestEnvironment({std::string(NoThreadsChildVar) + "=1"});
+  std::vector<llvm::StringRef> EnvRefs(EnvStore.begin(), EnvStore.end());
+  TempDir Out;
+  std::string Log = Out.file("child.log");
+  std::optional<llvm::StringRef> Redirects[] = {std::nullopt, llvm::StringRef(Log),
+                                                llvm::StringRef(Log)};
+  // glibc sizes a thread's default stack from RLIMIT_STACK when the
+  // process starts: 64 TiB cannot be mapped.
+  struct rlimit Old;
+  ASSERT_EQ(getrlimit(RLIMIT_STACK, &Old), 0);
+  struct rlimit Huge = Old;
+  Huge.rlim_cur = rlim_t(64) << 40;
+  if (Huge.rlim_max != RLIM_INFINITY && Huge.rlim_max < Huge.rlim_cur)
+    GTEST_SKIP() << "RLIMIT_STACK's hard limit is too low to run this test";
+  ASSERT_EQ(setrlimit(RLIMIT_STACK, &Huge), 0);
+  std::string ErrMsg;
+  int RC =
+      llvm::sys::ExecuteAndWait(Self, Args, EnvRefs, Redirects, /*SecondsToWait=*/120, 0, &ErrMsg);
+  ASSERT_EQ(setrlimit(RLIMIT_STACK, &Old), 0);
+  std::string Output = readFile(Log);
+  EXPECT_EQ(RC, 0) << ErrMsg << "\nchild output:\n" << Output;
+  EXPECT_NE(Output.find(ChildPassedLine), std::string::npos) << "child output:\n" << Output;
+}
+
+TEST(CompilerTest, DISABLED_AsyncCompileWithoutThreadsChild) {
+  if (!std::getenv(NoThreadsChildVar))
+    GTEST_SKIP() << "run by AsyncCompileRunsInlineWhenNoThreadCanStart";
+  // The premise: no thread can start in this process.
+  bool Started = false;
+  try {
+    std::thread([] {}).join();
+    Started = true;
+  } catch (const std::system_error &) {
+  }
+  ASSERT_FALSE(Started) << "a thread started: the test's premise does not hold";
+  auto C = makeCompiler("");
+  auto F = C->compileAsync(makeKernel(3), "k.kir");
+  // Compiled before compileAsync returned, on this thread.
+  ASSERT_EQ(F.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  auto M = F.get();
+  ASSERT_TRUE(succeeded(M));
+  EXPECT_EQ((*M)->Art.Kernels[0].Name, "k3");
+  C->waitForAsync();
 }
 
 TEST(CompilerTest, DestroyingWaitsForAsyncCompiles) {

@@ -53,6 +53,11 @@ struct DiskCacheOptions {
   /// exceed it, the least recently used entries are removed until the total
   /// is at most 90% of it. 0: unbounded. Default 512 MiB.
   uint64_t MaxBytes = uint64_t(512) << 20;
+  /// The largest entry: a store of a larger one writes nothing (counted as
+  /// a store failure), and a lookup treats a larger file in an entry's
+  /// place as a bad entry without reading it, so a foreign or damaged file
+  /// cannot make a lookup allocate without bound. Default 256 MiB.
+  uint64_t MaxEntryBytes = uint64_t(256) << 20;
   /// The least time between two prunes by this object (the first store
   /// always prunes). Zero: prune after every store. Default 60 s.
   std::chrono::milliseconds PruneInterval = std::chrono::seconds(60);
