@@ -14,6 +14,7 @@
 
 #include "gridjit/Runtime/HostRuntime.h"
 
+#include "KernelFaults.h"
 #include "WorkerPool.h"
 
 #include "gridjit/Runtime/LaunchChecks.h"
@@ -37,6 +38,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 using namespace gridjit;
@@ -164,9 +166,9 @@ struct HostRuntime::Impl {
   WorkerPool &Pool;
 
   Error runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
-                  const BlockLayout &L, const Watch &W, LaunchStats &Stats);
+                  const BlockLayout &L, const Watch &W, bool CatchFaults, LaunchStats &Stats);
   Error runCooperative(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
-                       const BlockLayout &L, const Watch &W, LaunchStats &Stats);
+                       const BlockLayout &L, const Watch &W, bool CatchFaults, LaunchStats &Stats);
 };
 
 HostRuntime::HostRuntime(std::unique_ptr<Impl> I) : Runtime(TargetKind::Host), P(std::move(I)) {}
@@ -373,8 +375,9 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
   Watch W;
   W.Milliseconds = Opts.TimeoutMilliseconds;
   W.Deadline = Start + std::chrono::milliseconds(std::min<uint64_t>(W.Milliseconds, 1ull << 40));
-  Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, W, Local)
-                                : P->runBlocks(K, Config, Ptrs.data(), L, W, Local);
+  Error E = K.Info->Cooperative
+                ? P->runCooperative(K, Config, Ptrs.data(), L, W, Opts.CatchFaults, Local)
+                : P->runBlocks(K, Config, Ptrs.data(), L, W, Opts.CatchFaults, Local);
   Local.Milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
   Local.Blocks = Config.Grid.count();
@@ -424,6 +427,30 @@ static abi::BlockContext makeContext(const LaunchConfig &Cfg) {
   return C;
 }
 
+/// Runs blocks [First, End) of \p K; false when the kernel faulted (\p F;
+/// only with \p Catch).
+static bool callEntry(const HostModule::Kernel &K, void *const *Args, abi::BlockContext &C,
+                      uint64_t First, uint64_t End, bool Catch, int32_t &Result, KernelFault &F) {
+  if (!Catch) {
+    Result = K.Entry(Args, &C, First, End);
+    return true;
+  }
+  return runCatchingFaults(K.Entry, Args, &C, First, End, Result, F);
+}
+
+static Error faultError(const KernelInfo &K, const KernelFault &F, uint64_t First, uint64_t End,
+                        const Dim3 &Grid) {
+  std::string Where = End - First == 1 ? "block " + blockString(First, Grid)
+                                       : "one of blocks " + blockString(First, Grid) + " to " +
+                                             blockString(End - 1, Grid);
+  return llvm::make_error<KernelFaultError>(
+      K.Name, "kernel '" + K.Name + "' accessed memory outside its buffers (" + describeFault(F) +
+                  ", in " + Where +
+                  "); the kernel has a bug: an index out of range, or an index that overflowed "
+                  "its integer type. The launch stopped; what the kernel wrote until then "
+                  "stays written");
+}
+
 static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) {
   return fail("kernel '" + K.Name + "': cannot allocate " + std::to_string(Bytes) + " bytes for " +
               What);
@@ -434,7 +461,7 @@ static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) 
 // the next (CUDA's shared memory starts undefined in every block too).
 Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg,
                                    void *const *Args, const BlockLayout &L, const Watch &W,
-                                   LaunchStats &Stats) {
+                                   bool CatchFaults, LaunchStats &Stats) {
   uint64_t NumBlocks = Cfg.Grid.count();
   unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
   // About 16 chunks per worker: big enough that the counter is not
@@ -444,6 +471,7 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
   std::atomic<bool> Failed{false};
   std::mutex ErrorLock;
   std::optional<abi::BlockContext> FirstFailure;
+  std::optional<std::tuple<KernelFault, uint64_t, uint64_t>> Fault;
   bool NoMemory = false;
   std::atomic<bool> TimedOut{false};
   std::atomic<uint64_t> Ran{0};
@@ -473,7 +501,17 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
           Failed = true;
           break;
         }
-        if (K.Entry(Args, &C, B, std::min(End, B + Step)) != abi::EntryDone) {
+        uint64_t To = std::min(End, B + Step);
+        int32_t Result;
+        KernelFault F;
+        if (!callEntry(K, Args, C, B, To, CatchFaults, Result, F)) {
+          std::lock_guard<std::mutex> G(ErrorLock);
+          if (!Fault || B < std::get<1>(*Fault))
+            Fault.emplace(F, B, To);
+          Failed = true;
+          break;
+        }
+        if (Result != abi::EntryDone) {
           std::lock_guard<std::mutex> G(ErrorLock);
           if (!FirstFailure || C.ErrBlock < FirstFailure->ErrBlock)
             FirstFailure = C;
@@ -488,6 +526,9 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
   Stats.Workers = Participants.load();
   if (NoMemory)
     return outOfMemory(*K.Info, L.total(), "a block's shared memory and thread state");
+  if (Fault)
+    return faultError(*K.Info, std::get<0>(*Fault), std::get<1>(*Fault), std::get<2>(*Fault),
+                      Cfg.Grid);
   if (FirstFailure)
     return divergenceError(*FirstFailure, Cfg.Grid);
   if (TimedOut)
@@ -500,7 +541,7 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
 // stop at the same grid_sync, or all finish.
 Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const LaunchConfig &Cfg,
                                         void *const *Args, const BlockLayout &L, const Watch &W,
-                                        LaunchStats &Stats) {
+                                        bool CatchFaults, LaunchStats &Stats) {
   uint64_t NumBlocks = Cfg.Grid.count();
   uint64_t PerBlock = llvm::alignTo(std::max<uint64_t>(L.total(), 64), 64);
   uint64_t Bytes = PerBlock * NumBlocks;
@@ -517,12 +558,16 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
   uint32_t Resume = 0;
   std::atomic<unsigned> Participants{0};
   std::atomic<bool> TimedOut{false};
+  std::atomic<bool> Faulted{false};
+  std::mutex FaultLock;
+  std::optional<std::pair<KernelFault, uint64_t>> Fault;
   std::atomic<uint64_t> Ran{0}; // block runs up to a grid_sync or the end
   for (;;) {
     std::atomic<uint64_t> Next{0};
     Pool.run(Workers, [&](unsigned) {
       Participants.fetch_add(1, std::memory_order_relaxed);
-      while (!TimedOut.load(std::memory_order_relaxed)) {
+      while (!TimedOut.load(std::memory_order_relaxed) &&
+             !Faulted.load(std::memory_order_relaxed)) {
         if (W.expired()) {
           TimedOut = true;
           break;
@@ -531,11 +576,22 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
         if (B >= NumBlocks)
           break;
         Ctxs[B].Resume = Resume;
-        Status[B] = K.Entry(Args, &Ctxs[B], B, B + 1);
+        KernelFault F;
+        if (!callEntry(K, Args, Ctxs[B], B, B + 1, CatchFaults, Status[B], F)) {
+          std::lock_guard<std::mutex> G(FaultLock);
+          if (!Fault || B < Fault->second)
+            Fault.emplace(F, B);
+          Faulted = true;
+          break;
+        }
         Ran.fetch_add(1, std::memory_order_relaxed);
       }
     });
     ++Stats.Phases;
+    if (Fault) {
+      Stats.Workers = std::min<unsigned>(Participants.load(), Workers);
+      return faultError(*K.Info, Fault->first, Fault->second, Fault->second + 1, Cfg.Grid);
+    }
     if (TimedOut) {
       Stats.Workers = std::min<unsigned>(Participants.load(), Workers);
       return fail("kernel '" + K.Info->Name + "' did not finish within " +

@@ -17,6 +17,12 @@
 using namespace gridjit;
 using llvm::Error;
 
+char gridjit::KernelFaultError::ID = 0;
+void KernelFaultError::log(llvm::raw_ostream &OS) const { OS << Message; }
+std::error_code KernelFaultError::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+
 static Error fail(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }

@@ -191,6 +191,29 @@ class LaunchTest(unittest.TestCase):
             k[1, 2048](4, 1.0, x, x)
         self.assertEqual(cm.exception.status, "GJ_ERROR_LAUNCH")
 
+    def test_kernel_fault_is_an_exception(self):
+        # A host kernel's access outside its buffers is a LaunchError naming
+        # the kernel; the process, the runtime and the module go on. The
+        # buffer ends at an inaccessible page, so the first index past it
+        # faults (and nothing else of the process is overwritten first).
+        import ctypes
+        import mmap
+        page = mmap.PAGESIZE
+        region = mmap.mmap(-1, 2 * page)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        self.assertEqual(libc.mprotect(base + page, page, 0), 0)  # PROT_NONE
+        out = np.frombuffer(region, np.float32, count=page // 4)
+        mod = gridjit.compile("kernel put(n: i32, out: ptr<f32>) { out[n] = 1.0; }", name="put.kir")
+        for _ in range(3):
+            with self.assertRaisesRegex(gridjit.LaunchError,
+                                        r"kernel 'put' accessed memory outside its buffers \(SIGSEGV at address 0x[0-9a-f]+, in block \(0, 0, 0\)\)") as cm:
+                mod.put[1, 1](page // 4, out)
+            self.assertEqual(cm.exception.status, "GJ_ERROR_LAUNCH")
+        mod.put[1, 1](page // 4 - 1, out)
+        self.assertEqual(out[-1], 1.0)
+
     def test_few_parameters(self):
         mod = gridjit.compile("kernel nothing() {}\nkernel seven(x: ptr<i32>) { x[0] = 7; }")
         mod.nothing[1, 1]()

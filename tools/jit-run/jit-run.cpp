@@ -582,9 +582,18 @@ Error launchConcurrently(gridjit::Runtime &RT, gridjit::LoadedModule &L, StringR
       N - 1, std::vector<jitrun::ArgValue>(Values.begin(), Values.end()));
   std::vector<std::optional<Error>> Results(N);
   std::vector<std::thread> Threads;
-  for (unsigned T = 1; T < N; ++T)
-    Threads.emplace_back(
-        [&, T] { Results[T].emplace(launchOnce(RT, L, Kernel, Copies[T - 1], O, nullptr)); });
+  for (unsigned T = 1; T < N; ++T) {
+    try {
+      Threads.emplace_back(
+          [&, T] { Results[T].emplace(launchOnce(RT, L, Kernel, Copies[T - 1], O, nullptr)); });
+    } catch (const std::system_error &Ex) {
+      for (std::thread &Started : Threads)
+        Started.join();
+      return createStringError(inconvertibleErrorCode(),
+                               "--concurrent %u: cannot start launching thread %u: %s", N, T,
+                               Ex.what());
+    }
+  }
   Results[0].emplace(launchOnce(RT, L, Kernel, Values, O, Stats));
   for (std::thread &T : Threads)
     T.join();
@@ -607,75 +616,8 @@ Error launchConcurrently(gridjit::Runtime &RT, gridjit::LoadedModule &L, StringR
 }
 
 //===----------------------------------------------------------------------===//
-// Kernel faults and the --timeout watchdog
+// The --timeout watchdog
 //===----------------------------------------------------------------------===//
-
-/// While a host kernel runs, a SIGSEGV or SIGBUS is the kernel's own
-/// access outside its buffers (its block memory lies between guard pages):
-/// the handler says so, naming the kernel, and exits with ExitKernelFault
-/// instead of letting LLVM's handler blame gridjit. Outside a launch the
-/// previous handlers (LLVM's) stay in charge.
-class KernelFaultGuard {
-public:
-  /// Installs the handlers for a launch of kernel \p Kernel.
-  explicit KernelFaultGuard(StringRef Kernel) {
-    std::string Msg =
-        "jit-run: error: kernel '" + Kernel.str() + "' accessed memory outside its buffers (";
-    Prefix = Msg.substr(0, sizeof(Buffer) - 128);
-    std::memcpy(Buffer, Prefix.data(), Prefix.size());
-    PrefixLen.store(Prefix.size());
-    struct sigaction SA;
-    std::memset(&SA, 0, sizeof(SA));
-    SA.sa_sigaction = onFault;
-    SA.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&SA.sa_mask);
-    sigaction(SIGSEGV, &SA, &OldSegv);
-    sigaction(SIGBUS, &SA, &OldBus);
-  }
-  ~KernelFaultGuard() {
-    PrefixLen.store(0);
-    sigaction(SIGSEGV, &OldSegv, nullptr);
-    sigaction(SIGBUS, &OldBus, nullptr);
-  }
-
-private:
-  static void append(size_t &N, const char *S) {
-    for (; *S && N < sizeof(Buffer); ++S)
-      Buffer[N++] = *S;
-  }
-  static void onFault(int Sig, siginfo_t *Info, void *) {
-    size_t N = PrefixLen.load();
-    if (N == 0) {
-      // Not ours: put the previous handler back; the fault repeats.
-      sigaction(SIGSEGV, &OldSegv, nullptr);
-      sigaction(SIGBUS, &OldBus, nullptr);
-      return;
-    }
-    // One report: a second worker that faults meanwhile waits for the
-    // exit.
-    if (Reporting.exchange(true))
-      for (;;)
-        pause();
-    append(N, Sig == SIGBUS ? "SIGBUS" : "SIGSEGV");
-    append(N, " at address 0x");
-    char Hex[17];
-    uintptr_t A = reinterpret_cast<uintptr_t>(Info->si_addr);
-    for (int I = 15; I >= 0; --I, A >>= 4)
-      Hex[I] = "0123456789abcdef"[A & 15];
-    Hex[16] = 0;
-    append(N, Hex);
-    append(N, "); the kernel has a bug: an index out of range, or an index that "
-              "overflowed its integer type\n");
-    ssize_t R = write(STDERR_FILENO, Buffer, N);
-    (void)R;
-    _exit(ExitKernelFault);
-  }
-  std::string Prefix;
-  static inline char Buffer[1024];
-  static inline std::atomic<size_t> PrefixLen{0};
-  static inline std::atomic<bool> Reporting{false};
-  static inline struct sigaction OldSegv, OldBus;
-};
 
 /// --timeout: a thread that waits for the launch; if it has not finished
 /// after \p Seconds, prints a message naming the kernel and ends the
@@ -683,18 +625,26 @@ private:
 /// otherwise, docs/jit-run.md).
 class Watchdog {
 public:
-  Watchdog(StringRef Kernel, unsigned Seconds) {
+  /// Starts the watchdog (nothing for 0 seconds); fails when the system
+  /// cannot start its thread.
+  Error start(StringRef Kernel, unsigned Seconds) {
     if (Seconds == 0)
-      return;
-    Thread = std::thread([this, Name = Kernel.str(), Seconds] {
-      std::unique_lock<std::mutex> L(M);
-      if (CV.wait_for(L, std::chrono::seconds(Seconds), [this] { return Done; }))
-        return;
-      errs() << "jit-run: error: kernel '" << Name << "' did not finish within " << Seconds
-             << (Seconds == 1 ? " second" : " seconds") << " (--timeout); stopping\n";
-      errs().flush();
-      _exit(ExitTimeout);
-    });
+      return Error::success();
+    try {
+      Thread = std::thread([this, Name = Kernel.str(), Seconds] {
+        std::unique_lock<std::mutex> L(M);
+        if (CV.wait_for(L, std::chrono::seconds(Seconds), [this] { return Done; }))
+          return;
+        errs() << "jit-run: error: kernel '" << Name << "' did not finish within " << Seconds
+               << (Seconds == 1 ? " second" : " seconds") << " (--timeout); stopping\n";
+        errs().flush();
+        _exit(ExitTimeout);
+      });
+    } catch (const std::system_error &Ex) {
+      return createStringError(inconvertibleErrorCode(),
+                               "--timeout: cannot start the watchdog thread: %s", Ex.what());
+    }
+    return Error::success();
   }
   ~Watchdog() {
     if (!Thread.joinable())
@@ -734,10 +684,9 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
     return Loaded.takeError();
   gridjit::LaunchStats LS;
   Error E = [&] {
-    Watchdog Dog(Kernel, O.TimeoutSeconds);
-    std::optional<KernelFaultGuard> Guard;
-    if ((*RT)->getTargetKind() == gridjit::TargetKind::Host)
-      Guard.emplace(Kernel);
+    Watchdog Dog;
+    if (Error E = Dog.start(Kernel, O.TimeoutSeconds))
+      return E;
     return O.Concurrent > 1 ? launchConcurrently(**RT, **Loaded, Kernel, Values, O, &LS)
                             : launchOnce(**RT, **Loaded, Kernel, Values, O, &LS);
   }();
@@ -1028,6 +977,10 @@ int reportErrors(Error E) {
         Status = ExitUsage;
       },
       [](const gridjit::DiagnosticError &D) { D.log(errs()); },
+      [&](const gridjit::KernelFaultError &F) {
+        WithColor::error(errs(), "jit-run") << F.message() << '\n';
+        Status = ExitKernelFault;
+      },
       [](const ErrorInfoBase &EI) { WithColor::error(errs(), "jit-run") << EI.message() << '\n'; });
   return Status;
 }

@@ -213,6 +213,31 @@ struct LaunchOptions {
   /// true {}`) cannot be stopped: kernel code has no cancellation points
   /// (docs/Runtime.md). The nvptx runtime rejects a non-zero value.
   uint64_t TimeoutMilliseconds = 0;
+  /// The host runtime catches a memory fault (SIGSEGV, SIGBUS) of the
+  /// kernel's code: the launch stops and returns a KernelFaultError naming
+  /// the kernel and its blocks (what the kernel wrote until then stays
+  /// written) instead of the process ending. The first such launch installs
+  /// process-wide SIGSEGV and SIGBUS handlers that pass every other fault on
+  /// to the handlers installed before them (docs/Runtime.md, "Stopping a
+  /// kernel"). Off: a fault ends the process as it would without gridjit.
+  /// The nvptx runtime ignores it (the driver reports a GPU's faults).
+  bool CatchFaults = true;
+};
+
+/// The error of a host launch whose kernel caused a memory fault
+/// (LaunchOptions::CatchFaults).
+class KernelFaultError : public llvm::ErrorInfo<KernelFaultError> {
+public:
+  static char ID;
+  KernelFaultError(std::string Kernel, std::string Message)
+      : Kernel(std::move(Kernel)), Message(std::move(Message)) {}
+  /// The kernel's name.
+  const std::string &getKernel() const { return Kernel; }
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override;
+
+private:
+  std::string Kernel, Message;
 };
 
 /// An artifact loaded into a Runtime: the kernels' metadata, and whatever
