@@ -17,11 +17,16 @@
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Support/Diagnostics.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unistd.h>
@@ -140,6 +145,38 @@ inline std::vector<std::string> childTestEnvironment(std::vector<std::string> Ex
 /// The output of a child that ran the one test it was asked to and
 /// passed it (see childTestEnvironment) has this line.
 inline constexpr const char *ChildPassedLine = "[  PASSED  ] 1 test.";
+
+/// What a child test process did.
+struct ChildRun {
+  int ExitCode = -1;  ///< -1: it could not run, or did not end in time
+  std::string Output; ///< its standard output and error
+  std::string Error;  ///< why it could not run
+};
+
+/// Runs this program's test \p Test (a disabled one, "Suite.DISABLED_X")
+/// in a child process with childTestEnvironment(\p Extra), at most
+/// \p Seconds.
+inline ChildRun runChildTest(const std::string &Test, std::vector<std::string> Extra,
+                             unsigned Seconds = 120) {
+  ChildRun R;
+  std::string Self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  std::string Filter = "--gtest_filter=" + Test;
+  std::vector<llvm::StringRef> Args = {Self, Filter, "--gtest_also_run_disabled_tests"};
+  std::vector<std::string> EnvStore = childTestEnvironment(std::move(Extra));
+  std::vector<llvm::StringRef> EnvRefs(EnvStore.begin(), EnvStore.end());
+  llvm::SmallString<128> Log;
+  if (std::error_code EC = llvm::sys::fs::createTemporaryFile("gridjit-child", "log", Log)) {
+    R.Error = "cannot create the child's log: " + EC.message();
+    return R;
+  }
+  std::optional<llvm::StringRef> Redirects[] = {std::nullopt, llvm::StringRef(Log),
+                                                llvm::StringRef(Log)};
+  R.ExitCode = llvm::sys::ExecuteAndWait(Self, Args, EnvRefs, Redirects, Seconds, 0, &R.Error);
+  if (auto Buf = llvm::MemoryBuffer::getFile(Log))
+    R.Output = (*Buf)->getBuffer().str();
+  llvm::sys::fs::remove(Log);
+  return R;
+}
 
 } // namespace gridjit::test
 

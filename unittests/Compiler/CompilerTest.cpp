@@ -312,17 +312,6 @@ TEST(CompilerTest, CompileAsync) {
 constexpr const char *NoThreadsChildVar = "GRIDJIT_TEST_NO_THREADS_CHILD";
 
 TEST(CompilerTest, AsyncCompileRunsInlineWhenNoThreadCanStart) {
-  std::string Self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
-  ASSERT_FALSE(Self.empty());
-  std::vector<llvm::StringRef> Args = {
-      Self, "--gtest_filter=CompilerTest.DISABLED_AsyncCompileWithoutThreadsChild",
-      "--gtest_also_run_disabled_tests"};
-  std::vector<std::string> EnvStore = childTestEnvironment({std::string(NoThreadsChildVar) + "=1"});
-  std::vector<llvm::StringRef> EnvRefs(EnvStore.begin(), EnvStore.end());
-  TempDir Out;
-  std::string Log = Out.file("child.log");
-  std::optional<llvm::StringRef> Redirects[] = {std::nullopt, llvm::StringRef(Log),
-                                                llvm::StringRef(Log)};
   // glibc sizes a thread's default stack from RLIMIT_STACK when the
   // process starts: 64 TiB cannot be mapped.
   struct rlimit Old;
@@ -332,13 +321,11 @@ TEST(CompilerTest, AsyncCompileRunsInlineWhenNoThreadCanStart) {
   if (Huge.rlim_max != RLIM_INFINITY && Huge.rlim_max < Huge.rlim_cur)
     GTEST_SKIP() << "RLIMIT_STACK's hard limit is too low to run this test";
   ASSERT_EQ(setrlimit(RLIMIT_STACK, &Huge), 0);
-  std::string ErrMsg;
-  int RC =
-      llvm::sys::ExecuteAndWait(Self, Args, EnvRefs, Redirects, /*SecondsToWait=*/120, 0, &ErrMsg);
+  ChildRun R = runChildTest("CompilerTest.DISABLED_AsyncCompileWithoutThreadsChild",
+                            {std::string(NoThreadsChildVar) + "=1"});
   ASSERT_EQ(setrlimit(RLIMIT_STACK, &Old), 0);
-  std::string Output = readFile(Log);
-  EXPECT_EQ(RC, 0) << ErrMsg << "\nchild output:\n" << Output;
-  EXPECT_NE(Output.find(ChildPassedLine), std::string::npos) << "child output:\n" << Output;
+  EXPECT_EQ(R.ExitCode, 0) << R.Error << "\nchild output:\n" << R.Output;
+  EXPECT_NE(R.Output.find(ChildPassedLine), std::string::npos) << "child output:\n" << R.Output;
 }
 
 TEST(CompilerTest, DISABLED_AsyncCompileWithoutThreadsChild) {

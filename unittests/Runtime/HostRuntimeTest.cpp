@@ -391,25 +391,11 @@ TEST(HostRuntimeTest, KernelFaultsAreErrorsAndTheRuntimeGoesOn) {
 constexpr const char *FaultChildVar = "GRIDJIT_TEST_FAULT_CHILD";
 
 TEST(HostRuntimeTest, FaultsOutsideCaughtKernelsReachThePreviousHandler) {
-  std::string Self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
-  ASSERT_FALSE(Self.empty());
-  std::vector<llvm::StringRef> Args = {Self, "--gtest_filter=HostRuntimeTest.DISABLED_FaultChild",
-                                       "--gtest_also_run_disabled_tests"};
-  std::vector<std::string> EnvStore = childTestEnvironment({std::string(FaultChildVar) + "=1"});
-  std::vector<llvm::StringRef> EnvRefs(EnvStore.begin(), EnvStore.end());
-  llvm::SmallString<128> Log;
-  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("fault-child", "log", Log));
-  std::optional<llvm::StringRef> Redirects[] = {std::nullopt, llvm::StringRef(Log),
-                                                llvm::StringRef(Log)};
-  std::string ErrMsg;
-  int RC =
-      llvm::sys::ExecuteAndWait(Self, Args, EnvRefs, Redirects, /*SecondsToWait=*/300, 0, &ErrMsg);
-  auto Buf = llvm::MemoryBuffer::getFile(Log);
-  std::string Output = Buf ? (*Buf)->getBuffer().str() : std::string();
-  llvm::sys::fs::remove(Log);
-  EXPECT_EQ(RC, 42) << ErrMsg << "\nchild output:\n" << Output;
-  EXPECT_THAT(Output, HasSubstr("caught: kernel 'saxpy' accessed memory outside its buffers"));
-  EXPECT_THAT(Output, HasSubstr("uncaught launch next"));
+  ChildRun R =
+      runChildTest("HostRuntimeTest.DISABLED_FaultChild", {std::string(FaultChildVar) + "=1"}, 300);
+  EXPECT_EQ(R.ExitCode, 42) << R.Error << "\nchild output:\n" << R.Output;
+  EXPECT_THAT(R.Output, HasSubstr("caught: kernel 'saxpy' accessed memory outside its buffers"));
+  EXPECT_THAT(R.Output, HasSubstr("uncaught launch next"));
 }
 
 extern "C" void exitOnFault(int) { _exit(42); }
