@@ -2,9 +2,9 @@
 //
 // Part of gridjit. The file protocol (docs/Cache.md has the long form):
 //
-// * lookup opens the entry, reads it whole (read(), not mmap, so that a
-//   file changed underneath cannot fault) and decodes it; anything wrong is
-//   a miss.
+// * lookup opens the entry, reads it whole (read() into its own memory,
+//   never mmap, so that a file truncated underneath cannot fault) and
+//   decodes it; anything wrong is a miss.
 // * store writes a unique temp file in the directory, then rename()s it
 //   over the entry: atomic on POSIX, so readers see the old entry or the
 //   new one. A directory squatting on the entry's name is removed first.
@@ -31,7 +31,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -190,21 +189,35 @@ std::optional<Artifact> DiskCache::lookupImpl(const CacheKey &K, std::string *Pr
     ::close(FD);
     return Bad("'" + Path + "' is not a regular file");
   }
-  // Read it whole with read(): the file is never modified in place by
-  // gridjit, but a foreign writer could truncate it under an mmap.
-  auto Buf = llvm::MemoryBuffer::getOpenFile(FD, Path, St.st_size,
-                                             /*RequiresNullTerminator=*/false,
-                                             /*IsVolatile=*/true);
+  // Read it whole with read() into memory of our own, never mapped: a
+  // foreign writer may truncate the file in place, and a mapping of it
+  // would then raise SIGBUS in the reader (MemoryBuffer::getOpenFile maps
+  // files of 16 KiB and more even when told they are volatile, unless a
+  // NUL terminator is required). A file that shrinks meanwhile is read
+  // short, and decoding rejects it.
+  std::string Data(static_cast<size_t>(St.st_size), '\0');
+  size_t Got = 0;
+  int ReadError = 0;
+  while (Got < Data.size()) {
+    ssize_t N = ::read(FD, Data.data() + Got, Data.size() - Got);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0)
+      ReadError = errno;
+    if (N <= 0)
+      break;
+    Got += static_cast<size_t>(N);
+  }
+  Data.resize(Got);
   // Lookups refresh the modification time (at most hourly), which is what
   // pruning orders entries by: least recently used go first.
-  if (Buf &&
+  if (!ReadError &&
       std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(St.st_mtime) >
           std::chrono::hours(1))
     (void)::futimens(FD, nullptr);
   ::close(FD);
-  if (!Buf)
-    return Bad("cannot read '" + Path + "': " + Buf.getError().message());
-  llvm::StringRef Data = (*Buf)->getBuffer();
+  if (ReadError)
+    return Bad("cannot read '" + Path + "': " + std::strerror(ReadError));
   auto A = decodeCacheEntry(std::string_view(Data.data(), Data.size()), K);
   if (!A)
     return Bad("'" + Path + "': " + llvm::toString(A.takeError()));
