@@ -126,6 +126,11 @@ TEST(CApiDriverFaultTest, EveryPathReportsTheFailingEntryPoint) {
       {"cuLaunchKernel", [](Session &S) { return S.launch(); }},
       {"cuCtxSynchronize", [](Session &S) { return gj_runtime_synchronize(S.R); }},
   };
+  // A runtime kept alive throughout holds the device's primary context, so
+  // the context is never destroyed between cases (which would free what a
+  // case leaked and hide it).
+  Session Keeper;
+  ASSERT_EQ(Keeper.create(), GJ_OK) << gj_last_error();
   const std::array<int, 4> Before = liveDriverObjects();
   for (const auto &[Name, Do] : Cases) {
     SCOPED_TRACE(Name);

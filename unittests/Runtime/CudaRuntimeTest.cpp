@@ -537,6 +537,15 @@ TEST(CudaRuntimeTest, EveryEntryPointFailing) {
       {"cuEventRecord", Coop},
   };
   std::set<std::string> Covered;
+  // A runtime kept alive throughout holds the device's primary context, so
+  // the context is never destroyed between cases (which would free what a
+  // case leaked and hide it).
+  std::unique_ptr<CudaRuntime> Keeper;
+  {
+    ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+    Keeper = runtime();
+  }
+  ASSERT_TRUE(Keeper);
   const std::array<int, 5> Before = liveDriverObjects();
   for (const auto &[Name, Do] : Cases) {
     SCOPED_TRACE(Name);
