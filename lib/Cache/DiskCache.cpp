@@ -319,9 +319,16 @@ DiskCache::KeyLock DiskCache::lockKey(const CacheKey &K) {
   auto Deadline = std::chrono::steady_clock::now() + Opts.LockTimeout;
   auto Sleep = std::chrono::microseconds(500);
   while (true) {
-    int FD = ::open(Path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // O_NOFOLLOW: a symbolic link planted in the lock's place must not
+    // make us create or lock a file elsewhere; O_NONBLOCK: nor may a FIFO
+    // block the open. Only a regular file is a lock.
+    int FD = ::open(Path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (FD < 0)
       return L; // cannot lock here (read-only, a directory in the way...)
+    if (struct stat St; ::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode)) {
+      ::close(FD);
+      return L; // something else squats on the lock's name: no lock
+    }
     bool Locked = false;
     while (true) {
       if (::flock(FD, LOCK_EX | LOCK_NB) == 0) {
@@ -420,7 +427,7 @@ void DiskCache::prune() {
       // A lock file outlives its process only when the process was killed
       // (a holder removes its own). Remove it if nobody holds it now.
       if (Stale && fs::is_regular_file(St)) {
-        int FD = ::open(It->path().c_str(), O_RDWR | O_CLOEXEC);
+        int FD = ::open(It->path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (FD >= 0) {
           if (::flock(FD, LOCK_EX | LOCK_NB) == 0)
             Remove(It->path());

@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <future>
 #include <random>
 #include <thread>
 
@@ -198,6 +199,44 @@ TEST(DiskDamageTest, ReadersUnderAMutatorGetTheEntryOrAMissAndLeakNothing) {
     EXPECT_FALSE(Name.contains(".tmp-") || Name.ends_with(".lock"))
         << "left behind: " << Name.str();
   }
+}
+
+// Something else in a key's lock file's place (a directory, a FIFO, a
+// symbolic link to a FIFO or to a path outside the directory): lockKey
+// returns without the lock (the caller compiles unlocked), never blocks,
+// never creates or locks a file through the link, and a store still works.
+TEST(DiskDamageTest, DamagedLockFilesNeverBlockOrLeadElsewhere) {
+  TempDir Work;
+  std::string Dir = Work.file("cache"), Fifo = Work.file("fifo"), Outside = Work.file("outside");
+  ASSERT_EQ(::mkfifo(Fifo.c_str(), 0644), 0);
+  DiskCacheOptions O;
+  O.Dir = Dir;
+  DiskCache C(O);
+  ASSERT_TRUE(C.store(key(9), artifact(9))); // makes the directory
+  std::string Entry = C.getEntryPath(key(9));
+  std::string Lock = Entry.substr(0, Entry.size() - 4) + ".lock";
+  for (int Kind = 0; Kind < 4; ++Kind) {
+    SCOPED_TRACE("kind " + std::to_string(Kind));
+    llvm::sys::fs::remove_directories(Lock, /*IgnoreErrors=*/true);
+    ::unlink(Lock.c_str());
+    if (Kind == 0)
+      ASSERT_EQ(::mkdir(Lock.c_str(), 0755), 0);
+    else if (Kind == 1)
+      ASSERT_EQ(::mkfifo(Lock.c_str(), 0644), 0);
+    else
+      ASSERT_EQ(::symlink((Kind == 2 ? Fifo : Outside).c_str(), Lock.c_str()), 0);
+    int FDs = openDescriptors();
+    // A hang bound, not a speed check.
+    auto F = std::async(std::launch::async, [&] { return C.lockKey(key(9)).held(); });
+    ASSERT_EQ(F.wait_for(std::chrono::seconds(60)), std::future_status::ready) << "blocked";
+    EXPECT_FALSE(F.get());
+    EXPECT_EQ(openDescriptors(), FDs);
+    EXPECT_FALSE(llvm::sys::fs::exists(Outside)) << "created a file through the link";
+    EXPECT_TRUE(C.store(key(9), artifact(9)));
+  }
+  // A regular lock file is a lock again.
+  ::unlink(Lock.c_str());
+  EXPECT_TRUE(C.lockKey(key(9)).held());
 }
 
 } // namespace
