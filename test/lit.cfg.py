@@ -81,6 +81,30 @@ if _clang_format:
 if shutil.which("redis-server"):
     config.available_features.add("redis")
 
+# A small tmpfs can be mounted (root, and a kernel that lets this process
+# mount): test/Fault fills one to emulate a full disk and remounts one
+# read-only. Elsewhere those tests are UNSUPPORTED.
+def _can_mount_tmpfs():
+    import tempfile
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("mount"):
+        return False
+    d = tempfile.mkdtemp(prefix="gridjit-lit-mount-")
+    try:
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", d],
+                          capture_output=True).returncode != 0:
+            return False
+        subprocess.run(["umount", d], capture_output=True)
+        return True
+    finally:
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+if _can_mount_tmpfs():
+    config.available_features.add("tmpfs-mount")
+
 # ptxas from the CUDA toolkit, when there is one: every PTX test is then
 # also assembled.
 if config.ptxas and os.path.exists(config.ptxas):

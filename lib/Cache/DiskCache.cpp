@@ -2,9 +2,9 @@
 //
 // Part of gridjit. The file protocol (docs/Cache.md has the long form):
 //
-// * lookup opens the entry, reads it whole (read(), not mmap, so that a
-//   file changed underneath cannot fault) and decodes it; anything wrong is
-//   a miss.
+// * lookup opens the entry, reads it whole (read() into its own memory,
+//   never mmap, so that a file truncated underneath cannot fault) and
+//   decodes it; anything wrong is a miss.
 // * store writes a unique temp file in the directory, then rename()s it
 //   over the entry: atomic on POSIX, so readers see the old entry or the
 //   new one. A directory squatting on the entry's name is removed first.
@@ -31,7 +31,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -196,21 +195,35 @@ std::optional<Artifact> DiskCache::lookupImpl(const CacheKey &K, std::string *Pr
                " bytes, more than any entry gridjit writes (DiskCacheOptions::MaxEntryBytes = " +
                std::to_string(Opts.MaxEntryBytes) + ")");
   }
-  // Read it whole with read(): the file is never modified in place by
-  // gridjit, but a foreign writer could truncate it under an mmap.
-  auto Buf = llvm::MemoryBuffer::getOpenFile(FD, Path, St.st_size,
-                                             /*RequiresNullTerminator=*/false,
-                                             /*IsVolatile=*/true);
+  // Read it whole with read() into memory of our own, never mapped: a
+  // foreign writer may truncate the file in place, and a mapping of it
+  // would then raise SIGBUS in the reader (MemoryBuffer::getOpenFile maps
+  // files of 16 KiB and more even when told they are volatile, unless a
+  // NUL terminator is required). A file that shrinks meanwhile is read
+  // short, and decoding rejects it.
+  std::string Data(static_cast<size_t>(St.st_size), '\0');
+  size_t Got = 0;
+  int ReadError = 0;
+  while (Got < Data.size()) {
+    ssize_t N = ::read(FD, Data.data() + Got, Data.size() - Got);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0)
+      ReadError = errno;
+    if (N <= 0)
+      break;
+    Got += static_cast<size_t>(N);
+  }
+  Data.resize(Got);
   // Lookups refresh the modification time (at most hourly), which is what
   // pruning orders entries by: least recently used go first.
-  if (Buf &&
+  if (!ReadError &&
       std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(St.st_mtime) >
           std::chrono::hours(1))
     (void)::futimens(FD, nullptr);
   ::close(FD);
-  if (!Buf)
-    return Bad("cannot read '" + Path + "': " + Buf.getError().message());
-  llvm::StringRef Data = (*Buf)->getBuffer();
+  if (ReadError)
+    return Bad("cannot read '" + Path + "': " + std::strerror(ReadError));
   auto A = decodeCacheEntry(std::string_view(Data.data(), Data.size()), K);
   if (!A)
     return Bad("'" + Path + "': " + llvm::toString(A.takeError()));
@@ -314,9 +327,16 @@ DiskCache::KeyLock DiskCache::lockKey(const CacheKey &K) {
   auto Deadline = std::chrono::steady_clock::now() + Opts.LockTimeout;
   auto Sleep = std::chrono::microseconds(500);
   while (true) {
-    int FD = ::open(Path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // O_NOFOLLOW: a symbolic link planted in the lock's place must not
+    // make us create or lock a file elsewhere; O_NONBLOCK: nor may a FIFO
+    // block the open. Only a regular file is a lock.
+    int FD = ::open(Path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (FD < 0)
       return L; // cannot lock here (read-only, a directory in the way...)
+    if (struct stat St; ::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode)) {
+      ::close(FD);
+      return L; // something else squats on the lock's name: no lock
+    }
     bool Locked = false;
     while (true) {
       if (::flock(FD, LOCK_EX | LOCK_NB) == 0) {
@@ -415,7 +435,7 @@ void DiskCache::prune() {
       // A lock file outlives its process only when the process was killed
       // (a holder removes its own). Remove it if nobody holds it now.
       if (Stale && fs::is_regular_file(St)) {
-        int FD = ::open(It->path().c_str(), O_RDWR | O_CLOEXEC);
+        int FD = ::open(It->path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (FD >= 0) {
           if (::flock(FD, LOCK_EX | LOCK_NB) == 0)
             Remove(It->path());

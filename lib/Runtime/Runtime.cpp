@@ -76,10 +76,14 @@ Error Runtime::free(DeviceBuffer &B) {
     return Error::success();
   if (B.Owner != this)
     return fail("cannot free a device buffer of another runtime");
-  Error E = freeMemory(B.Addr, B.Bytes);
+  // A free the device refused leaves the handle valid: the memory is still
+  // allocated, and the caller (or the handle's destructor) can try again
+  // once the failure clears instead of leaking it.
+  if (Error E = freeMemory(B.Addr, B.Bytes))
+    return E;
   B.Owner = nullptr;
   B.Addr = B.Bytes = 0;
-  return E;
+  return Error::success();
 }
 
 /// Checks that [Offset, Offset + Bytes) of \p B is memory of \p RT.

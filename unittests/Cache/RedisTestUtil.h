@@ -101,6 +101,16 @@ public:
     FAIL() << "redis-server did not start; its log:\n" << readFile(Log);
   }
   void signal(int Sig) { ::kill(Pid, Sig); }
+  /// Sends \p Sig (SIGTERM: redis-server shuts down cleanly) and waits for
+  /// the server to exit; start() starts it again on the same socket.
+  void stop(int Sig) {
+    if (Pid <= 0)
+      return;
+    ::kill(Pid, Sig);
+    int Status;
+    waitpid(Pid, &Status, 0);
+    Pid = -1;
+  }
   void kill() {
     if (Pid <= 0)
       return;

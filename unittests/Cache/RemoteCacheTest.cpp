@@ -497,6 +497,117 @@ TEST(RemoteCacheTest, KilledAndRestartedServer) {
   EXPECT_EQ(compileAndCheck(*Fresh, 30).Outcome, CacheOutcome::Compiled); // lost with the kill
 }
 
+/// The server stopped (SIGTERM), hung (SIGSTOP) and killed (SIGKILL), each
+/// time brought back, while 4 threads keep compiling through the remote
+/// tier: three share one Compiler (one breaker) and compile a new kernel
+/// each time, the fourth makes a fresh Compiler per request for kernels
+/// already stored (a remote hit while the server is up). Every result is
+/// the reference; the breaker opens and closes again; after each fault
+/// stores resume (recovery). A request that hangs is caught by a
+/// watchdog (a hang bound, not a speed check: it fails only when no
+/// request finishes for 120 s). $GRIDJIT_FAULT_SCALE multiplies the
+/// rounds of faults (docs/Faults.md).
+TEST(RemoteCacheTest, ServerStoppedHungKilledAndRestartedUnderLoad) {
+  REQUIRE_REDIS();
+  RedisServer S;
+  RemoteCacheOptions RO = quickOptions(S.url());
+  RO.ConnectTimeout = 200ms;
+  RO.OperationTimeout = 300ms;
+  auto Shared = remoteCompiler("", RO);
+  ASSERT_TRUE(Shared);
+  std::atomic<unsigned> Next{0}, Done{0}, Finished{0}, FreshHits{0};
+  std::atomic<bool> Stop{false};
+  std::atomic<int64_t> LastProgress{std::chrono::steady_clock::now().time_since_epoch().count()};
+  auto Progress = [&] {
+    LastProgress = std::chrono::steady_clock::now().time_since_epoch().count();
+  };
+  std::vector<std::thread> Clients;
+  for (int T = 0; T < 3; ++T)
+    Clients.emplace_back([&] {
+      while (!Stop) {
+        unsigned I = Next++;
+        compileAndCheck(*Shared, 3000 + I);
+        Done = std::max<unsigned>(Done, I + 1);
+        ++Finished;
+        Progress();
+      }
+    });
+  Clients.emplace_back([&] {
+    unsigned J = 0;
+    while (!Stop) {
+      unsigned Have = Done > 3 ? Done - 3 : 0; // finished (and stored, when up) by now
+      if (Have == 0) {
+        std::this_thread::sleep_for(5ms);
+        continue;
+      }
+      auto Fresh = remoteCompiler("", RO);
+      if (compileAndCheck(*Fresh, 3000 + (J++ % Have)).Outcome == CacheOutcome::RemoteHit)
+        ++FreshHits;
+      ++Finished;
+      Progress();
+    }
+  });
+  std::thread Watchdog([&] {
+    while (!Stop) {
+      std::this_thread::sleep_for(100ms);
+      auto Last = std::chrono::steady_clock::time_point(
+          std::chrono::steady_clock::duration(LastProgress.load()));
+      if (std::chrono::steady_clock::now() - Last > 120s) {
+        std::fprintf(stderr, "no remote-tier request finished for 120 s: hung\n");
+        std::_Exit(1);
+      }
+    }
+  });
+  auto Stores = [&] { return Shared->getStats().Remote.Stores; };
+  // Until \p N more values were stored (the tier works again); bounded.
+  auto Recovered = [&](uint64_t N) {
+    uint64_t From = Stores();
+    for (int W = 0; W < 3000 && Stores() < From + N; ++W)
+      std::this_thread::sleep_for(10ms);
+    return Stores() >= From + N;
+  };
+  ASSERT_TRUE(Recovered(3));
+  unsigned Rounds = 1;
+  if (const char *Scale = std::getenv("GRIDJIT_FAULT_SCALE"))
+    Rounds = std::max(1, std::atoi(Scale));
+  uint64_t Trips = 0;
+  for (unsigned R = 0; R < Rounds; ++R) {
+    S.stop(SIGTERM);
+    std::this_thread::sleep_for(300ms);
+    S.start();
+    EXPECT_TRUE(Recovered(2)) << "no recovery after SIGTERM and a restart";
+    S.signal(SIGSTOP);
+    std::this_thread::sleep_for(1500ms);
+    S.signal(SIGCONT);
+    EXPECT_TRUE(Recovered(2)) << "no recovery after SIGSTOP and SIGCONT";
+    S.kill(); // SIGKILL
+    std::this_thread::sleep_for(300ms);
+    S.start();
+    EXPECT_TRUE(Recovered(2)) << "no recovery after SIGKILL and a restart";
+    RemoteCacheStats St = Shared->getStats().Remote;
+    EXPECT_GT(St.BreakerTrips, Trips) << "the breaker never opened in round " << R;
+    Trips = St.BreakerTrips;
+  }
+  // Requests of the fresh Compilers hit what the shared one stored.
+  for (int W = 0; W < 3000 && FreshHits == 0; ++W)
+    std::this_thread::sleep_for(10ms);
+  Stop = true;
+  for (std::thread &T : Clients)
+    T.join();
+  Watchdog.join();
+  RemoteCacheStats St = Shared->getStats().Remote;
+  EXPECT_GT(St.Errors, 0u);
+  EXPECT_GT(St.Timeouts, 0u); // the hung server
+  EXPECT_GT(St.BreakerSkips, 0u);
+  EXPECT_GT(FreshHits, 0u);
+  EXPECT_EQ(Shared->getStats().CompileFailures, 0u);
+  std::printf("%u requests, %llu stores, %llu errors, %llu timeouts, %llu breaker trips, %u hits "
+              "by fresh compilers\n",
+              Finished.load(), (unsigned long long)St.Stores, (unsigned long long)St.Errors,
+              (unsigned long long)St.Timeouts, (unsigned long long)St.BreakerTrips,
+              FreshHits.load());
+}
+
 /// A "server" that accepts connections, reads a little and closes them:
 /// every large write to it fails mid-way (EPIPE), which would raise SIGPIPE.
 class ClosingServer {

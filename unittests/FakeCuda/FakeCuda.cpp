@@ -304,6 +304,8 @@ FAKE_EXPORT CUresult cuDriverGetVersion(int *Version) {
 }
 
 FAKE_EXPORT CUresult cuGetErrorName(CUresult Error, const char **Name) {
+  if (CUresult R = configuredFailure("cuGetErrorName"))
+    return R;
   const ErrorText *E = findError(Error);
   if (!Name)
     return CUDA_ERROR_INVALID_VALUE;
@@ -312,6 +314,8 @@ FAKE_EXPORT CUresult cuGetErrorName(CUresult Error, const char **Name) {
 }
 
 FAKE_EXPORT CUresult cuGetErrorString(CUresult Error, const char **Text) {
+  if (CUresult R = configuredFailure("cuGetErrorString"))
+    return R;
   const ErrorText *E = findError(Error);
   if (!Text)
     return CUDA_ERROR_INVALID_VALUE;
@@ -1152,6 +1156,18 @@ FAKE_EXPORT int gridjitFakeCudaLiveEvents() {
 FAKE_EXPORT int gridjitFakeCudaLiveAllocations() {
   std::lock_guard<std::mutex> G(Lock);
   return static_cast<int>(Allocations.size());
+}
+
+/// How many modules are loaded (not yet unloaded).
+FAKE_EXPORT int gridjitFakeCudaLiveModules() {
+  std::lock_guard<std::mutex> G(Lock);
+  return static_cast<int>(Modules.size());
+}
+
+/// How many link states are live (created, not yet destroyed).
+FAKE_EXPORT int gridjitFakeCudaLiveLinks() {
+  std::lock_guard<std::mutex> G(Lock);
+  return static_cast<int>(Links.size());
 }
 
 // Every export has exactly the type CudaDriverAPI.h declares for it.

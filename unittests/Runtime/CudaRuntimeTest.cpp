@@ -28,11 +28,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <functional>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -439,8 +441,38 @@ TEST(CudaRuntimeTest, MemoryRoundTrip) {
             "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory");
 }
 
-/// Every entry point the runtime calls, failing: the error names it and
-/// the driver's words, whatever the runtime adds around it.
+/// The driver objects alive in the fake: allocations, events, modules,
+/// link states and device 0's primary context references.
+std::array<int, 5> liveDriverObjects() {
+  return {liveAllocations(), liveEvents(), fakeHook<int (*)()>("gridjitFakeCudaLiveModules")(),
+          fakeHook<int (*)()>("gridjitFakeCudaLiveLinks")(),
+          fakeHook<int (*)(int)>("gridjitFakeCudaPrimaryCtxRefs")(0)};
+}
+
+/// A runtime with the cubin cache in a fresh directory (so a load links).
+std::unique_ptr<CudaRuntime> cubinRuntime(const std::string &Dir) {
+  CudaRuntimeOptions O;
+  O.Driver = fake();
+  O.CacheDir = Dir;
+  auto RT = CudaRuntime::create(O);
+  if (!RT) {
+    ADD_FAILURE() << errorText(RT.takeError());
+    return nullptr;
+  }
+  return std::move(*RT);
+}
+
+/// Every entry point the runtime calls, failing in turn on a path that
+/// calls it (creation, load with and without the cubin cache, allocate,
+/// free, copies, synchronize, plain, dynamic-shared and cooperative
+/// launches): the error names the entry point and the driver's words,
+/// whatever the runtime adds around it; the same call succeeds once the
+/// failure clears; and when everything is destroyed no driver object
+/// (allocation, event, module, link state, context reference) is left.
+/// The cleanup calls whose failure cannot be reported (the destructors'
+/// unload, release, event destroy; the link's destroy) and the error
+/// queries are failed too: the operation still succeeds, nothing crashes.
+/// Together the cases cover all 37 entry points (checked below).
 TEST(CudaRuntimeTest, EveryEntryPointFailing) {
   using Op = std::function<llvm::Error(Loaded &)>;
   auto Load = [](Loaded &L) { return L.RT->load(ptx()).takeError(); };
@@ -448,7 +480,35 @@ TEST(CudaRuntimeTest, EveryEntryPointFailing) {
     int X = 0;
     return L.RT->copyFromDevice(&X, L.Out, sizeof(X));
   };
+  auto Create = [](Loaded &) -> llvm::Error {
+    auto RT = CudaRuntime::create(0, fake());
+    return RT ? llvm::Error::success() : RT.takeError();
+  };
+  auto LinkLoad = [](Loaded &) -> llvm::Error {
+    TempDir Dir;
+    auto RT = cubinRuntime(Dir.path());
+    if (!RT)
+      return llvm::createStringError("no runtime");
+    return RT->load(ptx()).takeError();
+  };
+  auto Coop = [](Loaded &L) { return L.launch("coop", config(1, 32)); };
+  // A thread where the device's context is not current yet: the runtime
+  // makes it current (cuCtxSetCurrent).
+  auto InFreshThread = [](Loaded &L) {
+    std::optional<llvm::Error> E;
+    std::thread([&] { E.emplace(L.RT->synchronize()); }).join();
+    return std::move(*E);
+  };
   const std::pair<const char *, Op> Cases[] = {
+      {"cuInit", Create},
+      {"cuDriverGetVersion", Create},
+      {"cuDeviceGetCount", Create},
+      {"cuDeviceGet", Create},
+      {"cuDeviceGetName", Create},
+      {"cuDeviceTotalMem", Create},
+      {"cuDeviceGetAttribute", Create},
+      {"cuDevicePrimaryCtxRetain", Create},
+      {"cuCtxGetCurrent", Create},
       {"cuMemAlloc", [](Loaded &L) { return L.RT->allocate(16).takeError(); }},
       {"cuMemFree", [](Loaded &L) { return L.RT->free(L.Out); }},
       {"cuMemcpyHtoD",
@@ -460,29 +520,95 @@ TEST(CudaRuntimeTest, EveryEntryPointFailing) {
       {"cuCtxSynchronize", Copy},
       {"cuCtxSynchronize", [](Loaded &L) { return L.RT->synchronize(); }},
       {"cuCtxGetCurrent", [](Loaded &L) { return L.RT->synchronize(); }},
+      {"cuCtxSetCurrent", InFreshThread},
       {"cuModuleLoadDataEx", Load},
+      {"cuModuleLoadDataEx", LinkLoad},
       {"cuModuleGetFunction", Load},
       {"cuFuncGetAttribute", Load},
+      {"cuLinkCreate", LinkLoad},
+      {"cuLinkAddData", LinkLoad},
+      {"cuLinkComplete", LinkLoad},
       {"cuFuncSetAttribute", [](Loaded &L) { return L.launch("dyn", config(1, 32, 100000)); }},
       {"cuLaunchKernel", [](Loaded &L) { return L.launch("dyn", config(1, 32, 64)); }},
-      {"cuOccupancyMaxActiveBlocksPerMultiprocessor",
-       [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
-      {"cuLaunchCooperativeKernel", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
-      {"cuEventCreate", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
-      {"cuMemsetD32Async", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
-      {"cuEventRecord", [](Loaded &L) { return L.launch("coop", config(1, 32)); }},
+      {"cuOccupancyMaxActiveBlocksPerMultiprocessor", Coop},
+      {"cuLaunchCooperativeKernel", Coop},
+      {"cuEventCreate", Coop},
+      {"cuMemsetD32Async", Coop},
+      {"cuEventRecord", Coop},
   };
+  std::set<std::string> Covered;
+  // A runtime kept alive throughout holds the device's primary context, so
+  // the context is never destroyed between cases (which would free what a
+  // case leaked and hide it).
+  std::unique_ptr<CudaRuntime> Keeper;
+  {
+    ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+    Keeper = runtime();
+  }
+  ASSERT_TRUE(Keeper);
+  const std::array<int, 5> Before = liveDriverObjects();
   for (const auto &[Name, Do] : Cases) {
     SCOPED_TRACE(Name);
-    Loaded L;
-    ASSERT_TRUE(L.M);
+    {
+      Loaded L;
+      ASSERT_TRUE(L.M);
+      {
+        std::string Fail = std::string(Name) + ":999";
+        ScopedEnv Env("GRIDJIT_FAKE_CUDA_FAIL", Fail.c_str());
+        llvm::Error E = Do(L);
+        ASSERT_TRUE(failed(E));
+        EXPECT_THAT(
+            errorText(std::move(E)),
+            HasSubstr(std::string(Name) + " failed: CUDA_ERROR_UNKNOWN (999): unknown error"));
+      }
+      // The failure cleared: the same call works on the same runtime (a
+      // free the device refused left the buffer valid: it is freed now).
+      EXPECT_TRUE(succeeded(Do(L)));
+      EXPECT_TRUE(succeeded(L.RT->synchronize()));
+    }
+    EXPECT_EQ(liveDriverObjects(), Before) << "allocations, events, modules, links, context refs";
+    Covered.insert(Name);
+  }
+
+  // The calls whose failure has nowhere to go: everything still works.
+  // (What the driver refused to destroy stays in the fake: the tests
+  // after this one count relative to what they find.)
+  const char *Silent[] = {
+      "cuModuleUnload", "cuLinkDestroy",    "cuEventDestroy",           "cuEventQuery",
+      "cuGetErrorName", "cuGetErrorString", "cuDevicePrimaryCtxRelease"};
+  for (const char *Name : Silent) {
+    SCOPED_TRACE(Name);
     std::string Fail = std::string(Name) + ":999";
     ScopedEnv Env("GRIDJIT_FAKE_CUDA_FAIL", Fail.c_str());
-    llvm::Error E = Do(L);
-    ASSERT_TRUE(failed(E));
-    EXPECT_THAT(errorText(std::move(E)),
-                HasSubstr(std::string(Name) + " failed: CUDA_ERROR_UNKNOWN (999): unknown error"));
+    {
+      Loaded L;
+      ASSERT_TRUE(L.M);
+      for (int I = 0; I < 3; ++I) // cuEventQuery: a state never seen done is not reused
+        EXPECT_TRUE(succeeded(Coop(L)));
+      EXPECT_TRUE(succeeded(LinkLoad(L)));
+      EXPECT_TRUE(succeeded(L.RT->synchronize()));
+    }
+    Covered.insert(Name);
   }
+  {
+    // An error whose name and text the driver cannot give still names
+    // the call and the code.
+    Loaded L;
+    ASSERT_TRUE(L.M);
+    ScopedEnv Env("GRIDJIT_FAKE_CUDA_FAIL", "cuMemAlloc:2,cuGetErrorName:1,cuGetErrorString:1");
+    EXPECT_EQ(errorText(L.RT->allocate(16).takeError()),
+              "cuMemAlloc failed: an unrecognised CUresult (2): the driver has no description "
+              "of it");
+  }
+  // Not called by the runtime (CudaDriverTest.EveryEntryPointFailing fails
+  // them through the table).
+  Covered.insert({"cuMemcpyDtoD", "cuMemsetD8"});
+  std::set<std::string> All;
+#define GRIDJIT_NAME_ONE(Name, Resolution, Params) All.insert(#Name);
+  GRIDJIT_CUDA_ENTRY_POINTS(GRIDJIT_NAME_ONE)
+#undef GRIDJIT_NAME_ONE
+  EXPECT_EQ(All.size(), 37u);
+  EXPECT_EQ(Covered, All);
 }
 
 // The device's own limits, where they are below gridjit's: a grid the
@@ -589,6 +715,7 @@ TEST(CudaRuntimeTest, ConcurrentCooperativeLaunchesOfOneModule) {
   ScopedEnv Echo("GRIDJIT_FAKE_CUDA_ECHO", "1");
   ScopedEnv Slow("GRIDJIT_FAKE_CUDA_LAUNCH_US", "300");
   int Coop = launches(true);
+  int Events = liveEvents(); // EveryEntryPointFailing leaks one on purpose
   {
     Loaded L("occupancy:4");
     ASSERT_TRUE(L.M);
@@ -609,24 +736,24 @@ TEST(CudaRuntimeTest, ConcurrentCooperativeLaunchesOfOneModule) {
     EXPECT_EQ(Good, 200);
     // The threads' buffers are freed; one chunk of barrier states remains.
     EXPECT_EQ(liveAllocations(), Allocations + 1);
-    EXPECT_LE(liveEvents(), 8);
+    EXPECT_LE(liveEvents(), Events + 8);
   }
   EXPECT_EQ(launches(true), Coop + 200);
-  EXPECT_EQ(liveEvents(), 0); // the runtime destroyed its events
+  EXPECT_EQ(liveEvents(), Events); // the runtime destroyed its events
 }
 
 // One thread's cooperative launches reuse one state: the event recorded
 // after each has completed when the next is issued.
 TEST(CudaRuntimeTest, SequentialCooperativeLaunchesReuseTheirState) {
   ScopedEnv Echo("GRIDJIT_FAKE_CUDA_ECHO", "1");
-  int Before = liveAllocations();
+  int Before = liveAllocations(), Events = liveEvents();
   {
     Loaded L;
     ASSERT_TRUE(L.M);
     for (int I = 0; I < 300; ++I)
       ASSERT_TRUE(echoes(*L.RT, *L.M, L.Out, I % 3 ? "echo_coop" : "echo", I, -I));
     EXPECT_EQ(liveAllocations(), Before + 2); // Out and one chunk of states
-    EXPECT_EQ(liveEvents(), 1);
+    EXPECT_EQ(liveEvents(), Events + 1);
   }
   EXPECT_EQ(liveAllocations(), Before);
 }

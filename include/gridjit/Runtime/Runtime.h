@@ -283,7 +283,9 @@ public:
   /// host target, undefined on a GPU).
   llvm::Expected<DeviceBuffer> allocate(uint64_t Bytes);
   /// Frees \p B now (it becomes empty). An empty handle is fine.
-  /// Errors: a buffer of another runtime, the device refusing.
+  /// Errors: a buffer of another runtime, the device refusing; \p B then
+  /// stays valid (the memory is still allocated), so the free can be tried
+  /// again, and its destructor tries again.
   llvm::Error free(DeviceBuffer &B);
   /// Copies \p Bytes from host memory \p Src to \p Dst at \p Offset.
   /// Errors: a range outside the buffer, a buffer of another runtime.
