@@ -6,8 +6,12 @@
 // the NVPTX target. Any input may be rejected with an error; none may
 // crash, trip a sanitizer, or break the round trip.
 //
-// Inputs above 4 KiB are skipped, and code generation runs at -O0 or -O1
-// (chosen by the input), so that a run executes hundreds of inputs a second.
+// Inputs above 4 KiB are skipped, and code generation runs at -O0 for the
+// host and at -O0 or -O1 (chosen by the input) for NVPTX, so that a run
+// executes tens of inputs a second under ASan. (The host target at -O1 and
+// above takes time that grows about quadratically with the number of warp
+// operations in one kernel, inside LLVM's passes, see docs/Fuzzing.md:
+// test/NVPTX/shuffles.kir alone took 27 s here.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,9 +70,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     llvm::consumeError(std::move(E));
     return 0;
   }
-  CompileOptions Opts;
-  Opts.OptLevel = Size % 2; // -O0 or -O1
   for (Target *T : {Host.get(), NVPTX.get()}) {
+    CompileOptions Opts;
+    Opts.OptLevel = T == NVPTX.get() ? unsigned(Size % 2) : 0;
     auto A = T->compile(**M, Opts);
     if (!A)
       llvm::consumeError(A.takeError());
