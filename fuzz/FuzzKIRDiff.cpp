@@ -7,7 +7,9 @@
 //   2. the host target's -O0 and -O3 code, run on the same inputs, write
 //      the same bytes to every output (floats bit for bit, but any NaN
 //      equals any NaN: LLVM folds NaNs with another payload than x86
-//      computes, and KIR cannot observe a payload);
+//      computes, and KIR cannot observe a payload); with more than one
+//      block, -O3 on a runtime with two worker threads (blocks in
+//      parallel) too;
 //   3. ptxas accepts the NVPTX code (where ptxas exists). ptxas is a
 //      separate process (~0.1 s), so only one input in
 //      $GRIDJIT_FUZZ_PTXAS_EVERY (default 16; 1: every input; 0: never),
@@ -41,7 +43,7 @@ using fuzz::GeneratedKernel;
 
 namespace {
 std::unique_ptr<Target> Host, NVPTX;
-std::unique_ptr<HostRuntime> RT;
+std::unique_ptr<HostRuntime> RT, RT2; // one and two worker threads
 std::string Ptxas;
 unsigned PtxasEvery = 16;
 bool Print = false;
@@ -58,14 +60,18 @@ struct Results {
                        std::to_string(K.Block) + "):\n" + K.Source + "--- detail:\n" + Detail);
 }
 
-Results runHost(const GeneratedKernel &K, const Module &M, unsigned OptLevel) {
+Artifact compileHost(const GeneratedKernel &K, const Module &M, unsigned OptLevel) {
   CompileOptions O;
   O.OptLevel = OptLevel;
   auto A = Host->compile(M, O);
   if (!A)
     finding("the host target cannot compile a valid kernel at -O" + std::to_string(OptLevel), K,
             llvm::toString(A.takeError()));
-  auto L = RT->load(*A);
+  return std::move(*A);
+}
+
+Results runHost(const GeneratedKernel &K, const Artifact &A, unsigned OptLevel, HostRuntime &RT) {
+  auto L = RT.load(A);
   if (!L)
     finding("the host runtime cannot load a kernel", K, llvm::toString(L.takeError()));
   size_t Threads = size_t(K.Grid) * K.Block;
@@ -96,7 +102,7 @@ Results runHost(const GeneratedKernel &K, const Module &M, unsigned OptLevel) {
   C.Block.X = K.Block;
   LaunchOptions LO;
   LO.TimeoutMilliseconds = 60000;
-  if (llvm::Error E = RT->launch(**L, "k", C, Args, LO))
+  if (llvm::Error E = RT.launch(**L, "k", C, Args, LO))
     finding("a valid kernel fails to run at -O" + std::to_string(OptLevel), K,
             llvm::toString(std::move(E)));
   return R;
@@ -108,28 +114,30 @@ bool sameFloat(double A, double B) {
   return std::memcmp(&A, &B, sizeof(A)) == 0;
 }
 
-void compare(const GeneratedKernel &K, const Results &R0, const Results &R3) {
+void compare(const GeneratedKernel &K, const Results &R0, const Results &R3,
+             const char *What = "host -O0 and -O3 disagree", const char *A = "-O0",
+             const char *B = "-O3") {
   for (size_t I = 0; I < R0.OI.size(); ++I)
     if (R0.OI[I] != R3.OI[I])
-      finding("host -O0 and -O3 disagree", K,
+      finding(What, K,
               "oi[" + std::to_string(I) + "] (thread " +
                   std::to_string(I / GeneratedKernel::OutSlots) + ", integer result " +
-                  std::to_string(I % GeneratedKernel::OutSlots) + "): -O0 " +
-                  std::to_string(R0.OI[I]) + ", -O3 " + std::to_string(R3.OI[I]));
+                  std::to_string(I % GeneratedKernel::OutSlots) + "): " + A + " " +
+                  std::to_string(R0.OI[I]) + ", " + B + " " + std::to_string(R3.OI[I]));
   for (size_t I = 0; I < R0.OF.size(); ++I)
     if (!sameFloat(R0.OF[I], R3.OF[I])) {
       char Buf[128];
-      std::snprintf(Buf, sizeof(Buf), "-O0 %a, -O3 %a", R0.OF[I], R3.OF[I]);
-      finding("host -O0 and -O3 disagree", K,
+      std::snprintf(Buf, sizeof(Buf), "%s %a, %s %a", A, R0.OF[I], B, R3.OF[I]);
+      finding(What, K,
               "of[" + std::to_string(I) + "] (thread " +
                   std::to_string(I / GeneratedKernel::OutSlots) + ", float result " +
                   std::to_string(I % GeneratedKernel::OutSlots) + "): " + Buf);
     }
   for (size_t I = 0; I < R0.Acc.size(); ++I)
     if (R0.Acc[I] != R3.Acc[I])
-      finding("host -O0 and -O3 disagree", K,
-              "acc[" + std::to_string(I) + "]: -O0 " + std::to_string(R0.Acc[I]) + ", -O3 " +
-                  std::to_string(R3.Acc[I]));
+      finding(What, K,
+              "acc[" + std::to_string(I) + "]: " + A + " " + std::to_string(R0.Acc[I]) + ", " + B +
+                  " " + std::to_string(R3.Acc[I]));
 }
 
 void checkPtx(const GeneratedKernel &K, const std::string &Ptx) {
@@ -169,6 +177,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   HostRuntimeOptions RO;
   RO.NumThreads = 1;
   RT = fuzz::exitOnError(HostRuntime::create(RO), "host runtime");
+  RO.NumThreads = 2;
+  RT2 = fuzz::exitOnError(HostRuntime::create(RO), "host runtime (2 threads)");
   const char *P = std::getenv("GRIDJIT_FUZZ_PTXAS");
   Ptxas = P ? P : "/usr/local/cuda/bin/ptxas";
   if (!llvm::sys::fs::can_execute(Ptxas))
@@ -199,8 +209,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   if (!Ptxas.empty() && PtxasEvery &&
       llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(Data, Size)) % PtxasEvery == 0)
     checkPtx(K, A->Payload);
-  Results R0 = runHost(K, **M, 0);
-  Results R3 = runHost(K, **M, 3);
+  Results R0 = runHost(K, compileHost(K, **M, 0), 0, *RT);
+  Artifact A3 = compileHost(K, **M, 3);
+  Results R3 = runHost(K, A3, 3, *RT);
   compare(K, R0, R3);
+  // Blocks on two worker threads: the kernel is race-free, so the same.
+  if (K.Grid > 1) {
+    Results R3P = runHost(K, A3, 3, *RT2);
+    compare(K, R3, R3P, "one and two host worker threads disagree", "1 thread", "2 threads");
+  }
   return 0;
 }

@@ -234,7 +234,11 @@ std::string Gen::leaf(Ty T, int Depth) {
       break;
     switch (T) {
     case I32:
-      return In.flag() ? "s0" : "ia[" + index(63, Depth - 1) + "]";
+      if (In.flag())
+        return "s0";
+      if (In.flag()) // pointer arithmetic: at most 31 + 31 < 64
+        return "(ia + " + index(31, Depth - 1) + ")[" + index(31, Depth - 1) + "]";
+      return "ia[" + index(63, Depth - 1) + "]";
     case I64:
       if (ShReady && In.flag())
         return "sh[(t + (" + expr(I32, Depth - 1) + " & 63)) % block_dim.x]";
@@ -252,8 +256,12 @@ std::string Gen::leaf(Ty T, int Depth) {
     if (Depth <= 0)
       break;
     auto As = varsOf(T, true, false);
-    if (!As.empty())
-      return As[In.below(uint32_t(As.size()))]->Name + "[" + index(7, Depth - 1) + "]";
+    if (!As.empty()) {
+      const std::string &A = As[In.below(uint32_t(As.size()))]->Name;
+      if (In.flag()) // through a ptr<T, local>
+        return "(&" + A + "[0] + " + index(7, Depth - 1) + ")[0]";
+      return A + "[" + index(7, Depth - 1) + "]";
+    }
     break;
   }
   }
