@@ -213,6 +213,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   Artifact A3 = compileHost(K, **M, 3);
   Results R3 = runHost(K, A3, 3, *RT);
   compare(K, R0, R3);
+  if (Print) {
+    auto NonZero = [](const auto &V) {
+      size_t N = 0;
+      for (auto X : V)
+        N += X != 0;
+      return N;
+    };
+    std::fprintf(stderr, "--- non-zero results: %zu integer, %zu float, %zu atomic\n",
+                 NonZero(R3.OI), NonZero(R3.OF), NonZero(R3.Acc));
+  }
   // Blocks on two worker threads: the kernel is race-free, so the same.
   if (K.Grid > 1) {
     Results R3P = runHost(K, A3, 3, *RT2);
