@@ -23,6 +23,8 @@
 
 #include "gridjit-c/gridjit.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -379,8 +381,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   }
   CacheDir = Template;
   Trace = std::getenv("GRIDJIT_FUZZ_TRACE") != nullptr;
-  // The cache directory stays for the next run's processes (it only
-  // speeds them up); it is in /tmp, never in the user's cache.
+  // The compilers' cache, never the user's; removed when the run ends.
+  std::atexit([] { llvm::sys::fs::remove_directories(CacheDir); });
   return 0;
 }
 
