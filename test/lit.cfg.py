@@ -58,6 +58,18 @@ config.substitutions.append(("%fake_cuda", os.path.join(config.fake_cuda_dir, "l
 if config.gridjit_sanitize:
     config.available_features.add("sanitizer")
 
+# The libFuzzer targets (GRIDJIT_FUZZERS=ON, `cmake --preset asan`;
+# docs/Fuzzing.md): test/Fuzz runs each for 60 seconds on its seed corpus
+# (made at build time in the build tree) and the inputs of
+# fuzz/regressions/ once. They are on PATH with jit-run.
+_fuzzers = ["fuzz-kir", "fuzz-kir-diff", "fuzz-cache-entry", "fuzz-npy", "fuzz-capi", "fuzz-redis-reply"]
+if config.gridjit_fuzzers.upper() in ("ON", "1", "TRUE", "YES") and all(
+    os.path.exists(os.path.join(config.gridjit_tools_dir, f)) for f in _fuzzers
+):
+    config.available_features.add("fuzzer")
+    config.substitutions.append(("%fuzz_corpus", os.path.join(config.gridjit_obj_root, "fuzz", "corpus")))
+    config.substitutions.append(("%fuzz_src", os.path.join(config.gridjit_src_root, "fuzz")))
+
 # A Python that can import Debian's python3-numba (utils/setup.sh installs
 # it; a pyenv or venv Python usually cannot see it): test/CAPI runs Numba
 # and gridjit in one process with it.

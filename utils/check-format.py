@@ -4,7 +4,7 @@
 # Usage: check-format.py CLANG_FORMAT ROOT [--fix]
 #
 # Runs CLANG_FORMAT on every .cpp, .h and .cu file under ROOT's include/,
-# lib/, tools/, unittests/ and benchmarks/ (or under ROOT itself when it has
+# lib/, tools/, unittests/, benchmarks/ and fuzz/ (or under ROOT itself when it has
 # none of those), with the .clang-format of the repository. Without --fix,
 # lists the files that differ from clang-format's output and exits 1 if
 # there is any; with --fix, rewrites them in place.
@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 
-SOURCE_DIRS = ["include", "lib", "tools", "unittests", "benchmarks"]
+SOURCE_DIRS = ["include", "lib", "tools", "unittests", "benchmarks", "fuzz"]
 SUFFIXES = (".cpp", ".h", ".cu")
 
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gridjit/Cache/RemoteCache.h"
+#include "RemoteReply.h"
 #include "gridjit/Cache/CacheEntry.h"
 #include "gridjit/Support/Environment.h"
 
@@ -38,8 +39,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::string_view TagMagic = "GJHMAC01";
-constexpr size_t TagTrailerSize = 8 + 32;
+using remote::TagMagic;
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
@@ -461,42 +461,13 @@ struct RemoteCache::Impl {
   /// Validates \p Value as \p K's entry; counts and explains a bad one.
   std::optional<Artifact> validate(const CacheKey &K, std::string_view Value,
                                    std::string &Problem) {
-    std::string_view Entry = Value;
-    bool Tagged = Value.size() >= TagTrailerSize + CacheEntryHeaderSize &&
-                  Value.substr(Value.size() - TagTrailerSize, 8) == TagMagic;
-    if (Tagged)
-      Entry = Value.substr(0, Value.size() - TagTrailerSize);
-    if (!Opts.Secret.empty()) {
-      if (!Tagged) {
-        AuthFailures.fetch_add(1, std::memory_order_relaxed);
-        Problem = "the value has no HMAC tag";
-        return std::nullopt;
-      }
-      std::array<uint8_t, 32> Want = tagFor(K, Entry);
-      std::string_view Got = Value.substr(Value.size() - 32);
-      uint8_t Diff = 0;
-      for (size_t I = 0; I < 32; ++I)
-        Diff |= uint8_t(Got[I]) ^ Want[I];
-      if (Diff != 0) {
-        AuthFailures.fetch_add(1, std::memory_order_relaxed);
-        Problem = "the value's HMAC tag does not match";
-        return std::nullopt;
-      }
-    }
-    llvm::Expected<Artifact> A = decodeCacheEntry(Entry, K);
-    if (!A) {
+    remote::ValueProblem Why = remote::ValueProblem::None;
+    std::optional<Artifact> A = remote::validateRemoteValue(Opts.Secret, K, Value, Problem, Why);
+    if (Why == remote::ValueProblem::Auth)
+      AuthFailures.fetch_add(1, std::memory_order_relaxed);
+    else if (Why == remote::ValueProblem::BadEntry)
       BadEntries.fetch_add(1, std::memory_order_relaxed);
-      Problem = llvm::toString(A.takeError());
-      return std::nullopt;
-    }
-    return std::move(*A);
-  }
-
-  std::array<uint8_t, 32> tagFor(const CacheKey &K, std::string_view Entry) const {
-    std::string Msg = "gridjit-remote-v1";
-    Msg.append(reinterpret_cast<const char *>(K.Bytes.data()), K.Bytes.size());
-    Msg.append(Entry);
-    return hmacSHA256(Opts.Secret, Msg);
+    return A;
   }
 
   /// GET with the size bound. Sets \p Value, or returns false for no value
@@ -506,19 +477,75 @@ struct RemoteCache::Impl {
     ReplyPtr R = command({"EVAL", BoundedGetScript, "1", Key, Max}, &Problem);
     if (!R)
       return false;
-    if (R->type == REDIS_REPLY_INTEGER) {
+    remote::GetReply G = remote::interpretGetReply(*R);
+    if (G.Kind == remote::GetReply::Oversize) {
       Oversize.fetch_add(1, std::memory_order_relaxed);
       Problem =
-          "the value holds " + std::to_string(R->integer) + " bytes, over the limit of " + Max;
+          "the value holds " + std::to_string(G.ValueBytes) + " bytes, over the limit of " + Max;
       return false;
     }
-    if (R->type != REDIS_REPLY_STRING)
+    if (G.Kind == remote::GetReply::Missing)
       return false; // nil: no value
-    Value.assign(R->str, R->len);
+    Value = std::move(G.Value);
     BytesRead.fetch_add(Value.size(), std::memory_order_relaxed);
     return true;
   }
 };
+
+remote::GetReply remote::interpretGetReply(const redisReply &R) {
+  GetReply G;
+  if (R.type == REDIS_REPLY_INTEGER) {
+    G.Kind = GetReply::Oversize;
+    G.ValueBytes = R.integer;
+  } else if (R.type == REDIS_REPLY_STRING) {
+    G.Kind = GetReply::Found;
+    G.Value.assign(R.str, R.len);
+  }
+  return G;
+}
+
+std::array<uint8_t, 32> remote::valueTag(std::string_view Secret, const CacheKey &K,
+                                         std::string_view Entry) {
+  std::string Msg = "gridjit-remote-v1";
+  Msg.append(reinterpret_cast<const char *>(K.Bytes.data()), K.Bytes.size());
+  Msg.append(Entry);
+  return hmacSHA256(Secret, Msg);
+}
+
+std::optional<Artifact> remote::validateRemoteValue(std::string_view Secret, const CacheKey &K,
+                                                    std::string_view Value, std::string &Problem,
+                                                    ValueProblem &Why) {
+  Why = ValueProblem::None;
+  std::string_view Entry = Value;
+  bool Tagged = Value.size() >= TagTrailerSize + CacheEntryHeaderSize &&
+                Value.substr(Value.size() - TagTrailerSize, 8) == TagMagic;
+  if (Tagged)
+    Entry = Value.substr(0, Value.size() - TagTrailerSize);
+  if (!Secret.empty()) {
+    if (!Tagged) {
+      Why = ValueProblem::Auth;
+      Problem = "the value has no HMAC tag";
+      return std::nullopt;
+    }
+    std::array<uint8_t, 32> Want = valueTag(Secret, K, Entry);
+    std::string_view Got = Value.substr(Value.size() - 32);
+    uint8_t Diff = 0;
+    for (size_t I = 0; I < 32; ++I)
+      Diff |= uint8_t(Got[I]) ^ Want[I];
+    if (Diff != 0) {
+      Why = ValueProblem::Auth;
+      Problem = "the value's HMAC tag does not match";
+      return std::nullopt;
+    }
+  }
+  llvm::Expected<Artifact> A = decodeCacheEntry(Entry, K);
+  if (!A) {
+    Why = ValueProblem::BadEntry;
+    Problem = llvm::toString(A.takeError());
+    return std::nullopt;
+  }
+  return std::move(*A);
+}
 
 RemoteCache::RemoteCache(RemoteCacheOptions O, RemoteCacheURL URL)
     : Opts(std::move(O)), P(std::make_unique<Impl>(std::move(URL), Opts)) {}
@@ -539,7 +566,7 @@ std::string RemoteCache::entryKey(const CacheKey &K) {
 std::string RemoteCache::encodeValue(const CacheKey &K, const Artifact &A) const {
   std::string V = encodeCacheEntry(K, A);
   if (!Opts.Secret.empty()) {
-    std::array<uint8_t, 32> Tag = P->tagFor(K, V);
+    std::array<uint8_t, 32> Tag = remote::valueTag(Opts.Secret, K, V);
     V.append(TagMagic);
     V.append(reinterpret_cast<const char *>(Tag.data()), Tag.size());
   }

@@ -246,8 +246,12 @@ void Printer::printDecl(const Decl &D) {
   if (const auto *C = dyn_cast<ConstDecl>(&D)) {
     OS << "const " << C->Var.Name << ": ";
     printVarType(C->Var);
-    OS << " = ";
-    printExpr(C->Init.get());
+    // `const B: i32;` parses (the verifier rejects it): print it as written,
+    // like a local declaration without an initializer, so that it parses back.
+    if (C->Init) {
+      OS << " = ";
+      printExpr(C->Init.get());
+    }
     OS << ";\n";
     return;
   }

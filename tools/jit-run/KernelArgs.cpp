@@ -390,7 +390,10 @@ static Error readNpy(ArgValue &A, StringRef Path) {
   auto Buf = jitrun::readFileBounded(Path, jitrun::MaxNpyBytes, /*RegularOnly=*/true);
   if (!Buf)
     return npyError(A, Path, "cannot read the file: " + llvm::toString(Buf.takeError()));
-  StringRef Data = *Buf;
+  return jitrun::parseNpy(A, Path, *Buf);
+}
+
+Error jitrun::parseNpy(ArgValue &A, StringRef Path, StringRef Data) {
   auto HeaderAndStart = npyHeader(A, Path, Data);
   if (!HeaderAndStart)
     return HeaderAndStart.takeError();

@@ -49,6 +49,12 @@ std::string formatBuffer(const ArgValue &A);
 /// Writes a buffer as a NumPy .npy file (format 1.0, little-endian).
 llvm::Error writeNpy(llvm::StringRef Path, const ArgValue &A);
 
+/// Fills buffer \p A from \p Data, the bytes of the .npy file \p Path (named
+/// in errors): the header must be a well-formed format 1-3 header whose
+/// dtype matches \p A's element type and whose shape matches the data size
+/// exactly. `--arg NAME=@FILE.npy` reads the file and calls this.
+llvm::Error parseNpy(ArgValue &A, llvm::StringRef Path, llvm::StringRef Data);
+
 /// The largest .npy file `--arg NAME=@FILE.npy` reads: 16 GiB.
 inline constexpr uint64_t MaxNpyBytes = uint64_t(16) << 30;
 

@@ -377,6 +377,15 @@ std::filesystem::path examplesDir() {
   return std::filesystem::path(GRIDJIT_SOURCE_DIR) / "examples";
 }
 
+// Found by fuzz-kir (fuzz/regressions/kir/const-without-initializer): a
+// const without an initializer parses (the verifier rejects it) and was
+// printed as `= <null>`, which does not parse back.
+TEST(PrinterTest, ConstWithoutInitializerRoundTrips) {
+  std::string Once = canonical("const A: i32 = B + 1;\nconst B: i32 ;\n");
+  EXPECT_EQ(Once, "const A: i32 = B + 1;\n\nconst B: i32;\n");
+  EXPECT_EQ(canonical(Once), Once);
+}
+
 TEST(PrinterTest, IdempotentOnTheExamples) {
   std::filesystem::path Dir = examplesDir();
   ASSERT_TRUE(std::filesystem::is_directory(Dir)) << Dir;
