@@ -6,6 +6,7 @@
 import os
 import shutil
 import subprocess
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -54,9 +55,16 @@ config.substitutions.append(("%fake_cuda", os.path.join(config.fake_cuda_dir, "l
 # A sanitized build (GRIDJIT_SANITIZE): libgridjit.so needs the sanitizer
 # runtimes, which only the build's own programs link, so tests that load it
 # into an outside program (Python, a program compiled by the test) cannot
-# run.
+# run. The sanitizer options (utils/lit_sanitizers.py) go into the
+# environment of every RUN line, so the programs a test starts, and theirs,
+# get them too; a sanitizer report aborts the program, which fails the test
+# even under `not`.
 if config.gridjit_sanitize:
     config.available_features.add("sanitizer")
+sys.path.insert(0, os.path.join(config.gridjit_src_root, "utils"))
+import lit_sanitizers
+
+lit_sanitizers.configure(config, lit_config)
 
 # A Python that can import Debian's python3-numba (utils/setup.sh installs
 # it; a pyenv or venv Python usually cannot see it): test/CAPI runs Numba
@@ -121,8 +129,11 @@ _test_python = _python_with(
     "numpy",
     [os.environ.get("GRIDJIT_TEST_PYTHON"), config.python_executable, "/usr/bin/python3"],
 )
-if _test_python:
+# Under ASan the interpreter gets the shared sanitizer runtime preloaded
+# (utils/lit_sanitizers.py); under TSan the Python tests do not run.
+_outside_prefix = lit_sanitizers.outside_program_prefix(config)
+if _test_python and _outside_prefix is not None:
     config.available_features.add("python-numpy")
-    config.substitutions.append(("%gridjit_python", _test_python))
+    config.substitutions.append(("%gridjit_python", _outside_prefix + _test_python))
 config.environment["PYTHONPATH"] = os.path.join(config.gridjit_src_root, "python")
 config.environment["GRIDJIT_LIBRARY"] = os.path.join(config.fake_cuda_dir, "libgridjit.so")
