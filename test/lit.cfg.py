@@ -53,12 +53,13 @@ config.substitutions.append(("%fake_cuda_nolaunch", os.path.join(config.fake_cud
 config.substitutions.append(("%fake_cuda", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda.so")))
 
 # A sanitized build (GRIDJIT_SANITIZE): libgridjit.so needs the sanitizer
-# runtimes, which only the build's own programs link, so tests that load it
-# into an outside program (Python, a program compiled by the test) cannot
-# run. The sanitizer options (utils/lit_sanitizers.py) go into the
-# environment of every RUN line, so the programs a test starts, and theirs,
-# get them too; a sanitizer report aborts the program, which fails the test
-# even under `not`.
+# runtimes, which only the build's own programs link: a program a test
+# compiles is linked with them (%sanitize_flags, %sanitize_cflags), and
+# Python gets ASan's shared runtime preloaded. The sanitizer options
+# (utils/lit_sanitizers.py) go into the environment of every RUN line, so
+# the programs a test starts, and theirs, get them too; a sanitizer report
+# aborts the program, which fails the test even under `not`. Features:
+# `sanitizer` (any), `asan`, `ubsan`, `tsan`.
 if config.gridjit_sanitize:
     config.available_features.add("sanitizer")
 sys.path.insert(0, os.path.join(config.gridjit_src_root, "utils"))
@@ -68,13 +69,18 @@ lit_sanitizers.configure(config, lit_config)
 
 # A Python that can import Debian's python3-numba (utils/setup.sh installs
 # it; a pyenv or venv Python usually cannot see it): test/CAPI runs Numba
-# and gridjit in one process with it.
+# and gridjit in one process with it. In a sanitized build the interpreter
+# gets the sanitizer runtime preloaded (utils/lit_sanitizers.py), or, where
+# that cannot be done (TSan), the test does not run.
+_outside_prefix = lit_sanitizers.outside_program_prefix(config)
 for _py in [config.python_executable, "/usr/bin/python3"]:
+    if _outside_prefix is None:
+        break
     if _py and os.path.exists(_py) and subprocess.run(
         [_py, "-c", "import numba, numpy"], capture_output=True
     ).returncode == 0:
         config.available_features.add("numba")
-        config.substitutions.append(("%numba_python", _py))
+        config.substitutions.append(("%numba_python", _outside_prefix + _py))
         break
 
 # clang-format-19 checks that every C++ file is formatted (test/Format);
@@ -131,7 +137,6 @@ _test_python = _python_with(
 )
 # Under ASan the interpreter gets the shared sanitizer runtime preloaded
 # (utils/lit_sanitizers.py); under TSan the Python tests do not run.
-_outside_prefix = lit_sanitizers.outside_program_prefix(config)
 if _test_python and _outside_prefix is not None:
     config.available_features.add("python-numpy")
     config.substitutions.append(("%gridjit_python", _outside_prefix + _test_python))

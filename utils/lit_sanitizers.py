@@ -59,6 +59,16 @@ def configure(config, lit_config):
         for var, opts in _OPTIONS.get(s, {}).items():
             given = os.environ.get(var, "")
             config.environment[var] = ":".join(opts + ([given] if given else []))
+    # The flags a test adds when it compiles and links a program of its own
+    # against libgridjit.so (test/CAPI): the same sanitizers, and for a C
+    # program (%sanitize_cflags) the C++ parts of their runtimes and the
+    # C++ library they use, which UBSan's vptr checks in libgridjit need.
+    flags = cflags = ""
+    if sanitizers:
+        flags = "-fsanitize=%s" % ",".join(sanitizers)
+        cflags = flags + " -fsanitize-link-c++-runtime -lstdc++"
+    config.substitutions.append(("%sanitize_cflags", cflags))
+    config.substitutions.append(("%sanitize_flags", flags))
     if sanitizers:
         # Symbolized reports name the file and line.
         symbolizer = shutil.which("llvm-symbolizer", path=config.llvm_tools_dir)
