@@ -52,6 +52,11 @@ config.substitutions.append(("%llvm_libdir", os.path.join(os.path.dirname(config
 config.substitutions.append(("%fake_cuda_nolaunch", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda-nolaunch.so")))
 config.substitutions.append(("%fake_cuda", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda.so")))
 
+# The benchmark programs are built (GRIDJIT_BUILD_BENCHMARKS; the sanitizer
+# presets turn them off).
+if config.gridjit_benchmarks.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("benchmarks")
+
 # A sanitized build (GRIDJIT_SANITIZE): libgridjit.so needs the sanitizer
 # runtimes, which only the build's own programs link: a program a test
 # compiles is linked with them (%sanitize_flags, %sanitize_cflags), and
