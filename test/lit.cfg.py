@@ -6,6 +6,7 @@
 import os
 import shutil
 import subprocess
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -51,12 +52,25 @@ config.substitutions.append(("%llvm_libdir", os.path.join(os.path.dirname(config
 config.substitutions.append(("%fake_cuda_nolaunch", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda-nolaunch.so")))
 config.substitutions.append(("%fake_cuda", os.path.join(config.fake_cuda_dir, "libgridjit-fake-cuda.so")))
 
+# The benchmark programs are built (GRIDJIT_BUILD_BENCHMARKS; the sanitizer
+# presets turn them off).
+if config.gridjit_benchmarks.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("benchmarks")
+
 # A sanitized build (GRIDJIT_SANITIZE): libgridjit.so needs the sanitizer
-# runtimes, which only the build's own programs link, so tests that load it
-# into an outside program (Python, a program compiled by the test) cannot
-# run.
+# runtimes, which only the build's own programs link: a program a test
+# compiles is linked with them (%sanitize_flags, %sanitize_cflags), and
+# Python gets ASan's shared runtime preloaded. The sanitizer options
+# (utils/lit_sanitizers.py) go into the environment of every RUN line, so
+# the programs a test starts, and theirs, get them too; a sanitizer report
+# aborts the program, which fails the test even under `not`. Features:
+# `sanitizer` (any), `asan`, `ubsan`, `tsan`.
 if config.gridjit_sanitize:
     config.available_features.add("sanitizer")
+sys.path.insert(0, os.path.join(config.gridjit_src_root, "utils"))
+import lit_sanitizers
+
+lit_sanitizers.configure(config, lit_config)
 
 # The libFuzzer targets (GRIDJIT_FUZZERS=ON, `cmake --preset asan`;
 # docs/Fuzzing.md): test/Fuzz runs each for 60 seconds on its seed corpus
@@ -72,13 +86,18 @@ if config.gridjit_fuzzers.upper() in ("ON", "1", "TRUE", "YES") and all(
 
 # A Python that can import Debian's python3-numba (utils/setup.sh installs
 # it; a pyenv or venv Python usually cannot see it): test/CAPI runs Numba
-# and gridjit in one process with it.
+# and gridjit in one process with it. In a sanitized build the interpreter
+# gets the sanitizer runtime preloaded (utils/lit_sanitizers.py), or, where
+# that cannot be done (TSan), the test does not run.
+_outside_prefix = lit_sanitizers.outside_program_prefix(config)
 for _py in [config.python_executable, "/usr/bin/python3"]:
+    if _outside_prefix is None:
+        break
     if _py and os.path.exists(_py) and subprocess.run(
         [_py, "-c", "import numba, numpy"], capture_output=True
     ).returncode == 0:
         config.available_features.add("numba")
-        config.substitutions.append(("%numba_python", _py))
+        config.substitutions.append(("%numba_python", _outside_prefix + _py))
         break
 
 # clang-format-19 checks that every C++ file is formatted (test/Format);
@@ -157,8 +176,10 @@ _test_python = _python_with(
     "numpy",
     [os.environ.get("GRIDJIT_TEST_PYTHON"), config.python_executable, "/usr/bin/python3"],
 )
-if _test_python:
+# Under ASan the interpreter gets the shared sanitizer runtime preloaded
+# (utils/lit_sanitizers.py); under TSan the Python tests do not run.
+if _test_python and _outside_prefix is not None:
     config.available_features.add("python-numpy")
-    config.substitutions.append(("%gridjit_python", _test_python))
+    config.substitutions.append(("%gridjit_python", _outside_prefix + _test_python))
 config.environment["PYTHONPATH"] = os.path.join(config.gridjit_src_root, "python")
 config.environment["GRIDJIT_LIBRARY"] = os.path.join(config.fake_cuda_dir, "libgridjit.so")

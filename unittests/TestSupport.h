@@ -32,7 +32,22 @@
 #include <unistd.h>
 #include <vector>
 
+/// The checkout's root directory.
+#define GRIDJIT_SOURCE_DIR (::gridjit::test::sourceDir())
+/// The fake CUDA drivers (unittests/FakeCuda).
+#define GRIDJIT_FAKE_CUDA (::gridjit::test::fakeCudaPath())
+#define GRIDJIT_FAKE_CUDA_NOLAUNCH (::gridjit::test::fakeCudaNoLaunchPath())
+
 namespace gridjit::test {
+
+/// The paths of the checkout and of the fake CUDA drivers
+/// (unittests/TestPaths.cpp). They are compiled into that one file alone,
+/// not defined on every test's command line, so that the other tests'
+/// objects do not depend on where the checkout is and a fresh clone finds
+/// them in ccache (docs/Building.md).
+const char *sourceDir();
+const char *fakeCudaPath();
+const char *fakeCudaNoLaunchPath();
 
 /// The rendering of \p E as it would be printed (empty for success);
 /// consumes it. Diagnostics come with their source line and caret.

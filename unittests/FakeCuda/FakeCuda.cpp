@@ -111,6 +111,10 @@ bool Initialized = false;
 std::vector<FakeDevice> Devices;
 FakeContext Contexts[MaxDevices];
 std::map<uintptr_t, size_t> Allocations; // start -> size
+/// The device whose primary context made each allocation (start ->
+/// device): releasing the context's last reference frees them, as the
+/// real driver does when it destroys a context.
+std::map<uintptr_t, int> AllocationDevices;
 thread_local CUcontext Current = nullptr;
 
 /// "NAME" without a trailing "_v2".
@@ -467,7 +471,19 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice Device) {
     return CUDA_ERROR_INVALID_DEVICE;
   if (Contexts[Device].Retains == 0)
     return CUDA_ERROR_INVALID_CONTEXT;
-  --Contexts[Device].Retains;
+  if (--Contexts[Device].Retains == 0) {
+    // The context is destroyed, and the memory allocated in it with it
+    // (a buffer whose cuMemFree failed, say).
+    for (auto It = AllocationDevices.begin(); It != AllocationDevices.end();) {
+      if (It->second != Device) {
+        ++It;
+        continue;
+      }
+      std::free(reinterpret_cast<void *>(It->first));
+      Allocations.erase(It->first);
+      It = AllocationDevices.erase(It);
+    }
+  }
   return CUDA_SUCCESS;
 }
 
@@ -566,6 +582,7 @@ FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *Ptr, size_t Bytes) {
   std::lock_guard<std::mutex> G(Lock);
   *Ptr = reinterpret_cast<uintptr_t>(P);
   Allocations[*Ptr] = Bytes;
+  AllocationDevices[*Ptr] = reinterpret_cast<FakeContext *>(Current)->Device;
   return CUDA_SUCCESS;
 }
 
@@ -577,6 +594,7 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr Ptr) {
   if (It == Allocations.end())
     return CUDA_ERROR_INVALID_VALUE;
   std::free(reinterpret_cast<void *>(It->first));
+  AllocationDevices.erase(It->first);
   Allocations.erase(It);
   return CUDA_SUCCESS;
 }
