@@ -537,7 +537,7 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
 // threads and streams (docs/CUDA.md, "Cooperative launches").
 
 CUresult CudaRuntime::acquireGridState(size_t &Slot) {
-  {
+  auto TakeFree = [&] {
     std::lock_guard<std::mutex> G(GridStateLock);
     for (size_t I = 0; I < GridStates.size(); ++I) {
       GridStateSlot &S = GridStates[I];
@@ -546,11 +546,19 @@ CUresult CudaRuntime::acquireGridState(size_t &Slot) {
       if (!S.Issuing && (!S.Done || Drv->api().cuEventQuery(S.Done) == CUDA_SUCCESS)) {
         S.Issuing = true;
         Slot = I;
-        return CUDA_SUCCESS;
+        return true;
       }
     }
-  }
-  // None free: a new chunk, allocated without the lock held.
+    return false;
+  };
+  if (TakeFree())
+    return CUDA_SUCCESS;
+  // None free: a new chunk, allocated without GridStateLock held. One
+  // thread at a time adds one; the others, having waited for it, take
+  // slots of the chunk it added.
+  std::lock_guard<std::mutex> Grow(GridStateGrowLock);
+  if (TakeFree())
+    return CUDA_SUCCESS;
   CUdeviceptr Chunk = 0;
   if (CUresult R = Drv->api().cuMemAlloc(&Chunk, GridStatesPerChunk * GridStateStride))
     return R;

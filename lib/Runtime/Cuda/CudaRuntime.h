@@ -112,6 +112,9 @@ private:
   std::unique_ptr<DiskCache> Cubins;         ///< null: no cubin cache
   std::unique_ptr<RemoteCache> RemoteCubins; ///< null: no remote tier for cubins
   std::mutex GridStateLock;                  ///< guards GridStates and GridStateChunks
+  /// Held by the one thread that adds a chunk, so that threads that all
+  /// find the slots taken at once add one chunk, not one each.
+  std::mutex GridStateGrowLock;
   std::vector<GridStateSlot> GridStates;
   std::vector<CUdeviceptr> GridStateChunks; ///< the allocations of the slots
 };
