@@ -13,8 +13,9 @@
 #   never a signal);
 # - LeakSanitizer is on (detect_leaks=1): a leak fails the test;
 # - ASan's own SIGSEGV handler gives way to one the program installs
-#   (allow_user_segv_handler): jit-run turns a kernel's memory fault into
-#   its own error message (test/Host/kernel-faults.kir), as without ASan.
+#   (allow_user_segv_handler): the host runtime's handler turns a kernel's
+#   memory fault into a launch error (LaunchOptions::CatchFaults,
+#   test/Host/kernel-faults.kir) and passes other faults on to ASan's.
 #
 # Options already in the environment (ASAN_OPTIONS, ...) are appended to
 # ours, and a sanitizer takes the last value of an option, so a developer
