@@ -10,15 +10,19 @@
 
 #include "TestSupport.h"
 
+#include "gridjit/Cache/CacheKey.h"
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Target/Target.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -116,6 +120,15 @@ inline std::string readExample(llvm::StringRef Name) {
     return "";
   }
   return (*Buf)->getBuffer().str();
+}
+
+/// A cache key made from \p Tag and \p I (the BLAKE3 digest of both), for
+/// tests that store artifacts under keys of their own.
+inline CacheKey testKey(llvm::StringRef Tag, unsigned I) {
+  auto H = llvm::BLAKE3::hash(llvm::arrayRefFromStringRef(Tag.str() + std::to_string(I)));
+  CacheKey K;
+  std::memcpy(K.Bytes.data(), H.data(), K.Bytes.size());
+  return K;
 }
 
 /// Reads a whole file; "" when it cannot.

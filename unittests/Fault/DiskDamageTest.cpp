@@ -17,7 +17,6 @@
 #include "gridjit/Cache/DiskCache.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 
 #include "gtest/gtest.h"
@@ -55,12 +54,7 @@ int openDescriptors() {
   return N - 1; // the directory stream's own
 }
 
-CacheKey key(unsigned I) {
-  auto H = llvm::BLAKE3::hash(llvm::arrayRefFromStringRef("damage-key-" + std::to_string(I)));
-  CacheKey K;
-  EXPECT_TRUE(CacheKey::fromHex(llvm::toHex(H, /*LowerCase=*/true), K));
-  return K;
-}
+CacheKey key(unsigned I) { return testKey("damage-key-", I); }
 
 Artifact artifact(unsigned I) {
   Artifact A;

@@ -16,7 +16,6 @@
 #include "gridjit/Cache/DiskCache.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 
@@ -48,12 +47,7 @@ unsigned scaled(unsigned N) {
   return std::max(1u, static_cast<unsigned>(N * (F > 0 ? F : 1.0)));
 }
 
-CacheKey key(unsigned I) {
-  auto H = llvm::BLAKE3::hash(llvm::arrayRefFromStringRef("fault-key-" + std::to_string(I)));
-  CacheKey K;
-  EXPECT_TRUE(CacheKey::fromHex(llvm::toHex(H, /*LowerCase=*/true), K));
-  return K;
-}
+CacheKey key(unsigned I) { return testKey("fault-key-", I); }
 
 /// Key \p I's artifact: a large payload that differs from every other
 /// key's in every 4 KiB page.
