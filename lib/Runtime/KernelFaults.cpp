@@ -15,8 +15,8 @@
 
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <mutex>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <string>
@@ -86,51 +86,22 @@ void installHandlers() {
   });
 }
 
-/// An alternate signal stack for the calling thread while it runs kernel
-/// code, when it has none of its own: the handler must run on it when the
-/// kernel has used up the thread's stack.
-class AltStack {
-public:
-  AltStack() {
-    stack_t Old;
-    if (sigaltstack(nullptr, &Old) != 0 || !(Old.ss_flags & SS_DISABLE))
-      return; // the thread has one: ours is not needed
-    thread_local std::unique_ptr<char[]> Memory;
-    if (!Memory)
-      Memory.reset(new (std::nothrow) char[Bytes]);
-    if (!Memory)
-      return;
-    stack_t New;
-    New.ss_sp = Memory.get();
-    New.ss_size = Bytes;
-    New.ss_flags = 0;
-    Installed = sigaltstack(&New, nullptr) == 0;
-  }
-  ~AltStack() {
-    if (!Installed)
-      return;
-    stack_t Off;
-    std::memset(&Off, 0, sizeof(Off));
-    Off.ss_flags = SS_DISABLE;
-    sigaltstack(&Off, nullptr);
-  }
-
-private:
-  static constexpr size_t Bytes = 64 * 1024;
-  bool Installed = false;
-};
-
 } // namespace
 
 bool gridjit::runCatchingFaults(hostabi::EntryFn Entry, void *const *Args,
                                 hostabi::BlockContext *Ctx, uint64_t First, uint64_t End,
                                 int32_t &Result, KernelFault &Fault) {
   installHandlers();
-  AltStack Alt;
   Scope S;
-  // Saves the signal mask: the handler runs with the signal blocked, and
-  // the jump back must unblock it.
-  if (sigsetjmp(S.Jump, /*savemask=*/1)) {
+  // Without saving the signal mask (that would be a system call on every
+  // call): after a fault the handler's mask, which blocks the signal, is
+  // still in force, and is undone here.
+  if (sigsetjmp(S.Jump, /*savemask=*/0)) {
+    sigset_t Faults;
+    sigemptyset(&Faults);
+    sigaddset(&Faults, SIGSEGV);
+    sigaddset(&Faults, SIGBUS);
+    pthread_sigmask(SIG_UNBLOCK, &Faults, nullptr);
     Fault.Signal = S.Signal;
     Fault.Address = reinterpret_cast<uintptr_t>(S.Address);
     return false;

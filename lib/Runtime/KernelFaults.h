@@ -27,9 +27,7 @@ struct KernelFault {
 
 /// Calls Entry(Args, Ctx, First, End) and returns its result; when the call
 /// faults, returns false with \p Fault filled in (what the kernel wrote
-/// before the fault stays written; \p Ctx is then undefined). Sets up an
-/// alternate signal stack for the call when the thread has none, so that
-/// a kernel that overflows its stack is caught too.
+/// before the fault stays written; \p Ctx is then undefined).
 bool runCatchingFaults(hostabi::EntryFn Entry, void *const *Args, hostabi::BlockContext *Ctx,
                        uint64_t First, uint64_t End, int32_t &Result, KernelFault &Fault);
 
