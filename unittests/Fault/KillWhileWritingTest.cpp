@@ -2,9 +2,15 @@
 //
 // Part of gridjit. A child process (this binary again, running the
 // DISABLED_Writer test) stores large entries in a loop; the test kills it
-// with SIGKILL after a random delay, many times, and after each kill a
-// fresh DiskCache (the next process) must see every key as a miss or as
-// exactly the entry that was stored, never a broken one. The temp files of
+// with SIGKILL many times, and after each kill a fresh DiskCache (the next
+// process) must see every key as a miss or as exactly the entry that was
+// stored, never a broken one. Half the kills come after a random delay
+// (anywhere in the writer's loop); the other half are made to land inside
+// a write: the test waits for a new temp file, stops the writer, and kills
+// it only if the temp file is still there (otherwise it lets it go on and
+// waits again). Random delays alone were not enough: under TSan encoding
+// the entry takes most of the time, and in one CI run none of 60 random
+// kills landed between the temp file's creation and its rename. The temp files of
 // killed writers are left behind, and the first store of a later process
 // removes those older than DiskCacheOptions::StaleAfter (docs/Faults.md).
 // $GRIDJIT_FAULT_SCALE multiplies the number of kills.
@@ -15,6 +21,7 @@
 #include "TestSupport.h"
 #include "gridjit/Cache/DiskCache.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
@@ -22,13 +29,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <thread>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <utime.h>
 
 using namespace gridjit;
@@ -69,14 +80,45 @@ DiskCacheOptions options(const std::string &Dir) {
   return O;
 }
 
-/// Names in \p Dir ending like an entry being written.
+/// Names in \p Dir ending like an entry being written, sorted.
 std::vector<std::string> temps(const std::string &Dir) {
   std::vector<std::string> Out;
   std::error_code EC;
   for (llvm::sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC; It.increment(EC))
     if (llvm::StringRef(It->path()).contains(".tmp-"))
       Out.push_back(It->path());
+  llvm::sort(Out);
   return Out;
+}
+
+/// Whether \p Dir holds a temp file that is not in \p Before (sorted).
+bool hasNewTemp(const std::string &Dir, const std::vector<std::string> &Before) {
+  for (const std::string &T : temps(Dir))
+    if (!std::binary_search(Before.begin(), Before.end(), T))
+      return true;
+  return false;
+}
+
+/// Whether \p Dir holds a finished entry.
+bool hasEntry(const std::string &Dir) {
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC; It.increment(EC))
+    if (llvm::StringRef(It->path()).ends_with(".gjc"))
+      return true;
+  return false;
+}
+
+/// Stops \p Pid and waits until it is stopped (a SIGSTOP is delivered
+/// asynchronously; waitpid with WUNTRACED returns once it took effect).
+bool stopChild(pid_t Pid) {
+  if (::kill(Pid, SIGSTOP) != 0)
+    return false;
+  int Status = 0;
+  pid_t R;
+  do
+    R = ::waitpid(Pid, &Status, WUNTRACED);
+  while (R < 0 && errno == EINTR);
+  return R == Pid && WIFSTOPPED(Status);
 }
 
 TEST(KillWhileWritingTest, NextProcessSeesAMissOrTheWholeEntry) {
@@ -99,6 +141,7 @@ TEST(KillWhileWritingTest, NextProcessSeesAMissOrTheWholeEntry) {
   for (unsigned It = 0; It < Kills; ++It) {
     SCOPED_TRACE("kill " + std::to_string(It));
     llvm::sys::fs::remove(Ready);
+    std::vector<std::string> Before = temps(Cache);
     std::string Err;
     llvm::sys::ProcessInfo PI = llvm::sys::ExecuteNoWait(Self, Args, Env, Redirects, 0, &Err);
     ASSERT_NE(PI.Pid, llvm::sys::ProcessInfo::InvalidPid) << Err;
@@ -110,13 +153,49 @@ TEST(KillWhileWritingTest, NextProcessSeesAMissOrTheWholeEntry) {
       if (!Started)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(DelayUs(Rng)));
+    bool InWrite = It % 2 == 1, CaughtInWrite = false;
+    std::string StopProblem;
+    if (Started && It == 0) {
+      // The first kill waits for a finished entry, so that the lookups
+      // below meet whole entries as well as misses.
+      auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+      while (!hasEntry(Cache) && std::chrono::steady_clock::now() < Deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } else if (Started && InWrite) {
+      // Kill inside a write: poll for a temp file this writer made, stop
+      // the writer, and kill it if the file is still there (a stopped
+      // process cannot rename it). Bounded: a writer that is never caught
+      // writing is a failure of the test, reported below.
+      auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+      while (!CaughtInWrite && std::chrono::steady_clock::now() < Deadline) {
+        if (!hasNewTemp(Cache, Before)) {
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+          continue;
+        }
+        if (!stopChild(PI.Pid)) {
+          StopProblem = std::strerror(errno);
+          break;
+        }
+        CaughtInWrite = hasNewTemp(Cache, Before);
+        if (!CaughtInWrite)
+          ::kill(PI.Pid, SIGCONT);
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(DelayUs(Rng)));
+    }
     ::kill(PI.Pid, SIGKILL);
     llvm::sys::ProcessInfo Done = llvm::sys::Wait(PI, std::nullopt, &Err);
     ASSERT_TRUE(Started) << "the writer did not start:\n" << readFile(Log);
     // Killed, not finished or failed on its own.
     ASSERT_EQ(Done.ReturnCode, -2) << Err << "\n" << readFile(Log);
-    KillsLeavingATemp += !temps(Cache).empty();
+    ASSERT_EQ(StopProblem, "") << "cannot stop the writer";
+    if (InWrite)
+      ASSERT_TRUE(CaughtInWrite) << "the writer was never caught with a temp file in 120 s";
+    // A kill inside a write leaves its temp file behind.
+    bool LeftATemp = hasNewTemp(Cache, Before);
+    if (CaughtInWrite)
+      EXPECT_TRUE(LeftATemp);
+    KillsLeavingATemp += LeftATemp;
 
     // The next process: a fresh cache object on the directory.
     DiskCache Next(options(Cache));
@@ -137,8 +216,9 @@ TEST(KillWhileWritingTest, NextProcessSeesAMissOrTheWholeEntry) {
     if (HasFailure())
       break;
   }
-  // The kills landed both inside and outside writes.
-  EXPECT_GT(KillsLeavingATemp, 0u);
+  // The kills landed both inside writes (every other one, made to) and
+  // after whole entries.
+  EXPECT_GE(KillsLeavingATemp, Kills / 2);
   EXPECT_GT(Hits, 0u);
   std::printf("%u kills: %u left a temp file; lookups afterwards: %u hits, %u misses\n", Kills,
               KillsLeavingATemp, Hits, Misses);
