@@ -249,14 +249,21 @@ TEST(CompilerTest, FailureIsDeliveredToEveryWaiterAndNotCached) {
       });
     });
   // Let the leader reach the lock and the others queue behind it.
-  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (C->getStats().Disk.LockWaits == 0 && std::chrono::steady_clock::now() < Deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_EQ(C->getStats().Disk.LockWaits, 1u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Release the lock only when every other thread has found the leader's
+  // flight (a request counts its memory miss in the same critical section
+  // in which it joins a flight); a fixed sleep here let a thread that the
+  // scheduler started late compile on its own.
+  while (C->getStats().MemoryMisses < N && std::chrono::steady_clock::now() < Deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  uint64_t Joined = C->getStats().MemoryMisses;
   Held.release();
   for (std::thread &T : Threads)
     T.join();
+  ASSERT_EQ(Joined, N) << "not every thread found the leader's flight in time";
 
   CompilerStats S = C->getStats();
   EXPECT_EQ(S.Compiles, 1u);
