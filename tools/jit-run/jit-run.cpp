@@ -283,7 +283,7 @@ void printCacheStats(const CompileReport &R) {
   if (R.Cache.DiskOn)
     Text("disk", Twine(S.DiskHits) + " hits, " + Twine(S.DiskMisses) + " misses, " +
                      Twine(S.Disk.BadEntries) + " bad entries, " + Twine(S.Disk.Stores) +
-                     " stores");
+                     " stores, " + Twine(S.Disk.StoreFailures) + " store failures");
   else
     Text("disk", "off");
   if (!R.Cache.RemoteURL.empty()) {
