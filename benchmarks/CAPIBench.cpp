@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchPaths.h"
 #include "gridjit-c/gridjit.h"
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Runtime/Runtime.h"
@@ -100,14 +101,14 @@ CApi linkedApi() {
 }
 
 CApi sharedApi() {
-  const char *Path = GRIDJIT_BINARY_DIR "/lib/libgridjit.so";
-  void *H = dlopen(Path, RTLD_NOW | RTLD_LOCAL);
+  std::string Path = bench::buildDir() + "/lib/libgridjit.so";
+  void *H = dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!H)
     die(std::string("cannot load ") + Path + ": " + dlerror());
   auto Sym = [&](const char *Name) {
     void *P = dlsym(H, Name);
     if (!P)
-      die(std::string(Path) + " lacks " + Name);
+      die(Path + " lacks " + Name);
     return P;
   };
   CApi A;

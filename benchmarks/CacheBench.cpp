@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchPaths.h"
 #include "gridjit/Compiler/Compiler.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -41,7 +42,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::string readExample(const std::string &Name) {
-  auto Buf = llvm::MemoryBuffer::getFile(std::string(GRIDJIT_SOURCE_DIR) + "/examples/" + Name);
+  auto Buf = llvm::MemoryBuffer::getFile(bench::checkoutDir() + "/examples/" + Name);
   return Buf ? (*Buf)->getBuffer().str() : std::string();
 }
 
@@ -197,7 +198,7 @@ void BM_DiskHit(benchmark::State &State, std::string TargetName, std::string Exa
 /// Runs jit-run once; returns the wall milliseconds, and in \p InProcessMs
 /// the "total" line of its --stats (the compile request), or -1.
 double runJitRun(const std::vector<std::string> &Args, double &InProcessMs, bool &Ok) {
-  std::string JitRun = std::string(GRIDJIT_BINARY_DIR) + "/bin/jit-run";
+  std::string JitRun = bench::buildDir() + "/bin/jit-run";
   std::vector<llvm::StringRef> Refs = {JitRun};
   for (const std::string &A : Args)
     Refs.push_back(A);
@@ -222,7 +223,7 @@ enum class ProcessKind { Kir, Cold, DiskHit };
 
 void BM_Process(benchmark::State &State, std::string TargetName, std::string Example,
                 ProcessKind Kind) {
-  std::string Path = std::string(GRIDJIT_SOURCE_DIR) + "/examples/" + Example;
+  std::string Path = bench::checkoutDir() + "/examples/" + Example;
   std::string Emit = TargetName == "host" ? "--emit=obj" : "--emit=ptx";
   std::string Target = TargetName == "host" ? "--target=host" : "--target=cuda";
   std::string Dir = benchDir().Path + "/process-" + TargetName;

@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchPaths.h"
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/IR/AST.h"
 #include "gridjit/Parse/Parser.h"
@@ -57,7 +58,7 @@ using namespace gridjit;
 namespace {
 
 std::string readExample(const char *Name) {
-  auto Buf = llvm::MemoryBuffer::getFile(std::string(GRIDJIT_SOURCE_DIR) + "/examples/" + Name);
+  auto Buf = llvm::MemoryBuffer::getFile(bench::checkoutDir() + "/examples/" + Name);
   if (!Buf)
     return "";
   return (*Buf)->getBuffer().str();
@@ -266,7 +267,7 @@ bool runTool(llvm::StringRef Program, llvm::ArrayRef<llvm::StringRef> Args) {
 // `llc-19 -O3` on the same LLVM IR that gridjit optimises and codegens
 // (its lowering of saxpy, before optimisation), as a process.
 void BM_Llc19Saxpy(benchmark::State &State) {
-  std::string Llc = std::string(GRIDJIT_LLVM_TOOLS_DIR) + "/llc";
+  std::string Llc = bench::llvmToolsDir() + "/llc";
   if (!llvm::sys::fs::can_execute(Llc)) {
     State.SkipWithError("llc-19 not found");
     return;
@@ -282,7 +283,7 @@ void BM_Llc19Saxpy(benchmark::State &State) {
     State.SkipWithError(llvm::toString(IR.takeError()).c_str());
     return;
   }
-  std::string Path = std::string(GRIDJIT_BINARY_DIR) + "/bench-saxpy.ll";
+  std::string Path = bench::buildDir() + "/bench-saxpy.ll";
   {
     std::error_code EC;
     llvm::raw_fd_ostream OS(Path, EC);
@@ -304,7 +305,7 @@ void BM_NvccPtxSaxpy(benchmark::State &State) {
     State.SkipWithError("nvcc not found");
     return;
   }
-  std::string Src = std::string(GRIDJIT_SOURCE_DIR) + "/benchmarks/saxpy.cu";
+  std::string Src = bench::checkoutDir() + "/benchmarks/saxpy.cu";
   llvm::StringRef Args[] = {*Nvcc, "-ptx", "-arch=sm_80", Src, "-o", "/dev/null"};
   for (auto _ : State)
     if (!runTool(*Nvcc, Args)) {

@@ -28,6 +28,7 @@
 
 #include "Runtime/Cuda/CudaDriverAPI.h"
 
+#include "BenchPaths.h"
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Runtime/CudaDevices.h"
 #include "gridjit/Runtime/Runtime.h"
@@ -60,7 +61,7 @@ std::string readFile(const std::string &Path) {
 /// benchmarks/: $GRIDJIT_BENCH_SOURCE_DIR, else the build's source tree.
 std::string sourceDir() {
   const char *D = std::getenv("GRIDJIT_BENCH_SOURCE_DIR");
-  return D && *D ? D : GRIDJIT_SOURCE_DIR;
+  return D && *D ? D : bench::checkoutDir();
 }
 
 std::string readExample(const char *Name) { return readFile(sourceDir() + "/examples/" + Name); }

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchPaths.h"
 #include "gridjit/Cache/RemoteCache.h"
 #include "gridjit/Compiler/Compiler.h"
 
@@ -52,7 +53,7 @@ const char *const FleetExamples[] = {"saxpy.kir",   "matmul.kir",    "grid_sync.
                                      "stencil.kir", "histogram.kir", "warp_reduce.kir"};
 
 std::string readExample(const std::string &Name) {
-  auto Buf = llvm::MemoryBuffer::getFile(std::string(GRIDJIT_SOURCE_DIR) + "/examples/" + Name);
+  auto Buf = llvm::MemoryBuffer::getFile(bench::checkoutDir() + "/examples/" + Name);
   return Buf ? (*Buf)->getBuffer().str() : std::string();
 }
 
