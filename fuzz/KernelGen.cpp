@@ -113,6 +113,14 @@ private:
   }
   void stmts(int Depth);
   void stmt(int Depth);
+  /// The statements of a loop body whose scope is open, then its end.
+  void loopBodyAndClose(int Depth) {
+    ++LoopDepth;
+    stmts(Depth + 1);
+    --LoopDepth;
+    pop();
+    line("}");
+  }
   void function();
 };
 
@@ -429,11 +437,7 @@ void Gen::stmt(int Depth) {
     line("for " + N + " in " + Range + " {");
     push();
     declare({N, I32, false});
-    ++LoopDepth;
-    stmts(Depth + 1);
-    --LoopDepth;
-    pop();
-    line("}");
+    loopBodyAndClose(Depth);
     return;
   }
   case 5: { // while with a counter the body cannot assign
@@ -445,11 +449,7 @@ void Gen::stmt(int Depth) {
     line("while " + W + " < " + std::to_string(1 + In.below(6)) + " {");
     push();
     line(W + " += 1;");
-    ++LoopDepth;
-    stmts(Depth + 1);
-    --LoopDepth;
-    pop();
-    line("}");
+    loopBodyAndClose(Depth);
     return;
   }
   case 6: { // local array

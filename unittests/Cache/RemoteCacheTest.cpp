@@ -72,6 +72,15 @@ RemoteCacheOptions quickOptions(const std::string &URL) {
   return O;
 }
 
+/// quickOptions with deadlines short enough that the tests of a hung
+/// (SIGSTOPped) server see requests time out within a fraction of a second.
+RemoteCacheOptions hungServerOptions(const std::string &URL) {
+  RemoteCacheOptions O = quickOptions(URL);
+  O.ConnectTimeout = 200ms;
+  O.OperationTimeout = 300ms;
+  return O;
+}
+
 std::unique_ptr<Compiler> remoteCompiler(const std::string &DiskDir, RemoteCacheOptions RO,
                                          std::vector<std::shared_ptr<const Target>> Targets = {}) {
   CompilerOptions O;
@@ -450,9 +459,7 @@ TEST(RemoteCacheTest, ServerNotRunningTripsTheBreaker) {
 TEST(RemoteCacheTest, StoppedServerTimesOutThenRecovers) {
   REQUIRE_REDIS();
   RedisServer S;
-  RemoteCacheOptions RO = quickOptions(S.url());
-  RO.ConnectTimeout = 200ms;
-  RO.OperationTimeout = 300ms;
+  RemoteCacheOptions RO = hungServerOptions(S.url());
   auto C = remoteCompiler("", RO);
   compileAndCheck(*C, 20);
   EXPECT_EQ(C->getStats().Remote.Stores, 1u);
@@ -510,9 +517,7 @@ TEST(RemoteCacheTest, KilledAndRestartedServer) {
 TEST(RemoteCacheTest, ServerStoppedHungKilledAndRestartedUnderLoad) {
   REQUIRE_REDIS();
   RedisServer S;
-  RemoteCacheOptions RO = quickOptions(S.url());
-  RO.ConnectTimeout = 200ms;
-  RO.OperationTimeout = 300ms;
+  RemoteCacheOptions RO = hungServerOptions(S.url());
   auto Shared = remoteCompiler("", RO);
   ASSERT_TRUE(Shared);
   std::atomic<unsigned> Next{0}, Done{0}, Finished{0}, FreshHits{0};

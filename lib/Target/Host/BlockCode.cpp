@@ -109,12 +109,7 @@ llvm::Error
 HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
                                    std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange) {
   bool CheckState = maybeInactive();
-  Value *XLo = B.getInt32(0), *XHi = Cur->Env.BDim[0];
-  llvm::BasicBlock *Skip = nullptr;
-  if (XRange) {
-    XLo = XRange->first;
-    Skip = enterXRange(*XRange, XHi);
-  }
+  auto [XLo, XHi, Skip] = enterXRange(XRange);
   llvm::BasicBlock *XH, *Run, *XL;
   RowNest N = openRowNest([&] {
     XH = newBlock("tx");
@@ -157,14 +152,17 @@ HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
 }
 
 // [lo, hi) within [0, block_dim.x): nothing to run when it is empty.
-llvm::BasicBlock *HostModuleLowering::enterXRange(std::pair<Value *, Value *> XRange, Value *&XHi) {
-  XHi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, XRange.second, Cur->Env.BDim[0], nullptr,
-                                "x.end");
+HostModuleLowering::XSpan
+HostModuleLowering::enterXRange(std::optional<std::pair<Value *, Value *>> XRange) {
+  if (!XRange)
+    return {B.getInt32(0), Cur->Env.BDim[0], nullptr};
+  Value *XHi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, XRange->second, Cur->Env.BDim[0],
+                                       nullptr, "x.end");
   llvm::BasicBlock *Skip = newBlock("threads.none");
   llvm::BasicBlock *Run = newBlock("threads.some");
-  B.CreateCondBr(B.CreateICmpULT(XRange.first, XHi), Run, Skip);
+  B.CreateCondBr(B.CreateICmpULT(XRange->first, XHi), Run, Skip);
   B.SetInsertPoint(Run);
-  return Skip;
+  return {XRange->first, XHi, Skip};
 }
 
 // Back at block level: no thread's values are available.

@@ -620,12 +620,7 @@ llvm::Error HostModuleLowering::emitXLoop(Value *Lo, Value *Hi, Value *Row, Valu
 llvm::Error HostModuleLowering::emitSplitThreadLoop(
     llvm::function_ref<llvm::Error()> Guarded, llvm::function_ref<llvm::Error()> Unguarded,
     std::optional<std::pair<Value *, Value *>> XRange, llvm::ArrayRef<FactForms> Forms) {
-  Value *XLo = B.getInt32(0), *XHi = Cur->Env.BDim[0];
-  llvm::BasicBlock *Skip = nullptr;
-  if (XRange) {
-    XLo = XRange->first;
-    Skip = enterXRange(*XRange, XHi);
-  }
+  auto [XLo, XHi, Skip] = enterXRange(XRange);
   llvm::BasicBlock *SH, *Mid, *SL;
   RowNest N = openRowNest([&] {
     SH = newBlock("row.part");

@@ -347,10 +347,16 @@ private:
   /// would do nothing.
   llvm::Error emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
                              std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange = {});
-  /// Clamps the end of \p XRange to the block (in \p XHi) and branches
-  /// around the thread loop when the range is empty: returns the block
-  /// after the loop.
-  llvm::BasicBlock *enterXRange(std::pair<llvm::Value *, llvm::Value *> XRange, llvm::Value *&XHi);
+  /// The thread_idx.x range [Lo, Hi) a thread loop runs, and the block
+  /// after the loop that an empty range branches to (null without a range).
+  struct XSpan {
+    llvm::Value *Lo, *Hi;
+    llvm::BasicBlock *Skip;
+  };
+  /// Without \p XRange, the whole row [0, block_dim.x). With it, its end
+  /// clamped to the block, and a branch around the thread loop when the
+  /// range is empty.
+  XSpan enterXRange(std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange);
   /// Forgets the thread loop's values (thread indices, remat values).
   void leaveThreadLoop();
   /// The z and y loops around a thread loop's x loop(s), and the row they
