@@ -116,19 +116,18 @@ HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
     Run = newBlock("thread");
     XL = newBlock("tx.next");
   });
-  llvm::PHINode *TZ = N.TZ, *TY = N.TY;
-  Value *Row = N.Row, *Row64 = N.Row64;
   llvm::Type *I32 = B.getInt32Ty();
   B.CreateBr(XH);
   B.SetInsertPoint(XH);
   llvm::PHINode *TX = B.CreatePHI(I32, 2, "thread_idx.x");
   TX->addIncoming(XLo, N.YH);
-  Value *Linear = B.CreateAdd(Row, TX, "thread", true, true);
+  Value *Linear = B.CreateAdd(N.Row, TX, "thread", true, true);
   Cur->Env.Tid[0] = TX;
-  Cur->Env.Tid[1] = TY;
-  Cur->Env.Tid[2] = TZ;
+  Cur->Env.Tid[1] = N.TY;
+  Cur->Env.Tid[2] = N.TZ;
   Cur->Env.Linear = Linear;
-  Cur->Env.Linear64 = B.CreateAdd(Row64, B.CreateZExt(TX, B.getInt64Ty()), "thread64", true, true);
+  Cur->Env.Linear64 =
+      B.CreateAdd(N.Row64, B.CreateZExt(TX, B.getInt64Ty()), "thread64", true, true);
   Cur->RematValues.clear();
   if (CheckState)
     Cur->RematPoint = B.CreateCondBr(

@@ -627,9 +627,7 @@ llvm::Error HostModuleLowering::emitSplitThreadLoop(
     Mid = newBlock("row.full");
     SL = newBlock("row.part.next");
   });
-  llvm::PHINode *TZ = N.TZ, *TY = N.TY;
-  Value *Row = N.Row, *Row64 = N.Row64;
-  auto [Lo, Hi] = emitRowRange(Forms, TY, TZ, XLo, XHi);
+  auto [Lo, Hi] = emitRowRange(Forms, N.TY, N.TZ, XLo, XHi);
   llvm::BasicBlock *RowPre = B.GetInsertBlock();
   B.CreateBr(SH);
   // Part 0: [XLo, lo) guarded, then [lo, hi) without the guards; part 1:
@@ -638,11 +636,11 @@ llvm::Error HostModuleLowering::emitSplitThreadLoop(
   llvm::PHINode *Part = B.CreatePHI(B.getInt1Ty(), 2, "second");
   Part->addIncoming(B.getFalse(), RowPre);
   Value *PLo = B.CreateSelect(Part, Hi, XLo), *PHi = B.CreateSelect(Part, XHi, Lo);
-  if (llvm::Error E = emitXLoop(PLo, PHi, Row, Row64, TY, TZ, Guarded, /*Vectorize=*/false))
+  if (llvm::Error E = emitXLoop(PLo, PHi, N.Row, N.Row64, N.TY, N.TZ, Guarded, /*Vectorize=*/false))
     return E;
   B.CreateCondBr(Part, SL, Mid);
   B.SetInsertPoint(Mid);
-  if (llvm::Error E = emitXLoop(Lo, Hi, Row, Row64, TY, TZ, Unguarded, /*Vectorize=*/true))
+  if (llvm::Error E = emitXLoop(Lo, Hi, N.Row, N.Row64, N.TY, N.TZ, Unguarded, /*Vectorize=*/true))
     return E;
   B.CreateBr(SL);
   B.SetInsertPoint(SL);
