@@ -90,17 +90,30 @@ void damage(const std::string &Path, Damage D) {
   }
 }
 
+/// Compiles saxpy with a compiler of its own on \p Dir: the payload it
+/// compiled and the path of the entry it stored ("" after a failure).
+std::pair<std::string, std::string> storeSaxpy(const TempDir &Dir) {
+  CompileInfo I;
+  auto C = makeCompiler(Dir.path());
+  if (!C) {
+    ADD_FAILURE() << "no compiler";
+    return {};
+  }
+  auto M = C->compile(SaxpySource, "saxpy.kir", {}, &I);
+  EXPECT_TRUE(succeeded(M));
+  if (!M)
+    return {};
+  std::string Entry = Dir.file("gridjit-" + I.Key.hex() + ".gjc");
+  EXPECT_TRUE(fs::exists(Entry));
+  return {(*M)->Art.Payload, Entry};
+}
+
 class BadEntryTest : public ::testing::TestWithParam<Damage> {};
 
 TEST_P(BadEntryTest, IsAMissThatIsRecompiledAndReplaced) {
   TempDir Dir;
-  CompileInfo I;
-  auto First = makeCompiler(Dir.path());
-  ASSERT_TRUE(First);
-  auto Good = First->compile(SaxpySource, "saxpy.kir", {}, &I);
-  ASSERT_TRUE(succeeded(Good));
-  std::string Entry = Dir.file("gridjit-" + I.Key.hex() + ".gjc");
-  ASSERT_TRUE(fs::exists(Entry));
+  auto [GoodPayload, Entry] = storeSaxpy(Dir);
+  ASSERT_FALSE(Entry.empty());
   std::string GoodBytes = readFile(Entry);
 
   damage(Entry, GetParam());
@@ -118,7 +131,7 @@ TEST_P(BadEntryTest, IsAMissThatIsRecompiledAndReplaced) {
   EXPECT_EQ(S.Disk.BadEntries, 1u) << damageName(GetParam());
   EXPECT_EQ(S.Disk.Stores, 1u) << damageName(GetParam());
   EXPECT_TRUE(Warnings.empty()) << Warnings.front();
-  EXPECT_EQ((*Again)->Art.Payload, (*Good)->Art.Payload);
+  EXPECT_EQ((*Again)->Art.Payload, GoodPayload);
 
   // Repaired: a regular file with the same bytes as the first entry, and a
   // third compiler finds it.
@@ -142,12 +155,8 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, BadEntryTest,
 // 64 GiB file, which a reader that trusted the size would try to allocate.
 TEST(DiskCacheTest, OversizedFileIsABadEntryNotRead) {
   TempDir Dir;
-  CompileInfo I;
-  auto First = makeCompiler(Dir.path());
-  ASSERT_TRUE(First);
-  auto Good = First->compile(SaxpySource, "saxpy.kir", {}, &I);
-  ASSERT_TRUE(succeeded(Good));
-  std::string Entry = Dir.file("gridjit-" + I.Key.hex() + ".gjc");
+  std::string Entry = storeSaxpy(Dir).second;
+  ASSERT_FALSE(Entry.empty());
   ASSERT_EQ(::truncate(Entry.c_str(), off_t(64) << 30), 0) << std::strerror(errno);
 
   auto Second = makeCompiler(Dir.path());
