@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #===- utils/gpu-bundle.sh - Package jit-run and the GPU suite for a GPU box -===#
 #
-# Usage: utils/gpu-bundle.sh [--with-bench] [BUILD_DIR] [OUT]
+# Usage: utils/gpu-bundle.sh [--with-bench] [--with-python] [BUILD_DIR] [OUT]
 #
 # Makes OUT (default: BUILD_DIR/gridjit-gpu-bundle.tar.xz; a name ending in
 # .tar.zst is compressed with zstd instead) from a built BUILD_DIR (default:
@@ -17,6 +17,11 @@
 #                               too, so it about doubles the bundle), its
 #                               shared dependencies in lib/, and the CUDA
 #                               C++ peers it compiles, benchmarks/*.cu
+#   lib/libgridjit.so python/gridjit/ benchmarks/peers/
+#                               with --with-python: the library and the
+#                               Python package over it, and the scripts
+#                               that measure it against Numba-CUDA, CuPy
+#                               and Triton (benchmarks/peers/run.py)
 #   lib/libz.so.1 libzstd.so.1 libz3.so.4 libhiredis.so.0.14
 #                               jit-run's shared dependencies outside
 #                               glibc/libstdc++/libgcc (LLVM's, hiredis), copied from
@@ -27,7 +32,8 @@
 #                               scripts (test/Host/Inputs) and the tests
 #                               whose commands the suite reuses
 #   docs/CUDA.md                the suite reads its tolerance table here
-#   gpu-suite.sh gpu_suite.py   the suite (utils/gpu-suite.sh)
+#   gpu-suite.sh gpu_suite.py   the suite (utils/gpu-suite.sh) and its list
+#   gpu-suite-order-dependent.txt of kernels undefined under its launch
 #   MANIFEST                    what went in, and the ldd closure checked
 #
 # The closure is checked with ldd (and readelf): the script fails if jit-run
@@ -39,10 +45,15 @@ set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 with_bench=0
-if [ "${1:-}" = --with-bench ]; then
-  with_bench=1
+with_python=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --with-bench) with_bench=1 ;;
+    --with-python) with_python=1 ;;
+    *) break ;;
+  esac
   shift
-fi
+done
 build=$(cd "${1:-$src/build}" && pwd)
 out=${2:-$build/gridjit-gpu-bundle.tar.xz}
 
@@ -73,6 +84,15 @@ if [ "$with_bench" = 1 ]; then
   deps_of+=("$build/bin/bench-CudaBench")
   mkdir -p "$root/benchmarks"
   cp "$src"/benchmarks/*.cu "$root/benchmarks/"
+fi
+if [ "$with_python" = 1 ]; then
+  [ -f "$build/lib/libgridjit.so" ] || die "$build/lib/libgridjit.so not found: build first"
+  cp "$build/lib/libgridjit.so" "$root/lib/libgridjit.so"
+  deps_of+=("$build/lib/libgridjit.so")
+  mkdir -p "$root/python" "$root/benchmarks/peers"
+  cp -r "$src/python/gridjit" "$root/python/"
+  rm -rf "$root/python/gridjit/__pycache__"
+  cp "$src"/benchmarks/peers/*.py "$root/benchmarks/peers/"
 fi
 
 # The binaries' shared dependencies (zlib, zstd, z3 through LLVM; the
@@ -129,7 +149,7 @@ done
    xargs -0 cp --parents -t "$root")
 (cd "$src" && cp --parents -t "$root" test/Host/examples.test test/Host/all-test-kernels.test \
    test/Host/Inputs/*.py docs/CUDA.md)
-cp "$src/utils/gpu-suite.sh" "$src/utils/gpu_suite.py" "$root/"
+cp "$src/utils/gpu-suite.sh" "$src/utils/gpu_suite.py" "$src/utils/gpu-suite-order-dependent.txt" "$root/"
 
 {
   echo "gridjit GPU bundle"
@@ -152,7 +172,11 @@ mkdir -p "$(dirname "$out")"
 case "$out" in
   *.tar.zst) tar -C "$work" -cf - gridjit-gpu-bundle |
       zstd -q -T2 "-${GRIDJIT_BUNDLE_ZSTD_LEVEL:-6}" -f -o "$out" ;;
-  *.tar.xz) tar -C "$work" -cf - gridjit-gpu-bundle | xz -T2 -6 > "$out" ;;
+  # A 192 MiB dictionary spans the whole bundle, so that the copies of
+  # LLVM in jit-run, bench-CudaBench and libgridjit.so are stored about
+  # once (with --with-bench: 22 MB instead of 33 MB; it needs about 2 GiB
+  # of memory to compress, 192 MiB to unpack).
+  *.tar.xz) tar -C "$work" -cf - gridjit-gpu-bundle | xz -T2 --lzma2=preset=6,dict=192MiB > "$out" ;;
   *) die "OUT must end in .tar.xz or .tar.zst: $out" ;;
 esac
 echo "gpu-bundle: $out ($(stat -c %s "$out") bytes)"

@@ -36,6 +36,10 @@ import tempfile
 
 NO_DEVICE = 3
 TIMEOUT = 120  # seconds for one jit-run; a hang is a failure
+HOST_KERNEL_TIMEOUT = 20  # seconds for one host kernel (jit-run --timeout, status 4)
+# Kernels of the test suite that race under any launch of several threads
+# (utils/gpu-suite-order-dependent.txt; the bundle has it at its top).
+ORDER_DEPENDENT = "gpu-suite-order-dependent.txt"
 
 
 def log(msg):
@@ -239,6 +243,65 @@ def parse_printed(values):
     return res
 
 
+# --- launch shapes -----------------------------------------------------------
+
+# The builtins whose results need every lane of a warp (docs/LangRef.md:
+# "Warp operations need every lane of the warp").
+WARP_OPS = re.compile(r"\b(shfl|shfl_up|shfl_down|shfl_xor|vote_any|vote_all|ballot|sync_warp)\(")
+BLOCK_IDS = re.compile(r"\b(block_idx|grid_dim)\b")
+
+
+def bodies(canonical):
+    """name -> text of every fn and kernel of a canonically printed module
+    (each starts at column 0 and ends with a `}` alone on its line)."""
+    return {m.group(2): m.group(0)
+            for m in re.finditer(r"^(fn|kernel) (\w+)\(.*?^\}$", canonical, re.M | re.S)}
+
+
+def uses(items, name, pattern):
+    """Whether item NAME, or a function it calls (transitively), matches
+    PATTERN."""
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n in seen or n not in items:
+            continue
+        seen.add(n)
+        if pattern.search(items[n]):
+            return True
+        todo += [f for f in re.findall(r"\b(\w+)\(", items[n]) if f in items and f != n]
+    return False
+
+
+def launch_shape(items, kernel):
+    """(grid, block) under which KERNEL's result is defined for the
+    suite's arguments: 2 blocks of 4 threads, but full warps (32 threads)
+    when it uses a warp operation, and one block when it never reads
+    block_idx or grid_dim (a second block would repeat the first block's
+    work on the same memory: a race between the two)."""
+    block = 32 if uses(items, kernel, WARP_OPS) else 4
+    grid = 2 if uses(items, kernel, BLOCK_IDS) else 1
+    return grid, block
+
+
+def read_order_dependent(path):
+    """{"FILE:KERNEL": (mode, reason)} from the suite's list of kernels
+    whose result depends on the order their threads run in (mode
+    `one-thread`) or that are undefined whatever the launch (`undefined`)."""
+    entries = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split(None, 2)
+            if len(parts) != 3 or parts[1] not in ("one-thread", "undefined"):
+                raise SystemExit("gpu-suite: error: %s:%d: expected 'FILE:KERNEL one-thread|undefined REASON'"
+                                 % (path, n))
+            entries[parts[0]] = (parts[1], parts[2])
+    return entries
+
+
 # --- the suite ---------------------------------------------------------------
 
 
@@ -332,6 +395,9 @@ class Suite:
                 files += [os.path.join(d, n) for n in sorted(names) if n.endswith(".kir")]
         if self.opts.only:
             files = [p for p in files if re.search(self.opts.only, os.path.relpath(p, self.root))]
+        listed = read_order_dependent(next(
+            (c for c in (os.path.join(self.root, ORDER_DEPENDENT), os.path.join(self.root, "utils", ORDER_DEPENDENT))
+             if os.path.exists(c)), os.path.join(self.root, ORDER_DEPENDENT)))
         jobs = []
         for path in files:
             printed = self.jit.run([path, "--emit=kir"])
@@ -339,10 +405,15 @@ class Suite:
                 continue  # a file of invalid programs
             with open(path, encoding="utf-8") as f:
                 src = f.read()
+            items = bodies(printed.stdout)
             for kernel, params in rak.params_of(printed.stdout).items():
                 if "%s:%s" % (os.path.basename(path), kernel) in unrunnable:
                     continue
-                jobs.append((path, kernel, params, src))
+                key = "%s:%s" % (os.path.relpath(path, self.root), kernel)
+                jobs.append((path, kernel, params, src, launch_shape(items, kernel), listed.pop(key, None)))
+        if listed and not self.opts.only:
+            raise SystemExit("gpu-suite: error: %s names kernels that do not exist: %s"
+                             % (ORDER_DEPENDENT, ", ".join(sorted(listed))))
         with concurrent.futures.ThreadPoolExecutor(self.opts.jobs) as pool:
             for name, problems, skipped in pool.map(lambda j: self.one_kernel(rak, *j), jobs):
                 if skipped:
@@ -352,11 +423,21 @@ class Suite:
                 else:
                     self.result(name, problems)
 
-    def one_kernel(self, rak, path, kernel, params, src):
+    def one_kernel(self, rak, path, kernel, params, src, shape, listed):
         name = "kernel %s:%s" % (os.path.relpath(path, self.root), kernel)
+        grid, block = shape
+        if listed:
+            mode, reason = listed
+            if mode == "undefined":
+                return name, [], "undefined on a GPU: " + reason
+            if block == 32:
+                # One thread cannot run a warp operation (it needs the
+                # whole warp), so an order-dependent warp kernel is left out.
+                return name, [], "undefined on a GPU: %s, and one thread cannot run its warp operations" % reason
+            grid, block = 1, 1
         outdir = tempfile.mkdtemp(dir=self.tmp)
         ptrs = [p for p, ty in params if ty.startswith("ptr<")]
-        base = [path, "--kernel", kernel, "--grid", "2", "--block", "4"]
+        base = [path, "--kernel", kernel, "--grid", str(grid), "--block", str(block)]
         for p, ty in params:
             base += ["--arg", rak.arg_for(p, ty)]
 
@@ -367,14 +448,21 @@ class Suite:
             return self.jit.run(extra + base + outs)
 
         shared = []
-        host = run("host", [])
+        # A kernel that does not finish on the host (test/Host's `forever`,
+        # which tests --timeout) would not finish on a GPU either, where
+        # nothing can stop it: jit-run stops it on the host (status 4).
+        limit = ["--timeout", str(HOST_KERNEL_TIMEOUT)]
+        host = run("host", limit)
         if host.returncode == 1 and "declares dynamic shared memory" in host.stderr:
             shared = ["--shared", "4096"]
-            host = run("host", shared)
+            host = run("host", limit + shared)
+        if host.returncode == 4:
+            return name, [], "it does not finish on the host within %d s" % HOST_KERNEL_TIMEOUT
         if host.returncode == 1 and "error:" in host.stderr:
             # The host stops it with a message (e.g. divergent
             # synchronisation with these arguments): undefined on a GPU.
-            return name, [], "the host rejects it: " + host.stderr.strip().splitlines()[-1]
+            lines = host.stderr.strip().splitlines()
+            return name, [], "the host rejects it: " + next((l for l in lines if "error:" in l), lines[-1])
         if host.returncode != 0:
             return name, ["host run failed (status %s): %s" % (host.returncode, host.stderr[-500:])], None
         other = run("other", shared + (["--threads", "1"] if self.host_only else self.cuda))
@@ -444,6 +532,48 @@ class Suite:
                  ["--grid", "1000000", "--block", "1024"], ["two_phase", "1000000", "cooperative|grid_sync|resident"])
         rejected("an over-large block is rejected clearly", ["--grid", "1", "--block", "2048"],
                  ["two_phase", "2048"])
+        self.largest_cooperative_grid(gs)
+
+    # The largest co-resident grid of 256-thread blocks (the number the
+    # launch check names) runs, with every thread in the barrier, and gives
+    # the host's result; one block more is refused before the launch.
+    def largest_cooperative_grid(self, gs):
+        n = 1 << 20
+        args = [gs, "--block", "256", "--arg", "n=%d" % n, "--arg", "x=iota:%d" % n,
+                "--arg", "tmp=zeros:%d" % n, "--arg", "y=zeros:%d" % n]
+        probe = self.jit.run(self.cuda + args + ["--grid", "1000000"], timeout=60)
+        m = re.search(r"the largest valid grid has (\d+) blocks", probe.stderr)
+        if not m:
+            self.result("the largest co-resident cooperative grid runs", [
+                "the refused launch does not name the largest valid grid (status %s): %s"
+                % (probe.returncode, probe.stderr.strip())])
+            return
+        most = int(m.group(1))
+        outdir = tempfile.mkdtemp(dir=self.tmp)
+        problems = []
+        runs = {}
+        # y does not depend on the grid (grid-stride loops): the host's
+        # reference runs 64 blocks, within its own co-residency limit.
+        for tag, extra, blocks in (("host", [], 64), ("cuda", self.cuda, most)):
+            out = os.path.join(outdir, tag + ".npy")
+            runs[tag] = self.jit.run(extra + args + ["--grid", str(blocks), "--out", "y=" + out], timeout=60)
+            if runs[tag].returncode != 0:
+                problems.append("%s run of %d blocks failed (status %s): %s" % (
+                    tag, blocks, runs[tag].returncode, runs[tag].stderr.strip()[-500:]))
+        if not problems:
+            kind, want = read_npy(os.path.join(outdir, "host.npy"))
+            _, got = read_npy(os.path.join(outdir, "cuda.npy"))
+            problems += compare_buffer("y", kind, got, want, (0, 0), False)
+        self.result("the largest co-resident cooperative grid (%d blocks of 256) runs" % most, problems,
+                    " (%d blocks)" % most)
+        over = self.jit.run(self.cuda + args + ["--grid", str(most + 1)], timeout=60)
+        p = []
+        if over.returncode != 1 or "the largest valid grid has %d blocks" % most not in over.stderr:
+            p.append("status %s, expected 1 and the largest valid grid named: %s" % (
+                over.returncode, over.stderr.strip()))
+        elif "CUDA_ERROR" in over.stderr:
+            p.append("a driver error, not gridjit's check: " + over.stderr.strip())
+        self.result("one block more than fits (%d) is refused before the launch" % (most + 1), p)
 
     def main(self):
         if not self.host_only:
@@ -457,7 +587,7 @@ class Suite:
         self.kernels()
         if not self.host_only:
             self.gpu_checks()
-        log("gpu-suite: %s, %d kernels skipped (the host rejects them with these arguments)" %
+        log("gpu-suite: %s, %d kernels skipped (the host rejects them with these arguments, or they do not finish)" %
             ("host only" if self.host_only else "cuda against host", self.skipped))
         log("%d passed, %d failed" % (self.passed, self.failed))
         return 1 if self.failed else 0

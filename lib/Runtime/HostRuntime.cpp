@@ -274,6 +274,8 @@ static Error checkHostLimits(const KernelInfo &K, const abi::Descriptor &D, cons
                 "once, but " +
                 std::to_string(C.Grid.count()) +
                 " blocks exceed the host's co-residency limit of " +
+                std::to_string(Opts.MaxCooperativeBlocks) +
+                " blocks; the largest valid grid has " +
                 std::to_string(Opts.MaxCooperativeBlocks) + " blocks");
   return Error::success();
 }
