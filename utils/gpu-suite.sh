@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #===- utils/gpu-suite.sh - Run the GPU suite from an unpacked GPU bundle -===#
 #
-# Usage: gridjit-gpu-bundle/gpu-suite.sh [--host-only] [--device N] [-j N]
+# Usage: gridjit-gpu-bundle/gpu-suite.sh [--host-only] [--device N] [-j N] [--host-timeout S]
 #                                        [--only REGEX] [-v]
 #
 # Runs every example and every runnable test kernel with jit-run

@@ -5,7 +5,7 @@ a CUDA device with `jit-run --target=cuda` and compares the results with
 the host target's, plus the launch checks only a real GPU can make.
 
 Usage: gpu_suite.py [--host-only] [--root DIR] [--jit-run PATH] [-j N]
-                    [--only REGEX] [--device N] [--keep-going] [-v]
+                    [--only REGEX] [--device N] [--host-timeout S] [-v]
 
 --root is the unpacked bundle (or a source tree; default: this script's
 directory), with examples/, test/ and docs/CUDA.md; --jit-run defaults to
@@ -35,8 +35,9 @@ import sys
 import tempfile
 
 NO_DEVICE = 3
+MISUSE = 2
 TIMEOUT = 120  # seconds for one jit-run; a hang is a failure
-HOST_KERNEL_TIMEOUT = 20  # seconds for one host kernel (jit-run --timeout, status 4)
+HOST_KERNEL_TIMEOUT = 20  # default seconds for one host kernel (jit-run --timeout, status 4)
 # Kernels of the test suite that race under any launch of several threads
 # (utils/gpu-suite-order-dependent.txt; the bundle has it at its top).
 ORDER_DEPENDENT = "gpu-suite-order-dependent.txt"
@@ -296,8 +297,8 @@ def read_order_dependent(path):
                 continue
             parts = line.split(None, 2)
             if len(parts) != 3 or parts[1] not in ("one-thread", "undefined"):
-                raise SystemExit("gpu-suite: error: %s:%d: expected 'FILE:KERNEL one-thread|undefined REASON'"
-                                 % (path, n))
+                log("gpu-suite: error: %s:%d: expected 'FILE:KERNEL one-thread|undefined REASON'" % (path, n))
+                sys.exit(MISUSE)
             entries[parts[0]] = (parts[1], parts[2])
     return entries
 
@@ -412,8 +413,9 @@ class Suite:
                 key = "%s:%s" % (os.path.relpath(path, self.root), kernel)
                 jobs.append((path, kernel, params, src, launch_shape(items, kernel), listed.pop(key, None)))
         if listed and not self.opts.only:
-            raise SystemExit("gpu-suite: error: %s names kernels that do not exist: %s"
-                             % (ORDER_DEPENDENT, ", ".join(sorted(listed))))
+            log("gpu-suite: error: %s names kernels that do not exist: %s"
+                % (ORDER_DEPENDENT, ", ".join(sorted(listed))))
+            sys.exit(MISUSE)
         with concurrent.futures.ThreadPoolExecutor(self.opts.jobs) as pool:
             for name, problems, skipped in pool.map(lambda j: self.one_kernel(rak, *j), jobs):
                 if skipped:
@@ -435,6 +437,7 @@ class Suite:
                 # whole warp), so an order-dependent warp kernel is left out.
                 return name, [], "undefined on a GPU: %s, and one thread cannot run its warp operations" % reason
             grid, block = 1, 1
+        name += " [grid %d, block %d]" % (grid, block)
         outdir = tempfile.mkdtemp(dir=self.tmp)
         ptrs = [p for p, ty in params if ty.startswith("ptr<")]
         base = [path, "--kernel", kernel, "--grid", str(grid), "--block", str(block)]
@@ -451,13 +454,13 @@ class Suite:
         # A kernel that does not finish on the host (test/Host's `forever`,
         # which tests --timeout) would not finish on a GPU either, where
         # nothing can stop it: jit-run stops it on the host (status 4).
-        limit = ["--timeout", str(HOST_KERNEL_TIMEOUT)]
+        limit = ["--timeout", str(self.opts.host_timeout)]
         host = run("host", limit)
         if host.returncode == 1 and "declares dynamic shared memory" in host.stderr:
             shared = ["--shared", "4096"]
             host = run("host", limit + shared)
         if host.returncode == 4:
-            return name, [], "it does not finish on the host within %d s" % HOST_KERNEL_TIMEOUT
+            return name, [], "it does not finish on the host within %d s" % self.opts.host_timeout
         if host.returncode == 1 and "error:" in host.stderr:
             # The host stops it with a message (e.g. divergent
             # synchronisation with these arguments): undefined on a GPU.
@@ -605,6 +608,8 @@ def main():
     ap.add_argument("--only")
     ap.add_argument("-j", "--jobs", type=int, default=max(1, min(os.cpu_count() or 1, 16)))
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--host-timeout", type=int, default=HOST_KERNEL_TIMEOUT,
+                    help="seconds a kernel may run on the host before it counts as one that never finishes")
     opts = ap.parse_args()
     if not os.path.isdir(os.path.join(opts.root, "examples")):
         ap.error("%s has no examples/: give --root" % opts.root)

@@ -14,7 +14,9 @@ A = 2.0
 
 
 def grid(n):
-    return (n + BLOCK - 1) // BLOCK
+    """Blocks of BLOCK threads that cover n elements, a Python int (Numba-CUDA
+    refuses NumPy integers as launch dimensions)."""
+    return (int(n) + BLOCK - 1) // BLOCK
 
 
 # KIR (gridjit), as in examples/saxpy.kir and examples/reduce.kir.
