@@ -274,8 +274,7 @@ static Error checkHostLimits(const KernelInfo &K, const abi::Descriptor &D, cons
                 "once, but " +
                 std::to_string(C.Grid.count()) +
                 " blocks exceed the host's co-residency limit of " +
-                std::to_string(Opts.MaxCooperativeBlocks) +
-                " blocks; the largest valid grid has " +
+                std::to_string(Opts.MaxCooperativeBlocks) + " blocks; the largest valid grid has " +
                 std::to_string(Opts.MaxCooperativeBlocks) + " blocks");
   return Error::success();
 }
@@ -375,11 +374,13 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
   auto Start = std::chrono::steady_clock::now();
   Local.Cooperative = K.Info->Cooperative;
   Watch W;
+  // A runtime made without fault catching never catches (nor installs a
+  // handler), whatever the launch asks for.
+  bool Catch = Opts.CatchFaults && P->Opts.CatchFaults;
   W.Milliseconds = Opts.TimeoutMilliseconds;
   W.Deadline = Start + std::chrono::milliseconds(std::min<uint64_t>(W.Milliseconds, 1ull << 40));
-  Error E = K.Info->Cooperative
-                ? P->runCooperative(K, Config, Ptrs.data(), L, W, Opts.CatchFaults, Local)
-                : P->runBlocks(K, Config, Ptrs.data(), L, W, Opts.CatchFaults, Local);
+  Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, W, Catch, Local)
+                                : P->runBlocks(K, Config, Ptrs.data(), L, W, Catch, Local);
   Local.Milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
   Local.Blocks = Config.Grid.count();

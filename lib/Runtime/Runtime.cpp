@@ -143,6 +143,7 @@ llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
   case TargetKind::Host: {
     HostRuntimeOptions HO; // HostRuntime::create checks the thread count
     HO.NumThreads = Opts.NumThreads;
+    HO.CatchFaults = Opts.CatchFaults;
     auto RT = HostRuntime::create(HO);
     if (!RT)
       return RT.takeError();

@@ -255,7 +255,8 @@ TEST(HostRuntimeTest, ConfigurationsAreCheckedBeforeAnythingRuns) {
   Expect("dyn", config(1, 8), DynArgs, "declares dynamic shared memory");
   KernelArg PhaseArgs[] = {KernelArg::pointer(Out.data()), KernelArg::pointer(Tmp.data())};
   Expect("phases", config(5, 1), PhaseArgs,
-         "5 blocks exceed the host's co-residency limit of 4 blocks; the largest valid grid has 4 blocks");
+         "5 blocks exceed the host's co-residency limit of 4 blocks; the largest valid grid has 4 "
+         "blocks");
   EXPECT_EQ(Hits, 0u) << "a rejected launch must not run";
 
   // Within the limits everything runs.

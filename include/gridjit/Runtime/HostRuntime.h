@@ -46,6 +46,11 @@ struct HostRuntimeOptions {
   /// The most bytes of shared memory (static and dynamic) one block may
   /// use. Default 1 MiB.
   uint64_t MaxSharedBytes = 1 << 20;
+  /// Catch a kernel's memory faults (LaunchOptions::CatchFaults, which may
+  /// turn it off per launch). Off: this runtime never installs a signal
+  /// handler, and a kernel's fault ends the process as it would without
+  /// gridjit. Default on.
+  bool CatchFaults = true;
 };
 
 /// Loads and launches host kernels: the Runtime of the host target.

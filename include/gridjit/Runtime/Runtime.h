@@ -353,6 +353,10 @@ struct RuntimeOptions {
   bool UseRemoteCache = true;
   RemoteCacheOptions Remote;
   std::string RemoteSecretFile;
+  /// Host target: catch a kernel's memory faults (HostRuntimeOptions::
+  /// CatchFaults). Off: the runtime installs no signal handler, and no
+  /// launch catches a fault, whatever LaunchOptions::CatchFaults says.
+  bool CatchFaults = true;
 };
 
 /// The runtime of target \p K. Errors: the runtime cannot start (nvptx:
