@@ -15,18 +15,19 @@
 
 using namespace gridjit;
 
-static uint64_t pageBytes() {
+uint64_t gridjit::pageBytes() {
   static const uint64_t Page = uint64_t(sysconf(_SC_PAGESIZE));
   return Page;
 }
 
-uint64_t gridjit::guardBytes() {
+uint64_t gridjit::bufferGuardBytes() {
   static const uint64_t Guard = llvm::alignTo(64u << 10, pageBytes());
   return Guard;
 }
 
-bool GuardedLayout::compute(uint64_t Asked) {
-  uint64_t Page = pageBytes(), Guard = guardBytes();
+bool GuardedLayout::compute(uint64_t Asked, uint64_t GuardBytes) {
+  uint64_t Page = pageBytes();
+  Guard = GuardBytes;
   if (Asked > UINT64_MAX / 2)
     return false;
   Bytes = llvm::alignTo(std::max<uint64_t>(Asked, 64), 64);
@@ -45,7 +46,7 @@ char *gridjit::mapGuarded(const GuardedLayout &L) {
   if (P == MAP_FAILED)
     return nullptr;
   char *Base = static_cast<char *>(P);
-  if (mprotect(Base + guardBytes(), L.DataBytes, PROT_READ | PROT_WRITE) != 0) {
+  if (mprotect(Base + L.Guard, L.DataBytes, PROT_READ | PROT_WRITE) != 0) {
     int Saved = errno;
     munmap(Base, L.Length);
     errno = Saved;
@@ -68,7 +69,7 @@ BlockMemory::~BlockMemory() {
 }
 
 bool BlockMemory::allocate(uint64_t Bytes) {
-  if (!L.compute(Bytes))
+  if (!L.compute(Bytes, pageBytes()))
     return false;
   Mem = mapGuarded(L);
   return Mem != nullptr;
@@ -81,7 +82,7 @@ bool BlockMemory::allocate(uint64_t Bytes) {
 GuardedBufferPool::~GuardedBufferPool() {
   for (unsigned C = 0; C < KeptClasses; ++C) {
     GuardedLayout L;
-    L.compute((C + 1) * pageBytes());
+    L.compute((C + 1) * pageBytes(), bufferGuardBytes());
     for (char *Base : Kept[C])
       munmap(Base, L.Length);
   }
@@ -89,7 +90,7 @@ GuardedBufferPool::~GuardedBufferPool() {
 
 char *GuardedBufferPool::allocate(uint64_t Bytes) {
   GuardedLayout L;
-  if (!L.compute(Bytes)) {
+  if (!L.compute(Bytes, bufferGuardBytes())) {
     errno = ENOMEM;
     return nullptr;
   }
@@ -117,7 +118,7 @@ char *GuardedBufferPool::allocate(uint64_t Bytes) {
 
 void GuardedBufferPool::free(char *Memory, uint64_t Bytes) {
   GuardedLayout L;
-  L.compute(Bytes); // it did when the buffer was allocated
+  L.compute(Bytes, bufferGuardBytes()); // it did when the buffer was allocated
   uint64_t Class = L.DataBytes / pageBytes() - 1;
   if (Class < KeptClasses) {
     std::lock_guard<std::mutex> G(M);

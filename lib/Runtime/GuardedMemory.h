@@ -20,10 +20,12 @@
 
 namespace gridjit {
 
-/// Bytes of each guard region: 64 KiB (a whole number of pages; one page
-/// where pages are larger). A write up to this far past the end of a
-/// region's memory, or before its start, faults.
-uint64_t guardBytes();
+/// The system's page size.
+uint64_t pageBytes();
+/// The guard regions of device buffers and signal stacks: 64 KiB (a whole
+/// number of pages; one page where pages are larger). A write up to this
+/// far past the end of a buffer's memory, or before its start, faults.
+uint64_t bufferGuardBytes();
 
 /// Where a region of \p Bytes (at least 64, rounded up to a multiple of
 /// 64) lies in its mapping: [guard][data pages][guard], the memory placed
@@ -31,14 +33,15 @@ uint64_t guardBytes();
 struct GuardedLayout {
   uint64_t Bytes = 0;     ///< usable bytes: Bytes asked for, rounded up
   uint64_t DataBytes = 0; ///< the accessible pages
+  uint64_t Guard = 0;     ///< bytes of each guard region
   uint64_t Length = 0;    ///< the whole mapping, both guards included
-  /// The layout of \p Bytes; false when it does not fit in the address
-  /// space.
-  bool compute(uint64_t Bytes);
+  /// The layout of \p Bytes between guards of \p Guard bytes (a whole
+  /// number of pages); false when it does not fit in the address space.
+  bool compute(uint64_t Bytes, uint64_t Guard);
   /// The memory's start in a mapping at \p Base.
-  char *memory(char *Base) const { return Base + guardBytes() + (DataBytes - this->Bytes); }
+  char *memory(char *Base) const { return Base + Guard + (DataBytes - Bytes); }
   /// The mapping's start, from the memory's.
-  char *base(char *Memory) const { return Memory - (DataBytes - Bytes) - guardBytes(); }
+  char *base(char *Memory) const { return Memory - (DataBytes - Bytes) - Guard; }
 };
 
 /// Maps a region for \p L: inaccessible guards, zero-filled data pages.
@@ -48,7 +51,9 @@ char *mapGuarded(const GuardedLayout &L);
 void unmapGuarded(const GuardedLayout &L, char *Memory);
 
 /// Memory for one block's shared memory and frames, owned by one launch:
-/// between guards, zero-filled (fresh anonymous pages).
+/// between guard pages (one page each: a launch maps it for each worker,
+/// and a larger reservation costs the launch time), zero-filled (fresh
+/// anonymous pages).
 class BlockMemory {
 public:
   BlockMemory() = default;

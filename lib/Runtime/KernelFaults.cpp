@@ -27,10 +27,11 @@ using namespace gridjit;
 
 namespace {
 
+/// Written by the handler, read after the jump back: volatile.
 struct Scope {
   sigjmp_buf Jump;
-  int Signal = 0;
-  uintptr_t Address = 0, StackPointer = 0;
+  volatile int Signal = 0;
+  volatile uintptr_t Address = 0, StackPointer = 0;
 };
 
 /// The gate: the scope of the kernel call this thread is in, or null.
@@ -237,7 +238,7 @@ std::string gridjit::describeFault(const KernelFault &F) {
 
 static GuardedLayout signalStackLayout() {
   GuardedLayout L;
-  L.compute(SignalStack::Bytes);
+  L.compute(SignalStack::Bytes, bufferGuardBytes());
   return L;
 }
 
