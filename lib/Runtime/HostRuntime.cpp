@@ -5,9 +5,8 @@
 // arguments against the artifact's metadata, then hands blocks to the
 // worker pool in chunks; each participating thread has its own block
 // memory (shared memory and frames, mapped apart from the runtime's own
-// state between guard regions, GuardedMemory.h) and calls the kernel's
-// entry for a
-// range of blocks. A cooperative (grid_sync) launch keeps every block's
+// state between guard pages, GuardedMemory.h) and calls the kernel's entry
+// for a range of blocks. A cooperative (grid_sync) launch keeps every block's
 // memory and runs the grid in phases: all blocks up to their next
 // grid_sync, then all blocks on from it (docs/HostTarget.md).
 //
