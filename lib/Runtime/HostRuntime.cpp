@@ -5,8 +5,8 @@
 // arguments against the artifact's metadata, then hands blocks to the
 // worker pool in chunks; each participating thread has its own block
 // memory (shared memory and frames, mapped apart from the runtime's own
-// state between guard pages) and calls the kernel's entry for a
-// range of blocks. A cooperative (grid_sync) launch keeps every block's
+// state between guard pages, GuardedMemory.h) and calls the kernel's entry
+// for a range of blocks. A cooperative (grid_sync) launch keeps every block's
 // memory and runs the grid in phases: all blocks up to their next
 // grid_sync, then all blocks on from it (docs/HostTarget.md).
 //
@@ -14,6 +14,7 @@
 
 #include "gridjit/Runtime/HostRuntime.h"
 
+#include "GuardedMemory.h"
 #include "KernelFaults.h"
 #include "WorkerPool.h"
 
@@ -32,14 +33,13 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
-#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sched.h>
-#include <sys/mman.h>
 #include <thread>
 #include <tuple>
-#include <unistd.h>
 
 using namespace gridjit;
 namespace abi = gridjit::hostabi;
@@ -55,60 +55,6 @@ Error fail(const llvm::Twine &Msg) {
 struct BlockLayout {
   uint64_t SharedBytes = 0, FrameBytes = 0, BlockFrameBytes = 0;
   uint64_t total() const { return SharedBytes + FrameBytes + BlockFrameBytes; }
-};
-
-struct FreeDeleter {
-  void operator()(char *P) const { std::free(P); }
-};
-using Buffer = std::unique_ptr<char[], FreeDeleter>;
-
-/// Zero-initialised, 64-byte aligned; null when the memory is not there.
-Buffer allocateZeroed(uint64_t Bytes) {
-  Bytes = llvm::alignTo(std::max<uint64_t>(Bytes, 64), 64);
-  void *P = std::aligned_alloc(64, Bytes);
-  if (P)
-    std::memset(P, 0, Bytes);
-  return Buffer(static_cast<char *>(P));
-}
-
-/// Kernel-private memory (shared memory and frames) in its own mapping,
-/// away from the heap and the stacks that hold the runtime's state, with
-/// an inaccessible guard page on each side: the memory ends where the
-/// upper guard page starts, so a kernel that runs off either end of it
-/// faults at once instead of overwriting anything. Zero-filled (fresh
-/// anonymous pages).
-class BlockMemory {
-public:
-  BlockMemory() = default;
-  BlockMemory(const BlockMemory &) = delete;
-  BlockMemory &operator=(const BlockMemory &) = delete;
-  ~BlockMemory() {
-    if (Base)
-      munmap(Base, Length);
-  }
-  /// Maps \p Bytes (at least 64, 64-byte aligned); false when the memory
-  /// is not there.
-  bool allocate(uint64_t Bytes) {
-    uint64_t Page = uint64_t(sysconf(_SC_PAGESIZE));
-    Bytes = llvm::alignTo(std::max<uint64_t>(Bytes, 64), 64);
-    uint64_t Inner = llvm::alignTo(Bytes, Page);
-    if (Inner < Bytes || Inner > UINT64_MAX - 2 * Page)
-      return false;
-    Length = Inner + 2 * Page;
-    void *P = mmap(nullptr, Length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (P == MAP_FAILED)
-      return false;
-    Base = static_cast<char *>(P);
-    if (mprotect(Base + Page, Inner, PROT_READ | PROT_WRITE) != 0)
-      return false;
-    Mem = Base + Page + (Inner - Bytes);
-    return true;
-  }
-  char *get() const { return Mem; }
-
-private:
-  char *Base = nullptr, *Mem = nullptr;
-  uint64_t Length = 0;
 };
 
 void bindBlockMemory(abi::BlockContext &C, char *Mem, const BlockLayout &L) {
@@ -161,9 +107,21 @@ struct Watch {
 struct HostRuntime::Impl {
   Impl(const HostRuntimeOptions &O, std::unique_ptr<WorkerPool> P)
       : Opts(O), PoolPtr(std::move(P)), Pool(*PoolPtr) {}
+  ~Impl() {
+    if (HoldsHandlers)
+      releaseFaultHandlers();
+  }
   HostRuntimeOptions Opts;
   std::unique_ptr<WorkerPool> PoolPtr;
   WorkerPool &Pool;
+  /// Device buffers, each between guard regions.
+  GuardedBufferPool Buffers;
+  /// This runtime holds the fault handlers (holdFaultHandlers), from its
+  /// first launch that catches faults until it is destroyed.
+  std::atomic<bool> HoldsHandlers{false};
+  std::mutex HoldLock;
+
+  Error holdHandlers();
 
   Error runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
                   const BlockLayout &L, const Watch &W, bool CatchFaults, LaunchStats &Stats);
@@ -206,7 +164,9 @@ llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRunti
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
-  auto Pool = WorkerPool::create(Opts.NumThreads ? Opts.NumThreads : availableCPUs());
+  // Pool threads get alternate signal stacks only where faults are caught.
+  auto Pool =
+      WorkerPool::create(Opts.NumThreads ? Opts.NumThreads : availableCPUs(), Opts.CatchFaults);
   if (!Pool)
     return Pool.takeError();
   return std::unique_ptr<HostRuntime>(
@@ -379,6 +339,13 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
   bool Catch = Opts.CatchFaults && P->Opts.CatchFaults;
   W.Milliseconds = Opts.TimeoutMilliseconds;
   W.Deadline = Start + std::chrono::milliseconds(std::min<uint64_t>(W.Milliseconds, 1ull << 40));
+  if (Catch)
+    if (Error E = P->holdHandlers())
+      return E;
+  // The calling thread runs blocks too: it needs an alternate signal stack.
+  if (Catch && !ensureThreadSignalStack())
+    return fail("kernel '" + Info.Name +
+                "': cannot map an alternate signal stack for the launching thread");
   Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, W, Catch, Local)
                                 : P->runBlocks(K, Config, Ptrs.data(), L, W, Catch, Local);
   Local.Milliseconds =
@@ -397,15 +364,23 @@ Error HostRuntime::synchronize() { return Error::success(); }
 //===----------------------------------------------------------------------===//
 
 llvm::Expected<uint64_t> HostRuntime::allocateMemory(uint64_t Bytes) {
-  // Like the block memory: zeroed and 64-byte aligned.
-  Buffer B = allocateZeroed(Bytes);
-  if (!B)
-    return fail("cannot allocate a device buffer of " + std::to_string(Bytes) + " bytes");
-  return uint64_t(reinterpret_cast<uintptr_t>(B.release()));
+  // Like the block memory: zeroed, 64-byte aligned, between guards.
+  char *Memory = P->Buffers.allocate(Bytes);
+  if (!Memory) {
+    std::string Msg = "cannot allocate a device buffer of " + std::to_string(Bytes) + " bytes";
+    // A small one fails for the number of mappings more likely than for
+    // the memory.
+    if (Bytes < (1u << 30))
+      Msg += std::string(" (") + std::strerror(errno) +
+             "): each buffer is a memory mapping of its own, between guard regions, and Linux "
+             "limits a process to vm.max_map_count mappings (65530 by default)";
+    return fail(Msg);
+  }
+  return uint64_t(reinterpret_cast<uintptr_t>(Memory));
 }
 
-Error HostRuntime::freeMemory(uint64_t Addr, uint64_t) {
-  std::free(reinterpret_cast<void *>(uintptr_t(Addr)));
+Error HostRuntime::freeMemory(uint64_t Addr, uint64_t Bytes) {
+  P->Buffers.free(reinterpret_cast<char *>(uintptr_t(Addr)), Bytes);
   return Error::success();
 }
 
@@ -441,11 +416,31 @@ static bool callEntry(const HostModule::Kernel &K, void *const *Args, abi::Block
   return runCatchingFaults(K.Entry, Args, &C, First, End, Result, F);
 }
 
+Error HostRuntime::Impl::holdHandlers() {
+  if (HoldsHandlers.load(std::memory_order_acquire))
+    return Error::success();
+  std::lock_guard<std::mutex> G(HoldLock);
+  if (HoldsHandlers.load(std::memory_order_relaxed))
+    return Error::success();
+  if (Error E = holdFaultHandlers())
+    return E;
+  HoldsHandlers.store(true, std::memory_order_release);
+  return Error::success();
+}
+
 static Error faultError(const KernelInfo &K, const KernelFault &F, uint64_t First, uint64_t End,
                         const Dim3 &Grid) {
   std::string Where = End - First == 1 ? "block " + blockString(First, Grid)
                                        : "one of blocks " + blockString(First, Grid) + " to " +
                                              blockString(End - 1, Grid);
+  if (F.StackOverflow)
+    return llvm::make_error<KernelFaultError>(
+        K.Name, "kernel '" + K.Name + "' overflowed the stack of the thread that ran it (" +
+                    describeFault(F) + ", in " + Where +
+                    "): its device functions' calls and local arrays need more than the " +
+                    std::to_string(hostabi::WorkerStackBytes >> 20) +
+                    " MiB of a pool thread's stack, or than the launching thread's stack has "
+                    "left. The launch stopped; what the kernel wrote until then stays written");
   return llvm::make_error<KernelFaultError>(
       K.Name, "kernel '" + K.Name + "' accessed memory outside its buffers (" + describeFault(F) +
                   ", in " + Where +

@@ -214,13 +214,16 @@ struct LaunchOptions {
   /// (docs/Runtime.md). The nvptx runtime rejects a non-zero value.
   uint64_t TimeoutMilliseconds = 0;
   /// The host runtime catches a memory fault (SIGSEGV, SIGBUS) of the
-  /// kernel's code: the launch stops and returns a KernelFaultError naming
-  /// the kernel and its blocks (what the kernel wrote until then stays
-  /// written) instead of the process ending. The first such launch installs
-  /// process-wide SIGSEGV and SIGBUS handlers that pass every other fault on
-  /// to the handlers installed before them (docs/Runtime.md, "Stopping a
-  /// kernel"). Off: a fault ends the process as it would without gridjit.
-  /// The nvptx runtime ignores it (the driver reports a GPU's faults).
+  /// kernel's code, a stack overflow included: the launch stops and returns
+  /// a KernelFaultError naming the kernel and its blocks (what the kernel
+  /// wrote until then stays written) instead of the process ending. The
+  /// first such launch of a runtime installs process-wide SIGSEGV and
+  /// SIGBUS handlers, shared by the live runtimes and removed with the last,
+  /// that pass every other fault on, unchanged, to the handlers installed
+  /// before them (docs/Runtime.md, "Catching a kernel's faults"). Off: a
+  /// fault ends the process as it would without gridjit. Ignored by a
+  /// runtime made with RuntimeOptions::CatchFaults off, and by the nvptx
+  /// runtime (the driver reports a GPU's faults).
   bool CatchFaults = true;
 };
 
@@ -354,8 +357,9 @@ struct RuntimeOptions {
   RemoteCacheOptions Remote;
   std::string RemoteSecretFile;
   /// Host target: catch a kernel's memory faults (HostRuntimeOptions::
-  /// CatchFaults). Off: the runtime installs no signal handler, and no
-  /// launch catches a fault, whatever LaunchOptions::CatchFaults says.
+  /// CatchFaults). Off: the runtime installs no signal handler and gives
+  /// no thread an alternate signal stack, and no launch catches a fault,
+  /// whatever LaunchOptions::CatchFaults says.
   bool CatchFaults = true;
 };
 
