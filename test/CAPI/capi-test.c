@@ -22,35 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int Failures = 0;
-
-#define EXPECT(Cond)                                                                               \
-  do {                                                                                             \
-    if (!(Cond)) {                                                                                 \
-      printf("FAIL: %s:%d: %s\n", __FILE__, __LINE__, #Cond);                                      \
-      ++Failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
-
-/* Prints "WHAT: STATUS: MESSAGE" (the message only for a failure). */
-static gj_status report(const char *What, gj_status S) {
-  if (S == GJ_OK)
-    printf("%s: GJ_OK\n", What);
-  else
-    printf("%s: %s: %s\n", What, gj_status_name(S), gj_last_error());
-  return S;
-}
-
-/* Stops the case when a call that must succeed fails. */
-#define MUST(Call)                                                                                 \
-  do {                                                                                             \
-    gj_status S_ = (Call);                                                                         \
-    if (S_ != GJ_OK) {                                                                             \
-      printf("FAIL: %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #Call, gj_status_name(S_),         \
-             gj_last_error());                                                                     \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
+#include "Inputs/capi_report.h"
 
 static const char Saxpy[] =
     "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {\n"
@@ -951,27 +923,33 @@ static int caseCudaFail(void) {
 
 /*===-- kinds: one error of each kind the host can give -----------------===*/
 
-static const char KindsKir[] = "kernel halfif(out: ptr<i32>) {\n"
-                               "  let t: i32 = thread_idx.x;\n"
-                               "  if t < 3 {\n"
-                               "    sync_threads();\n"
-                               "  }\n"
-                               "  out[t] = t;\n"
-                               "}\n"
-                               "\n"
-                               "kernel far(n: i32, out: ptr<f32>) {\n"
-                               "  out[n] = 1.0;\n"
-                               "}\n";
+/* The contents of file \p Path (NUL-terminated, to be freed), or exit. */
+static char *readFile(const char *Path, size_t *Size) {
+  FILE *F = fopen(Path, "rb");
+  char *Text = NULL;
+  if (!F || fseek(F, 0, SEEK_END) != 0 || (*Size = (size_t)ftell(F), fseek(F, 0, SEEK_SET)) != 0 ||
+      !(Text = malloc(*Size + 1)) || fread(Text, 1, *Size, F) != *Size) {
+    printf("FAIL: cannot read %s\n", Path);
+    exit(1);
+  }
+  Text[*Size] = 0;
+  fclose(F);
+  return Text;
+}
 
 /* Each kind of error of ErrorKinds.def that a host runtime and compiler
-   can meet, with its status (kinds.test; the CUDA driver's kinds are
-   cuda.test's, and I/O errors compiler-create's). */
-static int caseKinds(void) {
+   can meet, with its status, running the kernels of \p KirPath
+   (Inputs/kinds.kir; kinds.test; the CUDA driver's kinds are cuda.test's,
+   and I/O errors compiler-create's). */
+static int caseKinds(const char *KirPath) {
   gj_compiler C = newCompiler(NULL);
   gj_module M = NULL;
   report("invalid argument", gj_compile(NULL, "", 0, NULL, NULL, &M));
   report("compile", gj_compile(C, "kernel k( {", 11, "bad.kir", NULL, &M));
-  MUST(gj_compile(C, KindsKir, strlen(KindsKir), "kinds.kir", NULL, &M));
+  size_t Size = 0;
+  char *Kir = readFile(KirPath, &Size);
+  MUST(gj_compile(C, Kir, Size, "kinds.kir", NULL, &M));
+  free(Kir);
   gj_runtime R = newHostRuntime(2);
   gj_loaded_module LM = NULL;
   MUST(gj_runtime_load(R, M, &LM));
@@ -1109,8 +1087,8 @@ int main(int Argc, char **Argv) {
     RC = caseCuda(Argv[2]);
   else if (!strcmp(Case, "cuda-fail"))
     RC = caseCudaFail();
-  else if (!strcmp(Case, "kinds"))
-    RC = caseKinds();
+  else if (!strcmp(Case, "kinds") && Argc > 2)
+    RC = caseKinds(Argv[2]);
   else if (!strcmp(Case, "compiler-create"))
     RC = caseCompilerCreate(Argc > 2 ? Argv[2] : NULL);
   else if (!strcmp(Case, "catch-faults"))

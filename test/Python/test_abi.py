@@ -82,6 +82,17 @@ except gridjit.Error as e:
 """
 
 
+# What RUN prints after its first line, whatever the structs.
+COMMON = [
+    "saxpy True",
+    "own runtime True",
+    "argument error: kernel 'saxpy': argument 3 ('x: ptr<f32>') must point to f32, but "
+    "numpy.ndarray of float64 (element type f64) was given",
+    "count error: kernel 'saxpy' takes 4 arguments (n: i32, a: f32, x: ptr<f32>, y: ptr<f32>), 3 given",
+    "fault: KernelFaultError",
+]
+
+
 def run(structs, extra=""):
     return gjtest.run_python(PROLOGUE + structs + RUN + extra).stdout.splitlines()
 
@@ -89,18 +100,7 @@ def run(structs, extra=""):
 class AbiTest(unittest.TestCase):
     def test_an_older_package(self):
         out = run(OLDER)
-        self.assertEqual(
-            out,
-            [
-                "params ['n: i32', 'a: f32', 'x: ptr<f32>', 'y: ptr<f32>'] arg size 16",
-                "saxpy True",
-                "own runtime True",
-                "argument error: kernel 'saxpy': argument 3 ('x: ptr<f32>') must point to f32, but "
-                "numpy.ndarray of float64 (element type f64) was given",
-                "count error: kernel 'saxpy' takes 4 arguments (n: i32, a: f32, x: ptr<f32>, y: ptr<f32>), 3 given",
-                "fault: KernelFaultError",
-            ],
-        )
+        self.assertEqual(out, ["params ['n: i32', 'a: f32', 'x: ptr<f32>', 'y: ptr<f32>'] arg size 16"] + COMMON)
 
     def test_a_newer_package(self):
         extra = """
@@ -126,14 +126,9 @@ print("newer argument field set:", _capi.error(status))
         out = run(NEWER, extra)
         self.assertEqual(
             out,
-            [
-                "params ['n: i32', 'a: f32', 'x: ptr<f32>', 'y: ptr<f32>'] arg size 32",
-                "saxpy True",
-                "own runtime True",
-                "argument error: kernel 'saxpy': argument 3 ('x: ptr<f32>') must point to f32, but "
-                "numpy.ndarray of float64 (element type f64) was given",
-                "count error: kernel 'saxpy' takes 4 arguments (n: i32, a: f32, x: ptr<f32>, y: ptr<f32>), 3 given",
-                "fault: KernelFaultError",
+            ["params ['n: i32', 'a: f32', 'x: ptr<f32>', 'y: ptr<f32>'] arg size 32"]
+            + COMMON
+            + [
                 "newer runtime option set: gj_runtime_create: gj_runtime_options has 56 bytes (struct_size) and "
                 "this library knows 44: byte 48 is not zero, a field this library does not have",
                 "kernel info saxpy 4 newer field 0",

@@ -363,24 +363,14 @@ class LaunchTest(unittest.TestCase):
                 self.a = a
                 self.__array_interface__ = a.__array_interface__
 
-        class DLPackOnly:
-            def __init__(self, a):
-                self.a = a
-
-            def __dlpack__(self, stream=None):
-                return self.a.__dlpack__()
-
-            def __dlpack_device__(self):
-                return self.a.__dlpack_device__()
-
         xs = np.arange(n, dtype=np.float32)
-        for wrap in (Interface, DLPackOnly):
+        for wrap in (Interface, gjtest.DLPackOnly):
             with self.subTest(wrap=wrap.__name__):
                 ys = np.ones(n, np.float32)
                 self.mod.saxpy[1, n](n, 3.0, wrap(xs), wrap(ys))
                 np.testing.assert_array_equal(ys, 3 * xs + 1)
         with self.assertRaisesRegex(gridjit.ArgumentError, "DLPack element type .* not a KIR scalar type|element type f64"):
-            self.mod.saxpy[1, n](n, 2.0, DLPackOnly(np.zeros(n)), ys)
+            self.mod.saxpy[1, n](n, 2.0, gjtest.DLPackOnly(np.zeros(n)), ys)
         # An offset view passes its own first element.
         big = np.zeros(20, np.float32)
         self.mod.saxpy[1, 4](4, 1.0, np.ones(4, np.float32), big[10:14])
@@ -451,19 +441,9 @@ class DeviceArrayTest(unittest.TestCase):
 
     def test_gridjit_takes_its_own_dlpack(self):
         # As another framework would pass a gridjit array back: only DLPack.
-        class DLPackOnly:
-            def __init__(self, a):
-                self.a = a
-
-            def __dlpack__(self, stream=None):
-                return self.a.__dlpack__(stream=stream)
-
-            def __dlpack_device__(self):
-                return self.a.__dlpack_device__()
-
         x = gridjit.to_device(np.arange(8, dtype=np.float32))
         y = gridjit.to_device(np.ones(8, np.float32))
-        gridjit.compile(gjtest.SAXPY).saxpy[1, 8](8, 2.0, DLPackOnly(x), DLPackOnly(y))
+        gridjit.compile(gjtest.SAXPY).saxpy[1, 8](8, 2.0, gjtest.DLPackOnly(x), gjtest.DLPackOnly(y))
         np.testing.assert_array_equal(y.copy_to_host(), 2 * np.arange(8) + 1)
 
 

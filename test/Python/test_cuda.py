@@ -166,22 +166,13 @@ class CudaTest(unittest.TestCase):
         d = gridjit.to_device(np.arange(16, dtype=np.float32), target="cuda")
         self.assertEqual(d.__dlpack_device__(), (2, 0))  # kDLCUDA, device 0
 
-        class DLPackOnly:  # as CuPy or PyTorch would hold it
-            def __init__(self, a):
-                self.a = a
 
-            def __dlpack__(self, stream=None):
-                return self.a.__dlpack__(stream=stream)
-
-            def __dlpack_device__(self):
-                return self.a.__dlpack_device__()
-
-        address, t, capsule = _interop.from_dlpack(DLPackOnly(d), True)
+        address, t, capsule = _interop.from_dlpack(gjtest.DLPackOnly(d), True)
         self.assertEqual((address, t), (d.address, gridjit.f32))
         del capsule
         before = len(launches())
         y = gridjit.device_array(16, "f32", target="cuda")
-        self.mod.saxpy[1, 16](16, 2.0, DLPackOnly(d), y)
+        self.mod.saxpy[1, 16](16, 2.0, gjtest.DLPackOnly(d), y)
         self.assertEqual(len(launches()), before + 1)
 
     def test_launch_with_device_arrays(self):

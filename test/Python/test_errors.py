@@ -31,19 +31,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TABLE = ROOT / "include" / "gridjit" / "Support" / "ErrorKinds.def"
 HEADER = ROOT / "include" / "gridjit-c" / "gridjit.h"
 
-KINDS = """
-kernel halfif(out: ptr<i32>) {
-  let t: i32 = thread_idx.x;
-  if t < 3 {
-    sync_threads();
-  }
-  out[t] = t;
-}
-
-kernel far(n: i32, out: ptr<f32>) {
-  out[n] = 1.0;
-}
-"""
+# Kernels that fail in each way a host runtime can (shared with the C and
+# C++ tests of the same).
+KINDS = ROOT / "test" / "CAPI" / "Inputs" / "kinds.kir"
 
 
 def table():
@@ -88,7 +78,7 @@ class KindsTest(unittest.TestCase):
         return cm.exception
 
     def test_on_the_host(self):
-        mod = gridjit.compile(KINDS, name="kinds.kir")
+        mod = gridjit.compile(KINDS.read_text(), name="kinds.kir")
         out = np.zeros(8, np.int32)
         self.check(gridjit.InvalidArgumentError, None, "opt_level", gridjit.Compiler, "host", opt_level=9)
         self.check(gridjit.InvalidArgumentError, "GJ_ERROR_INVALID_ARGUMENT", "threads 5000 is more than",
@@ -106,7 +96,7 @@ class KindsTest(unittest.TestCase):
                    r"^kernel 'halfif' launched with grid \(1, 1, 1\) and block \(2048, 1, 1\)", mod.halfif[1, 2048],
                    out)
         e = self.check(gridjit.DivergenceError, "GJ_ERROR_DIVERGENCE",
-                       r"^kinds.kir:5:5: error: divergent sync_threads\(\) in kernel 'halfif'", mod.halfif[1, 8], out)
+                       r"^kinds.kir:9:5: error: divergent sync_threads\(\) in kernel 'halfif'", mod.halfif[1, 8], out)
         self.assertIn("    sync_threads();\n    ^", str(e))
         self.check(gridjit.KernelFaultError, "GJ_ERROR_FAULT", r"^kernel 'far' accessed memory outside its buffers",
                    mod.far[1, 1], 1000000000, np.zeros(4, np.float32))

@@ -14,7 +14,10 @@
 #include "gridjit-c/gridjit.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "capi_report.h"
 
 #ifdef ABI_V1
 /* Version 1's header declared these names as functions; version 2's makes
@@ -44,30 +47,6 @@ static const char Source[] = "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f
                              "kernel far(n: i32, out: ptr<f32>) {\n"
                              "  out[n] = 1.0;\n"
                              "}\n";
-
-static int Failures = 0;
-
-static gj_status report(const char *What, gj_status S) {
-  if (S == GJ_OK)
-    printf("%s: GJ_OK\n", What);
-  else
-    printf("%s: %s: %s\n", What, gj_status_name(S), gj_last_error());
-  return S;
-}
-
-#define MUST(Call)                                                                                 \
-  do {                                                                                             \
-    if (report(#Call, (Call)) != GJ_OK)                                                            \
-      return 1;                                                                                    \
-  } while (0)
-
-#define EXPECT(Cond)                                                                               \
-  do {                                                                                             \
-    if (!(Cond)) {                                                                                 \
-      printf("FAIL: %s:%d: %s\n", __FILE__, __LINE__, #Cond);                                      \
-      ++Failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
 
 static gj_arg scalar(uint32_t Type) {
   gj_arg A;
