@@ -84,7 +84,8 @@ typedef enum gj_status {
   GJ_ERROR_NOT_FOUND = 3,
   /** API version 1's status of every launch failure. Version 2 returns
    *  the finer statuses below instead (ARGUMENT, CONFIGURATION,
-   *  DIVERGENCE, FAULT, TIMEOUT); nothing returns this one any more. */
+   *  DIVERGENCE, FAULT, TIMEOUT); only version 1's symbol of gj_launch,
+   *  for the programs built against it, still returns this one. */
   GJ_ERROR_LAUNCH = 4,
   /** gj_compile_job_poll: the compile has not finished yet. */
   GJ_ERROR_NOT_READY = 5,

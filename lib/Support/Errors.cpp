@@ -36,11 +36,21 @@ ErrorKind gridjit::getErrorKind(const llvm::ErrorInfoBase &EI) {
   if (EI.isA<KindedError>())
     return static_cast<const KindedError &>(EI).getKind();
   // StringError and ECError made from an operating system's error code
-  // (errorCodeToError, createFileError, createStringError(EC, ...)) are the
-  // file system's errors; inconvertibleErrorCode() is of neither category.
+  // (errorCodeToError, createFileError, createStringError(EC, ...)) are
+  // the file system's when the code is one of a file's; another errno (a
+  // thread that cannot start: EAGAIN) is no I/O error.
   std::error_code EC = EI.convertToErrorCode();
-  if (EC && (EC.category() == std::generic_category() || EC.category() == std::system_category()))
-    return ErrorKind::IO;
+  if (EC.category() != std::generic_category() && EC.category() != std::system_category())
+    return ErrorKind::Failed; // inconvertibleErrorCode() is of neither
+  for (std::errc File :
+       {std::errc::no_such_file_or_directory, std::errc::permission_denied,
+        std::errc::operation_not_permitted, std::errc::read_only_file_system,
+        std::errc::no_space_on_device, std::errc::file_exists, std::errc::not_a_directory,
+        std::errc::is_a_directory, std::errc::io_error, std::errc::filename_too_long,
+        std::errc::too_many_files_open, std::errc::directory_not_empty, std::errc::file_too_large,
+        std::errc::cross_device_link, std::errc::too_many_links})
+    if (EC == File)
+      return ErrorKind::IO;
   return ErrorKind::Failed;
 }
 

@@ -72,6 +72,11 @@ TEST(ErrorsTest, OtherErrorsAreIOWithAnErrnoElseFailed) {
   llvm::Error File = llvm::createFileError("x.npy", llvm::errc::permission_denied);
   EXPECT_EQ(peekErrorKind(File), ErrorKind::IO);
   llvm::consumeError(std::move(File));
+  // An errno that is no file's (a thread that cannot start).
+  llvm::Error Again = llvm::createStringError(
+      std::make_error_code(std::errc::resource_unavailable_try_again), "could not start a thread");
+  EXPECT_EQ(peekErrorKind(Again), ErrorKind::Failed);
+  llvm::consumeError(std::move(Again));
   llvm::Error Plain = llvm::createStringError(llvm::inconvertibleErrorCode(), "LLVM said no");
   EXPECT_EQ(peekErrorKind(Plain), ErrorKind::Failed);
   llvm::consumeError(std::move(Plain));

@@ -54,8 +54,9 @@ private:
 llvm::Error makeError(ErrorKind K, const llvm::Twine &Message);
 
 /// The kind of the error \p EI: its own for a KindedError; IO for an error
-/// that carries an operating-system error code (a file that cannot be
-/// opened: llvm::errorCodeToError, createFileError); Failed for any other.
+/// that carries an operating system's error code of a file (ENOENT,
+/// EACCES, EROFS, ENOSPC, EIO, ...: llvm::errorCodeToError,
+/// createFileError, createStringError(EC, ...)); Failed for any other.
 ErrorKind getErrorKind(const llvm::ErrorInfoBase &EI);
 
 /// The kind of \p E, without consuming it: getErrorKind of the first error
