@@ -29,6 +29,7 @@
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Support/Errors.h"
 #include "gridjit/Support/Limits.h"
 
 #include "llvm/Support/BLAKE3.h"
@@ -82,7 +83,11 @@ public:
           Items.push_back({true, D.getBufferName(), D.getDiagnostics(), std::move(Text), {}});
         },
         [&](const llvm::ErrorInfoBase &EI) {
-          Items.push_back({false, "", {}, EI.message(), EI.convertToErrorCode()});
+          // A target's failure to compile a verified module is a compile
+          // error unless it says otherwise (libdevice that cannot be read).
+          ErrorKind K = getErrorKind(EI);
+          Items.push_back(
+              {false, "", {}, EI.message(), K == ErrorKind::Failed ? ErrorKind::Compile : K});
         });
   }
   llvm::Error make() const {
@@ -90,7 +95,7 @@ public:
     for (const Item &I : Items) {
       llvm::Error E = I.IsDiagnostic
                           ? llvm::make_error<SharedDiagnosticError>(I.BufferName, I.Diags, I.Text)
-                          : llvm::createStringError(I.EC, I.Text);
+                          : makeError(I.Kind, I.Text);
       All = llvm::joinErrors(std::move(All), std::move(E));
     }
     return All;
@@ -102,7 +107,7 @@ private:
     std::string BufferName;
     std::vector<Diagnostic> Diags;
     std::string Text;
-    std::error_code EC;
+    ErrorKind Kind;
   };
   std::vector<Item> Items;
 };
@@ -214,8 +219,8 @@ llvm::Expected<std::pair<const TargetEntry *, unsigned>>
 Compiler::Impl::resolve(const CompileRequest &Req) const {
   unsigned Opt = Req.OptLevel.value_or(Opts.OptLevel);
   if (Opt > 3)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "optimisation level %u: it must be 0, 1, 2 or 3", Opt);
+    return makeError(ErrorKind::InvalidArgument,
+                     "optimisation level " + llvm::Twine(Opt) + ": it must be 0, 1, 2 or 3");
   if (Req.Target.empty())
     return std::make_pair(&Targets.front(), Opt);
   if (std::optional<TargetKind> K = parseTargetName(Req.Target))
@@ -225,9 +230,8 @@ Compiler::Impl::resolve(const CompileRequest &Req) const {
   std::string Known;
   for (const TargetEntry &TE : Targets)
     Known += (Known.empty() ? "" : ", ") + TE.Name;
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "this compiler has no target '%s' (it has: %s)",
-                                 Req.Target.c_str(), Known.c_str());
+  return makeError(ErrorKind::NotFound,
+                   "this compiler has no target '" + Req.Target + "' (it has: " + Known + ")");
 }
 
 CacheKey Compiler::Impl::textKey(const TargetEntry &TE, unsigned Opt,
@@ -444,8 +448,9 @@ Compiler::~Compiler() {
 
 llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts) {
   if (Opts.OptLevel > 3)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "optimisation level %u: it must be 0, 1, 2 or 3", Opts.OptLevel);
+    return makeError(ErrorKind::InvalidArgument, "optimisation level " +
+                                                     llvm::Twine(Opts.OptLevel) +
+                                                     ": it must be 0, 1, 2 or 3");
   if (Opts.Targets.empty()) {
     auto Host = createHostTarget();
     if (!Host)
@@ -455,11 +460,10 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
   auto I = std::make_unique<Impl>();
   for (const std::shared_ptr<const Target> &T : Opts.Targets) {
     if (!T)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "a null target");
+      return makeError(ErrorKind::InvalidArgument, "a null target");
     for (const TargetEntry &TE : I->Targets)
       if (TE.T->getKind() == T->getKind())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(), "two targets named '%s'",
-                                       TE.Name.c_str());
+        return makeError(ErrorKind::InvalidArgument, "two targets named '" + TE.Name + "'");
     I->Targets.push_back({T, std::string(T->getName()), std::string(T->getArch()),
                           T->getFingerprint(), T->getRegistryFingerprint()});
   }
@@ -493,10 +497,10 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
     I->Remote = std::move(*R);
   }
   if (Opts.AsyncThreads > limits::MaxThreads)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "AsyncThreads: " + std::to_string(Opts.AsyncThreads) +
-                                       " threads is more than the limit of " +
-                                       std::to_string(limits::MaxThreads));
+    return makeError(ErrorKind::InvalidArgument,
+                     "AsyncThreads: " + std::to_string(Opts.AsyncThreads) +
+                         " threads is more than the limit of " +
+                         std::to_string(limits::MaxThreads));
   I->Pool = std::make_unique<AsyncPool>(
       Opts.AsyncThreads ? Opts.AsyncThreads : llvm::hardware_concurrency().compute_thread_count());
   I->Opts = std::move(Opts);
@@ -558,9 +562,9 @@ llvm::Expected<CompiledModuleRef> Compiler::Impl::compileText(std::string_view S
 llvm::Expected<CompiledModuleRef>
 Compiler::Impl::compileModule(const Module &M, const CompileRequest &Req, CompileInfo &Info) {
   if (!M.Verified)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "module '%s' is not verified: call verifyModule before compiling it", M.Name.c_str());
+    return makeError(ErrorKind::InvalidArgument,
+                     "module '" + M.Name +
+                         "' is not verified: call verifyModule before compiling it");
   auto TO = resolve(Req);
   if (!TO)
     return TO.takeError();

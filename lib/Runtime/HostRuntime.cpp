@@ -47,9 +47,7 @@ using llvm::Error;
 
 namespace {
 
-Error fail(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
+Error fail(ErrorKind K, const llvm::Twine &Msg) { return makeError(K, Msg); }
 
 /// Memory for one block, 64-byte aligned: shared, frame, block frame.
 struct BlockLayout {
@@ -96,10 +94,11 @@ struct Watch {
   std::chrono::steady_clock::time_point Deadline;
   bool expired() const { return Milliseconds && std::chrono::steady_clock::now() >= Deadline; }
   Error error(const KernelInfo &K, uint64_t Ran, uint64_t Blocks) const {
-    return fail("kernel '" + K.Name + "' did not finish within " + std::to_string(Milliseconds) +
-                " ms (LaunchOptions::TimeoutMilliseconds): stopped after " + std::to_string(Ran) +
-                " of " + std::to_string(Blocks) +
-                " blocks; memory the kernel wrote until then stays written");
+    return fail(ErrorKind::Timeout,
+                "kernel '" + K.Name + "' did not finish within " + std::to_string(Milliseconds) +
+                    " ms (LaunchOptions::TimeoutMilliseconds): stopped after " +
+                    std::to_string(Ran) + " of " + std::to_string(Blocks) +
+                    " blocks; memory the kernel wrote until then stays written");
   }
 };
 } // namespace
@@ -155,10 +154,12 @@ unsigned HostRuntime::availableCPUs() {
 
 llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRuntimeOptions &Opts) {
   if (Opts.MaxCooperativeBlocks == 0)
-    return fail("HostRuntimeOptions::MaxCooperativeBlocks must be at least 1");
+    return fail(ErrorKind::InvalidArgument,
+                "HostRuntimeOptions::MaxCooperativeBlocks must be at least 1");
   if (Opts.NumThreads > limits::MaxThreads)
-    return fail("host runtime: " + std::to_string(Opts.NumThreads) +
-                " threads is more than the limit of " + std::to_string(limits::MaxThreads));
+    return fail(ErrorKind::InvalidArgument, "host runtime: " + std::to_string(Opts.NumThreads) +
+                                                " threads is more than the limit of " +
+                                                std::to_string(limits::MaxThreads));
   static std::once_flag Once;
   std::call_once(Once, [] {
     llvm::InitializeNativeTarget();
@@ -175,8 +176,9 @@ llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRunti
 
 llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &A) {
   if (A.Kind != TargetKind::Host)
-    return fail("cannot load an artifact for target '" + std::string(getTargetName(A.Kind)) +
-                "' into the host runtime (compile it with the host target)");
+    return fail(ErrorKind::InvalidArgument,
+                "cannot load an artifact for target '" + std::string(getTargetName(A.Kind)) +
+                    "' into the host runtime (compile it with the host target)");
   auto JIT = llvm::orc::LLJITBuilder().create();
   if (!JIT)
     return JIT.takeError();
@@ -194,20 +196,23 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
   for (const KernelInfo &KI : I->getKernels()) {
     auto Entry = (*JIT)->lookup(abi::EntryPrefix + KI.Name);
     if (!Entry)
-      return fail("kernel '" + KI.Name +
-                  "' has no entry in the loaded object: " + llvm::toString(Entry.takeError()));
+      return fail(ErrorKind::Failed,
+                  "kernel '" + KI.Name +
+                      "' has no entry in the loaded object: " + llvm::toString(Entry.takeError()));
     auto Desc = (*JIT)->lookup(abi::DescriptorPrefix + KI.Name);
     if (!Desc)
-      return fail("kernel '" + KI.Name +
-                  "' has no descriptor in the loaded object: " + llvm::toString(Desc.takeError()));
+      return fail(ErrorKind::Failed, "kernel '" + KI.Name +
+                                         "' has no descriptor in the loaded object: " +
+                                         llvm::toString(Desc.takeError()));
     HostModule::Kernel K;
     K.Info = &KI;
     K.Entry = Entry->toPtr<abi::EntryFn>();
     std::memcpy(&K.Desc, Desc->toPtr<const void *>(), sizeof(K.Desc));
     if (K.Desc.Version != abi::ABIVersion)
-      return fail("kernel '" + KI.Name + "' was compiled for host ABI version " +
-                  std::to_string(K.Desc.Version) + ", this runtime runs version " +
-                  std::to_string(abi::ABIVersion));
+      return fail(ErrorKind::Failed, "kernel '" + KI.Name + "' was compiled for host ABI version " +
+                                         std::to_string(K.Desc.Version) +
+                                         ", this runtime runs version " +
+                                         std::to_string(abi::ABIVersion));
     I->ByName[KI.Name] = K;
   }
   I->JIT = std::move(*JIT);
@@ -225,17 +230,19 @@ static Error checkHostLimits(const KernelInfo &K, const abi::Descriptor &D, cons
   std::string Where = describeLaunch(K, C);
   uint64_t Shared = D.StaticSharedBytes + C.DynamicSharedBytes;
   if (Shared > Opts.MaxSharedBytes)
-    return fail(Where + ": " + std::to_string(Shared) +
-                " bytes of shared memory per block exceed the limit of " +
-                std::to_string(Opts.MaxSharedBytes) + " bytes");
+    return fail(ErrorKind::Configuration,
+                Where + ": " + std::to_string(Shared) +
+                    " bytes of shared memory per block exceed the limit of " +
+                    std::to_string(Opts.MaxSharedBytes) + " bytes");
   if (K.Cooperative && C.Grid.count() > Opts.MaxCooperativeBlocks)
-    return fail(Where +
-                ": the kernel calls grid_sync(), so its whole grid must be resident at "
-                "once, but " +
-                std::to_string(C.Grid.count()) +
-                " blocks exceed the host's co-residency limit of " +
-                std::to_string(Opts.MaxCooperativeBlocks) + " blocks; the largest valid grid has " +
-                std::to_string(Opts.MaxCooperativeBlocks) + " blocks");
+    return fail(
+        ErrorKind::Configuration,
+        Where +
+            ": the kernel calls grid_sync(), so its whole grid must be resident at "
+            "once, but " +
+            std::to_string(C.Grid.count()) + " blocks exceed the host's co-residency limit of " +
+            std::to_string(Opts.MaxCooperativeBlocks) + " blocks; the largest valid grid has " +
+            std::to_string(Opts.MaxCooperativeBlocks) + " blocks");
   return Error::success();
 }
 
@@ -253,7 +260,7 @@ static Error siteError(const abi::SyncSite &S, const std::string &Msg) {
   Loc.Line = S.Line;
   Loc.Col = S.Col;
   return llvm::make_error<DiagnosticError>(S.Module, Source, std::vector<Diagnostic>{{Loc, Msg}},
-                                           false);
+                                           false, ErrorKind::Divergence);
 }
 
 static std::string blockString(uint64_t Id, const Dim3 &Grid) {
@@ -266,7 +273,7 @@ static std::string blockString(uint64_t Id, const Dim3 &Grid) {
 
 static Error divergenceError(const abi::BlockContext &C, const Dim3 &Grid) {
   if (!C.ErrSite)
-    return fail("internal error: a kernel failed without saying where");
+    return fail(ErrorKind::Failed, "internal error: a kernel failed without saying where");
   const abi::SyncSite &S = *C.ErrSite;
   std::string Msg = "divergent " + std::string(S.What) + " in kernel '" + S.Kernel +
                     "': reached by " + std::to_string(C.ErrArrived) + " of the " +
@@ -303,9 +310,10 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
     Opts.Stats->PoolThreads = P->Pool.size();
   }
   if (Opts.Stream)
-    return fail("kernel '" + Info.Name +
-                "': the host runtime has no streams (LaunchOptions::Stream must be null; host "
-                "launches run to completion before they return)");
+    return fail(ErrorKind::Configuration,
+                "kernel '" + Info.Name +
+                    "': the host runtime has no streams (LaunchOptions::Stream must be null; host "
+                    "launches run to completion before they return)");
   if (Error E = checkLaunchConfig(Info, Config))
     return E;
   if (Error E = checkHostLimits(Info, K.Desc, Config, P->Opts))
@@ -344,7 +352,7 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
       return E;
   // The calling thread runs blocks too: it needs an alternate signal stack.
   if (Catch && !ensureThreadSignalStack())
-    return fail("kernel '" + Info.Name +
+    return fail(ErrorKind::Failed, "kernel '" + Info.Name +
                 "': cannot map an alternate signal stack for the launching thread");
   Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, W, Catch, Local)
                                 : P->runBlocks(K, Config, Ptrs.data(), L, W, Catch, Local);
@@ -374,7 +382,7 @@ llvm::Expected<uint64_t> HostRuntime::allocateMemory(uint64_t Bytes) {
       Msg += std::string(" (") + std::strerror(errno) +
              "): each buffer is a memory mapping of its own, between guard regions, and Linux "
              "limits a process to vm.max_map_count mappings (65530 by default)";
-    return fail(Msg);
+    return fail(ErrorKind::Failed, Msg);
   }
   return uint64_t(reinterpret_cast<uintptr_t>(Memory));
 }
@@ -450,8 +458,8 @@ static Error faultError(const KernelInfo &K, const KernelFault &F, uint64_t Firs
 }
 
 static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) {
-  return fail("kernel '" + K.Name + "': cannot allocate " + std::to_string(Bytes) + " bytes for " +
-              What);
+  return fail(ErrorKind::Failed, "kernel '" + K.Name + "': cannot allocate " +
+                                     std::to_string(Bytes) + " bytes for " + What);
 }
 
 // Independent blocks: workers take chunks of consecutive blocks from a
@@ -592,11 +600,12 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
     }
     if (TimedOut) {
       Stats.Workers = std::min<unsigned>(Participants.load(), Workers);
-      return fail("kernel '" + K.Info->Name + "' did not finish within " +
-                  std::to_string(W.Milliseconds) +
-                  " ms (LaunchOptions::TimeoutMilliseconds): stopped in grid-wide phase " +
-                  std::to_string(Stats.Phases) + " after " + std::to_string(Ran.load()) +
-                  " block runs; memory the kernel wrote until then stays written");
+      return fail(ErrorKind::Timeout,
+                  "kernel '" + K.Info->Name + "' did not finish within " +
+                      std::to_string(W.Milliseconds) +
+                      " ms (LaunchOptions::TimeoutMilliseconds): stopped in grid-wide phase " +
+                      std::to_string(Stats.Phases) + " after " + std::to_string(Ran.load()) +
+                      " block runs; memory the kernel wrote until then stays written");
     }
     for (uint64_t B = 0; B < NumBlocks; ++B)
       if (Status[B] == abi::EntryError)

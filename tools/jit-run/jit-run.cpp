@@ -11,6 +11,8 @@
 //   1  an error in the input (syntax, types, an unreadable file) or at run
 //      time (a launch the runtime rejects, divergent synchronisation)
 //   2  misuse of the command line
+//   3  a kernel's memory fault, 4  a timeout (the exit status of each kind
+//      of library error is its row's in gridjit/Support/ErrorKinds.def)
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,7 @@
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Environment.h"
+#include "gridjit/Support/Errors.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
@@ -981,11 +984,27 @@ Error parseCommandLine(int argc, char **argv) {
   return Error::success();
 }
 
+/// The exit status of a library error of kind \p K (ErrorKinds.def):
+/// ExitKernelFault, ExitTimeout or ExitInputError.
+int exitStatusOf(gridjit::ErrorKind K) {
+  switch (K) {
+#define GRIDJIT_ERROR_KIND(Name, CStatus, PyName, PyBases, ExitStatus, Description)                \
+  case gridjit::ErrorKind::Name:                                                                   \
+    return ExitStatus;
+#include "gridjit/Support/ErrorKinds.def"
+  }
+  return ExitInputError;
+}
+static_assert(ExitKernelFault == 3 && ExitTimeout == 4,
+              "ErrorKinds.def's exit statuses of Fault and Timeout");
+
 /// Prints every error in \p E and returns the exit status they mean
 /// (docs/jit-run.md, EXIT STATUS): 2 when one is misuse of the command line,
-/// else 1. Diagnostics render themselves (`file:line:col: error: ...` with
-/// the source line and a caret), the parser's errors are printed as they
-/// are, anything else as `jit-run: error: ...`.
+/// else the status of the library error's kind (3 for a kernel's fault, 4
+/// for a timeout, 1 for the others). Diagnostics render themselves
+/// (`file:line:col: error: ...` with the source line and a caret), the
+/// parser's errors are printed as they are, anything else as
+/// `jit-run: error: ...`.
 int reportErrors(Error E) {
   int Status = ExitInputError;
   handleAllErrors(
@@ -998,12 +1017,14 @@ int reportErrors(Error E) {
         C.log(errs());
         Status = ExitUsage;
       },
-      [](const gridjit::DiagnosticError &D) { D.log(errs()); },
-      [&](const gridjit::KernelFaultError &F) {
-        WithColor::error(errs(), "jit-run") << F.message() << '\n';
-        Status = ExitKernelFault;
+      [&](const gridjit::DiagnosticError &D) {
+        D.log(errs());
+        Status = exitStatusOf(D.getKind());
       },
-      [](const ErrorInfoBase &EI) { WithColor::error(errs(), "jit-run") << EI.message() << '\n'; });
+      [&](const ErrorInfoBase &EI) {
+        WithColor::error(errs(), "jit-run") << EI.message() << '\n';
+        Status = exitStatusOf(gridjit::getErrorKind(EI));
+      });
   return Status;
 }
 

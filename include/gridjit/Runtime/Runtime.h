@@ -21,6 +21,7 @@
 
 #include "gridjit/Cache/RemoteCache.h"
 #include "gridjit/IR/Type.h"
+#include "gridjit/Support/Errors.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -123,6 +124,19 @@ public:
     return address(Addr, Pointee);
   }
 
+  /// This pointer argument, declaring that the kernel may reach \p Bytes
+  /// bytes from its address (a buffer's size, an array's bytes). 0 (the
+  /// default) means unknown. Nothing checks it yet: it is carried to the
+  /// launch for a checker of kernels' memory accesses (the C API's
+  /// gj_arg::extent). Meaningless for scalars.
+  KernelArg withExtent(uint64_t Bytes) const {
+    KernelArg A = *this;
+    A.Extent = Bytes;
+    return A;
+  }
+  /// The extent given with withExtent(); 0: unknown.
+  uint64_t getExtent() const { return Extent; }
+
   bool isPointer() const { return IsPointer; }
   /// Made by pointer(): a host pointer, which only the host target can use.
   bool isHostPointer() const { return IsHost; }
@@ -180,6 +194,7 @@ private:
   ScalarKind Kind = ScalarKind::Bool;
   std::optional<ScalarKind> Pointee;
   uint64_t Addr = 0;
+  uint64_t Extent = 0;
   alignas(8) unsigned char Bytes[8] = {};
 };
 
@@ -228,19 +243,17 @@ struct LaunchOptions {
 };
 
 /// The error of a host launch whose kernel caused a memory fault
-/// (LaunchOptions::CatchFaults).
-class KernelFaultError : public llvm::ErrorInfo<KernelFaultError> {
+/// (LaunchOptions::CatchFaults). Its kind is ErrorKind::Fault.
+class KernelFaultError : public llvm::ErrorInfo<KernelFaultError, KindedError> {
 public:
   static char ID;
   KernelFaultError(std::string Kernel, std::string Message)
-      : Kernel(std::move(Kernel)), Message(std::move(Message)) {}
+      : ErrorInfo(ErrorKind::Fault, std::move(Message)), Kernel(std::move(Kernel)) {}
   /// The kernel's name.
   const std::string &getKernel() const { return Kernel; }
-  void log(llvm::raw_ostream &OS) const override;
-  std::error_code convertToErrorCode() const override;
 
 private:
-  std::string Kernel, Message;
+  std::string Kernel;
 };
 
 /// An artifact loaded into a Runtime: the kernels' metadata, and whatever
