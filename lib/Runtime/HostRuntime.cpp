@@ -352,8 +352,9 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
       return E;
   // The calling thread runs blocks too: it needs an alternate signal stack.
   if (Catch && !ensureThreadSignalStack())
-    return fail(ErrorKind::Failed, "kernel '" + Info.Name +
-                "': cannot map an alternate signal stack for the launching thread");
+    return fail(ErrorKind::Failed,
+                "kernel '" + Info.Name +
+                    "': cannot map an alternate signal stack for the launching thread");
   Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, W, Catch, Local)
                                 : P->runBlocks(K, Config, Ptrs.data(), L, W, Catch, Local);
   Local.Milliseconds =

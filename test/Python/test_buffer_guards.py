@@ -33,7 +33,7 @@ class BufferGuards(unittest.TestCase):
         mod.poke[1, 1](111, b)
         for n in (112, 112 + 1000, -1200):
             with self.assertRaisesRegex(
-                gridjit.Error, r"kernel 'poke' accessed memory outside its buffers \(SIGSEGV at address 0x[0-9a-f]+, in block \(0, 0, 0\)\)"
+                gridjit.KernelFaultError, r"kernel 'poke' accessed memory outside its buffers \(SIGSEGV at address 0x[0-9a-f]+, in block \(0, 0, 0\)\)"
             ):
                 mod.poke[1, 1](n, b)
         np.testing.assert_array_equal(a.copy_to_host(), ones)

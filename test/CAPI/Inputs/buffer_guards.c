@@ -38,8 +38,8 @@ static gj_status poke(gj_loaded_module LM, gj_buffer B, int32_t N) {
   Args[1].type = GJ_F32;
   Args[1].value.buffer = B;
   gj_launch_config C;
-  gj_launch_config_init(&C);
-  gj_status S = gj_launch(LM, "poke", &C, Args, 2);
+  gj_launch_config_init(&C, sizeof C);
+  gj_status S = gj_launch(LM, "poke", &C, Args, 2, sizeof(gj_arg));
   if (S == GJ_OK)
     printf("poke %d: GJ_OK\n", (int)N);
   else
@@ -58,14 +58,14 @@ static int wrong(gj_buffer B, float Want) {
 
 int main(void) {
   gj_compiler_options CO;
-  gj_compiler_options_init(&CO);
+  gj_compiler_options_init(&CO, sizeof CO);
   CO.use_disk_cache = 0;
   gj_compiler Comp = NULL;
   MUST(gj_compiler_create(&CO, &Comp));
   gj_module M = NULL;
   MUST(gj_compile(Comp, Poke, strlen(Poke), "poke.kir", "host", &M));
   gj_runtime_options RO;
-  gj_runtime_options_init(&RO);
+  gj_runtime_options_init(&RO, sizeof RO);
   RO.threads = 2;
   gj_runtime R = NULL;
   MUST(gj_runtime_create(&RO, &R));
