@@ -58,9 +58,6 @@ llvm::Expected<Artifact> Target::compile(const Module &M, const CompileOptions &
   return A;
 }
 
-/// Bytes of one element of \p K in memory.
-static uint64_t elementBytes(ScalarKind K) { return K == ScalarKind::Bool ? 1 : scalarBits(K) / 8; }
-
 /// Adds the static shared bytes and the dynamic-shared flag of every
 /// `shared` declaration in \p S to \p K.
 static void collectShared(const Stmt &S, KernelInfo &K) {
@@ -77,7 +74,7 @@ static void collectShared(const Stmt &S, KernelInfo &K) {
     if (N == 0)
       K.UsesDynamicShared = true;
     else
-      K.StaticSharedBytes += N * elementBytes(V.Ty.getScalarKind());
+      K.StaticSharedBytes += V.Ty.getSizeInBytes();
     return;
   }
   case Stmt::Block:
@@ -106,8 +103,7 @@ std::vector<KernelInfo> Target::describeKernels(const Module &M) const {
     K.Name = F->Name;
     K.Cooperative = F->UsesGridSync;
     for (const auto &P : F->Params) {
-      uint32_t Size =
-          P->Ty.isPointer() ? 8 : static_cast<uint32_t>(elementBytes(P->Ty.getScalarKind()));
+      auto Size = static_cast<uint32_t>(P->Ty.getSizeInBytes());
       K.Params.push_back({P->Name, P->Ty, Size, Size});
     }
     collectShared(*F->Body, K);

@@ -29,6 +29,11 @@ std::string_view scalarName(ScalarKind K);
 std::optional<ScalarKind> scalarFromName(std::string_view Name);
 /// Bits of the scalar (bool counts as 1).
 unsigned scalarBits(ScalarKind K);
+/// Bytes of the scalar in memory: 1, 2, 4 or 8 (bool is one byte, 0 or 1).
+/// The one definition of a scalar's size: frames, shared memory layouts,
+/// parameter sizes and buffers all use it (or Type::getElementBytes /
+/// Type::getSizeInBytes).
+unsigned scalarBytes(ScalarKind K);
 bool isIntegerScalar(ScalarKind K); ///< i8..u64 (not bool)
 bool isSignedScalar(ScalarKind K);  ///< i8..i64
 bool isFloatScalar(ScalarKind K);   ///< f32, f64
@@ -73,6 +78,13 @@ public:
   uint64_t getArrayCount() const { return Count; }
   /// Bits of a scalar type.
   unsigned getBits() const { return scalarBits(S); }
+  /// Bytes of one element in memory: the scalar itself, the pointee of a
+  /// pointer or the element of an array (scalarBytes: bool is 1).
+  unsigned getElementBytes() const { return scalarBytes(S); }
+  /// Bytes of a value of this type in memory: a scalar's bytes, 8 for a
+  /// pointer (every target's pointers are 64-bit), Count elements for an
+  /// array (0 for the unsized dynamic shared array); 0 for void and invalid.
+  uint64_t getSizeInBytes() const;
 
   /// The type as KIR spells it: `i32`, `ptr<f32, shared>`, `[f32; 256]`.
   std::string str() const;

@@ -40,13 +40,6 @@ using llvm::Expected;
 using llvm::isa;
 using llvm::Value;
 
-/// Bytes of a value of KIR type \p Ty in memory.
-static uint64_t valueBytes(Type Ty) {
-  if (Ty.isPointer())
-    return 8;
-  return Ty.isBool() ? 1 : Ty.getBits() / 8;
-}
-
 static llvm::StringRef builtinSpelling(BuiltinFunc F, std::string &Buf) {
   Buf = std::string(builtinFuncName(F)) + "()";
   return Buf;
@@ -855,7 +848,7 @@ llvm::Error HostModuleLowering::lowerDivergentFor(const BlockLevelFor &L) {
     if (E)
       if (llvm::Error Err = hoist(*E))
         return Err;
-  uint64_t Size = valueBytes(S.Index.Ty);
+  uint64_t Size = S.Index.Ty.getSizeInBytes();
   ForSlots Slots{allocFrame(Size, Size), allocFrame(Size, Size), allocFrame(Size, Size)};
   Cur->Vars[&S.Index] = {VarSlot::Frame, nullptr, Slots.Index, nullptr};
   llvm::Error E = maskThreads(
@@ -1011,7 +1004,7 @@ llvm::Error HostModuleLowering::hoistWarpOp(const CallExpr &C) {
       return Err;
   bool IsShuffle = C.Args.size() == 2;
   Type ValTy = C.Args[0]->Ty;
-  FrameSlot Val = allocFrame(valueBytes(ValTy), valueBytes(ValTy));
+  FrameSlot Val = allocFrame(ValTy.getSizeInBytes(), ValTy.getSizeInBytes());
   FrameSlot Lane = IsShuffle ? allocFrame(4, 4) : FrameSlot();
   // Every active thread publishes its operands...
   llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
@@ -1033,7 +1026,7 @@ llvm::Error HostModuleLowering::hoistWarpOp(const CallExpr &C) {
   if (llvm::Error Err = warpBarrier(C.getLoc(), C.Builtin))
     return Err;
   // ...and each thread computes its result from its warp's operands.
-  FrameSlot R = allocFrame(valueBytes(C.Ty), valueBytes(C.Ty));
+  FrameSlot R = allocFrame(C.Ty.getSizeInBytes(), C.Ty.getSizeInBytes());
   E = emitThreadLoop([&]() -> llvm::Error {
     Value *First = B.CreateAnd(Cur->Env.Linear, B.getInt32(~limits::LaneMask), "warp.first");
     Value *LaneId = B.CreateAnd(Cur->Env.Linear, B.getInt32(limits::LaneMask), "lane");
@@ -1071,7 +1064,7 @@ Expected<FrameSlot> HostModuleLowering::inlineCall(const CallExpr &C) {
   BodyPlan &P = planOf(F);
   std::vector<FrameSlot> Params;
   for (const auto &Param : F.Params) {
-    uint64_t Size = valueBytes(Param->Ty);
+    uint64_t Size = Param->Ty.getSizeInBytes();
     Params.push_back(allocFrame(Size, Size));
   }
   llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
@@ -1089,7 +1082,7 @@ Expected<FrameSlot> HostModuleLowering::inlineCall(const CallExpr &C) {
     Cur->Vars[F.Params[I].get()] = {VarSlot::Frame, nullptr, Params[I], nullptr};
   FrameSlot Result;
   if (!F.ReturnTy.isVoid()) {
-    uint64_t Size = valueBytes(F.ReturnTy);
+    uint64_t Size = F.ReturnTy.getSizeInBytes();
     Result = allocFrame(Size, Size);
   }
   int32_t Code = Cur->NextCode++;

@@ -188,10 +188,9 @@ void HostModuleLowering::layoutShared(const Stmt &Body) {
   forEachShared(Body, [&](const VarDecl &V) {
     if (V.Ty.getArrayCount() == 0)
       return;
-    uint64_t Elem = V.Ty.getScalarKind() == ScalarKind::Bool ? 1 : V.Ty.getBits() / 8;
     uint64_t Off = llvm::alignTo(Cur->StaticSharedBytes, 16);
     Cur->SharedOffsets[&V] = Off;
-    Cur->StaticSharedBytes = Off + Elem * V.Ty.getArrayCount();
+    Cur->StaticSharedBytes = Off + V.Ty.getSizeInBytes();
   });
 }
 

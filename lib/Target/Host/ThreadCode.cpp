@@ -204,8 +204,8 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;
     A.Var = &V;
-    uint64_t Elem = V.Ty.getScalarKind() == ScalarKind::Bool ? 1 : V.Ty.getBits() / 8;
-    uint64_t Bytes = Elem * V.Ty.getArrayCount();
+    uint64_t Elem = V.Ty.getElementBytes();
+    uint64_t Bytes = V.Ty.getSizeInBytes();
     Value *Addr = nullptr;
     if (Cur->Kernel && St == Storage::Frame) {
       // Lives across thread loops: one array per thread.
@@ -241,7 +241,7 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
     Cur->RematValues[&V] = *Init;
     return llvm::Error::success();
   case Storage::Frame: {
-    uint64_t Size = V.Ty.isPointer() ? 8 : std::max(1u, V.Ty.getBits() / 8);
+    uint64_t Size = V.Ty.getSizeInBytes();
     FrameSlot F = allocFrame(Size, Size);
     Cur->Vars[&V] = {VarSlot::Frame, nullptr, F, nullptr};
     storeScalar(slotAddr(F, Cur->Env.Linear), *Init, V.Ty);
