@@ -188,6 +188,8 @@ struct FunctionState {
   llvm::AllocaInst *EnvAlloca = nullptr;
   uint64_t FrameBytes = 0;      ///< per thread
   uint64_t BlockFrameBytes = 0; ///< per block
+  /// The kernel's SharedLayout: its StaticBytes (where the dynamic array
+  /// starts) and the offset of each array.
   uint64_t StaticSharedBytes = 0;
   llvm::DenseMap<const VarDecl *, uint64_t> SharedOffsets;
   FrameSlot StateSlot;
@@ -290,7 +292,7 @@ private:
   /// Loads the launch dimensions and the block memory's bases from the
   /// context.
   void loadLaunchDimensions();
-  /// Lays out the shared arrays and addresses them in the entry block.
+  /// Addresses the shared arrays (SharedLayout) in the entry block.
   llvm::Error placeSharedArrays(const FunctionDecl &K);
   /// The loop over blocks [first, end), with the kernel's body inside.
   llvm::Error emitBlockLoop(const FunctionDecl &K, llvm::Function &F);
@@ -299,7 +301,6 @@ private:
   llvm::Error emitBlockBody(const FunctionDecl &K);
   /// The descriptor `__gridjit_desc_<kernel>` the runtime reads.
   void emitDescriptor(const FunctionDecl &K);
-  void layoutShared(const Stmt &Body);
   FrameSlot allocFrame(uint64_t Size, uint64_t Align);
   uint64_t allocBlockFrame(uint64_t Size, uint64_t Align);
   llvm::Value *slotAddr(const FrameSlot &S, llvm::Value *Thread);

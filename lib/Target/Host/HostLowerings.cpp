@@ -372,6 +372,6 @@ Expected<Value *> HostModuleLowering::sharedArray(const VarDecl &V, SourceLoc Lo
 Expected<Value *> HostModuleLowering::dynamicShared(SourceLoc Loc) {
   if (!Cur->SharedBase)
     return Ctx.error(Loc, "internal error: dynamic shared memory outside a kernel");
-  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->SharedBase,
-                                      llvm::alignTo(Cur->StaticSharedBytes, 16), "dynamic.shared");
+  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->SharedBase, Cur->StaticSharedBytes,
+                                      "dynamic.shared");
 }

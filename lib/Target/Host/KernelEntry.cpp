@@ -16,6 +16,8 @@
 
 #include "HostLowering.h"
 
+#include "../SharedLayout.h"
+
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/HostABI.h"
 #include "gridjit/Target/Target.h"
@@ -159,41 +161,6 @@ void HostModuleLowering::emitErrorReturn(llvm::Constant *Site, Value *Arrived, V
   B.CreateRet(B.getInt32(EntryError));
 }
 
-/// Calls \p F on every `shared` declaration in \p S, in source order.
-static void forEachShared(const Stmt &S, llvm::function_ref<void(const VarDecl &)> F) {
-  if (const auto *D = dyn_cast<DeclStmt>(&S)) {
-    if (D->Var.Storage == StorageKind::Shared)
-      F(D->Var);
-    return;
-  }
-  auto Visit = [&](const Stmt *C) {
-    if (C)
-      forEachShared(*C, F);
-  };
-  if (const auto *Blk = dyn_cast<BlockStmt>(&S))
-    for (const StmtPtr &C : Blk->Body)
-      Visit(C.get());
-  else if (const auto *I = dyn_cast<IfStmt>(&S)) {
-    Visit(I->Then.get());
-    Visit(I->Else.get());
-  } else if (const auto *W = dyn_cast<WhileStmt>(&S))
-    Visit(W->Body.get());
-  else if (const auto *Fr = dyn_cast<ForStmt>(&S))
-    Visit(Fr->Body.get());
-}
-
-// Static shared arrays get 16-byte aligned offsets in declaration order;
-// the dynamic shared array starts after the last of them.
-void HostModuleLowering::layoutShared(const Stmt &Body) {
-  forEachShared(Body, [&](const VarDecl &V) {
-    if (V.Ty.getArrayCount() == 0)
-      return;
-    uint64_t Off = llvm::alignTo(Cur->StaticSharedBytes, 16);
-    Cur->SharedOffsets[&V] = Off;
-    Cur->StaticSharedBytes = Off + V.Ty.getSizeInBytes();
-  });
-}
-
 /// True when a top-level statement of a kernel without synchronisation is
 /// an assignment of a uniform variable (it runs between two thread loops,
 /// so a thread that returned in the first must be skipped in the second).
@@ -308,26 +275,25 @@ void HostModuleLowering::loadLaunchDimensions() {
   Cur->EnvAlloca = B.CreateAlloca(EnvTy, nullptr, "env");
 }
 
-// Shared arrays: fixed offsets in the block's shared memory, lowered here
-// so that their addresses dominate every thread loop.
+// Shared arrays: fixed offsets in the block's shared memory
+// (SharedLayout: the same layout the launch metadata describes), lowered
+// here so that their addresses dominate every thread loop.
 llvm::Error HostModuleLowering::placeSharedArrays(const FunctionDecl &K) {
-  layoutShared(*K.Body);
-  llvm::Error SharedErr = llvm::Error::success();
-  forEachShared(*K.Body, [&](const VarDecl &V) {
-    if (SharedErr)
-      return;
+  SharedLayout Layout = layoutShared(K);
+  Cur->StaticSharedBytes = Layout.StaticBytes;
+  for (const SharedLayout::Entry &S : Layout.Arrays) {
+    const VarDecl &V = *S.Var;
+    Cur->SharedOffsets[&V] = S.Offset;
     OpArgs A;
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;
     A.Var = &V;
     auto Addr = Ctx.lower(V.Ty.getArrayCount() ? Op::SharedArray : Op::DynamicShared, A);
-    if (!Addr) {
-      SharedErr = Addr.takeError();
-      return;
-    }
+    if (!Addr)
+      return Addr.takeError();
     Cur->Vars[&V] = {VarSlot::Address, *Addr, {}, nullptr};
-  });
-  return SharedErr;
+  }
+  return llvm::Error::success();
 }
 
 // Runs blocks [first, end). The first block's indices need a division;
@@ -405,7 +371,7 @@ void HostModuleLowering::emitDescriptor(const FunctionDecl &K) {
       llvm::ConstantInt::get(I64, ABIVersion),
       llvm::ConstantInt::get(I64, llvm::alignTo(Cur->FrameBytes, 16)),
       llvm::ConstantInt::get(I64, Cur->BlockFrameBytes),
-      llvm::ConstantInt::get(I64, llvm::alignTo(Cur->StaticSharedBytes, 16)),
+      llvm::ConstantInt::get(I64, Cur->StaticSharedBytes),
       llvm::ConstantInt::get(I64, Cur->NumGridSyncs),
   };
   auto *DescTy = llvm::ArrayType::get(I64, std::size(Fields));
