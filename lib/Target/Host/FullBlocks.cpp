@@ -38,6 +38,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FullBlocks.h"
+
 #include "HostLowering.h"
 
 #include "llvm/IR/Constants.h"
@@ -268,7 +270,7 @@ private:
 
 } // namespace
 
-void HostModuleLowering::collectLetInits(const Stmt &S) {
+void FullBlockVersioner::collectLetInits(const Stmt &S) {
   switch (S.getKind()) {
   case Stmt::Decl: {
     const auto &D = cast<DeclStmt>(S);
@@ -298,20 +300,20 @@ void HostModuleLowering::collectLetInits(const Stmt &S) {
   }
 }
 
-std::vector<GuardFact> HostModuleLowering::findGuardFacts(const std::vector<const Stmt *> &Stmts,
+std::vector<GuardFact> FullBlockVersioner::findGuardFacts(const std::vector<const Stmt *> &Stmts,
                                                           const BinaryExpr *Skip) {
   if (!Cur->Plan || !Cur->Kernel)
     return {};
-  FactFinder F(*Cur->Plan, Sync, LetInits, Cur->Hoisted, Stmts, Skip);
+  FactFinder F(*Cur->Plan, L.Sync, LetInits, Cur->Hoisted, Stmts, Skip);
   for (const Stmt *S : Stmts)
     F.visit(*S);
   return std::move(F.Facts);
 }
 
-Expected<AffineForm> HostModuleLowering::emitAffine(const Expr &E) {
+Expected<AffineForm> FullBlockVersioner::emitAffine(const Expr &E) {
   AffineForm F;
   if (Cur->Plan->isUniform(E)) {
-    Expected<Value *> V = lowerExpr(E);
+    Expected<Value *> V = L.lowerExpr(E);
     if (!V)
       return V.takeError();
     F.C[0] = *V;
@@ -340,28 +342,28 @@ Expected<AffineForm> HostModuleLowering::emitAffine(const Expr &E) {
   }
   case Expr::Binary: {
     const auto &Bin = cast<BinaryExpr>(E);
-    Expected<AffineForm> L = emitAffine(*Bin.LHS);
-    if (!L)
-      return L.takeError();
-    Expected<AffineForm> R = emitAffine(*Bin.RHS);
-    if (!R)
-      return R.takeError();
+    Expected<AffineForm> LF = emitAffine(*Bin.LHS);
+    if (!LF)
+      return LF.takeError();
+    Expected<AffineForm> RF = emitAffine(*Bin.RHS);
+    if (!RF)
+      return RF.takeError();
     if (Bin.Op == BinaryOp::Mul) {
       // One side has no thread index (findGuardFacts checked): it scales
       // the other.
-      bool LeftConst = !L->C[1] && !L->C[2] && !L->C[3];
-      Value *U = LeftConst ? L->C[0] : R->C[0];
-      AffineForm Scaled = LeftConst ? *R : *L;
+      bool LeftConst = !LF->C[1] && !LF->C[2] && !LF->C[3];
+      Value *U = LeftConst ? LF->C[0] : RF->C[0];
+      AffineForm Scaled = LeftConst ? *RF : *LF;
       for (Value *&C : Scaled.C)
         if (C)
           C = U ? B.CreateMul(C, U) : nullptr;
       return Scaled;
     }
     for (unsigned I = 0; I < 4; ++I) {
-      Value *RC = R->C[I];
+      Value *RC = RF->C[I];
       if (RC && Bin.Op == BinaryOp::Sub)
         RC = B.CreateNeg(RC);
-      F.C[I] = Add(L->C[I], RC);
+      F.C[I] = Add(LF->C[I], RC);
     }
     return F;
   }
@@ -371,20 +373,20 @@ Expected<AffineForm> HostModuleLowering::emitAffine(const Expr &E) {
 }
 
 Expected<std::vector<FactForms>>
-HostModuleLowering::emitFactForms(llvm::ArrayRef<GuardFact> Facts) {
+FullBlockVersioner::emitFactForms(llvm::ArrayRef<GuardFact> Facts) {
   llvm::Type *I64 = B.getInt64Ty();
   std::vector<FactForms> Forms;
   for (const GuardFact &F : Facts) {
-    Expected<AffineForm> L = emitAffine(*F.Cmp->LHS);
-    if (!L)
-      return L.takeError();
-    Expected<AffineForm> R = emitAffine(*F.Cmp->RHS);
-    if (!R)
-      return R.takeError();
+    Expected<AffineForm> LF = emitAffine(*F.Cmp->LHS);
+    if (!LF)
+      return LF.takeError();
+    Expected<AffineForm> RF = emitAffine(*F.Cmp->RHS);
+    if (!RF)
+      return RF.takeError();
     FactForms FF{F, {}, {}, {}};
     for (unsigned I = 0; I < 4; ++I) {
-      FF.L[I] = L->C[I] ? B.CreateSExt(L->C[I], I64) : nullptr;
-      FF.R[I] = R->C[I] ? B.CreateSExt(R->C[I], I64) : nullptr;
+      FF.L[I] = LF->C[I] ? B.CreateSExt(LF->C[I], I64) : nullptr;
+      FF.R[I] = RF->C[I] ? B.CreateSExt(RF->C[I], I64) : nullptr;
       if (FF.L[I] && FF.R[I])
         FF.D[I] = B.CreateSub(FF.L[I], FF.R[I], "", false, true);
       else
@@ -398,7 +400,7 @@ HostModuleLowering::emitFactForms(llvm::ArrayRef<GuardFact> Facts) {
 /// True when \p F depends on a thread index.
 static bool hasThreadTerms(const std::array<Value *, 4> &F) { return F[1] || F[2] || F[3]; }
 
-Value *HostModuleLowering::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
+Value *FullBlockVersioner::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
   llvm::Type *I64 = B.getInt64Ty();
   Value *Zero = B.getInt64(0);
   // The largest thread index in each dimension, as i64 (when needed).
@@ -462,7 +464,7 @@ Value *HostModuleLowering::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
   return All;
 }
 
-std::pair<Value *, Value *> HostModuleLowering::emitRowRange(llvm::ArrayRef<FactForms> Forms,
+std::pair<Value *, Value *> FullBlockVersioner::emitRowRange(llvm::ArrayRef<FactForms> Forms,
                                                              Value *TY, Value *TZ, Value *XLo,
                                                              Value *XHi) {
   llvm::Type *I64 = B.getInt64Ty();
@@ -567,96 +569,12 @@ std::pair<Value *, Value *> HostModuleLowering::emitRowRange(llvm::ArrayRef<Fact
   return {B.CreateTrunc(Lo, B.getInt32Ty(), "x.full"), B.CreateTrunc(Hi, B.getInt32Ty(), "x.edge")};
 }
 
-llvm::Error HostModuleLowering::emitXLoop(Value *Lo, Value *Hi, Value *Row, Value *Row64, Value *TY,
-                                          Value *TZ, llvm::function_ref<llvm::Error()> Body,
-                                          bool Vectorize) {
-  llvm::Type *I32 = B.getInt32Ty();
-  llvm::BasicBlock *Pre = B.GetInsertBlock();
-  llvm::BasicBlock *XH = newBlock("tx"), *Run = newBlock("thread");
-  llvm::BasicBlock *XL = newBlock("tx.next"), *Done = newBlock("tx.done");
-  B.CreateCondBr(B.CreateICmpULT(Lo, Hi), XH, Done);
-  B.SetInsertPoint(XH);
-  llvm::PHINode *TX = B.CreatePHI(I32, 2, "thread_idx.x");
-  TX->addIncoming(Lo, Pre);
-  Value *Linear = B.CreateAdd(Row, TX, "thread", true, true);
-  Cur->Env.Tid[0] = TX;
-  Cur->Env.Tid[1] = TY;
-  Cur->Env.Tid[2] = TZ;
-  Cur->Env.Linear = Linear;
-  Cur->Env.Linear64 = B.CreateAdd(Row64, B.CreateZExt(TX, B.getInt64Ty()), "thread64", true, true);
-  Cur->RematValues.clear();
-  if (maybeInactive())
-    Cur->RematPoint = B.CreateCondBr(
-        B.CreateICmpEQ(B.CreateLoad(I32, stateAddr(Linear), "state"), B.getInt32(0)), Run, XL);
-  else
-    Cur->RematPoint = B.CreateBr(Run);
-  B.SetInsertPoint(Run);
-  Cur->ThreadExit = XL;
-  if (llvm::Error E = Body())
-    return E;
-  if (!terminated())
-    B.CreateBr(XL);
-  B.SetInsertPoint(XL);
-  Value *TXN = B.CreateAdd(TX, B.getInt32(1), "", true, true);
-  TX->addIncoming(TXN, XL);
-  llvm::BranchInst *Latch = B.CreateCondBr(B.CreateICmpULT(TXN, Hi), XH, Done);
-  if (!Vectorize) {
-    // The guarded threads at a row's ends: vectorised, the guard would
-    // become masked loads and stores, slow on many x86 CPUs, for a few
-    // threads; unrolled, they would only cost compile time.
-    llvm::LLVMContext &C = B.getContext();
-    llvm::Metadata *Off[] = {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
-                             llvm::ConstantAsMetadata::get(B.getFalse())};
-    llvm::Metadata *NoUnroll[] = {llvm::MDString::get(C, "llvm.loop.unroll.disable")};
-    llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off), llvm::MDNode::get(C, NoUnroll)};
-    llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
-    Loop->replaceOperandWith(0, Loop);
-    Latch->setMetadata(llvm::LLVMContext::MD_loop, Loop);
-  }
-  B.SetInsertPoint(Done);
-  return llvm::Error::success();
-}
-
-llvm::Error HostModuleLowering::emitSplitThreadLoop(
-    llvm::function_ref<llvm::Error()> Guarded, llvm::function_ref<llvm::Error()> Unguarded,
-    std::optional<std::pair<Value *, Value *>> XRange, llvm::ArrayRef<FactForms> Forms) {
-  auto [XLo, XHi, Skip] = enterXRange(XRange);
-  llvm::BasicBlock *SH, *Mid, *SL;
-  RowNest N = openRowNest([&] {
-    SH = newBlock("row.part");
-    Mid = newBlock("row.full");
-    SL = newBlock("row.part.next");
-  });
-  auto [Lo, Hi] = emitRowRange(Forms, N.TY, N.TZ, XLo, XHi);
-  llvm::BasicBlock *RowPre = B.GetInsertBlock();
-  B.CreateBr(SH);
-  // Part 0: [XLo, lo) guarded, then [lo, hi) without the guards; part 1:
-  // [hi, XHi) guarded.
-  B.SetInsertPoint(SH);
-  llvm::PHINode *Part = B.CreatePHI(B.getInt1Ty(), 2, "second");
-  Part->addIncoming(B.getFalse(), RowPre);
-  Value *PLo = B.CreateSelect(Part, Hi, XLo), *PHi = B.CreateSelect(Part, XHi, Lo);
-  if (llvm::Error E = emitXLoop(PLo, PHi, N.Row, N.Row64, N.TY, N.TZ, Guarded, /*Vectorize=*/false))
-    return E;
-  B.CreateCondBr(Part, SL, Mid);
-  B.SetInsertPoint(Mid);
-  if (llvm::Error E = emitXLoop(Lo, Hi, N.Row, N.Row64, N.TY, N.TZ, Unguarded, /*Vectorize=*/true))
-    return E;
-  B.CreateBr(SL);
-  B.SetInsertPoint(SL);
-  Part->addIncoming(B.getTrue(), SL);
-  B.CreateCondBr(Part, N.YL, SH);
-  closeRowNest(N, Skip);
-  leaveThreadLoop();
-  return llvm::Error::success();
-}
-
-llvm::Error HostModuleLowering::emitGuardedThreadLoop(
-    const std::vector<const Stmt *> &Stmts, llvm::function_ref<llvm::Error()> Body,
-    std::optional<std::pair<Value *, Value *>> XRange, const BinaryExpr *Skip) {
+llvm::Error FullBlockVersioner::emit(const std::vector<const Stmt *> &Stmts,
+                                     llvm::function_ref<llvm::Error()> Body, XRange Range,
+                                     const BinaryExpr *Skip) {
   std::vector<GuardFact> Facts = findGuardFacts(Stmts, Skip);
   if (Facts.empty())
-    return emitThreadLoop(Body, XRange);
+    return L.Loops.emit(Body, Range);
 
   Expected<std::vector<FactForms>> Forms = emitFactForms(Facts);
   if (!Forms)
@@ -692,12 +610,15 @@ llvm::Error HostModuleLowering::emitGuardedThreadLoop(
   };
 
   B.SetInsertPoint(FullBlock);
-  if (llvm::Error E = emitThreadLoop([&] { return Copy(true); }, XRange))
+  if (llvm::Error E = L.Loops.emit([&] { return Copy(true); }, Range))
     return E;
   B.CreateBr(Join);
   B.SetInsertPoint(EdgeBlock);
-  if (llvm::Error E = emitSplitThreadLoop([&] { return Copy(false); }, [&] { return Copy(true); },
-                                          XRange, *Forms))
+  if (llvm::Error E =
+          L.Loops.emitSplit([&] { return Copy(false); }, [&] { return Copy(true); }, Range,
+                            [&](Value *TY, Value *TZ, Value *XLo, Value *XHi) {
+                              return emitRowRange(*Forms, TY, TZ, XLo, XHi);
+                            }))
     return E;
   B.CreateBr(Join);
   B.SetInsertPoint(Join);

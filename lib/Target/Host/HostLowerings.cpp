@@ -13,7 +13,6 @@
 
 #include "../../Lower/CommonLowerings.h"
 #include "gridjit/Support/Limits.h"
-#include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
 
@@ -102,17 +101,17 @@ Expected<Value *> lowerElementAddr(LoweringContext &C, const OpArgs &A) {
 //===----------------------------------------------------------------------===//
 
 Expected<Value *> lowerSyncThreads(LoweringContext &C, const OpArgs &A) {
-  if (llvm::Error E = state(C).blockBarrier(A.Loc, BuiltinFunc::SyncThreads))
+  if (llvm::Error E = state(C).syncPoints().blockBarrier(A.Loc, BuiltinFunc::SyncThreads))
     return std::move(E);
   return nullptr;
 }
 Expected<Value *> lowerSyncWarp(LoweringContext &C, const OpArgs &A) {
-  if (llvm::Error E = state(C).warpBarrier(A.Loc, BuiltinFunc::SyncWarp))
+  if (llvm::Error E = state(C).syncPoints().warpBarrier(A.Loc, BuiltinFunc::SyncWarp))
     return std::move(E);
   return nullptr;
 }
 Expected<Value *> lowerGridSync(LoweringContext &C, const OpArgs &A) {
-  if (llvm::Error E = state(C).gridSync(A.Loc))
+  if (llvm::Error E = state(C).syncPoints().gridSync(A.Loc))
     return std::move(E);
   return nullptr;
 }
