@@ -299,6 +299,10 @@ void Checker::checkArrayDecl(DeclStmt &D) {
       }
     }
   }
+  // The array's type says where it lives.
+  if (V.Ty.isArray())
+    V.Ty = Type::getArray(Elem, V.Ty.getArrayCount(),
+                          V.Storage == StorageKind::Shared ? AddrSpace::Shared : AddrSpace::Local);
   if (Bad)
     BadDecls.insert(&V);
 }

@@ -1,8 +1,9 @@
 //===- Type.h - KIR value types ---------------------------------*- C++ -*-===//
 //
 // Part of gridjit. KIR types are small values: a scalar, a pointer to a
-// scalar in one address space, or an array of scalars (only as the type of a
-// `var` or `shared` declaration). They are compared by value.
+// scalar in one address space, or an array of scalars in one address space
+// (only as the type of a `var` or `shared` declaration). They are compared
+// by value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,10 +52,12 @@ public:
   static Type getPointer(ScalarKind Pointee, AddrSpace AS = AddrSpace::Global) {
     return Type(Pointer, Pointee, AS, 0);
   }
-  /// An array of \p Count elements; Count == 0 is the unsized array of a
-  /// kernel's dynamic shared memory (`shared s: [T];`).
-  static Type getArray(ScalarKind Elem, uint64_t Count) {
-    return Type(Array, Elem, AddrSpace::Global, Count);
+  /// An array of \p Count elements in \p AS: Local for a `var` array (a
+  /// thread's own), Shared for a `shared` one (the verifier sets it from the
+  /// declaration). Count == 0 is the unsized array of a kernel's dynamic
+  /// shared memory (`shared s: [T];`).
+  static Type getArray(ScalarKind Elem, uint64_t Count, AddrSpace AS = AddrSpace::Local) {
+    return Type(Array, Elem, AS, Count);
   }
 
   Kind getKind() const { return K; }
@@ -72,7 +75,7 @@ public:
 
   /// The scalar itself, the pointee of a pointer, or the element of an array.
   ScalarKind getScalarKind() const { return S; }
-  /// Address space of a pointer.
+  /// Address space of a pointer, or where an array lives (Local or Shared).
   AddrSpace getAddrSpace() const { return AS; }
   /// Element count of an array (0 for the unsized dynamic shared array).
   uint64_t getArrayCount() const { return Count; }
@@ -101,7 +104,7 @@ public:
     case Pointer:
       return A.S == B.S && A.AS == B.AS;
     case Array:
-      return A.S == B.S && A.Count == B.Count;
+      return A.S == B.S && A.Count == B.Count && A.AS == B.AS;
     }
     return false;
   }

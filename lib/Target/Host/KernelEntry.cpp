@@ -270,6 +270,7 @@ llvm::Error KernelEntryEmitter::placeSharedArrays(const FunctionDecl &K) {
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;
     A.Var = &V;
+    A.Mem = memoryOf(V);
     auto Addr = Ctx.lower(V.Ty.getArrayCount() ? Op::SharedArray : Op::DynamicShared, A);
     if (!Addr)
       return Addr.takeError();

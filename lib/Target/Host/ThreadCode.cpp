@@ -228,6 +228,7 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;
     A.Var = &V;
+    A.Mem = memoryOf(V);
     uint64_t Elem = V.Ty.getElementBytes();
     uint64_t Bytes = V.Ty.getSizeInBytes();
     Value *Addr = nullptr;
