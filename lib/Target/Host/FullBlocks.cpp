@@ -464,39 +464,111 @@ Value *FullBlockVersioner::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
   return All;
 }
 
-std::pair<Value *, Value *> FullBlockVersioner::emitRowRange(llvm::ArrayRef<FactForms> Forms,
-                                                             Value *TY, Value *TZ, Value *XLo,
-                                                             Value *XHi) {
-  llvm::Type *I64 = B.getInt64Ty();
-  Value *Zero = B.getInt64(0), *One = B.getInt64(1);
+namespace {
+
+/// The range [lo, hi) of thread_idx.x in one row (thread_idx.y, .z) of an
+/// edge block where conditions of the form `A + C * x >= 0` (i64, computed
+/// at block level) all hold: each narrows it, to a half-line of x or, with
+/// C = 0, to all of the row or nothing.
+class RowRange {
+public:
+  RowRange(llvm::IRBuilder<> &B, Value *TY, Value *TZ, Value *XLo, Value *XHi)
+      : B(B), TY(TY), TZ(TZ), I64(B.getInt64Ty()), Zero(B.getInt64(0)), One(B.getInt64(1)) {
+    Lo = B.CreateZExt(XLo, I64);
+    Hi = B.CreateZExt(XHi, I64);
+    End = Hi;
+  }
+
+  /// Narrows the range to the threads where neither side of \p FF wraps
+  /// and its comparison has the value the full-block copy assumes;
+  /// \p BDimX is block_dim.x.
+  void require(const FactForms &FF, Value *BDimX) {
+    for (const auto *Side : {&FF.L, &FF.R}) {
+      if (!hasThreadTerms(*Side))
+        continue;
+      Value *R = rowPart(*Side), *C = (*Side)[1];
+      require(B.CreateSub(R, B.getInt64(INT32_MIN)), C);      // R + C x >= INT32_MIN
+      require(B.CreateSub(B.getInt64(INT32_MAX), R), neg(C)); // R + C x <= INT32_MAX
+    }
+    Value *R = rowPart(FF.D), *C = FF.D[1];
+    bool V = FF.F.Value;
+    switch (FF.F.Cmp->Op) {
+    case BinaryOp::Lt: // D < 0, or D >= 0
+      need(R, C, V, V);
+      break;
+    case BinaryOp::Le: // D <= 0, or D > 0
+      need(R, C, V, !V);
+      break;
+    case BinaryOp::Gt: // D > 0, or D <= 0
+      need(R, C, !V, V);
+      break;
+    case BinaryOp::Ge: // D >= 0, or D < 0
+      need(R, C, !V, !V);
+      break;
+    default: {
+      // D != 0 is no single range of x: the whole row's extremes decide.
+      Value *P = C ? B.CreateMul(C, B.CreateZExt(B.CreateSub(BDimX, B.getInt32(1)), I64)) : Zero;
+      Value *Min = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero));
+      Value *Max = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, P, Zero));
+      Value *Outside = B.CreateOr(B.CreateICmpSGT(Min, Zero), B.CreateICmpSLT(Max, Zero));
+      require(B.CreateSelect(Outside, Zero, B.getInt64(-1)), nullptr);
+      break;
+    }
+    }
+  }
+
+  /// The range as i32 (x.full, x.edge), within [\p XLo, the row's end)
+  /// and with lo <= hi.
+  std::pair<Value *, Value *> finish(Value *XLo) {
+    Lo = B.CreateBinaryIntrinsic(
+        llvm::Intrinsic::smin,
+        B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateZExt(XLo, I64)), End);
+    Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                 B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Hi, Lo), End);
+    return {B.CreateTrunc(Lo, B.getInt32Ty(), "x.full"),
+            B.CreateTrunc(Hi, B.getInt32Ty(), "x.edge")};
+  }
+
+private:
+  llvm::IRBuilder<> &B;
+  Value *TY, *TZ;
+  llvm::Type *I64;
+  Value *Zero, *One;
+  Value *Lo, *Hi, *End;
   Value *Idx64[2] = {};
-  auto Idx = [&](unsigned D) { // thread_idx.y, .z as i64
+
+  /// thread_idx.y (0) or .z (1) as i64, made once.
+  Value *idx(unsigned D) {
     if (!Idx64[D])
       Idx64[D] = B.CreateZExt(D ? TZ : TY, I64);
     return Idx64[D];
-  };
-  Value *Lo = B.CreateZExt(XLo, I64), *Hi = B.CreateZExt(XHi, I64);
-  Value *End = Hi;
-  // The value of a form in this row, without its thread_idx.x term.
-  auto RowPart = [&](const std::array<Value *, 4> &F) {
+  }
+  /// The value of a form in this row, without its thread_idx.x term.
+  Value *rowPart(const std::array<Value *, 4> &F) {
     Value *R = F[0] ? F[0] : Zero;
     if (F[2])
-      R = B.CreateAdd(R, B.CreateMul(F[2], Idx(0), "", false, true), "", false, true);
+      R = B.CreateAdd(R, B.CreateMul(F[2], idx(0), "", false, true), "", false, true);
     if (F[3])
-      R = B.CreateAdd(R, B.CreateMul(F[3], Idx(1), "", false, true), "", false, true);
+      R = B.CreateAdd(R, B.CreateMul(F[3], idx(1), "", false, true), "", false, true);
     return R;
-  };
-  auto Neg = [&](Value *V) { return V ? B.CreateNeg(V, "", /*HasNSW=*/true) : nullptr; };
-  // floor(A / D) for D > 0 (sdiv rounds toward zero).
-  auto FloorDiv = [&](Value *A, Value *D) -> Value * {
+  }
+  Value *neg(Value *V) { return V ? B.CreateNeg(V, "", /*HasNSW=*/true) : nullptr; }
+  /// floor(A / D) for D > 0 (sdiv rounds toward zero).
+  Value *floorDiv(Value *A, Value *D) {
     if (auto *K = dyn_cast<llvm::ConstantInt>(D); K && K->isOne())
       return A;
     Value *Adj = B.CreateSelect(B.CreateICmpSLT(A, Zero), B.CreateAdd(B.CreateSub(A, D), One), A);
     return B.CreateSDiv(Adj, D);
-  };
-  // Narrows [Lo, Hi) to the x where A + C * x >= 0 (C null: 0).
-  auto Require = [&](Value *A, Value *C) {
-    auto *K = dyn_cast_or_null<llvm::ConstantInt>(C);
+  }
+  /// D >= 0 (D = R + C x), D > 0 with \p Strict (D - 1 >= 0), and the
+  /// same for -D with \p Negate.
+  void need(Value *R, Value *C, bool Negate, bool Strict) {
+    Value *A = Negate ? neg(R) : R;
+    require(Strict ? B.CreateSub(A, One) : A, Negate ? neg(C) : C);
+  }
+  /// Narrows [Lo, Hi) to the x where A + C * x >= 0 (C null: 0).
+  void require(Value *A, Value *C) {
+    auto *K = llvm::dyn_cast_or_null<llvm::ConstantInt>(C);
     if (!C || (K && K->isZero())) {
       // The same in the whole row: all of it or none.
       Lo = B.CreateSelect(B.CreateICmpSGE(A, Zero), Lo, End);
@@ -505,68 +577,32 @@ std::pair<Value *, Value *> FullBlockVersioner::emitRowRange(llvm::ArrayRef<Fact
     if (K) {
       if (K->isNegative()) // x <= floor(A / -C)
         Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Hi,
-                                     B.CreateAdd(FloorDiv(A, B.CreateNeg(C)), One));
+                                     B.CreateAdd(floorDiv(A, B.CreateNeg(C)), One));
       else // x >= ceil(-A / C) = -floor(A / C)
-        Lo = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateNeg(FloorDiv(A, C)));
+        Lo = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateNeg(floorDiv(A, C)));
       return;
     }
     Value *Pos = B.CreateICmpSGT(C, Zero), *IsNeg = B.CreateICmpSLT(C, Zero);
     Value *Abs = B.CreateSelect(Pos, C, B.CreateSelect(IsNeg, B.CreateNeg(C), One));
-    Value *Q = FloorDiv(A, Abs);
+    Value *Q = floorDiv(A, Abs);
     Lo =
         B.CreateSelect(Pos, B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateNeg(Q)), Lo);
     Hi = B.CreateSelect(
         IsNeg, B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Hi, B.CreateAdd(Q, One)), Hi);
     Value *ZeroOK = B.CreateOr(B.CreateOr(Pos, IsNeg), B.CreateICmpSGE(A, Zero));
     Lo = B.CreateSelect(ZeroOK, Lo, End);
-  };
-  for (const FactForms &FF : Forms) {
-    for (const auto *Side : {&FF.L, &FF.R}) {
-      if (!hasThreadTerms(*Side))
-        continue;
-      Value *R = RowPart(*Side), *C = (*Side)[1];
-      Require(B.CreateSub(R, B.getInt64(INT32_MIN)), C);      // R + C x >= INT32_MIN
-      Require(B.CreateSub(B.getInt64(INT32_MAX), R), Neg(C)); // R + C x <= INT32_MAX
-    }
-    Value *R = RowPart(FF.D), *C = FF.D[1];
-    // D >= 0, D > 0 (D - 1 >= 0), and the same for -D.
-    auto Need = [&](bool Negate, bool Strict) {
-      Value *A = Negate ? Neg(R) : R;
-      Require(Strict ? B.CreateSub(A, One) : A, Negate ? Neg(C) : C);
-    };
-    bool V = FF.F.Value;
-    switch (FF.F.Cmp->Op) {
-    case BinaryOp::Lt: // D < 0, or D >= 0
-      Need(V, V);
-      break;
-    case BinaryOp::Le: // D <= 0, or D > 0
-      Need(V, !V);
-      break;
-    case BinaryOp::Gt: // D > 0, or D <= 0
-      Need(!V, V);
-      break;
-    case BinaryOp::Ge: // D >= 0, or D < 0
-      Need(!V, !V);
-      break;
-    default: {
-      // D != 0 is no single range of x: the whole row's extremes decide.
-      Value *P = C ? B.CreateMul(C, B.CreateZExt(B.CreateSub(Cur->Env.BDim[0], B.getInt32(1)), I64))
-                   : Zero;
-      Value *Min = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero));
-      Value *Max = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, P, Zero));
-      Value *Outside = B.CreateOr(B.CreateICmpSGT(Min, Zero), B.CreateICmpSLT(Max, Zero));
-      Require(B.CreateSelect(Outside, Zero, B.getInt64(-1)), nullptr);
-      break;
-    }
-    }
   }
-  // Within [XLo, XHi), and lo <= hi.
-  Lo = B.CreateBinaryIntrinsic(
-      llvm::Intrinsic::smin,
-      B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateZExt(XLo, I64)), End);
-  Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
-                               B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Hi, Lo), End);
-  return {B.CreateTrunc(Lo, B.getInt32Ty(), "x.full"), B.CreateTrunc(Hi, B.getInt32Ty(), "x.edge")};
+};
+
+} // namespace
+
+std::pair<Value *, Value *> FullBlockVersioner::emitRowRange(llvm::ArrayRef<FactForms> Forms,
+                                                             Value *TY, Value *TZ, Value *XLo,
+                                                             Value *XHi) {
+  RowRange R(B, TY, TZ, XLo, XHi);
+  for (const FactForms &FF : Forms)
+    R.require(FF, Cur->Env.BDim[0]);
+  return R.finish(XLo);
 }
 
 llvm::Error FullBlockVersioner::emit(const std::vector<const Stmt *> &Stmts,

@@ -77,6 +77,21 @@ void ThreadLoopEmitter::closeRowNest(const RowNest &N, llvm::BasicBlock *Skip) {
   }
 }
 
+/// Marks the loop that \p Latch closes not to be vectorised or unrolled:
+/// the guarded threads at a row's ends. Vectorised, the guard would become
+/// masked loads and stores, slow on many x86 CPUs, for a few threads;
+/// unrolled, they would only cost compile time.
+static void keepScalar(llvm::BranchInst &Latch) {
+  llvm::LLVMContext &C = Latch.getContext();
+  llvm::Metadata *Off[] = {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
+                           llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(C))};
+  llvm::Metadata *NoUnroll[] = {llvm::MDString::get(C, "llvm.loop.unroll.disable")};
+  llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off), llvm::MDNode::get(C, NoUnroll)};
+  llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
+  Loop->replaceOperandWith(0, Loop);
+  Latch.setMetadata(llvm::LLVMContext::MD_loop, Loop);
+}
+
 ThreadLoopEmitter::XLoopBlocks ThreadLoopEmitter::makeXLoopBlocks(bool OwnExit) {
   XLoopBlocks X;
   X.Head = newBlock("tx");
@@ -127,19 +142,8 @@ llvm::Error ThreadLoopEmitter::emitXLoop(const XLoopBlocks &X, const RowNest &N,
   Value *TXN = B.CreateAdd(TX, B.getInt32(1), "", true, true);
   TX->addIncoming(TXN, X.Latch);
   llvm::BranchInst *Latch = B.CreateCondBr(B.CreateICmpULT(TXN, Hi), X.Head, X.Exit);
-  if (!Vectorize) {
-    // The guarded threads at a row's ends: vectorised, the guard would
-    // become masked loads and stores, slow on many x86 CPUs, for a few
-    // threads; unrolled, they would only cost compile time.
-    llvm::LLVMContext &C = B.getContext();
-    llvm::Metadata *Off[] = {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
-                             llvm::ConstantAsMetadata::get(B.getFalse())};
-    llvm::Metadata *NoUnroll[] = {llvm::MDString::get(C, "llvm.loop.unroll.disable")};
-    llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off), llvm::MDNode::get(C, NoUnroll)};
-    llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
-    Loop->replaceOperandWith(0, Loop);
-    Latch->setMetadata(llvm::LLVMContext::MD_loop, Loop);
-  }
+  if (!Vectorize)
+    keepScalar(*Latch);
   B.SetInsertPoint(X.Exit);
   return llvm::Error::success();
 }
