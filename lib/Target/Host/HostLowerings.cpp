@@ -299,7 +299,9 @@ llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::Arra
       {Op::WarpSize, lowerWarpSize},
       {Op::LocalArray, lowerLocalArray},
       {Op::ElementAddr, lowerElementAddr},
-      {Op::SharedArray, lowerSharedArray},
+      // 2: the artifact's KernelInfo::StaticSharedBytes is the SharedLayout
+      // (version 1's cached artifacts carry the unpadded sum).
+      {Op::SharedArray, lowerSharedArray, 2},
       {Op::DynamicShared, lowerDynamicShared},
       {Op::BuiltinSyncThreads, lowerSyncThreads},
       {Op::BuiltinSyncWarp, lowerSyncWarp},

@@ -20,7 +20,9 @@
 #include "llvm/IR/IRBuilder.h"
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gridjit::host {
