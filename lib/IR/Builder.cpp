@@ -200,20 +200,22 @@ BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, std::string Co
 
 BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, uint64_t Count) {
   assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Shared, std::move(Name), Type::getArray(Elem.getScalarKind(), Count),
-                 nullptr, uintLit(Count));
+  return declare(StorageKind::Shared, std::move(Name),
+                 Type::getArray(Elem.getScalarKind(), Count, AddrSpace::Shared), nullptr,
+                 uintLit(Count));
 }
 
 BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, std::string ConstName) {
   assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Shared, std::move(Name), Type::getArray(Elem.getScalarKind(), 0),
-                 nullptr, kir::name(std::move(ConstName)));
+  return declare(StorageKind::Shared, std::move(Name),
+                 Type::getArray(Elem.getScalarKind(), 0, AddrSpace::Shared), nullptr,
+                 kir::name(std::move(ConstName)));
 }
 
 BlockBuilder &BlockBuilder::dynamicShared(std::string Name, Type Elem) {
   assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Shared, std::move(Name), Type::getArray(Elem.getScalarKind(), 0),
-                 nullptr, nullptr);
+  return declare(StorageKind::Shared, std::move(Name),
+                 Type::getArray(Elem.getScalarKind(), 0, AddrSpace::Shared), nullptr, nullptr);
 }
 
 BlockBuilder &BlockBuilder::assign(ExprPtr Target, ExprPtr Value) {

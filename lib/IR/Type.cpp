@@ -43,9 +43,25 @@ std::optional<ScalarKind> gridjit::scalarFromName(std::string_view Name) {
 }
 
 unsigned gridjit::scalarBits(ScalarKind K) { return info(K).Bits; }
+unsigned gridjit::scalarBytes(ScalarKind K) { return (info(K).Bits + 7) / 8; }
 bool gridjit::isIntegerScalar(ScalarKind K) { return info(K).Integer; }
 bool gridjit::isSignedScalar(ScalarKind K) { return info(K).Signed; }
 bool gridjit::isFloatScalar(ScalarKind K) { return info(K).Float; }
+
+uint64_t Type::getSizeInBytes() const {
+  switch (K) {
+  case Scalar:
+    return getElementBytes();
+  case Pointer:
+    return 8;
+  case Array:
+    return Count * getElementBytes();
+  case Invalid:
+  case Void:
+    break;
+  }
+  return 0;
+}
 
 std::string Type::str() const {
   std::string Elem(scalarName(S));

@@ -202,6 +202,7 @@ llvm::Error ModuleLowering::lowerDecl(const DeclStmt &S) {
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;
     A.Var = &V;
+    A.Mem = memoryOf(V);
     Expected<Value *> Base = Ctx.lower(O, A);
     if (!Base)
       return Base.takeError();

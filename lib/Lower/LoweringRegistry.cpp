@@ -9,6 +9,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/Casting.h"
 
 using namespace gridjit;
 
@@ -163,4 +164,31 @@ std::string LoweringRegistry::fingerprint() const {
   }
   auto Digest = Hasher.final();
   return llvm::toHex(Digest, /*LowerCase=*/true);
+}
+
+MemoryRef gridjit::memoryOf(const VarDecl &V) {
+  MemoryRef R;
+  R.Space = V.Ty.isArray() || V.Ty.isPointer() ? V.Ty.getAddrSpace() : AddrSpace::Global;
+  R.Extent = V.Ty.isArray() ? V.Ty.getArrayCount() : 0;
+  R.Var = &V;
+  return R;
+}
+
+MemoryRef gridjit::memoryOf(const Expr &E) {
+  // An element is in its base's memory; so is what `&b[i]` and `p + k`
+  // point to.
+  if (const auto *Ix = llvm::dyn_cast<IndexExpr>(&E))
+    return memoryOf(*Ix->Base);
+  if (const auto *U = llvm::dyn_cast<UnaryExpr>(&E); U && U->Op == UnaryOp::AddrOf)
+    return memoryOf(*U->Operand);
+  if (const auto *B = llvm::dyn_cast<BinaryExpr>(&E);
+      B && (B->Op == BinaryOp::Add || B->Op == BinaryOp::Sub) && B->LHS->Ty.isPointer())
+    return memoryOf(*B->LHS);
+  if (const auto *N = llvm::dyn_cast<NameExpr>(&E);
+      N && N->Decl && (N->Decl->Ty.isArray() || N->Decl->Ty.isPointer()))
+    return memoryOf(*N->Decl);
+  MemoryRef R;
+  if (E.Ty.isPointer() || E.Ty.isArray())
+    R.Space = E.Ty.getAddrSpace();
+  return R;
 }

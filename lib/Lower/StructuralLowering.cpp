@@ -79,6 +79,13 @@ llvm::Error StructuralLowering::lowerStmt(const Stmt &S) {
   return llvm::Error::success();
 }
 
+/// Fills in what a Load or Store of element \p Elem (`b[i]`, of type
+/// \p Ty) says about its address: its memory and its type.
+static void setElementAccess(OpArgs &A, const Expr &Elem, Type Ty) {
+  A.Mem = memoryOf(Elem);
+  A.OperandTy = Type::getPointer(Ty.getScalarKind(), A.Mem.Space);
+}
+
 /// The op a compound assignment applies.
 static Op compoundOp(AssignOp A) {
   switch (A) {
@@ -125,6 +132,7 @@ llvm::Error StructuralLowering::lowerAssign(const AssignStmt &S) {
     OpArgs A;
     A.Loc = S.getLoc();
     A.ResultTy = Ty;
+    setElementAccess(A, *S.Target, Ty);
     Value *Ops[] = {*Addr};
     A.Operands = Ops;
     return Ctx.lower(Op::Load, A);
@@ -147,6 +155,7 @@ llvm::Error StructuralLowering::lowerAssign(const AssignStmt &S) {
         Idx = B.CreateNeg(Idx);
       Ops[1] = Idx;
       O = Op::PtrOffset;
+      A.Mem = memoryOf(*S.Target);
     }
     Expected<Value *> V = Ctx.lower(O, A);
     if (!V)
@@ -160,6 +169,7 @@ llvm::Error StructuralLowering::lowerAssign(const AssignStmt &S) {
   OpArgs A;
   A.Loc = S.getLoc();
   A.ResultTy = Ty;
+  setElementAccess(A, *S.Target, Ty);
   Value *Ops[] = {*Addr, NewVal};
   A.Operands = Ops;
   return Ctx.lower(Op::Store, A).takeError();
@@ -329,6 +339,7 @@ Expected<Value *> StructuralLowering::lowerExpr(const Expr &E) {
     OpArgs A;
     A.Loc = E.getLoc();
     A.ResultTy = E.Ty;
+    setElementAccess(A, E, E.Ty);
     Value *Ops[] = {*Addr};
     A.Operands = Ops;
     return Ctx.lower(Op::Load, A);
@@ -396,6 +407,7 @@ Expected<Value *> StructuralLowering::lowerBinary(const BinaryExpr &E) {
     // p + i: the index's own type decides how it is extended.
     Value *PtrOps[] = {*L, Ctx.toIndex(*R, E.RHS->Ty)};
     A.Operands = PtrOps;
+    A.Mem = memoryOf(*E.LHS);
     return Ctx.lower(Op::PtrOffset, A);
   }
   return Ctx.lower(opFor(E.Op), A);
@@ -440,6 +452,8 @@ Expected<Value *> StructuralLowering::lowerCall(const CallExpr &E) {
   A.OperandTy = E.Args.empty() ? Type() : E.Args[0]->Ty;
   A.ResultTy = E.Ty;
   A.Operands = Args;
+  if (A.OperandTy.isPointer()) // the atomics: the memory they update
+    A.Mem = memoryOf(*E.Args[0]);
   if (E.Fn)
     return lowerFunctionCall(E, A, Args);
   return Ctx.lower(opFor(E.Builtin), A);
@@ -472,6 +486,7 @@ Expected<Value *> StructuralLowering::lowerAddress(const Expr &E) {
   A.Loc = E.getLoc();
   A.OperandTy = Ix->Base->Ty;
   A.ResultTy = E.Ty;
+  A.Mem = memoryOf(E);
   Value *Ops[] = {Base, Ctx.toIndex(*Index, Ix->Idx->Ty)};
   A.Operands = Ops;
   return Ctx.lower(Op::ElementAddr, A);

@@ -306,7 +306,7 @@ void Checker::checkArrayDecl(DeclStmt &D) {
     // A device function's arrays live on the stack of the thread that runs
     // the kernel, however large; a kernel's larger ones are placed
     // elsewhere by the target.
-    uint64_t Bytes = V.Ty.getArrayCount() * std::max(1u, scalarBits(Elem) / 8);
+    uint64_t Bytes = V.Ty.getArrayCount() * scalarBytes(Elem);
     if (Bytes > limits::MaxStackArrayBytes) {
       Expr *Size = V.ArraySize.get();
       error(Size ? Size->getLoc() : V.Loc,
@@ -318,6 +318,10 @@ void Checker::checkArrayDecl(DeclStmt &D) {
       Bad = true;
     }
   }
+  // The array's type says where it lives.
+  if (V.Ty.isArray())
+    V.Ty = Type::getArray(Elem, V.Ty.getArrayCount(),
+                          V.Storage == StorageKind::Shared ? AddrSpace::Shared : AddrSpace::Local);
   if (Bad)
     BadDecls.insert(&V);
 }

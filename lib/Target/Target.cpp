@@ -7,6 +7,8 @@
 
 #include "gridjit/Target/Target.h"
 
+#include "SharedLayout.h"
+
 #include "llvm/Support/Casting.h"
 
 using namespace gridjit;
@@ -58,47 +60,6 @@ llvm::Expected<Artifact> Target::compile(const Module &M, const CompileOptions &
   return A;
 }
 
-/// Bytes of one element of \p K in memory.
-static uint64_t elementBytes(ScalarKind K) { return K == ScalarKind::Bool ? 1 : scalarBits(K) / 8; }
-
-/// Adds the static shared bytes and the dynamic-shared flag of every
-/// `shared` declaration in \p S to \p K.
-static void collectShared(const Stmt &S, KernelInfo &K) {
-  auto Visit = [&](const Stmt *Child) {
-    if (Child)
-      collectShared(*Child, K);
-  };
-  switch (S.getKind()) {
-  case Stmt::Decl: {
-    const VarDecl &V = llvm::cast<DeclStmt>(S).Var;
-    if (V.Storage != StorageKind::Shared)
-      return;
-    uint64_t N = V.Ty.getArrayCount();
-    if (N == 0)
-      K.UsesDynamicShared = true;
-    else
-      K.StaticSharedBytes += N * elementBytes(V.Ty.getScalarKind());
-    return;
-  }
-  case Stmt::Block:
-    for (const StmtPtr &C : llvm::cast<BlockStmt>(S).Body)
-      Visit(C.get());
-    return;
-  case Stmt::If:
-    Visit(llvm::cast<IfStmt>(S).Then.get());
-    Visit(llvm::cast<IfStmt>(S).Else.get());
-    return;
-  case Stmt::While:
-    Visit(llvm::cast<WhileStmt>(S).Body.get());
-    return;
-  case Stmt::For:
-    Visit(llvm::cast<ForStmt>(S).Body.get());
-    return;
-  default:
-    return;
-  }
-}
-
 std::vector<KernelInfo> Target::describeKernels(const Module &M) const {
   std::vector<KernelInfo> Kernels;
   for (const FunctionDecl *F : M.getKernels()) {
@@ -106,11 +67,12 @@ std::vector<KernelInfo> Target::describeKernels(const Module &M) const {
     K.Name = F->Name;
     K.Cooperative = F->UsesGridSync;
     for (const auto &P : F->Params) {
-      uint32_t Size =
-          P->Ty.isPointer() ? 8 : static_cast<uint32_t>(elementBytes(P->Ty.getScalarKind()));
+      auto Size = static_cast<uint32_t>(P->Ty.getSizeInBytes());
       K.Params.push_back({P->Name, P->Ty, Size, Size});
     }
-    collectShared(*F->Body, K);
+    SharedLayout Shared = layoutShared(*F);
+    K.StaticSharedBytes = Shared.StaticBytes;
+    K.UsesDynamicShared = Shared.UsesDynamic;
     Kernels.push_back(std::move(K));
   }
   return Kernels;

@@ -23,10 +23,6 @@ using llvm::Error;
 using llvm::Expected;
 using llvm::StringRef;
 
-static unsigned elemBytes(ScalarKind K) {
-  return K == ScalarKind::Bool ? 1 : gridjit::scalarBits(K) / 8;
-}
-
 gridjit::KernelArg ArgValue::toKernelArg() const {
   using gridjit::KernelArg;
   if (isPointer())
@@ -132,20 +128,20 @@ static Expected<uint64_t> parseLiteral(ScalarKind K, StringRef Text, const llvm:
 //===----------------------------------------------------------------------===//
 
 static void setElem(ArgValue &A, size_t I, uint64_t Bits) {
-  unsigned Size = elemBytes(A.kind());
+  unsigned Size = gridjit::scalarBytes(A.kind());
   std::memcpy(reinterpret_cast<char *>(A.data()) + I * Size, &Bits, Size);
 }
 
 static uint64_t getElem(const ArgValue &A, size_t I) {
   uint64_t Bits = 0;
-  unsigned Size = elemBytes(A.kind());
+  unsigned Size = gridjit::scalarBytes(A.kind());
   std::memcpy(&Bits, reinterpret_cast<const char *>(A.data()) + I * Size, Size);
   return Bits;
 }
 
 static void resize(ArgValue &A, size_t Count) {
   A.Count = Count;
-  size_t Bytes = Count * elemBytes(A.kind());
+  size_t Bytes = Count * gridjit::scalarBytes(A.kind());
   A.Storage.assign((Bytes + 7) / 8 + 2 * ArgValue::Pad, 0);
 }
 
@@ -405,8 +401,8 @@ Error jitrun::parseNpy(ArgValue &A, StringRef Path, StringRef Data) {
   ScalarKind K = A.kind();
   StringRef Want = npyDescr(K);
   bool DescrOK = Descr == Want ||
-                 (elemBytes(K) == 1 && Descr.size() == 3 && (Descr[0] == '<' || Descr[0] == '|') &&
-                  Descr.drop_front() == Want.drop_front());
+                 (gridjit::scalarBytes(K) == 1 && Descr.size() == 3 &&
+                  (Descr[0] == '<' || Descr[0] == '|') && Descr.drop_front() == Want.drop_front());
   if (!DescrOK)
     return npyError(A, Path,
                     "dtype '" + Descr + "' does not match the parameter's element type " +
@@ -420,7 +416,7 @@ Error jitrun::parseNpy(ArgValue &A, StringRef Path, StringRef Data) {
   for (uint64_t D : Header->Shape)
     if (__builtin_mul_overflow(Count, D, &Count))
       return npyError(A, Path, "the shape (" + Shape + ") has too many elements");
-  if (__builtin_mul_overflow(Count, uint64_t(elemBytes(K)), &Need))
+  if (__builtin_mul_overflow(Count, uint64_t(gridjit::scalarBytes(K)), &Need))
     return npyError(A, Path, "the shape (" + Shape + ") has too many elements");
   StringRef Payload = Data.substr(PayloadStart);
   if (Payload.size() != Need)
@@ -603,7 +599,7 @@ Error jitrun::writeNpy(StringRef Path, const ArgValue &A) {
                                    A.Param.Name.c_str(), Path.str().c_str(), EC.message().c_str());
   OS << "\x93NUMPY" << char(1) << char(0) << char(Header.size() & 0xff) << char(Header.size() >> 8)
      << Header;
-  OS.write(reinterpret_cast<const char *>(A.data()), A.Count * elemBytes(A.kind()));
+  OS.write(reinterpret_cast<const char *>(A.data()), A.Count * gridjit::scalarBytes(A.kind()));
   OS.close();
   if (OS.has_error())
     return llvm::createStringError(OS.error(), "--out %s: cannot write '%s'", A.Param.Name.c_str(),

@@ -7,6 +7,7 @@
 #include "TestSupport.h"
 
 #include "gridjit/Compiler/Compiler.h"
+#include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Target/CodegenTarget.h"
 #include "gridjit/Target/Target.h"
@@ -174,6 +175,57 @@ kernel k(p: ptr<f32>) { p[0] = sin(p[0]) + sinf(1.0); }
   auto IR = T->emit(*M, EmitKind::LLVM, CompileOptions());
   ASSERT_TRUE(succeeded(IR));
   EXPECT_THAT(*IR, HasSubstr("declare float @sinf(float"));
+}
+
+// Shared arrays that need padding: `a` takes bytes [0, 3), `t` starts at
+// 16 (every array is 16-byte aligned) and ends at 36, and the dynamic array
+// starts at 48. What the launch metadata says (KernelInfo, the C API's
+// static_shared_bytes) and what the host runtime allocates and checks (the
+// entry's descriptor) are the same layout: before, the first said 23.
+TEST(HostTargetTest, StaticSharedBytesIsTheLayoutTheRuntimeUses) {
+  auto T = host();
+  auto M = parse(R"(
+kernel k(out: ptr<f32>) {
+  shared a: [u8; 3];
+  shared t: [f32; 5];
+  shared d: [f32];
+  let i: i32 = thread_idx.x;
+  a[i % 3] = 1u8;
+  t[i] = 10.0 + i as f32;
+  d[i] = 20.0 + i as f32;
+  sync_threads();
+  out[i] = t[i] + d[i] + a[i % 3] as f32;
+}
+)");
+  ASSERT_TRUE(T && M);
+  auto A = T->compile(*M, CompileOptions());
+  ASSERT_TRUE(succeeded(A));
+  ASSERT_EQ(A->Kernels.size(), 1u);
+  EXPECT_EQ(A->Kernels[0].StaticSharedBytes, 48u);
+  EXPECT_TRUE(A->Kernels[0].UsesDynamicShared);
+  auto IR = T->emit(*M, EmitKind::LLVM, CompileOptions());
+  ASSERT_TRUE(succeeded(IR));
+  // Descriptor: ABI version, frame bytes, block-frame bytes, static shared
+  // bytes, grid_sync count.
+  EXPECT_THAT(*IR, ::testing::ContainsRegex("@__gridjit_desc_k = .*constant \\[5 x i64\\] "
+                                            "\\[i64 1, i64 [0-9]+, i64 0, i64 48, i64 0\\]"));
+
+  // The runtime's shared-memory check adds the dynamic bytes to the same 48.
+  HostRuntimeOptions Opts;
+  Opts.NumThreads = 1;
+  Opts.MaxSharedBytes = 60;
+  auto RT = HostRuntime::create(Opts);
+  ASSERT_TRUE(succeeded(RT));
+  auto L = (*RT)->load(*A);
+  ASSERT_TRUE(succeeded(L));
+  float Out[3] = {};
+  KernelArg Args[] = {KernelArg::pointer(Out)};
+  EXPECT_THAT(errorText((*RT)->launch(**L, "k", {{1, 1, 1}, {3, 1, 1}, 13}, Args)),
+              HasSubstr("61 bytes of shared memory per block exceed the limit of 60 bytes"));
+  // 12 bytes fit: the dynamic array (3 floats) starts after `t`, not on it.
+  ASSERT_TRUE(succeeded((*RT)->launch(**L, "k", {{1, 1, 1}, {3, 1, 1}, 12}, Args)));
+  for (int I = 0; I < 3; ++I)
+    EXPECT_EQ(Out[I], 31.0f + 2 * I) << I;
 }
 
 } // namespace

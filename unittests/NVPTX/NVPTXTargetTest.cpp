@@ -99,7 +99,8 @@ TEST(NVPTXTargetTest, KernelMetadataForALaunch) {
   const KernelInfo *Coop = A->getKernel("coop");
   ASSERT_NE(Coop, nullptr);
   EXPECT_TRUE(Coop->Cooperative);
-  EXPECT_EQ(Coop->StaticSharedBytes, 64u * 4 + 3);
+  // SharedLayout: `a` at 0, `b` at 256 (16-byte aligned), rounded up to 16.
+  EXPECT_EQ(Coop->StaticSharedBytes, 64u * 4 + 16);
   EXPECT_TRUE(Coop->UsesDynamicShared);
   ASSERT_EQ(Coop->Params.size(), 3u);
   EXPECT_EQ(Coop->Params[0].Name, "n");

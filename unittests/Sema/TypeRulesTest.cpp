@@ -209,9 +209,13 @@ kernel k(p: ptr<f32>) {
 })");
   ASSERT_TRUE(V.Errors.empty()) << V.Errors.front();
   Module &M = *V.M;
-  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 0))->Var.Ty, Type::getArray(ScalarKind::F32, 8));
-  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 1))->Var.Ty, Type::getArray(ScalarKind::U8, 3));
-  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 2))->Var.Ty, Type::getArray(ScalarKind::I32, 0));
+  // An array's type carries where it lives: shared, or the thread's own.
+  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 0))->Var.Ty,
+            Type::getArray(ScalarKind::F32, 8, AddrSpace::Shared));
+  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 1))->Var.Ty,
+            Type::getArray(ScalarKind::U8, 3, AddrSpace::Local));
+  EXPECT_EQ(cast<DeclStmt>(stmt(M, "k", 2))->Var.Ty,
+            Type::getArray(ScalarKind::I32, 0, AddrSpace::Shared));
   EXPECT_EQ(init(M, "k", 3)->Ty, Type::getPointer(ScalarKind::F32, AddrSpace::Shared));
   EXPECT_EQ(init(M, "k", 4)->Ty, Type::getPointer(ScalarKind::U8, AddrSpace::Local));
   EXPECT_EQ(init(M, "k", 5)->Ty, Type::getPointer(ScalarKind::F32));

@@ -92,4 +92,26 @@ TEST(TypeTest, ScalarProperties) {
   EXPECT_EQ(Type::getScalar(ScalarKind::U16).getBits(), 16u);
 }
 
+// The one definition of a value's size in memory (frames, shared layouts,
+// parameters, jit-run's buffers all use it): bool is a byte, pointers are
+// 8, arrays are their elements.
+TEST(TypeTest, BytesInMemory) {
+  const std::pair<const char *, unsigned> Bytes[] = {
+      {"bool", 1}, {"i8", 1},  {"u8", 1},  {"i16", 2}, {"u16", 2}, {"i32", 4},
+      {"u32", 4},  {"f32", 4}, {"i64", 8}, {"u64", 8}, {"f64", 8}};
+  for (auto [Name, N] : Bytes) {
+    ScalarKind K = *scalarFromName(Name);
+    EXPECT_EQ(scalarBytes(K), N) << Name;
+    EXPECT_EQ(Type::getScalar(K).getSizeInBytes(), N) << Name;
+    EXPECT_EQ(Type::getScalar(K).getElementBytes(), N) << Name;
+    EXPECT_EQ(Type::getPointer(K).getSizeInBytes(), 8u) << Name;
+    EXPECT_EQ(Type::getPointer(K, AddrSpace::Shared).getElementBytes(), N) << Name;
+    EXPECT_EQ(Type::getArray(K, 3).getSizeInBytes(), 3u * N) << Name;
+    EXPECT_EQ(Type::getArray(K, 3).getElementBytes(), N) << Name;
+  }
+  EXPECT_EQ(Type::getArray(ScalarKind::F32, 0).getSizeInBytes(), 0u); // sized by the launch
+  EXPECT_EQ(Type::getVoid().getSizeInBytes(), 0u);
+  EXPECT_EQ(Type().getSizeInBytes(), 0u);
+}
+
 } // namespace

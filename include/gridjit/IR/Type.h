@@ -1,8 +1,9 @@
 //===- Type.h - KIR value types ---------------------------------*- C++ -*-===//
 //
 // Part of gridjit. KIR types are small values: a scalar, a pointer to a
-// scalar in one address space, or an array of scalars (only as the type of a
-// `var` or `shared` declaration). They are compared by value.
+// scalar in one address space, or an array of scalars in one address space
+// (only as the type of a `var` or `shared` declaration). They are compared
+// by value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,11 @@ std::string_view scalarName(ScalarKind K);
 std::optional<ScalarKind> scalarFromName(std::string_view Name);
 /// Bits of the scalar (bool counts as 1).
 unsigned scalarBits(ScalarKind K);
+/// Bytes of the scalar in memory: 1, 2, 4 or 8 (bool is one byte, 0 or 1).
+/// The one definition of a scalar's size: frames, shared memory layouts,
+/// parameter sizes and buffers all use it (or Type::getElementBytes /
+/// Type::getSizeInBytes).
+unsigned scalarBytes(ScalarKind K);
 bool isIntegerScalar(ScalarKind K); ///< i8..u64 (not bool)
 bool isSignedScalar(ScalarKind K);  ///< i8..i64
 bool isFloatScalar(ScalarKind K);   ///< f32, f64
@@ -46,10 +52,12 @@ public:
   static Type getPointer(ScalarKind Pointee, AddrSpace AS = AddrSpace::Global) {
     return Type(Pointer, Pointee, AS, 0);
   }
-  /// An array of \p Count elements; Count == 0 is the unsized array of a
-  /// kernel's dynamic shared memory (`shared s: [T];`).
-  static Type getArray(ScalarKind Elem, uint64_t Count) {
-    return Type(Array, Elem, AddrSpace::Global, Count);
+  /// An array of \p Count elements in \p AS: Local for a `var` array (a
+  /// thread's own), Shared for a `shared` one (the verifier sets it from the
+  /// declaration). Count == 0 is the unsized array of a kernel's dynamic
+  /// shared memory (`shared s: [T];`).
+  static Type getArray(ScalarKind Elem, uint64_t Count, AddrSpace AS = AddrSpace::Local) {
+    return Type(Array, Elem, AS, Count);
   }
 
   Kind getKind() const { return K; }
@@ -67,12 +75,19 @@ public:
 
   /// The scalar itself, the pointee of a pointer, or the element of an array.
   ScalarKind getScalarKind() const { return S; }
-  /// Address space of a pointer.
+  /// Address space of a pointer, or where an array lives (Local or Shared).
   AddrSpace getAddrSpace() const { return AS; }
   /// Element count of an array (0 for the unsized dynamic shared array).
   uint64_t getArrayCount() const { return Count; }
   /// Bits of a scalar type.
   unsigned getBits() const { return scalarBits(S); }
+  /// Bytes of one element in memory: the scalar itself, the pointee of a
+  /// pointer or the element of an array (scalarBytes: bool is 1).
+  unsigned getElementBytes() const { return scalarBytes(S); }
+  /// Bytes of a value of this type in memory: a scalar's bytes, 8 for a
+  /// pointer (every target's pointers are 64-bit), Count elements for an
+  /// array (0 for the unsized dynamic shared array); 0 for void and invalid.
+  uint64_t getSizeInBytes() const;
 
   /// The type as KIR spells it: `i32`, `ptr<f32, shared>`, `[f32; 256]`.
   std::string str() const;
@@ -89,7 +104,7 @@ public:
     case Pointer:
       return A.S == B.S && A.AS == B.AS;
     case Array:
-      return A.S == B.S && A.Count == B.Count;
+      return A.S == B.S && A.Count == B.Count && A.AS == B.AS;
     }
     return false;
   }

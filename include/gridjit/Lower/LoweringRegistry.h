@@ -35,6 +35,34 @@ namespace gridjit {
 
 class LoweringContext;
 
+/// The memory a memory op reaches. Every op that reaches memory through an
+/// address (Load, Store, ElementAddr, PtrOffset and the atomics) and every
+/// array declaration (LocalArray, SharedArray, DynamicShared) gets one, on
+/// every target: a lowering can tell shared from global from local memory
+/// even where the target's pointers do not (the host's are all one LLVM
+/// address space).
+struct MemoryRef {
+  /// Global (the kernel's buffers), Shared (the block's shared memory) or
+  /// Local (a thread's own arrays).
+  AddrSpace Space = AddrSpace::Global;
+  /// Elements of the declared array the address is in: the count of a local
+  /// or static shared array (`a[i]`, `&t[i]`, `atomic_add(&t[i], 1)`). 0
+  /// when the lowering cannot know it: through a pointer (the runtime knows
+  /// the buffer) or into the dynamic shared array (the launch sizes it).
+  uint64_t Extent = 0;
+  /// The variable the address derives from through `[]`, `&`, `+` and
+  /// `-`: the array, or the pointer parameter or variable (`p[i]`,
+  /// `(p + 4)[i]`); null for any other pointer (one a function returns).
+  /// For reports that name the memory.
+  const VarDecl *Var = nullptr;
+};
+
+/// The memory of element \p E (`b[i]`), or of what pointer \p E points
+/// into (`p`, `&t[i]`, `p + k`).
+MemoryRef memoryOf(const Expr &E);
+/// The memory of array or pointer variable \p V.
+MemoryRef memoryOf(const VarDecl &V);
+
 /// What a lowering function gets: the node it lowers (for its types and
 /// location), the operand values already lowered, and op-specific data.
 struct OpArgs {
@@ -43,8 +71,10 @@ struct OpArgs {
   /// up itself.
   SourceLoc Loc;
   llvm::ArrayRef<llvm::Value *> Operands;
-  /// KIR type of the first operand (the pointer for memory ops and atomics,
-  /// the source for a cast).
+  /// KIR type of the first operand: the address for Load and Store
+  /// (`ptr<T, space>`), the base for ElementAddr and PtrOffset (a pointer,
+  /// or an array, which says where it lives), the pointer for atomics, the
+  /// source for a cast, the left operand of a binary operator.
   Type OperandTy;
   /// KIR type of the result (the element type for loads and stores, the
   /// destination of a cast, the array type for array declarations).
@@ -55,6 +85,8 @@ struct OpArgs {
   const FunctionDecl *Callee = nullptr;
   /// The declaration for LocalArray / SharedArray / DynamicShared.
   const VarDecl *Var = nullptr;
+  /// For the memory ops and array declarations: which memory (MemoryRef).
+  MemoryRef Mem;
 };
 
 /// A lowering returns the op's value (null for ops without one) or an error.

@@ -96,8 +96,9 @@ struct Descriptor {
   uint64_t Version;             ///< ABIVersion
   uint64_t FrameBytesPerThread; ///< a multiple of 16
   uint64_t FrameBytesPerBlock;
-  /// Bytes of the static shared arrays as laid out (each 16-byte aligned);
-  /// the dynamic shared memory starts here.
+  /// Bytes of the static shared arrays as laid out (each 16-byte aligned,
+  /// the total rounded up to 16): KernelInfo::StaticSharedBytes, from the
+  /// same layout. The dynamic shared memory starts here.
   uint64_t StaticSharedBytes;
   uint64_t NumGridSyncs; ///< grid_sync() points; 0 for other kernels
 };

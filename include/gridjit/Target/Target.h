@@ -60,7 +60,11 @@ struct KernelInfo {
   /// Calls grid_sync() (directly or through functions): must be launched
   /// cooperatively, with the whole grid co-resident.
   bool Cooperative = false;
-  /// Bytes of the kernel's `shared` arrays with a static size.
+  /// Bytes of the kernel's `shared` arrays with a static size, as laid out:
+  /// each array at a 16-byte aligned offset in declaration order, the total
+  /// rounded up to 16 (where the dynamic shared array starts). The host
+  /// runtime allocates and checks exactly this (its descriptor carries the
+  /// same layout); on a GPU the driver's own count decides the launch.
   uint64_t StaticSharedBytes = 0;
   /// Declares `shared NAME: [T];` (sized by the launch).
   bool UsesDynamicShared = false;

@@ -1,4 +1,4 @@
-//===- BlockCode.cpp - Block-level code: thread loops and sync points -----===//
+//===- BlockCode.cpp - Block-level code: control flow and masks -----------===//
 //
 // Part of gridjit. A synchronising body (a kernel, or a device function
 // inlined because it synchronises) runs at block level, once per block:
@@ -22,13 +22,16 @@
 //  - grid_sync() ends a phase: the block's registers are saved, the entry
 //    returns, and the next call resumes there.
 //
+// This file holds the statements and the masks; the thread loops are
+// ThreadLoopEmitter's (ThreadLoops.cpp), the synchronising
+// sub-expressions SyncHoister's (Hoisting.cpp) and the synchronisation
+// points SyncPointEmitter's (SyncPoints.cpp).
+//
 //===----------------------------------------------------------------------===//
 
 #include "HostLowering.h"
 
 #include "gridjit/Support/Limits.h"
-#include "gridjit/Target/HostABI.h"
-#include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
 
@@ -40,20 +43,8 @@ using llvm::Expected;
 using llvm::isa;
 using llvm::Value;
 
-/// Bytes of a value of KIR type \p Ty in memory.
-static uint64_t valueBytes(Type Ty) {
-  if (Ty.isPointer())
-    return 8;
-  return Ty.isBool() ? 1 : Ty.getBits() / 8;
-}
-
-static llvm::StringRef builtinSpelling(BuiltinFunc F, std::string &Buf) {
-  Buf = std::string(builtinFuncName(F)) + "()";
-  return Buf;
-}
-
 //===----------------------------------------------------------------------===//
-// Thread loops and the state word
+// The state word
 //===----------------------------------------------------------------------===//
 
 Value *HostModuleLowering::stateAddr(Value *Thread) { return slotAddr(Cur->StateSlot, Thread); }
@@ -63,124 +54,9 @@ void HostModuleLowering::escape(int32_t Code) {
   B.CreateBr(Cur->ThreadExit);
 }
 
-HostModuleLowering::RowNest
-HostModuleLowering::openRowNest(llvm::function_ref<void()> MakeInnerBlocks) {
-  RowNest N;
-  llvm::BasicBlock *Pre = B.GetInsertBlock();
-  N.ZH = newBlock("tz");
-  N.YH = newBlock("ty");
-  MakeInnerBlocks();
-  N.YL = newBlock("ty.next");
-  N.ZL = newBlock("tz.next");
-  N.Exit = newBlock("threads.done");
-  llvm::Type *I32 = B.getInt32Ty();
-  B.CreateBr(N.ZH);
-  B.SetInsertPoint(N.ZH);
-  N.TZ = B.CreatePHI(I32, 2, "thread_idx.z");
-  N.TZ->addIncoming(B.getInt32(0), Pre);
-  B.CreateBr(N.YH);
-  B.SetInsertPoint(N.YH);
-  N.TY = B.CreatePHI(I32, 2, "thread_idx.y");
-  N.TY->addIncoming(B.getInt32(0), N.ZH);
-  N.Row = B.CreateMul(
-      B.CreateAdd(B.CreateMul(N.TZ, Cur->Env.BDim[1], "", true, true), N.TY, "", true, true),
-      Cur->Env.BDim[0], "row", true, true);
-  N.Row64 = B.CreateZExt(N.Row, B.getInt64Ty(), "row64");
-  return N;
-}
-
-void HostModuleLowering::closeRowNest(const RowNest &N, llvm::BasicBlock *Skip) {
-  B.SetInsertPoint(N.YL);
-  Value *TYN = B.CreateAdd(N.TY, B.getInt32(1), "", true, true);
-  N.TY->addIncoming(TYN, N.YL);
-  B.CreateCondBr(B.CreateICmpULT(TYN, Cur->Env.BDim[1]), N.YH, N.ZL);
-  B.SetInsertPoint(N.ZL);
-  Value *TZN = B.CreateAdd(N.TZ, B.getInt32(1), "", true, true);
-  N.TZ->addIncoming(TZN, N.ZL);
-  B.CreateCondBr(B.CreateICmpULT(TZN, Cur->Env.BDim[2]), N.ZH, N.Exit);
-  B.SetInsertPoint(N.Exit);
-  if (Skip) {
-    B.CreateBr(Skip);
-    B.SetInsertPoint(Skip);
-  }
-}
-
-llvm::Error
-HostModuleLowering::emitThreadLoop(llvm::function_ref<llvm::Error()> Body,
-                                   std::optional<std::pair<llvm::Value *, llvm::Value *>> XRange) {
-  bool CheckState = maybeInactive();
-  auto [XLo, XHi, Skip] = enterXRange(XRange);
-  llvm::BasicBlock *XH, *Run, *XL;
-  RowNest N = openRowNest([&] {
-    XH = newBlock("tx");
-    Run = newBlock("thread");
-    XL = newBlock("tx.next");
-  });
-  llvm::Type *I32 = B.getInt32Ty();
-  B.CreateBr(XH);
-  B.SetInsertPoint(XH);
-  llvm::PHINode *TX = B.CreatePHI(I32, 2, "thread_idx.x");
-  TX->addIncoming(XLo, N.YH);
-  Value *Linear = B.CreateAdd(N.Row, TX, "thread", true, true);
-  Cur->Env.Tid[0] = TX;
-  Cur->Env.Tid[1] = N.TY;
-  Cur->Env.Tid[2] = N.TZ;
-  Cur->Env.Linear = Linear;
-  Cur->Env.Linear64 =
-      B.CreateAdd(N.Row64, B.CreateZExt(TX, B.getInt64Ty()), "thread64", true, true);
-  Cur->RematValues.clear();
-  if (CheckState)
-    Cur->RematPoint = B.CreateCondBr(
-        B.CreateICmpEQ(B.CreateLoad(I32, stateAddr(Linear), "state"), B.getInt32(0)), Run, XL);
-  else
-    Cur->RematPoint = B.CreateBr(Run);
-  B.SetInsertPoint(Run);
-  Cur->ThreadExit = XL;
-  llvm::Error E = Body();
-  if (!E && !terminated())
-    B.CreateBr(XL);
-
-  B.SetInsertPoint(XL);
-  Value *TXN = B.CreateAdd(TX, B.getInt32(1), "", true, true);
-  TX->addIncoming(TXN, XL);
-  B.CreateCondBr(B.CreateICmpULT(TXN, XHi), XH, N.YL);
-  closeRowNest(N, Skip);
-
-  leaveThreadLoop();
-  return E;
-}
-
-// [lo, hi) within [0, block_dim.x): nothing to run when it is empty.
-HostModuleLowering::XSpan
-HostModuleLowering::enterXRange(std::optional<std::pair<Value *, Value *>> XRange) {
-  if (!XRange)
-    return {B.getInt32(0), Cur->Env.BDim[0], nullptr};
-  Value *XHi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, XRange->second, Cur->Env.BDim[0],
-                                       nullptr, "x.end");
-  llvm::BasicBlock *Skip = newBlock("threads.none");
-  llvm::BasicBlock *Run = newBlock("threads.some");
-  B.CreateCondBr(B.CreateICmpULT(XRange->first, XHi), Run, Skip);
-  B.SetInsertPoint(Run);
-  return {XRange->first, XHi, Skip};
-}
-
-// Back at block level: no thread's values are available.
-void HostModuleLowering::leaveThreadLoop() {
-  for (Value *&V : Cur->Env.Tid)
-    V = nullptr;
-  Cur->Env.Linear = nullptr;
-  Cur->Env.Linear64 = nullptr;
-  Cur->ThreadExit = nullptr;
-  Cur->RematPoint = nullptr;
-  Cur->RematValues.clear();
-}
-
-/// Emits `for (i = 0; i < N; ++i) Body(i)` with N >= 1 and returns the
-/// value Body's accumulator has after the last iteration (null when
-/// \p Init is null).
-static Value *emitCountedLoop(llvm::IRBuilder<> &B, llvm::Function *F, Value *N, Value *Init,
-                              llvm::function_ref<Value *(Value *I, Value *Acc)> Body,
-                              const llvm::Twine &Name) {
+Value *host::emitCountedLoop(llvm::IRBuilder<> &B, llvm::Function *F, Value *N, Value *Init,
+                             llvm::function_ref<Value *(Value *I, Value *Acc)> Body,
+                             const llvm::Twine &Name) {
   llvm::BasicBlock *Pre = B.GetInsertBlock();
   llvm::BasicBlock *Loop = llvm::BasicBlock::Create(B.getContext(), Name, F);
   llvm::BasicBlock *Exit = llvm::BasicBlock::Create(B.getContext(), Name + ".done", F);
@@ -244,23 +120,11 @@ void HostModuleLowering::swapState(int32_t From, int32_t ToMasked) {
       "state.swap");
 }
 
-void HostModuleLowering::emitSyncCheck(Value *Arrived, Value *Expected, llvm::Constant *Site,
-                                       Value *Warp) {
-  Value *Bad = B.CreateAnd(B.CreateICmpNE(Arrived, B.getInt32(0)),
-                           B.CreateICmpNE(Arrived, Expected), "divergent");
-  llvm::BasicBlock *Err = newBlock("divergent");
-  llvm::BasicBlock *Cont = newBlock("converged");
-  B.CreateCondBr(Bad, Err, Cont);
-  B.SetInsertPoint(Err);
-  emitErrorReturn(Site, Arrived, Expected, Warp);
-  B.SetInsertPoint(Cont);
-}
-
 llvm::AllocaInst *HostModuleLowering::uniformAlloca(llvm::Type *Ty, const llvm::Twine &Name) {
   llvm::AllocaInst *A = Ctx.createEntryAlloca(Ty, Name);
   // A cooperative kernel leaves the entry at every grid_sync; the values
   // in scope are saved in the block frame and restored on resumption.
-  uint64_t Spill = Cur->Cooperative ? allocBlockFrame(8, 8) : 0;
+  uint64_t Spill = Cur->Cooperative ? Cur->allocBlockFrame(8, 8) : 0;
   Cur->UniformScope.push_back({A, Spill});
   return A;
 }
@@ -335,8 +199,7 @@ std::optional<XGuard> HostModuleLowering::findXGuard(const std::vector<const Stm
   }
 }
 
-Expected<std::optional<std::pair<Value *, Value *>>>
-HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
+Expected<XRange> HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
   std::optional<XGuard> G = findXGuard(Stmts);
   if (!G)
     return std::nullopt;
@@ -369,95 +232,6 @@ HostModuleLowering::guardRange(const std::vector<const Stmt *> &Stmts) {
   default:
     llvm_unreachable("findXGuard returns only these comparisons");
   }
-}
-
-//===----------------------------------------------------------------------===//
-// Synchronisation points (called by the registered lowerings)
-//===----------------------------------------------------------------------===//
-
-// Thread loops already run one after another: a barrier only has to check
-// that every thread of the block (or of each warp) arrived, or none. The
-// site that check reports, or null when no thread can be inactive here.
-llvm::Expected<llvm::Constant *> HostModuleLowering::barrierSite(SourceLoc Loc, BuiltinFunc What,
-                                                                 llvm::StringRef Scope) {
-  if (Cur->Env.Linear || !Cur->Kernel)
-    return Ctx.error(Loc, "internal error: " + Scope + " barrier inside a thread");
-  if (!maybeInactive())
-    return nullptr;
-  std::string Buf;
-  return siteFor(Loc, builtinSpelling(What, Buf));
-}
-
-llvm::Error HostModuleLowering::blockBarrier(SourceLoc Loc, BuiltinFunc What) {
-  Expected<llvm::Constant *> Site = barrierSite(Loc, What, "block");
-  if (!Site || !*Site)
-    return Site.takeError();
-  emitSyncCheck(countActive(), Cur->NumThreads, *Site, B.getInt32(hostabi::NoWarp));
-  return llvm::Error::success();
-}
-
-llvm::Error HostModuleLowering::warpBarrier(SourceLoc Loc, BuiltinFunc What) {
-  Expected<llvm::Constant *> SiteOr = barrierSite(Loc, What, "warp");
-  if (!SiteOr || !*SiteOr)
-    return SiteOr.takeError();
-  llvm::Constant *Site = *SiteOr;
-  // Each warp: all of its lanes active, or none.
-  Value *NumWarps = B.CreateLShr(B.CreateAdd(Cur->NumThreads, B.getInt32(limits::LaneMask)),
-                                 limits::Log2WarpSize, "warps");
-  emitCountedLoop(
-      B, Ctx.CurFn, NumWarps, nullptr,
-      [&](Value *W, Value *) {
-        Value *First = B.CreateShl(W, limits::Log2WarpSize);
-        Value *Width =
-            B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(limits::WarpSize),
-                                    B.CreateSub(Cur->NumThreads, First), nullptr, "width");
-        Value *Arrived = emitCountedLoop(
-            B, Ctx.CurFn, Width, B.getInt32(0),
-            [&](Value *L, Value *Acc) {
-              Value *S = B.CreateLoad(B.getInt32Ty(), stateAddr(B.CreateAdd(First, L)));
-              return B.CreateAdd(Acc,
-                                 B.CreateZExt(B.CreateICmpEQ(S, B.getInt32(0)), B.getInt32Ty()));
-            },
-            "count.lanes");
-        emitSyncCheck(Arrived, Width, Site, W);
-        return nullptr;
-      },
-      "check.warps");
-  return llvm::Error::success();
-}
-
-llvm::Error HostModuleLowering::gridSync(SourceLoc Loc) {
-  if (Cur->Env.Linear || !Cur->Kernel || !Cur->ResumeSwitch)
-    return Ctx.error(Loc, "internal error: grid_sync outside a cooperative kernel's block code");
-  llvm::Constant *Site = siteFor(Loc, "grid_sync()");
-  unsigned K = ++Cur->NumGridSyncs;
-  llvm::BasicBlock *Suspend = newBlock("grid_sync.suspend");
-  llvm::BasicBlock *Resume = newBlock("grid_sync.resume");
-  llvm::BasicBlock *Cont = newBlock("grid_sync.done");
-  if (maybeInactive()) {
-    // No active thread: this block does not take part (the runtime then
-    // sees the blocks disagree); some: divergence; all: suspend.
-    Value *N = countActive();
-    emitSyncCheck(N, Cur->NumThreads, Site, B.getInt32(hostabi::NoWarp));
-    B.CreateCondBr(B.CreateICmpEQ(N, B.getInt32(0)), Cont, Suspend);
-  } else {
-    B.CreateBr(Suspend);
-  }
-  B.SetInsertPoint(Suspend);
-  auto SpillAddr = [&](const UniformVar &U) {
-    return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->BlockFrameBase, U.Spill);
-  };
-  for (const UniformVar &U : Cur->UniformScope)
-    B.CreateStore(B.CreateLoad(U.A->getAllocatedType(), U.A), SpillAddr(U));
-  B.CreateStore(Site, ctxField(hostabi::CtxErrSite));
-  B.CreateRet(B.getInt32(K));
-  Cur->ResumeSwitch->addCase(B.getInt32(K), Resume);
-  B.SetInsertPoint(Resume);
-  for (const UniformVar &U : Cur->UniformScope)
-    B.CreateStore(B.CreateLoad(U.A->getAllocatedType(), SpillAddr(U)), U.A);
-  B.CreateBr(Cont);
-  B.SetInsertPoint(Cont);
-  return llvm::Error::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -499,7 +273,7 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
   auto Range = guardRange(Stmts);
   if (!Range)
     return Range.takeError();
-  llvm::Error E = emitGuardedThreadLoop(
+  llvm::Error E = FullBlocks.emit(
       Stmts,
       [&]() -> llvm::Error {
         for (const Stmt *S : Stmts) {
@@ -560,22 +334,22 @@ llvm::Error HostModuleLowering::lowerBlockLevel(const BlockStmt &Blk) {
         E = Ctx.lower(opFor(C->Builtin), A).takeError();
         break;
       }
-      E = hoist(*cast<ExprStmt>(S).E);
+      E = Hoister.hoist(*cast<ExprStmt>(S).E);
       Pending.push_back(&S);
       break;
     }
     case Stmt::Decl:
-      E = hoist(*cast<DeclStmt>(S).Init);
+      E = Hoister.hoist(*cast<DeclStmt>(S).Init);
       Pending.push_back(&S);
       break;
     case Stmt::Assign:
-      E = hoist(*cast<AssignStmt>(S).Target);
+      E = Hoister.hoist(*cast<AssignStmt>(S).Target);
       if (!E)
-        E = hoist(*cast<AssignStmt>(S).Value);
+        E = Hoister.hoist(*cast<AssignStmt>(S).Value);
       Pending.push_back(&S);
       break;
     case Stmt::Return:
-      E = hoist(*cast<ReturnStmt>(S).Value);
+      E = Hoister.hoist(*cast<ReturnStmt>(S).Value);
       Pending.push_back(&S);
       break;
     default:
@@ -623,7 +397,7 @@ llvm::Error HostModuleLowering::lowerBlockLevelElse(const Stmt &S) {
 // does not hold get a state code, and every later thread loop skips them.
 llvm::Error HostModuleLowering::maskThreads(llvm::function_ref<Expected<Value *>()> Cond,
                                             bool MaskWhen, int32_t Code, llvm::StringRef MaskName) {
-  return emitThreadLoop([&]() -> llvm::Error {
+  return Loops.emit([&]() -> llvm::Error {
     Expected<Value *> C = Cond();
     if (!C)
       return C.takeError();
@@ -668,7 +442,7 @@ llvm::Error HostModuleLowering::lowerBlockLevelIf(const IfStmt &S) {
 
   // Per-thread condition: the threads for which it is false wait, masked,
   // while the others run the then-branch; then the roles swap.
-  if (llvm::Error E = hoist(*S.Cond))
+  if (llvm::Error E = Hoister.hoist(*S.Cond))
     return E;
   int32_t ElseMask = Cur->NextCode++;
   bool SavedMasked = Cur->Masked;
@@ -721,7 +495,7 @@ llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
     Cur->Masked = true;
   if (Cur->InKernelBody && containsReturn(*S.Body))
     Cur->ExitSeen = true;
-  bool HeadCheck = maybeInactive();
+  bool HeadCheck = Cur->maybeInactive();
 
   llvm::BasicBlock *Head = newBlock("uwhile.cond");
   llvm::BasicBlock *Body = newBlock("uwhile.body");
@@ -743,7 +517,7 @@ llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
     }
   } else {
     // Threads whose condition fails wait, masked, for the loop's end.
-    if (llvm::Error E = hoist(*S.Cond))
+    if (llvm::Error E = Hoister.hoist(*S.Cond))
       return E;
     if (llvm::Error E =
             maskThreads([&] { return lowerExpr(*S.Cond); }, /*MaskWhen=*/false, BreakCode, "stop"))
@@ -826,7 +600,7 @@ llvm::Error HostModuleLowering::lowerUniformFor(const BlockLevelFor &L) {
   if (Cur->InKernelBody && containsReturn(*S.Body))
     Cur->ExitSeen = true;
   B.SetInsertPoint(L.BodyEntry);
-  if (maybeInactive())
+  if (Cur->maybeInactive())
     B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), L.Exit, L.Body);
   else
     B.CreateBr(L.Body);
@@ -853,10 +627,11 @@ llvm::Error HostModuleLowering::lowerDivergentFor(const BlockLevelFor &L) {
   const ForStmt &S = L.S;
   for (const Expr *E : {S.Begin.get(), S.End.get(), S.Step.get()})
     if (E)
-      if (llvm::Error Err = hoist(*E))
+      if (llvm::Error Err = Hoister.hoist(*E))
         return Err;
-  uint64_t Size = valueBytes(S.Index.Ty);
-  ForSlots Slots{allocFrame(Size, Size), allocFrame(Size, Size), allocFrame(Size, Size)};
+  uint64_t Size = S.Index.Ty.getSizeInBytes();
+  ForSlots Slots{Cur->allocFrame(Size, Size), Cur->allocFrame(Size, Size),
+                 Cur->allocFrame(Size, Size)};
   Cur->Vars[&S.Index] = {VarSlot::Frame, nullptr, Slots.Index, nullptr};
   llvm::Error E = maskThreads(
       [&]() -> Expected<Value *> {
@@ -891,7 +666,7 @@ llvm::Error HostModuleLowering::lowerDivergentFor(const BlockLevelFor &L) {
 // The latch of a per-thread for loop: each active thread steps its index,
 // or, at the end of its range, waits masked for the loop to end.
 llvm::Error HostModuleLowering::stepDivergentFor(const BlockLevelFor &L, const ForSlots &Slots) {
-  return emitThreadLoop([&]() -> llvm::Error {
+  return Loops.emit([&]() -> llvm::Error {
     Value *Index = B.CreateLoad(L.LTy, slotAddr(Slots.Index, Cur->Env.Linear));
     Value *StepV = B.CreateLoad(L.LTy, slotAddr(Slots.Step, Cur->Env.Linear));
     Value *EndV = B.CreateLoad(L.LTy, slotAddr(Slots.End, Cur->Env.Linear));
@@ -905,211 +680,4 @@ llvm::Error HostModuleLowering::stepDivergentFor(const BlockLevelFor &L, const F
     escape(L.BreakCode);
     return llvm::Error::success();
   });
-}
-
-//===----------------------------------------------------------------------===//
-// Synchronising expressions
-//===----------------------------------------------------------------------===//
-
-// Evaluates, at block level and in evaluation order, every part of E that
-// synchronises: a warp operation (operands in one thread loop, results in
-// the next), a call of a synchronising function (inlined), and `a && b` /
-// `a || b` whose b synchronises (b then runs with the threads that need
-// it, the others masked). Each leaves one value per thread in the frame
-// (Hoisted); the thread code of the statement reads it from there. The
-// other parts of the statement are evaluated after these.
-llvm::Error HostModuleLowering::hoist(const Expr &E) {
-  if (!Sync.hasSync(E))
-    return llvm::Error::success();
-  auto HoistAll = [&](std::initializer_list<const Expr *> Es) -> llvm::Error {
-    for (const Expr *C : Es)
-      if (C)
-        if (llvm::Error Err = hoist(*C))
-          return Err;
-    return llvm::Error::success();
-  };
-  switch (E.getKind()) {
-  case Expr::Call: {
-    const auto &C = cast<CallExpr>(E);
-    if (isWarpOp(C.Builtin))
-      return hoistWarpOp(C);
-    if (isBarrierBuiltin(C.Builtin))
-      return Ctx.error(C.getLoc(), "'" + llvm::Twine(C.Callee) +
-                                       "()' returns nothing and cannot be part of an expression");
-    for (const ExprPtr &A : C.Args)
-      if (llvm::Error Err = hoist(*A))
-        return Err;
-    if (C.Fn && Sync.hasSync(*C.Fn)) {
-      Expected<FrameSlot> R = inlineCall(C);
-      if (!R)
-        return R.takeError();
-      Cur->Hoisted[&C] = *R;
-    }
-    return llvm::Error::success();
-  }
-  case Expr::Binary: {
-    const auto &Bin = cast<BinaryExpr>(E);
-    if ((Bin.Op != BinaryOp::LAnd && Bin.Op != BinaryOp::LOr) || !Sync.hasSync(*Bin.RHS))
-      return HoistAll({Bin.LHS.get(), Bin.RHS.get()});
-    return hoistShortCircuit(Bin);
-  }
-  case Expr::Unary:
-    return hoist(*cast<UnaryExpr>(E).Operand);
-  case Expr::Cast:
-    return hoist(*cast<CastExpr>(E).Operand);
-  case Expr::Index:
-    return HoistAll({cast<IndexExpr>(E).Base.get(), cast<IndexExpr>(E).Idx.get()});
-  default:
-    return llvm::Error::success();
-  }
-}
-
-// `a && b` / `a || b` whose b synchronises, as a masked region: the
-// threads where a decides the result wait, masked, while b runs for the
-// others; the result of each thread is in a frame slot.
-llvm::Error HostModuleLowering::hoistShortCircuit(const BinaryExpr &E) {
-  if (llvm::Error Err = hoist(*E.LHS))
-    return Err;
-  bool IsAnd = E.Op == BinaryOp::LAnd;
-  FrameSlot R = allocFrame(1, 1);
-  int32_t Skip = Cur->NextCode++;
-  Type Bool = Type::getScalar(ScalarKind::Bool);
-  bool SavedMasked = Cur->Masked;
-  llvm::Error Err = maskThreads(
-      [&]() -> Expected<Value *> {
-        Expected<Value *> L = lowerExpr(*E.LHS);
-        if (L)
-          storeScalar(slotAddr(R, Cur->Env.Linear), *L, Bool);
-        return L;
-      },
-      /*MaskWhen=*/!IsAnd, Skip, "decided");
-  if (Err)
-    return Err;
-  Cur->Masked = true;
-  Err = runIfAnyActive("rhs", [&]() -> llvm::Error {
-    if (llvm::Error Err = hoist(*E.RHS))
-      return Err;
-    return emitThreadLoop([&]() -> llvm::Error {
-      Expected<Value *> V = lowerExpr(*E.RHS);
-      if (!V)
-        return V.takeError();
-      storeScalar(slotAddr(R, Cur->Env.Linear), *V, Bool);
-      return llvm::Error::success();
-    });
-  });
-  if (Err)
-    return Err;
-  remapState(Skip, 0);
-  Cur->Masked = SavedMasked;
-  Cur->Hoisted[&E] = R;
-  return llvm::Error::success();
-}
-
-llvm::Error HostModuleLowering::hoistWarpOp(const CallExpr &C) {
-  for (const ExprPtr &A : C.Args)
-    if (llvm::Error Err = hoist(*A))
-      return Err;
-  bool IsShuffle = C.Args.size() == 2;
-  Type ValTy = C.Args[0]->Ty;
-  FrameSlot Val = allocFrame(valueBytes(ValTy), valueBytes(ValTy));
-  FrameSlot Lane = IsShuffle ? allocFrame(4, 4) : FrameSlot();
-  // Every active thread publishes its operands...
-  llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
-    Expected<Value *> V = lowerExpr(*C.Args[0]);
-    if (!V)
-      return V.takeError();
-    storeScalar(slotAddr(Val, Cur->Env.Linear), *V, ValTy);
-    if (IsShuffle) {
-      Expected<Value *> L = lowerExpr(*C.Args[1]);
-      if (!L)
-        return L.takeError();
-      B.CreateStore(*L, slotAddr(Lane, Cur->Env.Linear));
-    }
-    return llvm::Error::success();
-  });
-  if (E)
-    return E;
-  // ...every warp must be complete...
-  if (llvm::Error Err = warpBarrier(C.getLoc(), C.Builtin))
-    return Err;
-  // ...and each thread computes its result from its warp's operands.
-  FrameSlot R = allocFrame(valueBytes(C.Ty), valueBytes(C.Ty));
-  E = emitThreadLoop([&]() -> llvm::Error {
-    Value *First = B.CreateAnd(Cur->Env.Linear, B.getInt32(~limits::LaneMask), "warp.first");
-    Value *LaneId = B.CreateAnd(Cur->Env.Linear, B.getInt32(limits::LaneMask), "lane");
-    Value *Width =
-        B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, B.getInt32(limits::WarpSize),
-                                B.CreateSub(Cur->NumThreads, First), nullptr, "warp.width");
-    Value *Lanes = slotAddr(Val, First);
-    OpArgs A;
-    A.Loc = C.getLoc();
-    A.OperandTy = ValTy;
-    A.ResultTy = C.Ty;
-    std::vector<Value *> Ops;
-    if (IsShuffle)
-      Ops = {Lanes, B.CreateLoad(B.getInt32Ty(), slotAddr(Lane, Cur->Env.Linear)), LaneId, Width};
-    else
-      Ops = {Lanes, Width};
-    A.Operands = Ops;
-    Expected<Value *> V = Ctx.lower(opFor(C.Builtin), A);
-    if (!V)
-      return V.takeError();
-    storeScalar(slotAddr(R, Cur->Env.Linear), *V, C.Ty);
-    return llvm::Error::success();
-  });
-  if (E)
-    return E;
-  Cur->Hoisted[&C] = R;
-  return llvm::Error::success();
-}
-
-// A call of a function that synchronises: its body is lowered here, at
-// block level, with its parameters and result in the frame. A `return` in
-// it masks the thread until the call ends.
-Expected<FrameSlot> HostModuleLowering::inlineCall(const CallExpr &C) {
-  const FunctionDecl &F = *C.Fn;
-  BodyPlan &P = planOf(F);
-  std::vector<FrameSlot> Params;
-  for (const auto &Param : F.Params) {
-    uint64_t Size = valueBytes(Param->Ty);
-    Params.push_back(allocFrame(Size, Size));
-  }
-  llvm::Error E = emitThreadLoop([&]() -> llvm::Error {
-    for (size_t I = 0; I < F.Params.size(); ++I) {
-      Expected<Value *> V = lowerExpr(*C.Args[I]);
-      if (!V)
-        return V.takeError();
-      storeScalar(slotAddr(Params[I], Cur->Env.Linear), *V, F.Params[I]->Ty);
-    }
-    return llvm::Error::success();
-  });
-  if (E)
-    return std::move(E);
-  for (size_t I = 0; I < F.Params.size(); ++I)
-    Cur->Vars[F.Params[I].get()] = {VarSlot::Frame, nullptr, Params[I], nullptr};
-  FrameSlot Result;
-  if (!F.ReturnTy.isVoid()) {
-    uint64_t Size = valueBytes(F.ReturnTy);
-    Result = allocFrame(Size, Size);
-  }
-  int32_t Code = Cur->NextCode++;
-  std::vector<LoopTarget> SavedLoops;
-  SavedLoops.swap(Cur->Loops);
-  ReturnTarget SavedRet = Cur->Ret;
-  const BodyPlan *SavedPlan = Cur->Plan;
-  bool SavedInKernel = Cur->InKernelBody, SavedMasked = Cur->Masked;
-  Cur->Ret = {ReturnTarget::Inline, Code, Result, F.ReturnTy};
-  Cur->Plan = &P;
-  Cur->InKernelBody = false;
-  E = lowerBlockLevel(*F.Body);
-  Cur->Loops.swap(SavedLoops);
-  Cur->Ret = SavedRet;
-  Cur->Plan = SavedPlan;
-  Cur->InKernelBody = SavedInKernel;
-  if (E)
-    return std::move(E);
-  if (containsReturn(*F.Body))
-    remapState(Code, 0);
-  Cur->Masked = SavedMasked;
-  return Result;
 }

@@ -38,6 +38,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FullBlocks.h"
+
 #include "HostLowering.h"
 
 #include "llvm/IR/Constants.h"
@@ -268,7 +270,7 @@ private:
 
 } // namespace
 
-void HostModuleLowering::collectLetInits(const Stmt &S) {
+void FullBlockVersioner::collectLetInits(const Stmt &S) {
   switch (S.getKind()) {
   case Stmt::Decl: {
     const auto &D = cast<DeclStmt>(S);
@@ -298,20 +300,20 @@ void HostModuleLowering::collectLetInits(const Stmt &S) {
   }
 }
 
-std::vector<GuardFact> HostModuleLowering::findGuardFacts(const std::vector<const Stmt *> &Stmts,
+std::vector<GuardFact> FullBlockVersioner::findGuardFacts(const std::vector<const Stmt *> &Stmts,
                                                           const BinaryExpr *Skip) {
   if (!Cur->Plan || !Cur->Kernel)
     return {};
-  FactFinder F(*Cur->Plan, Sync, LetInits, Cur->Hoisted, Stmts, Skip);
+  FactFinder F(*Cur->Plan, L.Sync, LetInits, Cur->Hoisted, Stmts, Skip);
   for (const Stmt *S : Stmts)
     F.visit(*S);
   return std::move(F.Facts);
 }
 
-Expected<AffineForm> HostModuleLowering::emitAffine(const Expr &E) {
+Expected<AffineForm> FullBlockVersioner::emitAffine(const Expr &E) {
   AffineForm F;
   if (Cur->Plan->isUniform(E)) {
-    Expected<Value *> V = lowerExpr(E);
+    Expected<Value *> V = L.lowerExpr(E);
     if (!V)
       return V.takeError();
     F.C[0] = *V;
@@ -340,28 +342,28 @@ Expected<AffineForm> HostModuleLowering::emitAffine(const Expr &E) {
   }
   case Expr::Binary: {
     const auto &Bin = cast<BinaryExpr>(E);
-    Expected<AffineForm> L = emitAffine(*Bin.LHS);
-    if (!L)
-      return L.takeError();
-    Expected<AffineForm> R = emitAffine(*Bin.RHS);
-    if (!R)
-      return R.takeError();
+    Expected<AffineForm> LF = emitAffine(*Bin.LHS);
+    if (!LF)
+      return LF.takeError();
+    Expected<AffineForm> RF = emitAffine(*Bin.RHS);
+    if (!RF)
+      return RF.takeError();
     if (Bin.Op == BinaryOp::Mul) {
       // One side has no thread index (findGuardFacts checked): it scales
       // the other.
-      bool LeftConst = !L->C[1] && !L->C[2] && !L->C[3];
-      Value *U = LeftConst ? L->C[0] : R->C[0];
-      AffineForm Scaled = LeftConst ? *R : *L;
+      bool LeftConst = !LF->C[1] && !LF->C[2] && !LF->C[3];
+      Value *U = LeftConst ? LF->C[0] : RF->C[0];
+      AffineForm Scaled = LeftConst ? *RF : *LF;
       for (Value *&C : Scaled.C)
         if (C)
           C = U ? B.CreateMul(C, U) : nullptr;
       return Scaled;
     }
     for (unsigned I = 0; I < 4; ++I) {
-      Value *RC = R->C[I];
+      Value *RC = RF->C[I];
       if (RC && Bin.Op == BinaryOp::Sub)
         RC = B.CreateNeg(RC);
-      F.C[I] = Add(L->C[I], RC);
+      F.C[I] = Add(LF->C[I], RC);
     }
     return F;
   }
@@ -371,20 +373,20 @@ Expected<AffineForm> HostModuleLowering::emitAffine(const Expr &E) {
 }
 
 Expected<std::vector<FactForms>>
-HostModuleLowering::emitFactForms(llvm::ArrayRef<GuardFact> Facts) {
+FullBlockVersioner::emitFactForms(llvm::ArrayRef<GuardFact> Facts) {
   llvm::Type *I64 = B.getInt64Ty();
   std::vector<FactForms> Forms;
   for (const GuardFact &F : Facts) {
-    Expected<AffineForm> L = emitAffine(*F.Cmp->LHS);
-    if (!L)
-      return L.takeError();
-    Expected<AffineForm> R = emitAffine(*F.Cmp->RHS);
-    if (!R)
-      return R.takeError();
+    Expected<AffineForm> LF = emitAffine(*F.Cmp->LHS);
+    if (!LF)
+      return LF.takeError();
+    Expected<AffineForm> RF = emitAffine(*F.Cmp->RHS);
+    if (!RF)
+      return RF.takeError();
     FactForms FF{F, {}, {}, {}};
     for (unsigned I = 0; I < 4; ++I) {
-      FF.L[I] = L->C[I] ? B.CreateSExt(L->C[I], I64) : nullptr;
-      FF.R[I] = R->C[I] ? B.CreateSExt(R->C[I], I64) : nullptr;
+      FF.L[I] = LF->C[I] ? B.CreateSExt(LF->C[I], I64) : nullptr;
+      FF.R[I] = RF->C[I] ? B.CreateSExt(RF->C[I], I64) : nullptr;
       if (FF.L[I] && FF.R[I])
         FF.D[I] = B.CreateSub(FF.L[I], FF.R[I], "", false, true);
       else
@@ -398,7 +400,7 @@ HostModuleLowering::emitFactForms(llvm::ArrayRef<GuardFact> Facts) {
 /// True when \p F depends on a thread index.
 static bool hasThreadTerms(const std::array<Value *, 4> &F) { return F[1] || F[2] || F[3]; }
 
-Value *HostModuleLowering::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
+Value *FullBlockVersioner::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
   llvm::Type *I64 = B.getInt64Ty();
   Value *Zero = B.getInt64(0);
   // The largest thread index in each dimension, as i64 (when needed).
@@ -462,39 +464,111 @@ Value *HostModuleLowering::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
   return All;
 }
 
-std::pair<Value *, Value *> HostModuleLowering::emitRowRange(llvm::ArrayRef<FactForms> Forms,
-                                                             Value *TY, Value *TZ, Value *XLo,
-                                                             Value *XHi) {
-  llvm::Type *I64 = B.getInt64Ty();
-  Value *Zero = B.getInt64(0), *One = B.getInt64(1);
+namespace {
+
+/// The range [lo, hi) of thread_idx.x in one row (thread_idx.y, .z) of an
+/// edge block where conditions of the form `A + C * x >= 0` (i64, computed
+/// at block level) all hold: each narrows it, to a half-line of x or, with
+/// C = 0, to all of the row or nothing.
+class RowRange {
+public:
+  RowRange(llvm::IRBuilder<> &B, Value *TY, Value *TZ, Value *XLo, Value *XHi)
+      : B(B), TY(TY), TZ(TZ), I64(B.getInt64Ty()), Zero(B.getInt64(0)), One(B.getInt64(1)) {
+    Lo = B.CreateZExt(XLo, I64);
+    Hi = B.CreateZExt(XHi, I64);
+    End = Hi;
+  }
+
+  /// Narrows the range to the threads where neither side of \p FF wraps
+  /// and its comparison has the value the full-block copy assumes;
+  /// \p BDimX is block_dim.x.
+  void require(const FactForms &FF, Value *BDimX) {
+    for (const auto *Side : {&FF.L, &FF.R}) {
+      if (!hasThreadTerms(*Side))
+        continue;
+      Value *R = rowPart(*Side), *C = (*Side)[1];
+      require(B.CreateSub(R, B.getInt64(INT32_MIN)), C);      // R + C x >= INT32_MIN
+      require(B.CreateSub(B.getInt64(INT32_MAX), R), neg(C)); // R + C x <= INT32_MAX
+    }
+    Value *R = rowPart(FF.D), *C = FF.D[1];
+    bool V = FF.F.Value;
+    switch (FF.F.Cmp->Op) {
+    case BinaryOp::Lt: // D < 0, or D >= 0
+      need(R, C, V, V);
+      break;
+    case BinaryOp::Le: // D <= 0, or D > 0
+      need(R, C, V, !V);
+      break;
+    case BinaryOp::Gt: // D > 0, or D <= 0
+      need(R, C, !V, V);
+      break;
+    case BinaryOp::Ge: // D >= 0, or D < 0
+      need(R, C, !V, !V);
+      break;
+    default: {
+      // D != 0 is no single range of x: the whole row's extremes decide.
+      Value *P = C ? B.CreateMul(C, B.CreateZExt(B.CreateSub(BDimX, B.getInt32(1)), I64)) : Zero;
+      Value *Min = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero));
+      Value *Max = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, P, Zero));
+      Value *Outside = B.CreateOr(B.CreateICmpSGT(Min, Zero), B.CreateICmpSLT(Max, Zero));
+      require(B.CreateSelect(Outside, Zero, B.getInt64(-1)), nullptr);
+      break;
+    }
+    }
+  }
+
+  /// The range as i32 (x.full, x.edge), within [\p XLo, the row's end)
+  /// and with lo <= hi.
+  std::pair<Value *, Value *> finish(Value *XLo) {
+    Lo = B.CreateBinaryIntrinsic(
+        llvm::Intrinsic::smin,
+        B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateZExt(XLo, I64)), End);
+    Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                 B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Hi, Lo), End);
+    return {B.CreateTrunc(Lo, B.getInt32Ty(), "x.full"),
+            B.CreateTrunc(Hi, B.getInt32Ty(), "x.edge")};
+  }
+
+private:
+  llvm::IRBuilder<> &B;
+  Value *TY, *TZ;
+  llvm::Type *I64;
+  Value *Zero, *One;
+  Value *Lo, *Hi, *End;
   Value *Idx64[2] = {};
-  auto Idx = [&](unsigned D) { // thread_idx.y, .z as i64
+
+  /// thread_idx.y (0) or .z (1) as i64, made once.
+  Value *idx(unsigned D) {
     if (!Idx64[D])
       Idx64[D] = B.CreateZExt(D ? TZ : TY, I64);
     return Idx64[D];
-  };
-  Value *Lo = B.CreateZExt(XLo, I64), *Hi = B.CreateZExt(XHi, I64);
-  Value *End = Hi;
-  // The value of a form in this row, without its thread_idx.x term.
-  auto RowPart = [&](const std::array<Value *, 4> &F) {
+  }
+  /// The value of a form in this row, without its thread_idx.x term.
+  Value *rowPart(const std::array<Value *, 4> &F) {
     Value *R = F[0] ? F[0] : Zero;
     if (F[2])
-      R = B.CreateAdd(R, B.CreateMul(F[2], Idx(0), "", false, true), "", false, true);
+      R = B.CreateAdd(R, B.CreateMul(F[2], idx(0), "", false, true), "", false, true);
     if (F[3])
-      R = B.CreateAdd(R, B.CreateMul(F[3], Idx(1), "", false, true), "", false, true);
+      R = B.CreateAdd(R, B.CreateMul(F[3], idx(1), "", false, true), "", false, true);
     return R;
-  };
-  auto Neg = [&](Value *V) { return V ? B.CreateNeg(V, "", /*HasNSW=*/true) : nullptr; };
-  // floor(A / D) for D > 0 (sdiv rounds toward zero).
-  auto FloorDiv = [&](Value *A, Value *D) -> Value * {
+  }
+  Value *neg(Value *V) { return V ? B.CreateNeg(V, "", /*HasNSW=*/true) : nullptr; }
+  /// floor(A / D) for D > 0 (sdiv rounds toward zero).
+  Value *floorDiv(Value *A, Value *D) {
     if (auto *K = dyn_cast<llvm::ConstantInt>(D); K && K->isOne())
       return A;
     Value *Adj = B.CreateSelect(B.CreateICmpSLT(A, Zero), B.CreateAdd(B.CreateSub(A, D), One), A);
     return B.CreateSDiv(Adj, D);
-  };
-  // Narrows [Lo, Hi) to the x where A + C * x >= 0 (C null: 0).
-  auto Require = [&](Value *A, Value *C) {
-    auto *K = dyn_cast_or_null<llvm::ConstantInt>(C);
+  }
+  /// D >= 0 (D = R + C x), D > 0 with \p Strict (D - 1 >= 0), and the
+  /// same for -D with \p Negate.
+  void need(Value *R, Value *C, bool Negate, bool Strict) {
+    Value *A = Negate ? neg(R) : R;
+    require(Strict ? B.CreateSub(A, One) : A, Negate ? neg(C) : C);
+  }
+  /// Narrows [Lo, Hi) to the x where A + C * x >= 0 (C null: 0).
+  void require(Value *A, Value *C) {
+    auto *K = llvm::dyn_cast_or_null<llvm::ConstantInt>(C);
     if (!C || (K && K->isZero())) {
       // The same in the whole row: all of it or none.
       Lo = B.CreateSelect(B.CreateICmpSGE(A, Zero), Lo, End);
@@ -503,160 +577,40 @@ std::pair<Value *, Value *> HostModuleLowering::emitRowRange(llvm::ArrayRef<Fact
     if (K) {
       if (K->isNegative()) // x <= floor(A / -C)
         Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Hi,
-                                     B.CreateAdd(FloorDiv(A, B.CreateNeg(C)), One));
+                                     B.CreateAdd(floorDiv(A, B.CreateNeg(C)), One));
       else // x >= ceil(-A / C) = -floor(A / C)
-        Lo = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateNeg(FloorDiv(A, C)));
+        Lo = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateNeg(floorDiv(A, C)));
       return;
     }
     Value *Pos = B.CreateICmpSGT(C, Zero), *IsNeg = B.CreateICmpSLT(C, Zero);
     Value *Abs = B.CreateSelect(Pos, C, B.CreateSelect(IsNeg, B.CreateNeg(C), One));
-    Value *Q = FloorDiv(A, Abs);
+    Value *Q = floorDiv(A, Abs);
     Lo =
         B.CreateSelect(Pos, B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateNeg(Q)), Lo);
     Hi = B.CreateSelect(
         IsNeg, B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Hi, B.CreateAdd(Q, One)), Hi);
     Value *ZeroOK = B.CreateOr(B.CreateOr(Pos, IsNeg), B.CreateICmpSGE(A, Zero));
     Lo = B.CreateSelect(ZeroOK, Lo, End);
-  };
-  for (const FactForms &FF : Forms) {
-    for (const auto *Side : {&FF.L, &FF.R}) {
-      if (!hasThreadTerms(*Side))
-        continue;
-      Value *R = RowPart(*Side), *C = (*Side)[1];
-      Require(B.CreateSub(R, B.getInt64(INT32_MIN)), C);      // R + C x >= INT32_MIN
-      Require(B.CreateSub(B.getInt64(INT32_MAX), R), Neg(C)); // R + C x <= INT32_MAX
-    }
-    Value *R = RowPart(FF.D), *C = FF.D[1];
-    // D >= 0, D > 0 (D - 1 >= 0), and the same for -D.
-    auto Need = [&](bool Negate, bool Strict) {
-      Value *A = Negate ? Neg(R) : R;
-      Require(Strict ? B.CreateSub(A, One) : A, Negate ? Neg(C) : C);
-    };
-    bool V = FF.F.Value;
-    switch (FF.F.Cmp->Op) {
-    case BinaryOp::Lt: // D < 0, or D >= 0
-      Need(V, V);
-      break;
-    case BinaryOp::Le: // D <= 0, or D > 0
-      Need(V, !V);
-      break;
-    case BinaryOp::Gt: // D > 0, or D <= 0
-      Need(!V, V);
-      break;
-    case BinaryOp::Ge: // D >= 0, or D < 0
-      Need(!V, !V);
-      break;
-    default: {
-      // D != 0 is no single range of x: the whole row's extremes decide.
-      Value *P = C ? B.CreateMul(C, B.CreateZExt(B.CreateSub(Cur->Env.BDim[0], B.getInt32(1)), I64))
-                   : Zero;
-      Value *Min = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero));
-      Value *Max = B.CreateAdd(R, B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, P, Zero));
-      Value *Outside = B.CreateOr(B.CreateICmpSGT(Min, Zero), B.CreateICmpSLT(Max, Zero));
-      Require(B.CreateSelect(Outside, Zero, B.getInt64(-1)), nullptr);
-      break;
-    }
-    }
   }
-  // Within [XLo, XHi), and lo <= hi.
-  Lo = B.CreateBinaryIntrinsic(
-      llvm::Intrinsic::smin,
-      B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Lo, B.CreateZExt(XLo, I64)), End);
-  Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
-                               B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, Hi, Lo), End);
-  return {B.CreateTrunc(Lo, B.getInt32Ty(), "x.full"), B.CreateTrunc(Hi, B.getInt32Ty(), "x.edge")};
+};
+
+} // namespace
+
+std::pair<Value *, Value *> FullBlockVersioner::emitRowRange(llvm::ArrayRef<FactForms> Forms,
+                                                             Value *TY, Value *TZ, Value *XLo,
+                                                             Value *XHi) {
+  RowRange R(B, TY, TZ, XLo, XHi);
+  for (const FactForms &FF : Forms)
+    R.require(FF, Cur->Env.BDim[0]);
+  return R.finish(XLo);
 }
 
-llvm::Error HostModuleLowering::emitXLoop(Value *Lo, Value *Hi, Value *Row, Value *Row64, Value *TY,
-                                          Value *TZ, llvm::function_ref<llvm::Error()> Body,
-                                          bool Vectorize) {
-  llvm::Type *I32 = B.getInt32Ty();
-  llvm::BasicBlock *Pre = B.GetInsertBlock();
-  llvm::BasicBlock *XH = newBlock("tx"), *Run = newBlock("thread");
-  llvm::BasicBlock *XL = newBlock("tx.next"), *Done = newBlock("tx.done");
-  B.CreateCondBr(B.CreateICmpULT(Lo, Hi), XH, Done);
-  B.SetInsertPoint(XH);
-  llvm::PHINode *TX = B.CreatePHI(I32, 2, "thread_idx.x");
-  TX->addIncoming(Lo, Pre);
-  Value *Linear = B.CreateAdd(Row, TX, "thread", true, true);
-  Cur->Env.Tid[0] = TX;
-  Cur->Env.Tid[1] = TY;
-  Cur->Env.Tid[2] = TZ;
-  Cur->Env.Linear = Linear;
-  Cur->Env.Linear64 = B.CreateAdd(Row64, B.CreateZExt(TX, B.getInt64Ty()), "thread64", true, true);
-  Cur->RematValues.clear();
-  if (maybeInactive())
-    Cur->RematPoint = B.CreateCondBr(
-        B.CreateICmpEQ(B.CreateLoad(I32, stateAddr(Linear), "state"), B.getInt32(0)), Run, XL);
-  else
-    Cur->RematPoint = B.CreateBr(Run);
-  B.SetInsertPoint(Run);
-  Cur->ThreadExit = XL;
-  if (llvm::Error E = Body())
-    return E;
-  if (!terminated())
-    B.CreateBr(XL);
-  B.SetInsertPoint(XL);
-  Value *TXN = B.CreateAdd(TX, B.getInt32(1), "", true, true);
-  TX->addIncoming(TXN, XL);
-  llvm::BranchInst *Latch = B.CreateCondBr(B.CreateICmpULT(TXN, Hi), XH, Done);
-  if (!Vectorize) {
-    // The guarded threads at a row's ends: vectorised, the guard would
-    // become masked loads and stores, slow on many x86 CPUs, for a few
-    // threads; unrolled, they would only cost compile time.
-    llvm::LLVMContext &C = B.getContext();
-    llvm::Metadata *Off[] = {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
-                             llvm::ConstantAsMetadata::get(B.getFalse())};
-    llvm::Metadata *NoUnroll[] = {llvm::MDString::get(C, "llvm.loop.unroll.disable")};
-    llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off), llvm::MDNode::get(C, NoUnroll)};
-    llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
-    Loop->replaceOperandWith(0, Loop);
-    Latch->setMetadata(llvm::LLVMContext::MD_loop, Loop);
-  }
-  B.SetInsertPoint(Done);
-  return llvm::Error::success();
-}
-
-llvm::Error HostModuleLowering::emitSplitThreadLoop(
-    llvm::function_ref<llvm::Error()> Guarded, llvm::function_ref<llvm::Error()> Unguarded,
-    std::optional<std::pair<Value *, Value *>> XRange, llvm::ArrayRef<FactForms> Forms) {
-  auto [XLo, XHi, Skip] = enterXRange(XRange);
-  llvm::BasicBlock *SH, *Mid, *SL;
-  RowNest N = openRowNest([&] {
-    SH = newBlock("row.part");
-    Mid = newBlock("row.full");
-    SL = newBlock("row.part.next");
-  });
-  auto [Lo, Hi] = emitRowRange(Forms, N.TY, N.TZ, XLo, XHi);
-  llvm::BasicBlock *RowPre = B.GetInsertBlock();
-  B.CreateBr(SH);
-  // Part 0: [XLo, lo) guarded, then [lo, hi) without the guards; part 1:
-  // [hi, XHi) guarded.
-  B.SetInsertPoint(SH);
-  llvm::PHINode *Part = B.CreatePHI(B.getInt1Ty(), 2, "second");
-  Part->addIncoming(B.getFalse(), RowPre);
-  Value *PLo = B.CreateSelect(Part, Hi, XLo), *PHi = B.CreateSelect(Part, XHi, Lo);
-  if (llvm::Error E = emitXLoop(PLo, PHi, N.Row, N.Row64, N.TY, N.TZ, Guarded, /*Vectorize=*/false))
-    return E;
-  B.CreateCondBr(Part, SL, Mid);
-  B.SetInsertPoint(Mid);
-  if (llvm::Error E = emitXLoop(Lo, Hi, N.Row, N.Row64, N.TY, N.TZ, Unguarded, /*Vectorize=*/true))
-    return E;
-  B.CreateBr(SL);
-  B.SetInsertPoint(SL);
-  Part->addIncoming(B.getTrue(), SL);
-  B.CreateCondBr(Part, N.YL, SH);
-  closeRowNest(N, Skip);
-  leaveThreadLoop();
-  return llvm::Error::success();
-}
-
-llvm::Error HostModuleLowering::emitGuardedThreadLoop(
-    const std::vector<const Stmt *> &Stmts, llvm::function_ref<llvm::Error()> Body,
-    std::optional<std::pair<Value *, Value *>> XRange, const BinaryExpr *Skip) {
+llvm::Error FullBlockVersioner::emit(const std::vector<const Stmt *> &Stmts,
+                                     llvm::function_ref<llvm::Error()> Body, XRange Range,
+                                     const BinaryExpr *Skip) {
   std::vector<GuardFact> Facts = findGuardFacts(Stmts, Skip);
   if (Facts.empty())
-    return emitThreadLoop(Body, XRange);
+    return L.Loops.emit(Body, Range);
 
   Expected<std::vector<FactForms>> Forms = emitFactForms(Facts);
   if (!Forms)
@@ -692,12 +646,15 @@ llvm::Error HostModuleLowering::emitGuardedThreadLoop(
   };
 
   B.SetInsertPoint(FullBlock);
-  if (llvm::Error E = emitThreadLoop([&] { return Copy(true); }, XRange))
+  if (llvm::Error E = L.Loops.emit([&] { return Copy(true); }, Range))
     return E;
   B.CreateBr(Join);
   B.SetInsertPoint(EdgeBlock);
-  if (llvm::Error E = emitSplitThreadLoop([&] { return Copy(false); }, [&] { return Copy(true); },
-                                          XRange, *Forms))
+  if (llvm::Error E =
+          L.Loops.emitSplit([&] { return Copy(false); }, [&] { return Copy(true); }, Range,
+                            [&](Value *TY, Value *TZ, Value *XLo, Value *XHi) {
+                              return emitRowRange(*Forms, TY, TZ, XLo, XHi);
+                            }))
     return E;
   B.CreateBr(Join);
   B.SetInsertPoint(Join);

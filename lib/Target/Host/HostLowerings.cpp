@@ -13,7 +13,6 @@
 
 #include "../../Lower/CommonLowerings.h"
 #include "gridjit/Support/Limits.h"
-#include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
 
@@ -102,17 +101,17 @@ Expected<Value *> lowerElementAddr(LoweringContext &C, const OpArgs &A) {
 //===----------------------------------------------------------------------===//
 
 Expected<Value *> lowerSyncThreads(LoweringContext &C, const OpArgs &A) {
-  if (llvm::Error E = state(C).blockBarrier(A.Loc, BuiltinFunc::SyncThreads))
+  if (llvm::Error E = state(C).syncPoints().blockBarrier(A.Loc, BuiltinFunc::SyncThreads))
     return std::move(E);
   return nullptr;
 }
 Expected<Value *> lowerSyncWarp(LoweringContext &C, const OpArgs &A) {
-  if (llvm::Error E = state(C).warpBarrier(A.Loc, BuiltinFunc::SyncWarp))
+  if (llvm::Error E = state(C).syncPoints().warpBarrier(A.Loc, BuiltinFunc::SyncWarp))
     return std::move(E);
   return nullptr;
 }
 Expected<Value *> lowerGridSync(LoweringContext &C, const OpArgs &A) {
-  if (llvm::Error E = state(C).gridSync(A.Loc))
+  if (llvm::Error E = state(C).syncPoints().gridSync(A.Loc))
     return std::move(E);
   return nullptr;
 }
@@ -300,7 +299,9 @@ llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::Arra
       {Op::WarpSize, lowerWarpSize},
       {Op::LocalArray, lowerLocalArray},
       {Op::ElementAddr, lowerElementAddr},
-      {Op::SharedArray, lowerSharedArray},
+      // 2: the artifact's KernelInfo::StaticSharedBytes is the SharedLayout
+      // (version 1's cached artifacts carry the unpadded sum).
+      {Op::SharedArray, lowerSharedArray, 2},
       {Op::DynamicShared, lowerDynamicShared},
       {Op::BuiltinSyncThreads, lowerSyncThreads},
       {Op::BuiltinSyncWarp, lowerSyncWarp},
@@ -372,6 +373,6 @@ Expected<Value *> HostModuleLowering::sharedArray(const VarDecl &V, SourceLoc Lo
 Expected<Value *> HostModuleLowering::dynamicShared(SourceLoc Loc) {
   if (!Cur->SharedBase)
     return Ctx.error(Loc, "internal error: dynamic shared memory outside a kernel");
-  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->SharedBase,
-                                      llvm::alignTo(Cur->StaticSharedBytes, 16), "dynamic.shared");
+  return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->SharedBase, Cur->StaticSharedBytes,
+                                      "dynamic.shared");
 }

@@ -5,20 +5,23 @@
 //   int32_t __gridjit_entry_<kernel>(void *const *Args, BlockContext *Ctx,
 //                                    uint64_t FirstBlock, uint64_t EndBlock)
 //
-// (gridjit/Target/HostABI.h): it reads the parameters and launch dimensions once, places
-// the shared arrays, and then runs blocks [FirstBlock, EndBlock) one after
-// another, each as the block-level code of BlockCode.cpp. It also lays out
-// the per-thread frame and records it, with the shared memory size, in the
-// descriptor `__gridjit_desc_<kernel>` that the runtime reads before a
-// launch.
+// (gridjit/Target/HostABI.h): it reads the parameters and launch
+// dimensions once, places the shared arrays (SharedLayout), and then runs
+// blocks [FirstBlock, EndBlock) one after another, each as the block-level
+// code of BlockCode.cpp. The per-thread frame the block-level code lays out
+// is recorded, with the shared memory size, in the descriptor
+// `__gridjit_desc_<kernel>` that the runtime reads before a launch.
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelEntry.h"
+
 #include "HostLowering.h"
+
+#include "../SharedLayout.h"
 
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/HostABI.h"
-#include "gridjit/Target/Target.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Constants.h"
@@ -36,35 +39,16 @@ using llvm::dyn_cast;
 using llvm::Expected;
 using llvm::Value;
 
-FrameSlot HostModuleLowering::allocFrame(uint64_t Size, uint64_t Align) {
-  uint64_t Off = llvm::alignTo(Cur->FrameBytes, std::max<uint64_t>(Align, 1));
-  Cur->FrameBytes = Off + Size;
+FrameSlot FunctionState::allocFrame(uint64_t Size, uint64_t Align) {
+  uint64_t Off = llvm::alignTo(FrameBytes, std::max<uint64_t>(Align, 1));
+  FrameBytes = Off + Size;
   return {Off, Size};
 }
 
-uint64_t HostModuleLowering::allocBlockFrame(uint64_t Size, uint64_t Align) {
-  uint64_t Off = llvm::alignTo(Cur->BlockFrameBytes, std::max<uint64_t>(Align, 1));
-  Cur->BlockFrameBytes = Off + Size;
+uint64_t FunctionState::allocBlockFrame(uint64_t Size, uint64_t Align) {
+  uint64_t Off = llvm::alignTo(BlockFrameBytes, std::max<uint64_t>(Align, 1));
+  BlockFrameBytes = Off + Size;
   return Off;
-}
-
-// Thread t's element of a slot: Frame + threads * Offset + t * Size. Slot
-// offsets are multiples of the element's alignment, so every element is
-// aligned, and consecutive threads' elements are adjacent (vector loads).
-Value *HostModuleLowering::slotAddr(const FrameSlot &S, Value *Thread) {
-  Value *Base = Cur->FrameBase;
-  if (S.Offset)
-    Base =
-        B.CreateInBoundsGEP(B.getInt8Ty(), Cur->FrameBase,
-                            B.CreateMul(Cur->NumThreads64, B.getInt64(S.Offset), "", true, true));
-  Value *T64 = Thread == Cur->Env.Linear && Cur->Env.Linear64
-                   ? Cur->Env.Linear64
-                   : B.CreateZExt(Thread, B.getInt64Ty());
-  Value *Addr = B.CreateInBoundsGEP(B.getInt8Ty(), Base,
-                                    B.CreateMul(T64, B.getInt64(S.Size), "", true, true));
-  if (!S.Array)
-    Cur->PrivateAddrs.insert(Addr);
-  return Addr;
 }
 
 // Scoped no-alias metadata: the plumbing's accesses to frame slots (the
@@ -73,12 +57,12 @@ Value *HostModuleLowering::slotAddr(const FrameSlot &S, Value *Thread) {
 // access is marked as not aliasing it. That is sound because kernel code
 // has no way to point into those slots (it can only point into arrays,
 // which are not tagged).
-void HostModuleLowering::tagMemoryAccesses(llvm::Function &F) {
+void KernelEntryEmitter::tagMemoryAccesses(llvm::Function &F) {
   if (!PrivateScope) {
-    llvm::MDBuilder MDB(IR.getContext());
+    llvm::MDBuilder MDB(L.IR.getContext());
     llvm::MDNode *Domain = MDB.createAnonymousAliasScopeDomain("gridjit.frame");
     llvm::MDNode *Scope = MDB.createAnonymousAliasScope(Domain, "gridjit.private");
-    PrivateScope = llvm::MDNode::get(IR.getContext(), {Scope});
+    PrivateScope = llvm::MDNode::get(L.IR.getContext(), {Scope});
   }
   auto IsPrivate = [&](Value *Ptr) {
     while (Ptr) {
@@ -106,7 +90,7 @@ void HostModuleLowering::tagMemoryAccesses(llvm::Function &F) {
   }
 }
 
-Value *HostModuleLowering::ctxField(unsigned Offset) {
+Value *KernelEntryEmitter::ctxField(unsigned Offset) {
   return B.CreateConstInBoundsGEP1_32(B.getInt8Ty(), Cur->CtxArg, Offset);
 }
 
@@ -120,35 +104,35 @@ static llvm::StringRef sourceLine(llvm::StringRef Source, unsigned Line) {
 }
 
 // One constant per synchronisation point, for the runtime's messages.
-llvm::Constant *HostModuleLowering::siteFor(SourceLoc Loc, llvm::StringRef What) {
+llvm::Constant *KernelEntryEmitter::siteFor(SourceLoc Loc, llvm::StringRef What) {
   std::string Key = std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col) + ":" + What.str();
   llvm::Constant *&Site = Cur->Sites[Key];
   if (Site)
     return Site;
-  llvm::LLVMContext &C = IR.getContext();
+  llvm::LLVMContext &C = L.IR.getContext();
   auto Str = [&](llvm::StringRef S) -> llvm::Constant * {
     auto *Init = llvm::ConstantDataArray::getString(C, S);
-    auto *G = new llvm::GlobalVariable(IR, Init->getType(), true, llvm::GlobalValue::PrivateLinkage,
-                                       Init, ".gridjit.str");
+    auto *G = new llvm::GlobalVariable(L.IR, Init->getType(), true,
+                                       llvm::GlobalValue::PrivateLinkage, Init, ".gridjit.str");
     G->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
     return G;
   };
   llvm::Type *Ptr = llvm::PointerType::get(C, 0);
   llvm::Type *I32 = llvm::Type::getInt32Ty(C);
   auto *Ty = llvm::StructType::get(C, {Ptr, I32, I32, Ptr, Ptr, Ptr});
-  llvm::Constant *Fields[] = {Str(KM.Name),
+  llvm::Constant *Fields[] = {Str(L.KM.Name),
                               llvm::ConstantInt::get(I32, Loc.Line),
                               llvm::ConstantInt::get(I32, Loc.Col),
                               Str(What),
-                              Str(Loc.isValid() ? sourceLine(KM.Source, Loc.Line) : ""),
+                              Str(Loc.isValid() ? sourceLine(L.KM.Source, Loc.Line) : ""),
                               Str(Cur->Kernel->Name)};
-  auto *G = new llvm::GlobalVariable(IR, Ty, true, llvm::GlobalValue::PrivateLinkage,
+  auto *G = new llvm::GlobalVariable(L.IR, Ty, true, llvm::GlobalValue::PrivateLinkage,
                                      llvm::ConstantStruct::get(Ty, Fields), ".gridjit.site");
   Site = G;
   return Site;
 }
 
-void HostModuleLowering::emitErrorReturn(llvm::Constant *Site, Value *Arrived, Value *Expected,
+void KernelEntryEmitter::emitErrorReturn(llvm::Constant *Site, Value *Arrived, Value *Expected,
                                          Value *Warp) {
   using namespace hostabi;
   B.CreateStore(Site, ctxField(CtxErrSite));
@@ -157,42 +141,6 @@ void HostModuleLowering::emitErrorReturn(llvm::Constant *Site, Value *Arrived, V
   B.CreateStore(Warp, ctxField(CtxErrWarp));
   B.CreateStore(Cur->BlockId, ctxField(CtxErrBlock));
   B.CreateRet(B.getInt32(EntryError));
-}
-
-/// Calls \p F on every `shared` declaration in \p S, in source order.
-static void forEachShared(const Stmt &S, llvm::function_ref<void(const VarDecl &)> F) {
-  if (const auto *D = dyn_cast<DeclStmt>(&S)) {
-    if (D->Var.Storage == StorageKind::Shared)
-      F(D->Var);
-    return;
-  }
-  auto Visit = [&](const Stmt *C) {
-    if (C)
-      forEachShared(*C, F);
-  };
-  if (const auto *Blk = dyn_cast<BlockStmt>(&S))
-    for (const StmtPtr &C : Blk->Body)
-      Visit(C.get());
-  else if (const auto *I = dyn_cast<IfStmt>(&S)) {
-    Visit(I->Then.get());
-    Visit(I->Else.get());
-  } else if (const auto *W = dyn_cast<WhileStmt>(&S))
-    Visit(W->Body.get());
-  else if (const auto *Fr = dyn_cast<ForStmt>(&S))
-    Visit(Fr->Body.get());
-}
-
-// Static shared arrays get 16-byte aligned offsets in declaration order;
-// the dynamic shared array starts after the last of them.
-void HostModuleLowering::layoutShared(const Stmt &Body) {
-  forEachShared(Body, [&](const VarDecl &V) {
-    if (V.Ty.getArrayCount() == 0)
-      return;
-    uint64_t Elem = V.Ty.getScalarKind() == ScalarKind::Bool ? 1 : V.Ty.getBits() / 8;
-    uint64_t Off = llvm::alignTo(Cur->StaticSharedBytes, 16);
-    Cur->SharedOffsets[&V] = Off;
-    Cur->StaticSharedBytes = Off + Elem * V.Ty.getArrayCount();
-  });
 }
 
 /// True when a top-level statement of a kernel without synchronisation is
@@ -207,7 +155,7 @@ static bool splitsBody(const BlockStmt &Body, const BodyPlan &P) {
   return false;
 }
 
-llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
+llvm::Error KernelEntryEmitter::lowerKernel(const FunctionDecl &K) {
   Expected<llvm::Function *> F = createEntry(K);
   if (!F)
     return F.takeError();
@@ -218,19 +166,19 @@ llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
   Ctx.CurFn = *F;
   State.Kernel = &K;
   State.Ret.K = ReturnTarget::Kernel;
-  State.Plan = &planOf(K);
+  State.Plan = &L.planOf(K);
   State.Cooperative = K.UsesGridSync;
   State.NeedsState =
-      Sync.hasSync(K) || (containsReturn(*K.Body) && splitsBody(*K.Body, *State.Plan));
+      L.Sync.hasSync(K) || (containsReturn(*K.Body) && splitsBody(*K.Body, *State.Plan));
 
-  B.SetInsertPoint(llvm::BasicBlock::Create(IR.getContext(), "entry", *F));
+  B.SetInsertPoint(llvm::BasicBlock::Create(L.IR.getContext(), "entry", *F));
   State.CtxArg = (*F)->getArg(1);
   loadParameters(K, (*F)->getArg(0));
   loadLaunchDimensions();
   if (llvm::Error E = placeSharedArrays(K))
     return E;
   if (State.NeedsState)
-    State.StateSlot = allocFrame(4, 4);
+    State.StateSlot = State.allocFrame(4, 4);
   if (llvm::Error E = emitBlockLoop(K, **F))
     return E;
   llvm::removeUnreachableBlocks(**F);
@@ -239,17 +187,17 @@ llvm::Error HostModuleLowering::lowerKernel(const FunctionDecl &K) {
   return llvm::Error::success();
 }
 
-Expected<llvm::Function *> HostModuleLowering::createEntry(const FunctionDecl &K) {
+Expected<llvm::Function *> KernelEntryEmitter::createEntry(const FunctionDecl &K) {
   using namespace hostabi;
-  llvm::LLVMContext &C = IR.getContext();
+  llvm::LLVMContext &C = L.IR.getContext();
   std::string EntryName = EntryPrefix + K.Name;
-  if (IR.getNamedValue(EntryName) || IR.getNamedValue(DescriptorPrefix + K.Name))
+  if (L.IR.getNamedValue(EntryName) || L.IR.getNamedValue(DescriptorPrefix + K.Name))
     return Ctx.error(K.getLoc(), "the name '" + llvm::Twine(K.Name) +
                                      "' clashes with a symbol the host target defines");
   llvm::Type *Ptr = llvm::PointerType::get(C, 0);
   llvm::Type *I64 = llvm::Type::getInt64Ty(C);
   auto *FT = llvm::FunctionType::get(llvm::Type::getInt32Ty(C), {Ptr, Ptr, I64, I64}, false);
-  auto *F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, EntryName, IR);
+  auto *F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, EntryName, L.IR);
   F->addFnAttr(llvm::Attribute::NoUnwind);
   const char *ArgNames[] = {"args", "ctx", "first", "end"};
   for (unsigned I = 0; I < 4; ++I)
@@ -263,12 +211,12 @@ Expected<llvm::Function *> HostModuleLowering::createEntry(const FunctionDecl &K
   return F;
 }
 
-void HostModuleLowering::loadParameters(const FunctionDecl &K, Value *Args) {
+void KernelEntryEmitter::loadParameters(const FunctionDecl &K, Value *Args) {
   llvm::Type *Ptr = B.getPtrTy();
   for (unsigned I = 0; I < K.Params.size(); ++I) {
     const VarDecl &P = *K.Params[I];
     Value *Slot = B.CreateLoad(Ptr, B.CreateConstInBoundsGEP1_32(Ptr, Args, I));
-    Value *V = loadScalar(Slot, P.Ty);
+    Value *V = L.loadScalar(Slot, P.Ty);
     V->setName(P.Name);
     Cur->Vars[&P] = {VarSlot::Value, V, {}, nullptr};
   }
@@ -276,14 +224,14 @@ void HostModuleLowering::loadParameters(const FunctionDecl &K, Value *Args) {
 
 static const char *const Axis[] = {"x", "y", "z"};
 
-void HostModuleLowering::loadLaunchDimensions() {
+void KernelEntryEmitter::loadLaunchDimensions() {
   using namespace hostabi;
   ThreadEnv &Env = Cur->Env;
   // The runtime checks these ranges before a launch (HostRuntime.cpp, with
   // the same limits); telling LLVM lets it prove that index
   // arithmetic on thread and block indices does not wrap, which keeps addresses affine
   // (vectorisable).
-  llvm::MDBuilder MDB(IR.getContext());
+  llvm::MDBuilder MDB(L.IR.getContext());
   auto Range = [&](uint32_t Max) {
     return MDB.createRange(llvm::APInt(32, 1), llvm::APInt(32, uint64_t(Max) + 1));
   };
@@ -306,35 +254,35 @@ void HostModuleLowering::loadLaunchDimensions() {
   Cur->SharedBase = B.CreateLoad(Ptr, ctxField(CtxShared), "shared");
   Cur->FrameBase = B.CreateLoad(Ptr, ctxField(CtxFrame), "frame");
   Cur->BlockFrameBase = B.CreateLoad(Ptr, ctxField(CtxBlockFrame), "block.frame");
-  Cur->EnvAlloca = B.CreateAlloca(EnvTy, nullptr, "env");
+  Cur->EnvAlloca = B.CreateAlloca(L.EnvTy, nullptr, "env");
 }
 
-// Shared arrays: fixed offsets in the block's shared memory, lowered here
-// so that their addresses dominate every thread loop.
-llvm::Error HostModuleLowering::placeSharedArrays(const FunctionDecl &K) {
-  layoutShared(*K.Body);
-  llvm::Error SharedErr = llvm::Error::success();
-  forEachShared(*K.Body, [&](const VarDecl &V) {
-    if (SharedErr)
-      return;
+// Shared arrays: fixed offsets in the block's shared memory
+// (SharedLayout: the same layout the launch metadata describes), lowered
+// here so that their addresses dominate every thread loop.
+llvm::Error KernelEntryEmitter::placeSharedArrays(const FunctionDecl &K) {
+  SharedLayout Layout = layoutShared(K);
+  Cur->StaticSharedBytes = Layout.StaticBytes;
+  for (const SharedLayout::Entry &S : Layout.Arrays) {
+    const VarDecl &V = *S.Var;
+    Cur->SharedOffsets[&V] = S.Offset;
     OpArgs A;
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;
     A.Var = &V;
+    A.Mem = memoryOf(V);
     auto Addr = Ctx.lower(V.Ty.getArrayCount() ? Op::SharedArray : Op::DynamicShared, A);
-    if (!Addr) {
-      SharedErr = Addr.takeError();
-      return;
-    }
+    if (!Addr)
+      return Addr.takeError();
     Cur->Vars[&V] = {VarSlot::Address, *Addr, {}, nullptr};
-  });
-  return SharedErr;
+  }
+  return llvm::Error::success();
 }
 
 // Runs blocks [first, end). The first block's indices need a division;
 // the next ones are counted (x fastest), so that small blocks do not pay a
 // division each.
-llvm::Error HostModuleLowering::emitBlockLoop(const FunctionDecl &K, llvm::Function &F) {
+llvm::Error KernelEntryEmitter::emitBlockLoop(const FunctionDecl &K, llvm::Function &F) {
   ThreadEnv &Env = Cur->Env;
   llvm::Type *I64 = B.getInt64Ty();
   llvm::BasicBlock *Entry = B.GetInsertBlock();
@@ -385,7 +333,7 @@ llvm::Error HostModuleLowering::emitBlockLoop(const FunctionDecl &K, llvm::Funct
 // One block: in a cooperative kernel, first the jump to the phase to
 // resume (grid_sync k returns k and the next call resumes after it); the
 // state words cleared; the kernel's body at block level.
-llvm::Error HostModuleLowering::emitBlockBody(const FunctionDecl &K) {
+llvm::Error KernelEntryEmitter::emitBlockBody(const FunctionDecl &K) {
   if (Cur->Cooperative) {
     llvm::BasicBlock *Start = newBlock("start");
     Cur->ResumeSwitch =
@@ -393,23 +341,27 @@ llvm::Error HostModuleLowering::emitBlockBody(const FunctionDecl &K) {
     B.SetInsertPoint(Start);
   }
   if (Cur->NeedsState)
-    B.CreateMemSet(slotAddr(Cur->StateSlot, B.getInt32(0)), B.getInt8(0),
+    B.CreateMemSet(L.slotAddr(Cur->StateSlot, B.getInt32(0)), B.getInt8(0),
                    B.CreateMul(Cur->NumThreads64, B.getInt64(4)), llvm::MaybeAlign(4));
-  return lowerBlockLevel(*K.Body);
+  if (llvm::Error E = L.SyncPoints.blockStart(K))
+    return E;
+  if (llvm::Error E = L.lowerBlockLevel(*K.Body))
+    return E;
+  return terminated() ? llvm::Error::success() : L.SyncPoints.blockEnd(K);
 }
 
 // Frame sizes, shared memory and grid_sync count: hostabi::Descriptor.
-void HostModuleLowering::emitDescriptor(const FunctionDecl &K) {
+void KernelEntryEmitter::emitDescriptor(const FunctionDecl &K) {
   using namespace hostabi;
   llvm::Type *I64 = B.getInt64Ty();
   llvm::Constant *Fields[] = {
       llvm::ConstantInt::get(I64, ABIVersion),
       llvm::ConstantInt::get(I64, llvm::alignTo(Cur->FrameBytes, 16)),
       llvm::ConstantInt::get(I64, Cur->BlockFrameBytes),
-      llvm::ConstantInt::get(I64, llvm::alignTo(Cur->StaticSharedBytes, 16)),
+      llvm::ConstantInt::get(I64, Cur->StaticSharedBytes),
       llvm::ConstantInt::get(I64, Cur->NumGridSyncs),
   };
   auto *DescTy = llvm::ArrayType::get(I64, std::size(Fields));
-  new llvm::GlobalVariable(IR, DescTy, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+  new llvm::GlobalVariable(L.IR, DescTy, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
                            llvm::ConstantArray::get(DescTy, Fields), DescriptorPrefix + K.Name);
 }

@@ -15,7 +15,6 @@
 #include "HostLowering.h"
 
 #include "gridjit/Target/HostABI.h"
-#include "gridjit/Target/Target.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/Support/SaveAndRestore.h"
@@ -28,9 +27,15 @@ using llvm::Expected;
 using llvm::isa;
 using llvm::Value;
 
-HostModuleLowering::HostModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR)
+HostModuleLowering::HostModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR,
+                                       SyncHooks *Hooks)
     : StructuralLowering(IR.getContext(), HostCtx), T(T), KM(KM), IR(IR),
-      HostCtx(T, KM, IR, B, *this) {}
+      HostCtx(T, KM, IR, B, *this), Loops(*this), FullBlocks(*this), Hoister(*this),
+      SyncPoints(*this, Hooks), Entry(*this) {}
+
+HostLoweringPart::HostLoweringPart(HostModuleLowering &L) : L(L), B(L.B), Ctx(L.Ctx), Cur(L.Cur) {}
+
+llvm::BasicBlock *HostLoweringPart::newBlock(const llvm::Twine &Name) { return L.newBlock(Name); }
 
 BodyPlan &HostModuleLowering::planOf(const FunctionDecl &F) {
   std::unique_ptr<BodyPlan> &P = Plans[&F];
@@ -46,7 +51,7 @@ llvm::Error HostModuleLowering::run() {
   collectConsts(KM);
   for (const auto &D : KM.Decls)
     if (const auto *F = dyn_cast<FunctionDecl>(D.get()); F && F->Body)
-      collectLetInits(*F->Body);
+      FullBlocks.collectLetInits(*F->Body);
   // Device functions that synchronise are inlined into the kernels at
   // block level; the others become ordinary functions taking the calling
   // thread's environment as a last, hidden parameter.
@@ -76,7 +81,7 @@ llvm::Error HostModuleLowering::run() {
       if (llvm::Error E = lowerDeviceFunction(*F))
         return E;
   for (const FunctionDecl *K : KM.getKernels())
-    if (llvm::Error E = lowerKernel(*K))
+    if (llvm::Error E = Entry.lowerKernel(*K))
       return E;
   return llvm::Error::success();
 }
@@ -97,6 +102,25 @@ void HostModuleLowering::storeScalar(Value *Addr, Value *V, Type Ty) {
   if (Ty.isBool())
     V = B.CreateZExt(V, B.getInt8Ty());
   B.CreateStore(V, Addr);
+}
+
+// Thread t's element of a slot: Frame + threads * Offset + t * Size. Slot
+// offsets are multiples of the element's alignment, so every element is
+// aligned, and consecutive threads' elements are adjacent (vector loads).
+Value *HostModuleLowering::slotAddr(const FrameSlot &S, Value *Thread) {
+  Value *Base = Cur->FrameBase;
+  if (S.Offset)
+    Base =
+        B.CreateInBoundsGEP(B.getInt8Ty(), Cur->FrameBase,
+                            B.CreateMul(Cur->NumThreads64, B.getInt64(S.Offset), "", true, true));
+  Value *T64 = Thread == Cur->Env.Linear && Cur->Env.Linear64
+                   ? Cur->Env.Linear64
+                   : B.CreateZExt(Thread, B.getInt64Ty());
+  Value *Addr = B.CreateInBoundsGEP(B.getInt8Ty(), Base,
+                                    B.CreateMul(T64, B.getInt64(S.Size), "", true, true));
+  if (!S.Array)
+    Cur->PrivateAddrs.insert(Addr);
+  return Addr;
 }
 
 //===----------------------------------------------------------------------===//
@@ -138,7 +162,7 @@ llvm::Error HostModuleLowering::lowerDeviceFunction(const FunctionDecl &F) {
   }
   if (llvm::Error E = lowerFunctionBody(F, *Fn))
     return E;
-  tagMemoryAccesses(*Fn); // nothing here is private: all marked not aliasing it
+  Entry.tagMemoryAccesses(*Fn); // nothing here is private: all marked not aliasing it
   return llvm::Error::success();
 }
 
@@ -204,19 +228,20 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;
     A.Var = &V;
-    uint64_t Elem = V.Ty.getScalarKind() == ScalarKind::Bool ? 1 : V.Ty.getBits() / 8;
-    uint64_t Bytes = Elem * V.Ty.getArrayCount();
+    A.Mem = memoryOf(V);
+    uint64_t Elem = V.Ty.getElementBytes();
+    uint64_t Bytes = V.Ty.getSizeInBytes();
     Value *Addr = nullptr;
     if (Cur->Kernel && St == Storage::Frame) {
       // Lives across thread loops: one array per thread.
-      FrameSlot F = allocFrame(Bytes, Elem);
+      FrameSlot F = Cur->allocFrame(Bytes, Elem);
       F.Array = true;
       Cur->Vars[&V] = {VarSlot::Frame, nullptr, F, nullptr};
       Addr = slotAddr(F, Cur->Env.Linear);
     } else if (Cur->Kernel && Bytes > hostabi::MaxStackArrayBytes) {
       // Too big for a worker's stack; threads of a block run one at a
       // time, so one copy per block serves every thread.
-      uint64_t Off = allocBlockFrame(Bytes, 16);
+      uint64_t Off = Cur->allocBlockFrame(Bytes, 16);
       Addr = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Cur->BlockFrameBase, Off, V.Name);
     }
     Value *Ops[] = {Addr};
@@ -241,8 +266,8 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
     Cur->RematValues[&V] = *Init;
     return llvm::Error::success();
   case Storage::Frame: {
-    uint64_t Size = V.Ty.isPointer() ? 8 : std::max(1u, V.Ty.getBits() / 8);
-    FrameSlot F = allocFrame(Size, Size);
+    uint64_t Size = V.Ty.getSizeInBytes();
+    FrameSlot F = Cur->allocFrame(Size, Size);
     Cur->Vars[&V] = {VarSlot::Frame, nullptr, F, nullptr};
     storeScalar(slotAddr(F, Cur->Env.Linear), *Init, V.Ty);
     return llvm::Error::success();

@@ -171,7 +171,9 @@ llvm::Error gridjit::nvptx::registerNVPTXLowerings(LoweringRegistry &R, llvm::Ar
       {Op::GridDim, lowerGridDim},
       {Op::LaneId, lowerLaneId},
       {Op::WarpSize, lowerWarpSize},
-      {Op::SharedArray, lowerSharedArray},
+      // 2: the artifact's KernelInfo::StaticSharedBytes is the SharedLayout
+      // (version 1's cached artifacts carry the unpadded sum).
+      {Op::SharedArray, lowerSharedArray, 2},
       {Op::DynamicShared, lowerDynamicShared},
       {Op::BuiltinSyncThreads, lowerSyncThreads},
       {Op::BuiltinSyncWarp, lowerSyncWarp},

@@ -1,0 +1,48 @@
+//===- SharedLayout.h - Where a kernel's shared arrays live -----*- C++ -*-===//
+//
+// Part of gridjit (internal header). The layout of a kernel's shared memory,
+// computed in one place for what the launch metadata says
+// (KernelInfo::StaticSharedBytes, Target.cpp) and for what the host
+// lowering lays out (the offsets it addresses and the descriptor the host
+// runtime reads, lib/Target/Host/KernelEntry.cpp), so the two never differ.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRIDJIT_LIB_TARGET_SHAREDLAYOUT_H
+#define GRIDJIT_LIB_TARGET_SHAREDLAYOUT_H
+
+#include "gridjit/IR/AST.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace gridjit {
+
+/// One block's shared memory: the static `shared` arrays at offsets aligned
+/// to SharedLayout::Align, in declaration (source) order, then the dynamic
+/// array `shared NAME: [T];`, whose size the launch gives.
+struct SharedLayout {
+  /// The alignment of every array (also what NVPTX gives each one).
+  static constexpr uint64_t Align = 16;
+  struct Entry {
+    const VarDecl *Var;
+    uint64_t Offset; ///< bytes from the start of the block's shared memory
+  };
+  /// Every `shared` declaration of the kernel, in source order; the dynamic
+  /// array's offset is StaticBytes. (Verified kernels declare at most one
+  /// dynamic array.)
+  std::vector<Entry> Arrays;
+  /// Bytes of the static arrays as laid out, rounded up to Align: where the
+  /// dynamic array starts. KernelInfo::StaticSharedBytes and the host
+  /// descriptor's StaticSharedBytes are this value.
+  uint64_t StaticBytes = 0;
+  /// Declares the dynamic shared array.
+  bool UsesDynamic = false;
+};
+
+/// Lays out the `shared` declarations in the body of kernel \p K.
+SharedLayout layoutShared(const FunctionDecl &K);
+
+} // namespace gridjit
+
+#endif // GRIDJIT_LIB_TARGET_SHAREDLAYOUT_H
