@@ -236,6 +236,9 @@ typedef struct gj_kernel_info {
   int32_t cooperative;
   /** Declares `shared NAME: [T];`: dynamic_shared_bytes must be non-zero. */
   int32_t uses_dynamic_shared;
+  /** Bytes of its static shared arrays as laid out (each 16-byte aligned,
+   *  in declaration order, the total rounded up to 16): what a block
+   *  needs besides the dynamic shared memory. */
   uint64_t static_shared_bytes;
 } gj_kernel_info;
 
