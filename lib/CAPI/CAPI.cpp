@@ -583,6 +583,14 @@ gj_status gj_runtime_create(const gj_runtime_options *O, gj_runtime *Out) {
     RO.UseCubinCache = O->use_cubin_cache != 0;
     if (O->cache_dir)
       RO.CacheDir = O->cache_dir;
+    // The runtime reads no environment: the remote tier of the cubin cache
+    // that $GRIDJIT_REMOTE_CACHE names (docs/RemoteCache.md) is opened here.
+    if (K == TargetKind::NVPTX && RO.UseCubinCache) {
+      auto Remote = openRemoteCache({});
+      if (!Remote)
+        return fail(GJ_ERROR_FAILED, "gj_runtime_create: " + render(Remote.takeError()));
+      RO.CubinTiers.Remote = std::move(*Remote);
+    }
     auto RT = createRuntime(K, RO);
     if (!RT) {
       // CudaRuntime::create's documented messages tell the cases apart.

@@ -134,72 +134,8 @@ CompileInfo compileAndCheck(Compiler &C, unsigned I) {
 }
 
 //===----------------------------------------------------------------------===//
-// Pure functions: HMAC, URLs
+// Configuration
 //===----------------------------------------------------------------------===//
-
-TEST(RemoteCacheTest, HmacSha256MatchesRFC4231) {
-  auto Hex = [](std::array<uint8_t, 32> D) { return llvm::toHex(D, /*LowerCase=*/true); };
-  EXPECT_EQ(Hex(hmacSHA256(std::string(20, '\x0b'), "Hi There")),
-            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
-  EXPECT_EQ(Hex(hmacSHA256("Jefe", "what do ya want for nothing?")),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-  // Test case 6: a key longer than the block is hashed first.
-  EXPECT_EQ(Hex(hmacSHA256(std::string(131, '\xaa'),
-                           "Test Using Larger Than Block-Size Key - Hash Key First")),
-            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
-}
-
-TEST(RemoteCacheTest, ParsesURLs) {
-  auto U = parseRemoteCacheURL("redis://cache.example:7000/3");
-  ASSERT_TRUE(succeeded(U));
-  EXPECT_FALSE(U->IsUnix);
-  EXPECT_EQ(U->Host, "cache.example");
-  EXPECT_EQ(U->Port, 7000u);
-  EXPECT_EQ(U->Database, 3u);
-  EXPECT_TRUE(U->Password.empty());
-
-  U = parseRemoteCacheURL("redis://alice:p@ss@10.0.0.1");
-  ASSERT_TRUE(succeeded(U));
-  EXPECT_EQ(U->User, "alice");
-  EXPECT_EQ(U->Password, "p@ss");
-  EXPECT_EQ(U->Host, "10.0.0.1");
-  EXPECT_EQ(U->Port, 6379u);
-
-  U = parseRemoteCacheURL("redis://:secret@[::1]:6380");
-  ASSERT_TRUE(succeeded(U));
-  EXPECT_TRUE(U->User.empty());
-  EXPECT_EQ(U->Password, "secret");
-  EXPECT_EQ(U->Host, "::1");
-  EXPECT_EQ(U->Port, 6380u);
-
-  U = parseRemoteCacheURL("redis+unix:///run/redis/redis.sock?db=2");
-  ASSERT_TRUE(succeeded(U));
-  EXPECT_TRUE(U->IsUnix);
-  EXPECT_EQ(U->SocketPath, "/run/redis/redis.sock");
-  EXPECT_EQ(U->Database, 2u);
-
-  struct Bad {
-    const char *URL, *Says;
-  } Bads[] = {
-      {"http://host", "expected redis://"},
-      {"redis://", "no host"},
-      {"redis://host:", "empty port"},
-      {"redis://host:99999", "port '99999'"},
-      {"redis://host:x1", "port 'x1'"},
-      {"redis://host/db", "database 'db'"},
-      {"redis://user:@host", "empty password"},
-      {"redis://[::1", "closing ']'"},
-      {"redis+unix://relative.sock", "must be absolute"},
-      {"redis+unix:///s?x=1", "?db=N"},
-  };
-  for (const Bad &B : Bads) {
-    auto E = parseRemoteCacheURL(B.URL);
-    ASSERT_TRUE(failed(E)) << B.URL;
-    std::string Msg = llvm::toString(E.takeError());
-    EXPECT_THAT(Msg, HasSubstr(B.Says)) << B.URL;
-    EXPECT_THAT(Msg, HasSubstr(B.URL)) << "the error names the URL";
-  }
-}
 
 TEST(RemoteCacheTest, CompilerRejectsBadURLAndUnreadableSecret) {
   CompilerOptions O;
@@ -242,7 +178,7 @@ TEST(RemoteCacheTest, HitIsWrittenToDiskAndCompileToBoth) {
   EXPECT_GT(SA.Remote.BytesWritten, 0u);
   EXPECT_TRUE(S.get(RemoteCache::entryKey(I.Key)));
   // The lease was released.
-  EXPECT_FALSE(S.get("gridjit:lease:v" + std::to_string(CacheFormatVersion) + ":" + I.Key.hex()));
+  EXPECT_FALSE(S.get(RemoteCache::leaseKey(I.Key)));
 
   auto B = remoteCompiler(D2.path(), quickOptions(S.url()));
   I = compileAndCheck(*B, 1);

@@ -114,6 +114,30 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(unsigned Ordinal,
   return create(O);
 }
 
+/// The cubin cache \p Opts describe: its tiers (CubinTiers), with a disk
+/// tier of its own in CacheDir (or the default directory) when none is
+/// given. Null when it has no tier at all (no directory to be had): every
+/// load then compiles.
+static std::unique_ptr<TieredCache> openCubinCache(const CudaRuntimeOptions &Opts) {
+  TieredCacheOptions TO;
+  TO.Tiers = Opts.CubinTiers;
+  if (!TO.Tiers.Disk) {
+    if (auto Dir = resolveCacheDirectory(Opts.CacheDir)) {
+      DiskCacheOptions DO;
+      DO.Dir = *Dir;
+      // A directory that cannot be written only costs compiles: no
+      // warning (a Compiler using the same directory warns already).
+      DO.Warning = [](const std::string &) {};
+      TO.Tiers.Disk = std::make_shared<DiskCache>(DO);
+    } else {
+      llvm::consumeError(Dir.takeError());
+    }
+  }
+  if (!TO.Tiers.Disk && !TO.Tiers.Remote)
+    return nullptr;
+  return std::make_unique<TieredCache>(std::move(TO));
+}
+
 Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOptions &Opts) {
   unsigned Ordinal = Opts.Device;
   auto D = cuda::Driver::open(Opts.Driver);
@@ -138,25 +162,8 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOpti
   std::unique_ptr<CudaRuntime> RT(new CudaRuntime(std::move(*D), std::move(*Info)));
   if (auto Ctx = RT->enter(); !Ctx)
     return Ctx.takeError();
-  if (Opts.UseCubinCache) {
-    // No cache directory to be had: no cubin cache (every load compiles).
-    if (auto Dir = resolveCacheDirectory(Opts.CacheDir)) {
-      DiskCacheOptions DO;
-      DO.Dir = *Dir;
-      // A directory that cannot be written only costs compiles: no
-      // warning (a Compiler using the same directory warns already).
-      DO.Warning = [](const std::string &) {};
-      RT->Cubins = std::make_unique<DiskCache>(DO);
-    } else {
-      llvm::consumeError(Dir.takeError());
-    }
-    if (RT->Cubins && Opts.UseRemoteCache) {
-      auto R = openRemoteCache(Opts.Remote, Opts.RemoteSecretFile);
-      if (!R)
-        return R.takeError();
-      RT->RemoteCubins = std::move(*R);
-    }
-  }
+  if (Opts.UseCubinCache)
+    RT->Cubins = openCubinCache(Opts);
   return std::move(RT);
 }
 
@@ -245,9 +252,9 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
     return Ctx.takeError();
 
   bool FromCache = false;
-  std::string Cubin;
+  CachedArtifactRef Cubin;
   if (Cubins) {
-    auto C = getCubin(A, FromCache, /*Lookup=*/true);
+    auto C = getCubin(A, FromCache, TieredCache::Mode::Lookup);
     if (!C)
       return C.takeError();
     Cubin = std::move(*C);
@@ -263,15 +270,15 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
   // NUL-terminated (std::string), as the driver wants PTX.
   auto LoadImage = [&] {
     return GRIDJIT_CU(*Drv, cuModuleLoadDataEx, &M->Module,
-                      Cubins ? Cubin.c_str() : A.Payload.c_str(), unsigned(std::size(Options)),
-                      Options, Values);
+                      Cubin ? Cubin->Art.Payload.c_str() : A.Payload.c_str(),
+                      unsigned(std::size(Options)), Options, Values);
   };
   Error Loaded = LoadImage();
   if (Loaded && FromCache) {
     // A cached cubin the driver refuses (e.g. damaged): compile afresh.
     llvm::consumeError(std::move(Loaded));
     M->Module = nullptr;
-    auto C = getCubin(A, FromCache, /*Lookup=*/false);
+    auto C = getCubin(A, FromCache, TieredCache::Mode::Refresh);
     if (!C)
       return C.takeError();
     Cubin = std::move(*C);
@@ -322,35 +329,21 @@ static CacheKey cubinKey(const Artifact &A, const CudaDeviceInfo &Info) {
   return computeCacheKey(In);
 }
 
-Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, bool Lookup) {
-  CacheKey Key = cubinKey(A, Info);
-  if (std::optional<Artifact> Hit = Lookup ? Cubins->lookup(Key) : std::nullopt) {
-    FromCache = true;
-    return std::move(Hit->Payload);
-  }
-  // A miss: take the key's lock, so that of the threads and processes
-  // loading this PTX on such a device at once, one compiles and the others
-  // load its cubin (the Compiler does the same for modules; docs/Cache.md).
-  DiskCache::KeyLock KeyLock = Cubins->lockKey(Key);
-  if (std::optional<Artifact> Hit = Lookup ? Cubins->lookupAgain(Key) : std::nullopt) {
-    FromCache = true;
-    return std::move(Hit->Payload);
-  }
-  // Another machine with such a device and driver may have compiled it
-  // (docs/RemoteCache.md): its entry, or its lease (wait for its entry).
-  // Not after the driver refused a cached cubin (\p Lookup false).
-  RemoteCache::Lease Lease;
-  if (RemoteCubins && Lookup) {
-    std::optional<Artifact> Hit = RemoteCubins->lookup(Key);
-    if (!Hit)
-      Lease = RemoteCubins->acquireLease(Key, Hit);
-    if (Hit && Hit->Kind == TargetKind::NVPTX && Hit->Arch == Info.getArch()) {
-      (void)Cubins->store(Key, *Hit);
-      FromCache = true;
-      return std::move(Hit->Payload);
-    }
-  }
-  FromCache = false;
+Expected<CachedArtifactRef> CudaRuntime::getCubin(const Artifact &A, bool &FromCache,
+                                                  TieredCache::Mode M) {
+  // Of the threads, processes and machines loading this PTX on such a
+  // device at once, one compiles and the others load its cubin
+  // (TieredCache.h; the Compiler does the same for modules). A refresh,
+  // after the driver refused a cached cubin, compiles afresh and asks no
+  // tier.
+  TieredRequestInfo TI;
+  auto C = Cubins->get(
+      cubinKey(A, Info), {TargetKind::NVPTX, Info.getArch()}, [&] { return linkCubin(A); }, TI, M);
+  FromCache = TI.Outcome != CacheOutcome::Compiled;
+  return C;
+}
+
+Expected<Artifact> CudaRuntime::linkCubin(const Artifact &A) {
   char InfoLog[8192] = {0}, ErrorLog[8192] = {0};
   CUjit_option Options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
                             CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -361,7 +354,7 @@ Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, 
           GRIDJIT_CU(*Drv, cuLinkCreate, unsigned(std::size(Options)), Options, Values, &Link))
     return fail("cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info) + ": " +
                 llvm::toString(std::move(E)));
-  std::string Cubin;
+  Artifact Entry;
   Error E =
       GRIDJIT_CU(*Drv, cuLinkAddData, Link, CU_JIT_INPUT_PTX, const_cast<char *>(A.Payload.c_str()),
                  A.Payload.size() + 1, "gridjit.ptx", 0, nullptr, nullptr);
@@ -370,22 +363,16 @@ Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, 
     size_t Size = 0;
     E = GRIDJIT_CU(*Drv, cuLinkComplete, Link, &Data, &Size);
     if (!E)
-      Cubin.assign(static_cast<const char *>(Data), Size); // owned by Link: copy
+      Entry.Payload.assign(static_cast<const char *>(Data), Size); // owned by Link: copy
   }
   (void)Drv->api().cuLinkDestroy(Link); // the cubin is copied; nothing to report
-  if (E) {
+  if (E)
     return failWithJitLogs("cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info),
                            std::move(E), InfoLog, ErrorLog);
-  }
-  Artifact Entry;
   Entry.Kind = TargetKind::NVPTX;
   Entry.Arch = Info.getArch();
-  Entry.Payload = Cubin;
   Entry.Kernels = A.Kernels;
-  (void)Cubins->store(Key, Entry); // a cache that cannot store is no error
-  if (RemoteCubins)
-    (void)RemoteCubins->store(Key, Entry);
-  return std::move(Cubin);
+  return std::move(Entry);
 }
 
 //===----------------------------------------------------------------------===//
