@@ -457,6 +457,59 @@ TEST(CudaRuntimeTest, SharedMemory) {
   EXPECT_EQ(optIns(), Before + 1);
 }
 
+int maxDynamicShared(const char *Kernel) {
+  return fakeHook<int (*)(const char *)>("gridjitFakeCudaMaxDynamicShared")(Kernel);
+}
+
+/// A launch that is refused leaves the device as it was: every check that
+/// needs no device state (here the arguments) comes before the dynamic
+/// shared memory opt-in; and a cooperative grid that is not resident at
+/// once (which can be known only with the opt-in made) puts the function's
+/// limit back. (The fake, as the driver, counts no resident block whose
+/// dynamic shared memory is above the function's current limit, so the
+/// opt-in cannot simply come after the residency check.)
+TEST(CudaRuntimeTest, ARefusedLaunchChangesNoDeviceState) {
+  Loaded L("occupancy:1");
+  ASSERT_TRUE(L.M);
+  int Before = optIns(), Limit = maxDynamicShared("dyn");
+  KernelArg WrongType[] = {KernelArg::f32(1)};
+  EXPECT_THAT(errorText(L.RT->launch(*L.M, "dyn", config(1, 32, 100000), WrongType)),
+              HasSubstr("argument 1 ('out: ptr<i32>')"));
+  int Host[32];
+  KernelArg HostPointer[] = {KernelArg::pointer(Host)};
+  EXPECT_THAT(errorText(L.RT->launch(*L.M, "dyn", config(1, 32, 100000), HostPointer)),
+              HasSubstr("is a host pointer"));
+  EXPECT_EQ(optIns(), Before);
+  EXPECT_EQ(maxDynamicShared("dyn"), Limit);
+
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+  ScopedEnv FuncAttrs("GRIDJIT_FAKE_CUDA_FUNC_ATTRS", "occupancy:1");
+  NVPTXTargetOptions TO;
+  TO.Arch = "sm_80";
+  auto M = L.RT->load(compileForTest(createNVPTXTarget(TO), R"(
+kernel dyn_coop(out: ptr<i32>) {
+  shared s: [i32];
+  s[thread_idx.x] = 1;
+  grid_sync();
+  out[block_idx.x] = s[0];
+}
+)",
+                                     "dyn-coop.kir"));
+  ASSERT_TRUE(succeeded(M));
+  Limit = maxDynamicShared("dyn_coop");
+  KernelArg Args[] = {KernelArg::buffer(L.Out, ScalarKind::I32)};
+  // 1 block per SM x 108 SMs.
+  EXPECT_THAT(errorText(L.RT->launch(**M, "dyn_coop", config(109, 32, 100000), Args)),
+              HasSubstr("109 blocks exceed the 108 that fit on"));
+  EXPECT_EQ(maxDynamicShared("dyn_coop"), Limit);
+  Before = optIns();
+  EXPECT_TRUE(succeeded(L.RT->launch(**M, "dyn_coop", config(108, 32, 100000), Args)));
+  EXPECT_EQ(maxDynamicShared("dyn_coop"), 100000);
+  EXPECT_EQ(optIns(), Before + 1);
+  EXPECT_TRUE(succeeded(L.RT->launch(**M, "dyn_coop", config(108, 32, 90000), Args)));
+  EXPECT_EQ(optIns(), Before + 1); // the limit only grows
+}
+
 TEST(CudaRuntimeTest, GridTooLarge) {
   Loaded L;
   ASSERT_TRUE(L.M);

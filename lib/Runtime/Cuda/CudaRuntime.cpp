@@ -56,9 +56,11 @@ unsigned smNumber(llvm::StringRef Arch) {
   return N;
 }
 
+} // namespace
+
 /// A kernel of a loaded module: its function and the attributes the
 /// launch checks need (read once at load).
-struct CudaKernel {
+struct gridjit::CudaKernel {
   CUfunction Fn = nullptr;
   int MaxThreads = 0;   ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
   int NumRegs = 0;      ///< CU_FUNC_ATTRIBUTE_NUM_REGS
@@ -68,6 +70,14 @@ struct CudaKernel {
   std::atomic<int> MaxDynamicShared{0};
   std::mutex OptInLock; ///< serialises cuFuncSetAttribute
 };
+
+/// How a launch's messages name it: WHERE ("kernel 'K' launched with grid
+/// (X, Y, Z) and block (X, Y, Z)") and DEV ("device N (NAME, sm_XY)").
+struct gridjit::LaunchSite {
+  std::string Where, Dev;
+};
+
+namespace {
 
 /// A PTX artifact loaded into the device's primary context.
 class CudaModule final : public LoadedModule {
@@ -379,95 +389,20 @@ Expected<Artifact> CudaRuntime::linkCubin(const Artifact &A) {
 // Launching
 //===----------------------------------------------------------------------===//
 
-Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const LaunchConfig &C,
-                                llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts) {
-  auto &M = static_cast<CudaModule &>(LM);
-  CudaKernel &K = M.kernel(KI);
-  if (Error E = checkLaunchConfig(KI, C))
-    return E;
-  std::string Where = describeLaunch(KI, C);
-  std::string Dev = describeDevice(Info);
-  auto Dims = [](const int(&D)[3]) {
-    return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " + std::to_string(D[2]) +
-           ")";
-  };
+/// "(X, Y, Z)".
+static std::string dims(const int (&D)[3]) {
+  return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " + std::to_string(D[2]) +
+         ")";
+}
 
-  // The device's grid and block dimensions.
-  if (C.Grid.X > unsigned(Info.MaxGridDim[0]) || C.Grid.Y > unsigned(Info.MaxGridDim[1]) ||
-      C.Grid.Z > unsigned(Info.MaxGridDim[2]))
-    return fail(Where + ": grid dimensions are limited to " + Dims(Info.MaxGridDim) + " on " + Dev);
-  if (C.Block.X > unsigned(Info.MaxBlockDim[0]) || C.Block.Y > unsigned(Info.MaxBlockDim[1]) ||
-      C.Block.Z > unsigned(Info.MaxBlockDim[2]))
-    return fail(Where + ": block dimensions are limited to " + Dims(Info.MaxBlockDim) + " on " +
-                Dev);
-
-  // The function's threads per block (its registers included).
-  uint64_t Threads = C.Block.count();
-  if (Threads > uint64_t(K.MaxThreads))
-    return fail(Where + ": a block of " + std::to_string(Threads) +
-                " threads exceeds this kernel's limit of " + std::to_string(K.MaxThreads) +
-                " threads per block on " + Dev + " (it uses " + std::to_string(K.NumRegs) +
-                " registers per thread); the largest valid block has " +
-                std::to_string(K.MaxThreads) + " threads");
-
-  // Shared memory: the function's static size plus the launch's dynamic
-  // size, within the device's opt-in limit; above the function's current
-  // dynamic limit (48 KiB less static by default), opt in.
-  uint64_t Static = uint64_t(K.StaticShared), Dynamic = C.DynamicSharedBytes;
-  uint64_t Limit = uint64_t(std::max(Info.SharedMemoryPerBlockOptin, Info.SharedMemoryPerBlock));
-  if (Static + Dynamic > Limit)
-    return fail(Where + ": " + std::to_string(Static) + " bytes of static and " +
-                std::to_string(Dynamic) + " bytes of dynamic shared memory exceed the limit of " +
-                std::to_string(Limit) + " bytes per block on " + Dev +
-                "; the largest valid dynamic shared memory for this kernel is " +
-                std::to_string(Limit > Static ? Limit - Static : 0) + " bytes");
-  if (Dynamic > uint64_t(K.MaxDynamicShared.load())) {
-    std::lock_guard<std::mutex> G(K.OptInLock);
-    if (Dynamic > uint64_t(K.MaxDynamicShared.load())) {
-      auto Ctx = enter();
-      if (!Ctx)
-        return Ctx.takeError();
-      if (Error E = GRIDJIT_CU(*Drv, cuFuncSetAttribute, K.Fn,
-                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(Dynamic)))
-        return fail(Where + ": cannot opt in to " + std::to_string(Dynamic) +
-                    " bytes of dynamic shared memory: " + llvm::toString(std::move(E)));
-      K.MaxDynamicShared = int(Dynamic);
-    }
-  }
-
-  auto Ctx = enter();
-  if (!Ctx)
-    return Ctx.takeError();
-
-  // A cooperative kernel's grid must be resident at once.
-  if (KI.Cooperative) {
-    if (!Info.CooperativeLaunch)
-      return fail(Where +
-                  ": the kernel calls grid_sync(), so it must be launched cooperatively, "
-                  "but " +
-                  Dev + " does not support cooperative launches");
-    int PerSM = 0;
-    if (Error E = GRIDJIT_CU(*Drv, cuOccupancyMaxActiveBlocksPerMultiprocessor, &PerSM, K.Fn,
-                             int(Threads), size_t(Dynamic)))
-      return fail(Where + ": " + llvm::toString(std::move(E)));
-    uint64_t Resident = uint64_t(std::max(PerSM, 0)) * uint64_t(Info.MultiprocessorCount);
-    if (C.Grid.count() > Resident)
-      return fail(Where +
-                  ": the kernel calls grid_sync(), so its whole grid must be resident at "
-                  "once, but " +
-                  std::to_string(C.Grid.count()) + " blocks exceed the " +
-                  std::to_string(Resident) + " that fit on " + Dev + " (" + std::to_string(PerSM) +
-                  " blocks of " + std::to_string(Threads) + " threads per SM x " +
-                  std::to_string(Info.MultiprocessorCount) + " SMs); the largest valid grid has " +
-                  std::to_string(Resident) + " blocks");
-  }
-
-  if (Error E = checkArguments(KI, Args))
-    return E;
-
-  // The parameters: each argument's bytes, as the kernel reads them.
-  llvm::SmallVector<uint64_t, 16> Pointers(Args.size());
-  llvm::SmallVector<void *, 16> Params(Args.size());
+/// The parameters of a launch: each argument's bytes as the kernel reads
+/// them (a pointer is its CUdeviceptr, kept in \p Pointers). Error: a host
+/// pointer, which a GPU cannot use.
+static Error packParameters(const KernelInfo &KI, llvm::ArrayRef<KernelArg> Args,
+                            llvm::SmallVectorImpl<uint64_t> &Pointers,
+                            llvm::SmallVectorImpl<void *> &Params) {
+  Pointers.assign(Args.size(), 0);
+  Params.assign(Args.size(), nullptr);
   for (size_t I = 0; I < Args.size(); ++I) {
     if (!Args[I].isPointer()) {
       Params[I] = const_cast<void *>(Args[I].getScalarBytes());
@@ -482,7 +417,122 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
     Pointers[I] = Args[I].getAddress();
     Params[I] = &Pointers[I];
   }
+  return Error::success();
+}
 
+Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const LaunchConfig &C,
+                                llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts) {
+  CudaKernel &K = static_cast<CudaModule &>(LM).kernel(KI);
+  // Every check that needs no device state comes first, so that a refused
+  // launch changes nothing (docs/CUDA.md, "Launch checks").
+  if (Error E = checkLaunchConfig(KI, C))
+    return E;
+  LaunchSite S{describeLaunch(KI, C), describeDevice(Info)};
+  if (Error E = checkDeviceLimits(K, KI, C, S))
+    return E;
+  if (Error E = checkArguments(KI, Args))
+    return E;
+  llvm::SmallVector<uint64_t, 16> Pointers;
+  llvm::SmallVector<void *, 16> Params;
+  if (Error E = packParameters(KI, Args, Pointers, Params))
+    return E;
+  auto Ctx = enter();
+  if (!Ctx)
+    return Ctx.takeError();
+  if (Error E = grantDynamicShared(K, KI, C, S))
+    return E;
+  return issueLaunch(K, KI, C, Params, Opts, S);
+}
+
+Error CudaRuntime::checkDeviceLimits(const CudaKernel &K, const KernelInfo &KI,
+                                     const LaunchConfig &C, const LaunchSite &S) const {
+  // The device's grid and block dimensions.
+  if (C.Grid.X > unsigned(Info.MaxGridDim[0]) || C.Grid.Y > unsigned(Info.MaxGridDim[1]) ||
+      C.Grid.Z > unsigned(Info.MaxGridDim[2]))
+    return fail(S.Where + ": grid dimensions are limited to " + dims(Info.MaxGridDim) + " on " +
+                S.Dev);
+  if (C.Block.X > unsigned(Info.MaxBlockDim[0]) || C.Block.Y > unsigned(Info.MaxBlockDim[1]) ||
+      C.Block.Z > unsigned(Info.MaxBlockDim[2]))
+    return fail(S.Where + ": block dimensions are limited to " + dims(Info.MaxBlockDim) + " on " +
+                S.Dev);
+
+  // The function's threads per block (its registers included).
+  uint64_t Threads = C.Block.count();
+  if (Threads > uint64_t(K.MaxThreads))
+    return fail(S.Where + ": a block of " + std::to_string(Threads) +
+                " threads exceeds this kernel's limit of " + std::to_string(K.MaxThreads) +
+                " threads per block on " + S.Dev + " (it uses " + std::to_string(K.NumRegs) +
+                " registers per thread); the largest valid block has " +
+                std::to_string(K.MaxThreads) + " threads");
+
+  // Shared memory: the function's static size plus the launch's dynamic
+  // size, within the device's opt-in limit.
+  uint64_t Static = uint64_t(K.StaticShared), Dynamic = C.DynamicSharedBytes;
+  uint64_t Limit = uint64_t(std::max(Info.SharedMemoryPerBlockOptin, Info.SharedMemoryPerBlock));
+  if (Static + Dynamic > Limit)
+    return fail(S.Where + ": " + std::to_string(Static) + " bytes of static and " +
+                std::to_string(Dynamic) + " bytes of dynamic shared memory exceed the limit of " +
+                std::to_string(Limit) + " bytes per block on " + S.Dev +
+                "; the largest valid dynamic shared memory for this kernel is " +
+                std::to_string(Limit > Static ? Limit - Static : 0) + " bytes");
+
+  if (KI.Cooperative && !Info.CooperativeLaunch)
+    return fail(S.Where +
+                ": the kernel calls grid_sync(), so it must be launched cooperatively, but " +
+                S.Dev + " does not support cooperative launches");
+  return Error::success();
+}
+
+Error CudaRuntime::grantDynamicShared(CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
+                                      const LaunchSite &S) {
+  uint64_t Dynamic = C.DynamicSharedBytes;
+  if (Dynamic <= uint64_t(K.MaxDynamicShared.load()))
+    return KI.Cooperative ? checkResidency(K, C, S) : Error::success();
+  // Above the function's current dynamic limit (48 KiB less static by
+  // default) but within the device's opt-in limit: opt in. The new limit
+  // is published (MaxDynamicShared) only once the launch is granted, so a
+  // thread that reads it never launches on a limit that is put back.
+  std::lock_guard<std::mutex> G(K.OptInLock);
+  int Before = K.MaxDynamicShared.load();
+  if (Dynamic <= uint64_t(Before))
+    return KI.Cooperative ? checkResidency(K, C, S) : Error::success();
+  if (Error E = GRIDJIT_CU(*Drv, cuFuncSetAttribute, K.Fn,
+                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(Dynamic)))
+    return fail(S.Where + ": cannot opt in to " + std::to_string(Dynamic) +
+                " bytes of dynamic shared memory: " + llvm::toString(std::move(E)));
+  // The residency of a cooperative grid is computed with the limit raised
+  // (the driver's occupancy counts no block whose dynamic shared memory is
+  // above it); a grid that does not fit puts the old limit back.
+  if (KI.Cooperative)
+    if (Error E = checkResidency(K, C, S)) {
+      (void)Drv->api().cuFuncSetAttribute(K.Fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          Before);
+      return E;
+    }
+  K.MaxDynamicShared = int(Dynamic);
+  return Error::success();
+}
+
+Error CudaRuntime::checkResidency(const CudaKernel &K, const LaunchConfig &C, const LaunchSite &S) {
+  uint64_t Threads = C.Block.count();
+  int PerSM = 0;
+  if (Error E = GRIDJIT_CU(*Drv, cuOccupancyMaxActiveBlocksPerMultiprocessor, &PerSM, K.Fn,
+                           int(Threads), size_t(C.DynamicSharedBytes)))
+    return fail(S.Where + ": " + llvm::toString(std::move(E)));
+  uint64_t Resident = uint64_t(std::max(PerSM, 0)) * uint64_t(Info.MultiprocessorCount);
+  if (C.Grid.count() <= Resident)
+    return Error::success();
+  return fail(
+      S.Where + ": the kernel calls grid_sync(), so its whole grid must be resident at once, but " +
+      std::to_string(C.Grid.count()) + " blocks exceed the " + std::to_string(Resident) +
+      " that fit on " + S.Dev + " (" + std::to_string(PerSM) + " blocks of " +
+      std::to_string(Threads) + " threads per SM x " + std::to_string(Info.MultiprocessorCount) +
+      " SMs); the largest valid grid has " + std::to_string(Resident) + " blocks");
+}
+
+Error CudaRuntime::issueLaunch(const CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
+                               llvm::SmallVectorImpl<void *> &Params, const LaunchOptions &Opts,
+                               const LaunchSite &S) {
   auto Stream = static_cast<CUstream>(Opts.Stream);
   auto Start = std::chrono::steady_clock::now();
   CUresult R;
@@ -493,7 +543,7 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
   } else {
     Call = "cuLaunchKernel";
     R = Drv->api().cuLaunchKernel(K.Fn, C.Grid.X, C.Grid.Y, C.Grid.Z, C.Block.X, C.Block.Y,
-                                  C.Block.Z, unsigned(Dynamic), Stream, Params.data(), nullptr);
+                                  C.Block.Z, C.DynamicSharedBytes, Stream, Params.data(), nullptr);
   }
   if (Opts.Stats) {
     Opts.Stats->Milliseconds =
@@ -502,13 +552,14 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
     Opts.Stats->Cooperative = KI.Cooperative;
   }
   if (R == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || R == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
-    return fail(Where + ": the driver refused the launch although it passed gridjit's checks (" +
+    return fail(S.Where + ": the driver refused the launch although it passed gridjit's checks (" +
                 std::to_string(K.NumRegs) + " registers per thread, at most " +
-                std::to_string(K.MaxThreads) + " threads per block, " + std::to_string(Static) +
-                " + " + std::to_string(Dynamic) + " bytes of shared memory, on " + Dev +
+                std::to_string(K.MaxThreads) + " threads per block, " +
+                std::to_string(K.StaticShared) + " + " + std::to_string(C.DynamicSharedBytes) +
+                " bytes of shared memory, on " + S.Dev +
                 "): " + llvm::toString(Drv->check(R, Call)));
   if (Error E = Drv->check(R, Call))
-    return fail(Where + ": " + llvm::toString(std::move(E)));
+    return fail(S.Where + ": " + llvm::toString(std::move(E)));
   return Error::success();
 }
 

@@ -27,6 +27,9 @@
 
 namespace gridjit {
 
+struct CudaKernel;
+struct LaunchSite;
+
 /// How to make a CudaRuntime.
 struct CudaRuntimeOptions {
   /// The device's ordinal.
@@ -89,6 +92,27 @@ private:
   /// \p A's PTX compiled by the driver's linker (cuLink*), as the cubin
   /// cache's artifact. Errors carry the JIT's logs.
   llvm::Expected<Artifact> linkCubin(const Artifact &A);
+
+  // launchKernel's parts, in the order of docs/CUDA.md, "Launch checks".
+  /// The device's grid and block dimensions, the function's threads per
+  /// block, shared memory against the device's opt-in limit, cooperative
+  /// launch support. Reads no device state.
+  llvm::Error checkDeviceLimits(const CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
+                                const LaunchSite &S) const;
+  /// Raises the function's dynamic shared memory limit to what \p C asks
+  /// when it is lower (the limit only grows), and checks that a
+  /// cooperative grid is resident at once (which needs the raised limit);
+  /// a refused grid puts the limit back. The one part that changes device
+  /// state, after every other check.
+  llvm::Error grantDynamicShared(CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
+                                 const LaunchSite &S);
+  /// A cooperative grid against occupancy x SMs.
+  llvm::Error checkResidency(const CudaKernel &K, const LaunchConfig &C, const LaunchSite &S);
+  /// cuLaunchKernel or (cooperative) launchCooperative, the launch's
+  /// statistics, and the driver's refusal explained.
+  llvm::Error issueLaunch(const CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
+                          llvm::SmallVectorImpl<void *> &Params, const LaunchOptions &Opts,
+                          const LaunchSite &S);
 
   /// A grid barrier's state for one cooperative launch: 8 bytes of device
   /// memory (the count and the generation), and the event recorded after
