@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <random>
 
 #include <unistd.h>
@@ -47,7 +48,10 @@ struct RemoteCache::Impl {
   std::unique_ptr<RemoteStore> Store;
   TimeSource &Time;
   CircuitBreaker Breaker;
-  const std::string TokenBase = randomTokenBase();
+  // Lease tokens: made on the first lease (a tier that only reads never
+  // pays for the random device).
+  std::once_flag TokenOnce;
+  std::string TokenBase;
   std::atomic<uint64_t> TokenCount{0};
 
   std::atomic<uint64_t> Hits{0}, Misses{0}, Errors{0}, Timeouts{0}, BadEntries{0}, AuthFailures{0},
@@ -56,6 +60,11 @@ struct RemoteCache::Impl {
 
   Impl(const RemoteCacheOptions &O, std::unique_ptr<RemoteStore> S, TimeSource &T)
       : Opts(O), Store(std::move(S)), Time(T), Breaker(breakerOptions(O), T) {}
+
+  std::string newToken() {
+    std::call_once(TokenOnce, [this] { TokenBase = randomTokenBase(); });
+    return TokenBase + std::to_string(TokenCount.fetch_add(1, std::memory_order_relaxed));
+  }
 
   static void count(std::atomic<uint64_t> &C, uint64_t N = 1) {
     C.fetch_add(N, std::memory_order_relaxed);
@@ -246,8 +255,7 @@ RemoteCache::Lease RemoteCache::acquireLease(const CacheKey &K, std::optional<Ar
   if (Opts.ReadOnly || Opts.LeaseTime.count() <= 0 || P->Breaker.skipIfOpen())
     return Lease();
   std::string LeaseKey = leaseKey(K);
-  std::string Token =
-      P->TokenBase + std::to_string(P->TokenCount.fetch_add(1, std::memory_order_relaxed));
+  std::string Token = P->newToken();
   std::optional<bool> Taken = P->setIfAbsent(LeaseKey, Token, Opts.LeaseTime);
   if (!Taken)
     return Lease(); // the server failed: compile
