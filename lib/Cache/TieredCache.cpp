@@ -84,6 +84,18 @@ struct TieredCache::Impl {
   CachedArtifactRef findLocked(const CacheKey &K);
   void insertLocked(const CacheKey &K, CachedArtifactRef A);
 
+  /// Steps 1 and 2 of the protocol (TieredCache.h): \p K's artifact from
+  /// the memory tier; else null, with \p Theirs set to the flight of
+  /// another request for \p K, or \p Mine to the new flight of this one
+  /// (which must then lead).
+  CachedArtifactRef enter(const CacheKey &K, std::shared_ptr<Flight> &Mine,
+                          std::shared_ptr<Flight> &Theirs, TieredRequestInfo &Info);
+  /// Waits for another request's flight.
+  FlightResult follow(Flight &Theirs, TieredRequestInfo &Info);
+  /// Steps 3 to 5 for this request's flight \p Mine, then its outcome to
+  /// the memory tier and to the requests that follow it.
+  FlightResult lead(const CacheKey &K, Flight &Mine, const ArtifactMatch &Want, Producer Produce,
+                    TieredRequestInfo &Info);
   /// Steps 3 to 5 of the protocol (TieredCache.h) for the one request of
   /// this process that is producing \p K.
   FlightResult loadOrProduce(const CacheKey &K, const ArtifactMatch &Want, Producer Produce,
@@ -260,56 +272,66 @@ TieredCache::~TieredCache() = default;
 llvm::Expected<CachedArtifactRef> TieredCache::get(const CacheKey &K, const ArtifactMatch &Want,
                                                    Producer Produce, TieredRequestInfo &Info,
                                                    Mode M) {
-  if (M == Mode::Refresh) {
-    FlightResult R = P->loadOrProduce(K, Want, Produce, Info, M);
-    if (R.Fail)
-      return R.Fail->make();
-    std::lock_guard<std::mutex> G(P->Mu);
-    P->insertLocked(K, R.Value);
-    return R.Value;
-  }
-
-  std::shared_ptr<Flight> Mine, Theirs;
-  {
-    std::lock_guard<std::mutex> G(P->Mu);
-    if (CachedArtifactRef Hit = P->findLocked(K)) {
-      Impl::count(P->MemoryHits);
-      Info.Outcome = CacheOutcome::MemoryHit;
-      return Hit;
-    }
-    Impl::count(P->MemoryMisses);
-    if (auto It = P->InFlight.find(K); It != P->InFlight.end()) {
-      Theirs = It->second;
-    } else {
-      Mine = std::make_shared<Flight>();
-      P->InFlight.emplace(K, Mine);
-    }
-  }
-
   FlightResult R;
-  if (Theirs) {
-    // Another request is the leader for this key: wait for its outcome.
-    {
-      AddTime T(Info.WaitMs);
-      R = Theirs->wait();
-    }
-    Impl::count(P->SharedWaits);
-    Info.Outcome = CacheOutcome::Shared;
-  } else {
+  if (M == Mode::Refresh) {
     R = P->loadOrProduce(K, Want, Produce, Info, M);
-    {
-      // Into the memory tier and out of flight in one step, so that a new
-      // request finds one or the other.
-      std::lock_guard<std::mutex> G(P->Mu);
-      if (R.Value)
-        P->insertLocked(K, R.Value);
-      P->InFlight.erase(K);
-    }
-    Mine->finish(R);
+    std::lock_guard<std::mutex> G(P->Mu);
+    if (R.Value)
+      P->insertLocked(K, R.Value);
+  } else {
+    std::shared_ptr<Flight> Mine, Theirs;
+    if (CachedArtifactRef Hit = P->enter(K, Mine, Theirs, Info))
+      return Hit;
+    R = Theirs ? P->follow(*Theirs, Info) : P->lead(K, *Mine, Want, Produce, Info);
   }
   if (R.Fail)
     return R.Fail->make();
   return R.Value;
+}
+
+CachedArtifactRef TieredCache::Impl::enter(const CacheKey &K, std::shared_ptr<Flight> &Mine,
+                                           std::shared_ptr<Flight> &Theirs,
+                                           TieredRequestInfo &Info) {
+  std::lock_guard<std::mutex> G(Mu);
+  if (CachedArtifactRef Hit = findLocked(K)) {
+    count(MemoryHits);
+    Info.Outcome = CacheOutcome::MemoryHit;
+    return Hit;
+  }
+  count(MemoryMisses);
+  if (auto It = InFlight.find(K); It != InFlight.end()) {
+    Theirs = It->second;
+  } else {
+    Mine = std::make_shared<Flight>();
+    InFlight.emplace(K, Mine);
+  }
+  return nullptr;
+}
+
+FlightResult TieredCache::Impl::follow(Flight &Theirs, TieredRequestInfo &Info) {
+  FlightResult R;
+  {
+    AddTime T(Info.WaitMs);
+    R = Theirs.wait();
+  }
+  count(SharedWaits);
+  Info.Outcome = CacheOutcome::Shared;
+  return R;
+}
+
+FlightResult TieredCache::Impl::lead(const CacheKey &K, Flight &Mine, const ArtifactMatch &Want,
+                                     Producer Produce, TieredRequestInfo &Info) {
+  FlightResult R = loadOrProduce(K, Want, Produce, Info, Mode::Lookup);
+  {
+    // Into the memory tier and out of flight in one step, so that a new
+    // request finds one or the other.
+    std::lock_guard<std::mutex> G(Mu);
+    if (R.Value)
+      insertLocked(K, R.Value);
+    InFlight.erase(K);
+  }
+  Mine.finish(R);
+  return R;
 }
 
 CachedArtifactRef TieredCache::findInMemory(const CacheKey &K) {
