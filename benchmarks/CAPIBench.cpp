@@ -113,14 +113,16 @@ CApi sharedApi() {
   };
   CApi A;
 #define GJ_SYM(Field, Name) A.Field = reinterpret_cast<decltype(A.Field)>(Sym(#Name))
-  GJ_SYM(compilerOptionsInit, gj_compiler_options_init);
+  // The version-2 symbols, which the header's macros name (the macros are
+  // not expanded inside #Name).
+  GJ_SYM(compilerOptionsInit, gj_compiler_options_init_v2);
   GJ_SYM(compilerCreate, gj_compiler_create);
   GJ_SYM(compile, gj_compile);
-  GJ_SYM(runtimeOptionsInit, gj_runtime_options_init);
+  GJ_SYM(runtimeOptionsInit, gj_runtime_options_init_v2);
   GJ_SYM(runtimeCreate, gj_runtime_create);
   GJ_SYM(runtimeLoad, gj_runtime_load);
-  GJ_SYM(launchConfigInit, gj_launch_config_init);
-  GJ_SYM(launch, gj_launch);
+  GJ_SYM(launchConfigInit, gj_launch_config_init_v2);
+  GJ_SYM(launch, gj_launch_v2);
   GJ_SYM(lastError, gj_last_error);
 #undef GJ_SYM
   return A;
@@ -138,20 +140,20 @@ struct CSetup {
         die(std::string(What) + ": " + Api.lastError());
     };
     gj_compiler_options CO;
-    Api.compilerOptionsInit(&CO);
+    Api.compilerOptionsInit(&CO, sizeof CO);
     CO.use_disk_cache = 0;
     gj_compiler C = nullptr;
     Check(Api.compilerCreate(&CO, &C), "gj_compiler_create");
     gj_module M = nullptr;
     Check(Api.compile(C, EmptyKir, std::strlen(EmptyKir), "empty.kir", nullptr, &M), "gj_compile");
     gj_runtime_options RO;
-    Api.runtimeOptionsInit(&RO);
+    Api.runtimeOptionsInit(&RO, sizeof RO);
     RO.threads = 1;
     gj_runtime R = nullptr;
     Check(Api.runtimeCreate(&RO, &R), "gj_runtime_create");
     Check(Api.runtimeLoad(R, M, &LM), "gj_runtime_load");
     // The compiler, runtime and module live until the process ends.
-    Api.launchConfigInit(&Config);
+    Api.launchConfigInit(&Config, sizeof Config);
     std::memset(Args, 0, sizeof(Args));
     Args[0].kind = GJ_ARG_SCALAR;
     Args[0].type = GJ_I32;
@@ -180,7 +182,7 @@ void BM_Launch_Cxx(benchmark::State &State) {
 
 void runC(benchmark::State &State, CSetup &S) {
   for (auto _ : State)
-    if (S.Api.launch(S.LM, "empty", &S.Config, S.Args, 4) != GJ_OK) {
+    if (S.Api.launch(S.LM, "empty", &S.Config, S.Args, 4, sizeof(gj_arg)) != GJ_OK) {
       State.SkipWithError(S.Api.lastError());
       break;
     }

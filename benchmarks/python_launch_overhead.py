@@ -121,12 +121,14 @@ def main():
     args[1].kind, args[1].type, args[1].value.f32 = _capi.GJ_ARG_SCALAR, 9, 2.0
     for i, a in ((2, x), (3, y)):
         args[i].kind, args[i].type, args[i].value.pointer = _capi.GJ_ARG_HOST_POINTER, 9, a.ctypes.data
-    cfg = _capi.gj_launch_config()
-    _capi.gj_launch_config_init(ctypes.byref(cfg))
+    cfg = _capi.new_struct("gj_launch_config")
     lm, name, n4, cref = k._loaded(), b"empty", ctypes.c_size_t(4), ctypes.byref(cfg)
+    size = ctypes.c_size_t(ctypes.sizeof(_capi.gj_arg))
     raw = _capi.gj_launch_raw
-    assert raw(lm, name, cref, args, n4) == 0, _capi.last_error()
-    rows.append(("ctypes gj_launch, prebuilt arguments", best_us(lambda: raw(lm, name, cref, args, n4), number, repeat)))
+    assert raw(lm, name, cref, args, n4, size) == 0, _capi.last_error()
+    rows.append(
+        ("ctypes gj_launch, prebuilt arguments", best_us(lambda: raw(lm, name, cref, args, n4, size), number, repeat))
+    )
 
     try:
         import numba

@@ -113,7 +113,7 @@ void checkStatus(gj_status S, const char *Call) {
                  S ? gj_last_error() : "");
   if (S == GJ_OK || S == GJ_ERROR_NOT_READY)
     return;
-  if (int(S) < 0 || int(S) > GJ_ERROR_FAILED)
+  if (std::strcmp(gj_status_name(S), "GJ_STATUS_UNKNOWN") == 0)
     fail(std::string(Call) + " returned an unknown status " + std::to_string(int(S)));
   const char *E = gj_last_error();
   if (!E || !*E)
@@ -128,6 +128,8 @@ size_t structSize(ByteReader &In, size_t Real) {
     return Real / 2;
   case 2:
     return 8;
+  case 3:
+    return Real - 8; // an older or newer version's, or one the library refuses
   default:
     return Real;
   }
@@ -140,7 +142,7 @@ void step(State &S, ByteReader &In) {
   case 0: { // compiler create
     gj_compiler *Out = slot(In, S.Compilers);
     gj_compiler_options O;
-    gj_compiler_options_init(&O);
+    gj_compiler_options_init(&O, sizeof O);
     O.struct_size = structSize(In, sizeof(O));
     O.targets = Targets[In.below(std::size(Targets))];
     O.opt_level = In.below(5);
@@ -226,12 +228,12 @@ void step(State &S, ByteReader &In) {
                                       In.below(8) ? &Index : nullptr),
                 "gj_module_find_kernel");
     gj_kernel_info KI;
-    gj_kernel_info_init(&KI);
+    gj_kernel_info_init(&KI, sizeof KI);
     KI.struct_size = structSize(In, sizeof(KI));
     size_t K = In.below(uint32_t(N + 2));
     checkStatus(gj_module_kernel(M, K, In.below(8) ? &KI : nullptr), "gj_module_kernel");
     gj_param_info PI;
-    gj_param_info_init(&PI);
+    gj_param_info_init(&PI, sizeof PI);
     PI.struct_size = structSize(In, sizeof(PI));
     checkStatus(gj_module_kernel_param(M, K, In.below(6), &PI), "gj_module_kernel_param");
     break;
@@ -239,7 +241,7 @@ void step(State &S, ByteReader &In) {
   case 8: { // runtime create
     gj_runtime *Out = slot(In, S.Runtimes);
     gj_runtime_options O;
-    gj_runtime_options_init(&O);
+    gj_runtime_options_init(&O, sizeof O);
     O.struct_size = structSize(In, sizeof(O));
     O.target = RuntimeTargets[In.below(std::size(RuntimeTargets))];
     O.threads = In.below(6) == 0 ? 4096 : In.below(3);
@@ -323,7 +325,7 @@ void step(State &S, ByteReader &In) {
     gj_loaded_module L = *slot(In, S.Loaded);
     const char *Kernel = KernelNames[In.below(std::size(KernelNames))];
     gj_launch_config C;
-    gj_launch_config_init(&C);
+    gj_launch_config_init(&C, sizeof C);
     C.struct_size = structSize(In, sizeof(C));
     for (int I = 0; I < 3; ++I) {
       uint32_t Pick = In.below(16);
@@ -337,7 +339,7 @@ void step(State &S, ByteReader &In) {
     for (size_t I = 0; I < NumArgs; ++I) {
       gj_arg &A = Args[I];
       std::memset(&A, 0, sizeof(A));
-      A.type = gj_scalar_type(In.below(12) == 11 ? GJ_ANY : In.below(11));
+      A.type = In.below(12) == 11 ? GJ_ANY : In.below(11);
       switch (In.below(4)) {
       case 0:
         A.kind = GJ_ARG_SCALAR;
@@ -355,13 +357,16 @@ void step(State &S, ByteReader &In) {
         A.value.pointer = S.Host;
         break;
       default:
-        A.kind = gj_arg_kind(In.below(2) ? GJ_ARG_DEVICE_POINTER : 7);
+        A.kind = In.below(2) ? GJ_ARG_DEVICE_POINTER : 7;
         A.value.address = reinterpret_cast<uintptr_t>(S.Host);
       }
     }
-    checkStatus(
-        gj_launch(L, Kernel, In.below(16) ? &C : nullptr, NumArgs ? Args : nullptr, NumArgs),
-        "gj_launch");
+    // Elements of API version 1's 16-byte gj_arg now and then (read from
+    // the same array: only their number of bytes matters here).
+    size_t ArgSize = In.below(4) == 0 ? 16 : sizeof(gj_arg);
+    checkStatus(gj_launch(L, Kernel, In.below(16) ? &C : nullptr, NumArgs ? Args : nullptr, NumArgs,
+                          ArgSize),
+                "gj_launch");
     break;
   }
   }

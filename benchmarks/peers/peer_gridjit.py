@@ -16,9 +16,9 @@ class Peer:
         self.rt = gridjit.runtime("cuda")
         self.n = np.int32(len(x))
         self.a = np.float32(A)
-        self.x = gridjit.to_device(x)
-        self.y = gridjit.to_device(y)
-        self.result = gridjit.to_device(np.zeros(1, np.float32))
+        self.x = gridjit.to_device(x, runtime=self.rt)
+        self.y = gridjit.to_device(y, runtime=self.rt)
+        self.result = gridjit.to_device(np.zeros(1, np.float32), runtime=self.rt)
         self.kernels = {}
 
     def _kernel(self, name, source):

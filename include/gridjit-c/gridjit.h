@@ -1,29 +1,41 @@
 /*===- gridjit-c/gridjit.h - gridjit's stable C API ---------------*- C -*-===*\
 |*                                                                            *|
-|* Part of gridjit. The C ABI that embedders (the Python package, other      *|
-|* languages, frameworks that do not want C++ in their ABI) use: compile KIR *|
-|* for the host or nvptx target, synchronously or not; read a kernel's       *|
-|* parameters; run kernels through a runtime (host CPU or a CUDA device)     *|
-|* on buffers it owns or on memory the caller owns. docs/CAPI.md has the     *|
-|* complete guide and examples.                                              *|
+|* Part of gridjit. The C ABI that embedders (the Python package, other       *|
+|* languages, frameworks that do not want C++ in their ABI) use: compile KIR  *|
+|* for the host or nvptx target, synchronously or not; read a kernel's        *|
+|* parameters; run kernels through a runtime (host CPU or a CUDA device)      *|
+|* on buffers it owns or on memory the caller owns. docs/CAPI.md has the      *|
+|* complete guide and examples.                                               *|
 |*                                                                            *|
-|* Rules that hold for every function:                                       *|
+|* Rules that hold for every function:                                        *|
 |*  - It returns a gj_status (GJ_OK = 0) unless it is documented otherwise;   *|
-|*    on failure gj_last_error() holds the full message (gridjit's located   *|
-|*    diagnostics included) for the calling thread, and every out-parameter  *|
+|*    on failure gj_last_error() holds the full message (gridjit's located    *|
+|*    diagnostics included) for the calling thread, and every out-parameter   *|
 |*    is left unchanged.                                                      *|
-|*  - It is thread-safe: any object may be used from any thread at once,     *|
-|*    except that an object must not be destroyed while another thread is   *|
+|*  - It is thread-safe: any object may be used from any thread at once,      *|
+|*    except that an object must not be destroyed while another thread is     *|
 |*    using it.                                                               *|
-|*  - It never prints, exits or aborts on bad input (a null handle or        *|
-|*    pointer is GJ_ERROR_INVALID_ARGUMENT), and holds no lock of its own    *|
-|*    across a compile or a launch.                                          *|
-|*  - Strings passed in are NUL-terminated UTF-8 and only read during the    *|
-|*    call. Strings returned are owned by the object they come from and      *|
-|*    live as long as it does (gj_last_error: until the thread's next        *|
+|*  - It never prints, exits or aborts on bad input (a null handle or         *|
+|*    pointer is GJ_ERROR_INVALID_ARGUMENT), and holds no lock of its own     *|
+|*    across a compile or a launch.                                           *|
+|*  - Strings passed in are NUL-terminated UTF-8 and only read during the     *|
+|*    call. Strings returned are owned by the object they come from and       *|
+|*    live as long as it does (gj_last_error: until the thread's next         *|
 |*    failing call).                                                          *|
-|*  - Structs passed in start with `struct_size`, set by the *_init          *|
-|*    function, so that fields can be added without breaking callers.        *|
+|*  - Structs grow as Linux's extensible system-call structs do               *|
+|*    (copy_struct_from_user, clone3, openat2): each starts with              *|
+|*    `struct_size`, the caller's sizeof, which the *_init functions set.     *|
+|*    A smaller struct (a caller built against an older header) is            *|
+|*    accepted and the fields it lacks take their defaults; a larger one (a   *|
+|*    newer header) is accepted when every byte this library does not know    *|
+|*    is zero, and refused with GJ_ERROR_INVALID_ARGUMENT naming the first    *|
+|*    byte that is not. The library writes no more than struct_size bytes     *|
+|*    of a caller's struct. Fields are fixed-width integers, never enums.     *|
+|*  - Functions whose arguments changed in API version 2 (the *_init          *|
+|*    functions, gj_launch) are macros naming their version-2 symbols         *|
+|*    (gj_launch is gj_launch_v2), as CUDA's header does; the version-1       *|
+|*    symbols stay, with their version-1 behaviour, for programs built        *|
+|*    against that header. docs/CAPI.md, "Versions and growth".               *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -45,35 +57,69 @@ extern "C" {
 
 /*===-- Versions, status, errors ------------------------------------------===*/
 
-/** The C API's version: GJ_API_VERSION of the library (bumped when a
- *  function or field is added; never when one changes). */
-#define GJ_API_VERSION 1
+/** The C API's version: GJ_API_VERSION of the library. Bumped when a
+ *  function, a field or a status is added; a function whose arguments
+ *  change gets a new symbol (NAME_v2), and the old symbol keeps working
+ *  for the programs built against it. */
+#define GJ_API_VERSION 2
 GJ_API uint32_t gj_api_version(void);
 /** gridjit's version, e.g. "0.4.0". */
 GJ_API const char *gj_version_string(void);
 
+/** What a call returns. Each error status is one kind of error of the
+ *  library (include/gridjit/Support/ErrorKinds.def); the values never
+ *  change, new ones are appended. */
 typedef enum gj_status {
   GJ_OK = 0,
-  /** A null handle or pointer, an unknown enum value, a struct_size too
-   *  small, an out-of-range index. */
+  /** The API used wrongly: a null handle or pointer, an unknown enum
+   *  value, a struct_size that does not fit, an unknown option or an
+   *  option out of range, an out-of-range index, a module of another
+   *  target, a buffer of another runtime. */
   GJ_ERROR_INVALID_ARGUMENT = 1,
   /** The KIR source did not parse or verify (the message is the located
-   *  diagnostic: `NAME:LINE:COL: error: ...` with the source line). */
+   *  diagnostic: `NAME:LINE:COL: error: ...` with the source line), or the
+   *  target cannot compile the module. */
   GJ_ERROR_COMPILE = 2,
   /** No such kernel, target or device. */
   GJ_ERROR_NOT_FOUND = 3,
-  /** A launch was refused before it ran (configuration, arguments,
-   *  limits of the device), or failed while running. */
+  /** API version 1's status of every launch failure. Version 2 returns
+   *  the finer statuses below instead (ARGUMENT, CONFIGURATION,
+   *  DIVERGENCE, FAULT, TIMEOUT); only version 1's symbol of gj_launch,
+   *  for the programs built against it, still returns this one. */
   GJ_ERROR_LAUNCH = 4,
   /** gj_compile_job_poll: the compile has not finished yet. */
   GJ_ERROR_NOT_READY = 5,
   /** The CUDA runtime cannot start: no driver library, no device. */
   GJ_ERROR_NO_DEVICE = 6,
-  /** Any other failure (a driver call, memory, the disk, code generation). */
+  /** Any other failure: memory that cannot be allocated, an internal error
+   *  of gridjit. */
   GJ_ERROR_FAILED = 7,
+  /** A kernel argument does not fit its parameter: their number, a
+   *  scalar's type or value, a pointer's pointee or memory. */
+  GJ_ERROR_ARGUMENT = 8,
+  /** A launch configuration the kernel or the device cannot run: grid and
+   *  block sizes, shared memory, a cooperative grid that cannot be
+   *  resident, a stream on the host. */
+  GJ_ERROR_CONFIGURATION = 9,
+  /** A synchronisation point (sync_threads, a warp operation, grid_sync)
+   *  reached by only part of its block, warp or grid, found while the
+   *  launch ran (a located message). */
+  GJ_ERROR_DIVERGENCE = 10,
+  /** A kernel accessed memory it may not: a host kernel's SIGSEGV or
+   *  SIGBUS (caught unless the runtime was made with catch_faults = 0), a
+   *  GPU's illegal address or failed launch as the driver reports it. */
+  GJ_ERROR_FAULT = 11,
+  /** A launch stopped by a watchdog. */
+  GJ_ERROR_TIMEOUT = 12,
+  /** A CUDA driver call failed (the message names the call and the
+   *  driver's error). */
+  GJ_ERROR_DRIVER = 13,
+  /** A file, directory or cache that cannot be read or written. */
+  GJ_ERROR_IO = 14,
 } gj_status;
 
-/** The name of \p s ("GJ_OK", "GJ_ERROR_COMPILE", ...); never null. */
+/** The name of \p s ("GJ_OK", "GJ_ERROR_COMPILE", ...; "GJ_STATUS_UNKNOWN"
+ *  for a value that is none); never null. */
 GJ_API const char *gj_status_name(gj_status s);
 /** The message of the calling thread's last failed call (empty when there
  *  was none; successful calls leave it as it is). Valid until the thread's
@@ -127,10 +173,21 @@ typedef struct gj_compiler_options {
   const char *cache_dir;
 } gj_compiler_options;
 
-/** Fills \p o with the defaults (and struct_size). */
-GJ_API void gj_compiler_options_init(gj_compiler_options *o);
+/** Fills the \p size bytes at \p o (pass sizeof *o) with the defaults,
+ *  and struct_size with \p size; writes nothing else. A size below the
+ *  struct's version-1 size or not a multiple of 8 writes nothing. */
+GJ_API void gj_compiler_options_init_v2(gj_compiler_options *o, size_t size);
+#define gj_compiler_options_init gj_compiler_options_init_v2
 /** A compiler; \p o may be NULL for the defaults. */
 GJ_API gj_status gj_compiler_create(const gj_compiler_options *o, gj_compiler *out);
+/** The warnings the compiler has given, in order: what jit-run prints as
+ *  `gridjit: warning: ...` and a library inside someone else's process
+ *  never prints (today: the disk cache could not be used, so compiled
+ *  kernels are cached in memory only; once). 0 for NULL. */
+GJ_API size_t gj_compiler_warning_count(gj_compiler c);
+/** Warning \p index (from 0) of \p c; owned by the compiler. NULL for an
+ *  index out of range or a NULL compiler. */
+GJ_API const char *gj_compiler_warning(gj_compiler c, size_t index);
 /** Waits for its asynchronous compiles, then frees it. Modules it made
  *  stay valid. NULL is fine. */
 GJ_API void gj_compiler_destroy(gj_compiler c);
@@ -187,18 +244,35 @@ typedef struct gj_param_info {
   const char *name;
   /** Non-zero: a pointer (ptr<T>); \p type is then its pointee. */
   int32_t is_pointer;
-  gj_scalar_type type;
+  /** A gj_scalar_type. */
+  uint32_t type;
   /** Bytes and alignment of the value as passed (8 for pointers). */
   uint32_t size, align;
 } gj_param_info;
 
-/** Kernel \p index of \p m. Set info->struct_size (or call
- *  gj_kernel_info_init) first. */
-GJ_API void gj_kernel_info_init(gj_kernel_info *info);
+/** Sets info->struct_size to \p size (pass sizeof *info) and zeroes the
+ *  rest of the \p size bytes; as gj_compiler_options_init for bad sizes. */
+GJ_API void gj_kernel_info_init_v2(gj_kernel_info *info, size_t size);
+#define gj_kernel_info_init gj_kernel_info_init_v2
+/** Kernel \p index of \p m, into the info->struct_size bytes at \p info
+ *  (set it first, with gj_kernel_info_init): the fields that fit; a tail
+ *  this library does not know is zeroed. */
 GJ_API gj_status gj_module_kernel(gj_module m, size_t index, gj_kernel_info *info);
-GJ_API void gj_param_info_init(gj_param_info *info);
+GJ_API void gj_param_info_init_v2(gj_param_info *info, size_t size);
+#define gj_param_info_init gj_param_info_init_v2
+/** Parameter \p param of kernel \p kernel, as gj_module_kernel fills. */
 GJ_API gj_status gj_module_kernel_param(gj_module m, size_t kernel, size_t param,
                                         gj_param_info *info);
+/** For bindings that check arguments of their own types before gj_launch
+ *  (the Python package): records the error gridjit reports when argument
+ *  \p index (from 0) of kernel \p kernel of \p m does not fit its
+ *  parameter, `kernel 'K': argument N ('p: T') PROBLEM` (N from 1), and
+ *  returns GJ_ERROR_ARGUMENT, so that the binding's messages and statuses
+ *  are gridjit's own. \p problem says what is wrong, e.g. "must point to
+ *  f32, but numpy.ndarray of float64 was given". A NULL module or problem,
+ *  or an index out of range: GJ_ERROR_INVALID_ARGUMENT. */
+GJ_API gj_status gj_kernel_argument_error(gj_module m, size_t kernel, size_t index,
+                                          const char *problem);
 
 /*===-- Runtimes, buffers --------------------------------------------------===*/
 
@@ -220,9 +294,19 @@ typedef struct gj_runtime_options {
   int32_t use_cubin_cache;
   /** cuda: the cache directory for cubins; NULL: the default. */
   const char *cache_dir;
+  /** host: non-zero (default) to catch a kernel's memory faults (a launch
+   *  then fails with GJ_ERROR_FAULT; the first launch installs SIGSEGV and
+   *  SIGBUS handlers that pass every other fault on). 0: the runtime
+   *  installs no signal handler and a kernel's fault is the process's, as
+   *  without gridjit. (API version 2.) */
+  int32_t catch_faults;
+  /** Must be 0. (API version 2.) */
+  uint32_t reserved;
 } gj_runtime_options;
 
-GJ_API void gj_runtime_options_init(gj_runtime_options *o);
+/** As gj_compiler_options_init. */
+GJ_API void gj_runtime_options_init_v2(gj_runtime_options *o, size_t size);
+#define gj_runtime_options_init gj_runtime_options_init_v2
 /** A runtime; \p o may be NULL for the host defaults. cuda without a
  *  driver or device: GJ_ERROR_NO_DEVICE. */
 GJ_API gj_status gj_runtime_create(const gj_runtime_options *o, gj_runtime *out);
@@ -271,11 +355,15 @@ typedef enum gj_arg_kind {
   GJ_ARG_HOST_POINTER = 3,
 } gj_arg_kind;
 
-/** One kernel argument. For pointers, \p type is the pointee the caller
- *  claims (checked against the parameter), or GJ_ANY. */
+/** One kernel argument, an element of gj_launch's array (whose element
+ *  size the caller gives: gj_arg grows like the structs, without a
+ *  struct_size of its own). For pointers, \p type is the pointee the
+ *  caller claims (checked against the parameter), or GJ_ANY. */
 typedef struct gj_arg {
-  gj_arg_kind kind;
-  gj_scalar_type type;
+  /** A gj_arg_kind. */
+  uint32_t kind;
+  /** A gj_scalar_type. */
+  uint32_t type;
   union {
     int64_t i;  /**< bool and signed integers (i8..i64) */
     uint64_t u; /**< unsigned integers (u8..u64) */
@@ -285,6 +373,10 @@ typedef struct gj_arg {
     uint64_t address;
     void *pointer;
   } value;
+  /** A pointer argument: the bytes the kernel may reach from its address
+   *  (a buffer's size); 0: unknown. Not checked yet: kept for a checker of
+   *  kernels' memory accesses. (API version 2.) */
+  uint64_t extent;
 } gj_arg;
 
 typedef struct gj_launch_config {
@@ -297,14 +389,20 @@ typedef struct gj_launch_config {
   void *stream;
 } gj_launch_config;
 
-/** grid = block = {1, 1, 1}, no shared memory, no stream. */
-GJ_API void gj_launch_config_init(gj_launch_config *c);
-/** Launches kernel \p kernel of \p lm with \p args (\p num_args of them),
- *  after checking the configuration and every argument against the
- *  kernel's parameters (count, scalar type, pointee). The host target
- *  returns when the kernel has finished; CUDA when it is queued. */
-GJ_API gj_status gj_launch(gj_loaded_module lm, const char *kernel, const gj_launch_config *c,
-                           const gj_arg *args, size_t num_args);
+/** grid = block = {1, 1, 1}, no shared memory, no stream; as
+ *  gj_compiler_options_init. */
+GJ_API void gj_launch_config_init_v2(gj_launch_config *c, size_t size);
+#define gj_launch_config_init gj_launch_config_init_v2
+/** Launches kernel \p kernel of \p lm with the \p num_args arguments at
+ *  \p args, each \p arg_size bytes (pass sizeof(gj_arg): an element of an
+ *  older, smaller gj_arg is read as such; a larger one must have zeros
+ *  beyond what this library knows), after checking the configuration and
+ *  every argument against the kernel's parameters (count, scalar type and
+ *  value, pointee). The host target returns when the kernel has finished;
+ *  CUDA when it is queued. */
+GJ_API gj_status gj_launch_v2(gj_loaded_module lm, const char *kernel, const gj_launch_config *c,
+                              const gj_arg *args, size_t num_args, size_t arg_size);
+#define gj_launch gj_launch_v2
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -6,12 +6,18 @@
 // function turns the C++ API's llvm::Error into a gj_status and the calling
 // thread's last error. No function holds a lock of its own while compiling
 // or launching: the C++ objects are thread-safe themselves, and the only
-// lock here guards the hand-over of an asynchronous compile's result.
-// No exception leaves a function (a C caller cannot catch it).
+// lock here guards the hand-over of an asynchronous compile's result (and
+// one a compiler's list of warnings). No exception leaves a function (a C
+// caller cannot catch it). Every status is the C status of an ErrorKind
+// (ErrorKinds.def); every struct is read and written through
+// ExtensibleStruct.h, so that callers built against older and newer
+// headers work (docs/CAPI.md, "Versions and growth").
 //
 //===----------------------------------------------------------------------===//
 
 #include "gridjit-c/gridjit.h"
+
+#include "ExtensibleStruct.h"
 
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/IR/Type.h"
@@ -19,6 +25,7 @@
 #include "gridjit/Runtime/LaunchChecks.h"
 #include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Support/Errors.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
@@ -30,6 +37,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <future>
 #include <limits>
@@ -41,13 +49,24 @@
 #include <utility>
 
 using namespace gridjit;
+using namespace gridjit::capi;
 
 //===----------------------------------------------------------------------===//
 // Handles
 //===----------------------------------------------------------------------===//
 
+/// The warnings of a compiler, in order. A deque, so that the strings
+/// gj_compiler_warning hands out stay where they are as more are added.
+struct WarningList {
+  std::mutex Lock;
+  std::deque<std::string> Messages;
+};
+
 struct gj_compiler_s {
   std::unique_ptr<Compiler> C;
+  /// Shared with the Compiler's warning handler, which may run on its
+  /// threads until the Compiler is gone.
+  std::shared_ptr<WarningList> Warnings;
 };
 
 /// One reference to a compiled module: every handle the API returns is its
@@ -94,10 +113,21 @@ namespace {
 
 thread_local std::string LastError;
 
-/// Records \p Message as the calling thread's last error; returns \p S.
-gj_status fail(gj_status S, const llvm::Twine &Message) {
+/// The C status of errors of kind \p K (ErrorKinds.def).
+gj_status statusOf(ErrorKind K) {
+  switch (K) {
+#define GRIDJIT_ERROR_KIND(Name, CStatus, PyName, PyBases, ExitStatus, Description)                \
+  case ErrorKind::Name:                                                                            \
+    return CStatus;
+#include "gridjit/Support/ErrorKinds.def"
+  }
+  return GJ_ERROR_FAILED;
+}
+
+/// Records \p Message as the last error; returns the status of \p K.
+gj_status fail(ErrorKind K, const llvm::Twine &Message) {
   LastError = Message.str();
-  return S;
+  return statusOf(K);
 }
 
 /// The full rendering of \p E (every diagnostic with its source line and
@@ -109,12 +139,11 @@ std::string render(llvm::Error E) {
   return S;
 }
 
-/// Records \p E (which must be an error) as the last error with status
-/// \p S, or GJ_ERROR_COMPILE when it is KIR source's DiagnosticError.
-gj_status fail(gj_status S, llvm::Error E) {
-  if (E.isA<DiagnosticError>())
-    S = GJ_ERROR_COMPILE;
-  return fail(S, render(std::move(E)));
+/// Records \p E (which must be an error) as the last error, with the
+/// status of its kind.
+gj_status fail(llvm::Error E) {
+  ErrorKind K = peekErrorKind(E);
+  return fail(K, render(std::move(E)));
 }
 
 /// Runs \p Body, turning an exception (out of memory, a std::future or
@@ -123,26 +152,85 @@ template <typename Fn> gj_status guarded(const char *Function, Fn &&Body) {
   try {
     return Body();
   } catch (const std::bad_alloc &) {
-    return fail(GJ_ERROR_FAILED, llvm::Twine(Function) + ": out of memory");
+    return fail(ErrorKind::Failed, llvm::Twine(Function) + ": out of memory");
   } catch (const std::exception &Ex) {
-    return fail(GJ_ERROR_FAILED, llvm::Twine(Function) + ": " + Ex.what());
+    return fail(ErrorKind::Failed, llvm::Twine(Function) + ": " + Ex.what());
   } catch (...) {
-    return fail(GJ_ERROR_FAILED, llvm::Twine(Function) + ": unknown exception");
+    return fail(ErrorKind::Failed, llvm::Twine(Function) + ": unknown exception");
   }
 }
 
 gj_status nullArgument(const char *Function, const char *What) {
-  return fail(GJ_ERROR_INVALID_ARGUMENT, llvm::Twine(Function) + ": " + What + " is NULL");
+  return fail(ErrorKind::InvalidArgument, llvm::Twine(Function) + ": " + What + " is NULL");
 }
 
-/// Checks the struct_size of a struct the caller passes in or wants filled.
-template <typename T> gj_status checkStructSize(const char *Function, const T *S) {
-  if (S->struct_size >= sizeof(T))
-    return GJ_OK;
-  return fail(GJ_ERROR_INVALID_ARGUMENT,
-              llvm::Twine(Function) + ": struct_size is " + llvm::Twine(S->struct_size) +
-                  ", less than the " + llvm::Twine(sizeof(T)) +
-                  " bytes of this version's struct (call its *_init function first)");
+//===----------------------------------------------------------------------===//
+// Structs
+//===----------------------------------------------------------------------===//
+
+/// What this library knows of each struct (ExtensibleStruct.h): its size in
+/// API version 1, the bytes it reads, its size.
+template <typename T> constexpr StructLayout Layout = {};
+template <>
+constexpr StructLayout Layout<gj_compiler_options> = {
+    "gj_compiler_options", 40, sizeof(gj_compiler_options), sizeof(gj_compiler_options)};
+template <>
+constexpr StructLayout Layout<gj_kernel_info> = {"gj_kernel_info", 40, sizeof(gj_kernel_info),
+                                                 sizeof(gj_kernel_info)};
+template <>
+constexpr StructLayout Layout<gj_param_info> = {"gj_param_info", 32, sizeof(gj_param_info),
+                                                sizeof(gj_param_info)};
+template <>
+constexpr StructLayout Layout<gj_runtime_options> = {
+    "gj_runtime_options", 40, offsetof(gj_runtime_options, reserved), sizeof(gj_runtime_options)};
+template <>
+constexpr StructLayout Layout<gj_launch_config> = {"gj_launch_config", 48, sizeof(gj_launch_config),
+                                                   sizeof(gj_launch_config)};
+/// gj_launch's elements: their size is gj_launch's arg_size.
+template <> constexpr StructLayout Layout<gj_arg> = {"gj_arg", 16, sizeof(gj_arg), sizeof(gj_arg)};
+
+// No struct ends in padding: a newer version's first field then starts
+// exactly at this version's size, where the check for an unknown tail
+// begins (a field inside our padding would be neither read nor refused).
+static_assert(sizeof(gj_compiler_options) ==
+              offsetof(gj_compiler_options, cache_dir) + sizeof(const char *));
+static_assert(sizeof(gj_kernel_info) == offsetof(gj_kernel_info, static_shared_bytes) + 8);
+static_assert(sizeof(gj_param_info) == offsetof(gj_param_info, align) + 4);
+static_assert(sizeof(gj_runtime_options) == offsetof(gj_runtime_options, reserved) + 4);
+static_assert(sizeof(gj_launch_config) == offsetof(gj_launch_config, stream) + sizeof(void *));
+static_assert(sizeof(gj_arg) == offsetof(gj_arg, extent) + 8);
+
+/// The caller's struct_size of the struct at \p P (its first field).
+size_t structSize(const void *P) {
+  size_t Size;
+  std::memcpy(&Size, P, sizeof Size);
+  return Size;
+}
+
+/// Reads the caller's struct \p In over \p Out, which holds the defaults.
+template <typename T> gj_status readStruct(const char *Function, const T *In, T &Out) {
+  if (llvm::Error E = copyStructIn(Layout<T>, In, structSize(In), "struct_size", &Out))
+    return fail(prefixError(Function, std::move(E)));
+  return GJ_OK;
+}
+
+/// Writes \p Full into the caller's struct \p Out, as far as its
+/// struct_size goes.
+template <typename T> gj_status writeStruct(const char *Function, T Full, T *Out) {
+  Full.struct_size = structSize(Out);
+  if (llvm::Error E = copyStructOut(Layout<T>, &Full, Out, Full.struct_size, "struct_size"))
+    return fail(prefixError(Function, std::move(E)));
+  return GJ_OK;
+}
+
+/// The *_init functions: \p Defaults into the \p Size bytes at \p Out
+/// (nothing for NULL or a size that is not one; there is no status to
+/// report it with, and the next call that reads the struct refuses it).
+template <typename T> void initStruct(T *Out, size_t Size, T Defaults) {
+  if (!Out)
+    return;
+  Defaults.struct_size = Size;
+  llvm::consumeError(copyStructOut(Layout<T>, &Defaults, Out, Size, "size"));
 }
 
 const char *const ScalarNames[] = {"bool", "i8",  "i16", "i32", "i64", "u8",
@@ -150,11 +238,11 @@ const char *const ScalarNames[] = {"bool", "i8",  "i16", "i32", "i64", "u8",
 constexpr int NumScalars = sizeof(ScalarNames) / sizeof(ScalarNames[0]);
 static_assert(NumScalars == int(ScalarKind::F64) + 1, "gj_scalar_type follows ScalarKind");
 
-/// The value a C caller stored in an enum (gj_status, gj_scalar_type,
-/// gj_arg_kind), read as the int it is. C lets any int be stored there; C++
-/// may assume an enum holds only values in its enumerators' range, and
-/// reading another one as the enum is undefined behaviour (UBSan's
-/// -fsanitize=enum reports it), so the C API never reads them as enums.
+/// The value a C caller passed as an enum (gj_status, gj_scalar_type), read
+/// as the int it is. C lets any int be stored there; C++ may assume an enum
+/// holds only values in its enumerators' range, and reading another one as
+/// the enum is undefined behaviour (UBSan's -fsanitize=enum reports it), so
+/// the C API never reads them as enums. (Struct fields are uint32_t.)
 template <typename E> int raw(const E &V) {
   static_assert(sizeof(E) == sizeof(int), "the C API's enums are ints");
   int R;
@@ -164,7 +252,7 @@ template <typename E> int raw(const E &V) {
 
 bool isScalarType(int T) { return T >= 0 && T < NumScalars; }
 
-gj_scalar_type toC(ScalarKind K) { return static_cast<gj_scalar_type>(K); }
+uint32_t toC(ScalarKind K) { return static_cast<uint32_t>(K); }
 ScalarKind toKind(int T) { return static_cast<ScalarKind>(T); }
 
 /// The target names a compiler knows, for messages: "host, nvptx".
@@ -190,20 +278,16 @@ const char *gj_status_name(gj_status S) {
   switch (raw(S)) {
   case GJ_OK:
     return "GJ_OK";
-  case GJ_ERROR_INVALID_ARGUMENT:
-    return "GJ_ERROR_INVALID_ARGUMENT";
-  case GJ_ERROR_COMPILE:
-    return "GJ_ERROR_COMPILE";
-  case GJ_ERROR_NOT_FOUND:
-    return "GJ_ERROR_NOT_FOUND";
+  // The statuses that are no kind of error.
   case GJ_ERROR_LAUNCH:
     return "GJ_ERROR_LAUNCH";
   case GJ_ERROR_NOT_READY:
     return "GJ_ERROR_NOT_READY";
-  case GJ_ERROR_NO_DEVICE:
-    return "GJ_ERROR_NO_DEVICE";
-  case GJ_ERROR_FAILED:
-    return "GJ_ERROR_FAILED";
+    // One per kind of error (a status in two rows does not compile).
+#define GRIDJIT_ERROR_KIND(Name, CStatus, PyName, PyBases, ExitStatus, Description)                \
+  case CStatus:                                                                                    \
+    return #CStatus;
+#include "gridjit/Support/ErrorKinds.def"
   }
   return "GJ_STATUS_UNKNOWN";
 }
@@ -221,16 +305,14 @@ const char *gj_scalar_type_name(gj_scalar_type T) {
 // Compiler
 //===----------------------------------------------------------------------===//
 
-void gj_compiler_options_init(gj_compiler_options *O) {
-  if (!O)
-    return;
-  *O = gj_compiler_options();
-  O->struct_size = sizeof(*O);
-  O->targets = nullptr;
-  O->opt_level = 3;
-  O->threads = 0;
-  O->use_disk_cache = 1;
-  O->cache_dir = nullptr;
+void gj_compiler_options_init_v2(gj_compiler_options *O, size_t Size) {
+  gj_compiler_options D{};
+  D.targets = nullptr;
+  D.opt_level = 3;
+  D.threads = 0;
+  D.use_disk_cache = 1;
+  D.cache_dir = nullptr;
+  initStruct(O, Size, D);
 }
 
 /// The library's name of target \p Name: "cuda", the runtime's name of the
@@ -251,14 +333,16 @@ static gj_status parseTargets(const char *Spec, CompilerOptions &Opts) {
     auto [Spelled, Arch] = Item.split(':');
     llvm::StringRef Name = canonicalTarget(Spelled);
     if (Name.empty())
-      return fail(GJ_ERROR_INVALID_ARGUMENT,
+      return fail(ErrorKind::InvalidArgument,
                   "gj_compiler_create: empty target name in targets '" + llvm::Twine(Spec) + "'");
     if (!parseTargetName(Name))
-      return fail(GJ_ERROR_NOT_FOUND, "gj_compiler_create: unknown target '" + Name +
-                                          "' in targets '" + Spec + "' (known: host, nvptx)");
+      return fail(ErrorKind::NotFound, "gj_compiler_create: unknown target '" + Name +
+                                           "' in targets '" + Spec + "' (known: host, nvptx)");
+    // The target knows the name, so what it refuses is the architecture
+    // (or CPU) the caller gave: an option of the call.
     auto T = createTargetByName(Name, Arch);
     if (!T)
-      return fail(GJ_ERROR_INVALID_ARGUMENT,
+      return fail(ErrorKind::InvalidArgument,
                   "gj_compiler_create: target '" + Item + "': " + render(T.takeError()));
     Opts.Targets.push_back(std::move(*T));
   }
@@ -269,38 +353,56 @@ gj_status gj_compiler_create(const gj_compiler_options *O, gj_compiler *Out) {
   return guarded("gj_compiler_create", [&] {
     if (!Out)
       return nullArgument("gj_compiler_create", "out");
-    gj_compiler_options Defaults;
-    gj_compiler_options_init(&Defaults);
-    if (!O)
-      O = &Defaults;
-    if (gj_status S = checkStructSize("gj_compiler_create", O))
-      return S;
-    if (O->opt_level > 3)
-      return fail(GJ_ERROR_INVALID_ARGUMENT, "gj_compiler_create: opt_level " +
-                                                 llvm::Twine(O->opt_level) +
-                                                 " is not one of 0, 1, 2, 3");
+    gj_compiler_options Opt;
+    gj_compiler_options_init_v2(&Opt, sizeof Opt);
+    if (O)
+      if (gj_status S = readStruct("gj_compiler_create", O, Opt))
+        return S;
+    if (Opt.opt_level > 3)
+      return fail(ErrorKind::InvalidArgument, "gj_compiler_create: opt_level " +
+                                                  llvm::Twine(Opt.opt_level) +
+                                                  " is not one of 0, 1, 2, 3");
     CompilerOptions Opts;
-    if (gj_status S = parseTargets(O->targets, Opts))
+    if (gj_status S = parseTargets(Opt.targets, Opts))
       return S;
-    Opts.OptLevel = O->opt_level;
-    if (O->threads > limits::MaxThreads)
-      return fail(GJ_ERROR_INVALID_ARGUMENT,
-                  "gj_compiler_create: threads " + llvm::Twine(O->threads) +
+    Opts.OptLevel = Opt.opt_level;
+    if (Opt.threads > limits::MaxThreads)
+      return fail(ErrorKind::InvalidArgument,
+                  "gj_compiler_create: threads " + llvm::Twine(Opt.threads) +
                       " is more than the limit of " + llvm::Twine(limits::MaxThreads));
-    Opts.AsyncThreads = O->threads;
-    Opts.UseDiskCache = O->use_disk_cache != 0;
-    if (O->cache_dir)
-      Opts.CacheDir = O->cache_dir;
-    // A library inside someone else's process prints nothing: a disk cache
-    // that cannot be used is dropped silently (the compiler then caches in
-    // memory only), where jit-run would warn.
-    Opts.Warning = [](const std::string &) {};
+    Opts.AsyncThreads = Opt.threads;
+    Opts.UseDiskCache = Opt.use_disk_cache != 0;
+    if (Opt.cache_dir)
+      Opts.CacheDir = Opt.cache_dir;
+    // A library inside someone else's process prints nothing: warnings (a
+    // disk cache that cannot be used, where jit-run would warn) are kept
+    // for gj_compiler_warning.
+    auto Warnings = std::make_shared<WarningList>();
+    Opts.Warning = [Warnings](const std::string &Message) {
+      std::lock_guard<std::mutex> G(Warnings->Lock);
+      Warnings->Messages.push_back(Message);
+    };
     auto C = Compiler::create(std::move(Opts));
     if (!C)
-      return fail(GJ_ERROR_INVALID_ARGUMENT, "gj_compiler_create: " + render(C.takeError()));
-    *Out = new gj_compiler_s{std::move(*C)};
+      return fail(prefixError("gj_compiler_create", C.takeError()));
+    *Out = new gj_compiler_s{std::move(*C), std::move(Warnings)};
     return GJ_OK;
   });
+}
+
+size_t gj_compiler_warning_count(gj_compiler C) {
+  if (!C)
+    return 0;
+  std::lock_guard<std::mutex> G(C->Warnings->Lock);
+  return C->Warnings->Messages.size();
+}
+
+const char *gj_compiler_warning(gj_compiler C, size_t Index) {
+  if (!C)
+    return nullptr;
+  std::lock_guard<std::mutex> G(C->Warnings->Lock);
+  const std::deque<std::string> &M = C->Warnings->Messages;
+  return Index < M.size() ? M[Index].c_str() : nullptr;
 }
 
 void gj_compiler_destroy(gj_compiler C) { delete C; }
@@ -318,8 +420,8 @@ static gj_status checkCompile(const char *Function, gj_compiler C, const char *S
   if (Target && *Target) {
     llvm::StringRef Name = canonicalTarget(Target);
     if (!C->C->getTarget(Name))
-      return fail(GJ_ERROR_NOT_FOUND, llvm::Twine(Function) + ": the compiler has no target '" +
-                                          Target + "' (its targets: " + targetList(*C->C) + ")");
+      return fail(ErrorKind::NotFound, llvm::Twine(Function) + ": the compiler has no target '" +
+                                           Target + "' (its targets: " + targetList(*C->C) + ")");
     Req.Target = Name.str();
   }
   return GJ_OK;
@@ -334,7 +436,7 @@ gj_status gj_compile(gj_compiler C, const char *Source, size_t Size, const char 
     auto M = C->C->compile(std::string_view(Source ? Source : "", Size),
                            BufferName ? BufferName : "<source>", Req);
     if (!M)
-      return fail(GJ_ERROR_FAILED, M.takeError());
+      return fail(M.takeError());
     *Out = new gj_module_s{std::move(*M)};
     return GJ_OK;
   });
@@ -361,7 +463,8 @@ gj_status gj_compile_job_poll(gj_compile_job J) {
       return nullArgument("gj_compile_job_poll", "job");
     if (J->Future.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
       return GJ_OK;
-    return fail(GJ_ERROR_NOT_READY, "gj_compile_job_poll: the compile has not finished yet");
+    LastError = "gj_compile_job_poll: the compile has not finished yet";
+    return GJ_ERROR_NOT_READY; // not an error of any kind: no ErrorKind
   });
 }
 
@@ -381,13 +484,15 @@ gj_status gj_compile_job_wait(gj_compile_job J, gj_module *Out) {
         J->Module = std::move(*Result);
       } else {
         llvm::Error E = Result.takeError();
-        J->Status = E.isA<DiagnosticError>() ? GJ_ERROR_COMPILE : GJ_ERROR_FAILED;
+        J->Status = statusOf(peekErrorKind(E));
         J->Message = render(std::move(E));
       }
       J->Taken = true;
     }
-    if (J->Status != GJ_OK)
-      return fail(J->Status, J->Message);
+    if (J->Status != GJ_OK) {
+      LastError = J->Message;
+      return J->Status;
+    }
     *Out = new gj_module_s{J->Module};
     return GJ_OK;
   });
@@ -466,23 +571,18 @@ gj_status gj_module_find_kernel(gj_module M, const char *Name, size_t *Index) {
         *Index = I;
         return GJ_OK;
       }
-    return fail(GJ_ERROR_NOT_FOUND, "no kernel '" + llvm::Twine(Name) +
-                                        "' in the module (kernels: " + kernelList(M->M->Art) + ")");
+    return fail(ErrorKind::NotFound, "no kernel '" + llvm::Twine(Name) +
+                                         "' in the module (kernels: " + kernelList(M->M->Art) +
+                                         ")");
   });
 }
 
-void gj_kernel_info_init(gj_kernel_info *Info) {
-  if (!Info)
-    return;
-  *Info = gj_kernel_info();
-  Info->struct_size = sizeof(*Info);
+void gj_kernel_info_init_v2(gj_kernel_info *Info, size_t Size) {
+  initStruct(Info, Size, gj_kernel_info{});
 }
 
-void gj_param_info_init(gj_param_info *Info) {
-  if (!Info)
-    return;
-  *Info = gj_param_info();
-  Info->struct_size = sizeof(*Info);
+void gj_param_info_init_v2(gj_param_info *Info, size_t Size) {
+  initStruct(Info, Size, gj_param_info{});
 }
 
 /// Kernel \p Index of \p M, or an error naming the range.
@@ -490,9 +590,9 @@ static const KernelInfo *kernelAt(const char *Function, gj_module M, size_t Inde
   const std::vector<KernelInfo> &Ks = M->M->Art.Kernels;
   if (Index < Ks.size())
     return &Ks[Index];
-  fail(GJ_ERROR_INVALID_ARGUMENT, llvm::Twine(Function) + ": kernel index " + llvm::Twine(Index) +
-                                      " is out of range (the module has " + llvm::Twine(Ks.size()) +
-                                      " kernels)");
+  fail(ErrorKind::InvalidArgument, llvm::Twine(Function) + ": kernel index " + llvm::Twine(Index) +
+                                       " is out of range (the module has " +
+                                       llvm::Twine(Ks.size()) + " kernels)");
   return nullptr;
 }
 
@@ -501,17 +601,33 @@ gj_status gj_module_kernel(gj_module M, size_t Index, gj_kernel_info *Info) {
     return nullArgument("gj_module_kernel", "module");
   if (!Info)
     return nullArgument("gj_module_kernel", "info");
-  if (gj_status S = checkStructSize("gj_module_kernel", Info))
-    return S;
+  if (llvm::Error E = checkStructSize(Layout<gj_kernel_info>, structSize(Info), "struct_size"))
+    return fail(prefixError("gj_module_kernel", std::move(E)));
   const KernelInfo *K = kernelAt("gj_module_kernel", M, Index);
   if (!K)
     return GJ_ERROR_INVALID_ARGUMENT;
-  Info->name = K->Name.c_str();
-  Info->num_params = K->Params.size();
-  Info->cooperative = K->Cooperative;
-  Info->uses_dynamic_shared = K->UsesDynamicShared;
-  Info->static_shared_bytes = K->StaticSharedBytes;
-  return GJ_OK;
+  gj_kernel_info Full{};
+  Full.name = K->Name.c_str();
+  Full.num_params = K->Params.size();
+  Full.cooperative = K->Cooperative;
+  Full.uses_dynamic_shared = K->UsesDynamicShared;
+  Full.static_shared_bytes = K->StaticSharedBytes;
+  return writeStruct("gj_module_kernel", Full, Info);
+}
+
+/// Parameter \p Param of kernel \p Kernel of \p M, or an error naming
+/// the range.
+static const KernelParamInfo *paramAt(const char *Function, gj_module M, size_t Kernel,
+                                      size_t Param) {
+  const KernelInfo *K = kernelAt(Function, M, Kernel);
+  if (!K)
+    return nullptr;
+  if (Param < K->Params.size())
+    return &K->Params[Param];
+  fail(ErrorKind::InvalidArgument, llvm::Twine(Function) + ": parameter index " +
+                                       llvm::Twine(Param) + " is out of range (kernel '" + K->Name +
+                                       "' has " + llvm::Twine(K->Params.size()) + " parameters)");
+  return nullptr;
 }
 
 gj_status gj_module_kernel_param(gj_module M, size_t Kernel, size_t Param, gj_param_info *Info) {
@@ -519,89 +635,88 @@ gj_status gj_module_kernel_param(gj_module M, size_t Kernel, size_t Param, gj_pa
     return nullArgument("gj_module_kernel_param", "module");
   if (!Info)
     return nullArgument("gj_module_kernel_param", "info");
-  if (gj_status S = checkStructSize("gj_module_kernel_param", Info))
-    return S;
-  const KernelInfo *K = kernelAt("gj_module_kernel_param", M, Kernel);
-  if (!K)
+  if (llvm::Error E = checkStructSize(Layout<gj_param_info>, structSize(Info), "struct_size"))
+    return fail(prefixError("gj_module_kernel_param", std::move(E)));
+  const KernelParamInfo *P = paramAt("gj_module_kernel_param", M, Kernel, Param);
+  if (!P)
     return GJ_ERROR_INVALID_ARGUMENT;
-  if (Param >= K->Params.size())
-    return fail(GJ_ERROR_INVALID_ARGUMENT, "gj_module_kernel_param: parameter index " +
-                                               llvm::Twine(Param) + " is out of range (kernel '" +
-                                               K->Name + "' has " + llvm::Twine(K->Params.size()) +
-                                               " parameters)");
-  const KernelParamInfo &P = K->Params[Param];
-  Info->name = P.Name.c_str();
-  Info->is_pointer = P.Ty.isPointer();
-  Info->type = toC(P.Ty.getScalarKind());
-  Info->size = P.Size;
-  Info->align = P.Align;
-  return GJ_OK;
+  gj_param_info Full{};
+  Full.name = P->Name.c_str();
+  Full.is_pointer = P->Ty.isPointer();
+  Full.type = toC(P->Ty.getScalarKind());
+  Full.size = P->Size;
+  Full.align = P->Align;
+  return writeStruct("gj_module_kernel_param", Full, Info);
+}
+
+gj_status gj_kernel_argument_error(gj_module M, size_t Kernel, size_t Index, const char *Problem) {
+  return guarded("gj_kernel_argument_error", [&] {
+    if (!M)
+      return nullArgument("gj_kernel_argument_error", "module");
+    if (!Problem)
+      return nullArgument("gj_kernel_argument_error", "problem");
+    if (!paramAt("gj_kernel_argument_error", M, Kernel, Index))
+      return GJ_ERROR_INVALID_ARGUMENT;
+    return fail(argumentError(M->M->Art.Kernels[Kernel], Index, Problem));
+  });
 }
 
 //===----------------------------------------------------------------------===//
 // Runtimes, buffers
 //===----------------------------------------------------------------------===//
 
-void gj_runtime_options_init(gj_runtime_options *O) {
-  if (!O)
-    return;
-  *O = gj_runtime_options();
-  O->struct_size = sizeof(*O);
-  O->target = "host";
-  O->threads = 0;
-  O->device = 0;
-  O->use_cubin_cache = 1;
-  O->cache_dir = nullptr;
+void gj_runtime_options_init_v2(gj_runtime_options *O, size_t Size) {
+  gj_runtime_options D{};
+  D.target = "host";
+  D.threads = 0;
+  D.device = 0;
+  D.use_cubin_cache = 1;
+  D.cache_dir = nullptr;
+  D.catch_faults = 1;
+  D.reserved = 0;
+  initStruct(O, Size, D);
 }
 
 gj_status gj_runtime_create(const gj_runtime_options *O, gj_runtime *Out) {
   return guarded("gj_runtime_create", [&] {
     if (!Out)
       return nullArgument("gj_runtime_create", "out");
-    gj_runtime_options Defaults;
-    gj_runtime_options_init(&Defaults);
-    if (!O)
-      O = &Defaults;
-    if (gj_status S = checkStructSize("gj_runtime_create", O))
-      return S;
-    llvm::StringRef Name = O->target ? O->target : "host";
+    gj_runtime_options Opt;
+    gj_runtime_options_init_v2(&Opt, sizeof Opt);
+    if (O)
+      if (gj_status S = readStruct("gj_runtime_create", O, Opt))
+        return S;
+    llvm::StringRef Name = Opt.target ? Opt.target : "host";
     TargetKind K;
     if (Name == "host")
       K = TargetKind::Host;
     else if (Name == "cuda" || Name == "nvptx")
       K = TargetKind::NVPTX;
     else
-      return fail(GJ_ERROR_NOT_FOUND,
+      return fail(ErrorKind::NotFound,
                   "gj_runtime_create: unknown runtime target '" + Name + "' (known: host, cuda)");
-    if (O->threads > limits::MaxThreads)
-      return fail(GJ_ERROR_INVALID_ARGUMENT,
-                  "gj_runtime_create: threads " + llvm::Twine(O->threads) +
+    if (Opt.threads > limits::MaxThreads)
+      return fail(ErrorKind::InvalidArgument,
+                  "gj_runtime_create: threads " + llvm::Twine(Opt.threads) +
                       " is more than the limit of " + llvm::Twine(limits::MaxThreads));
     RuntimeOptions RO;
-    RO.NumThreads = O->threads;
-    RO.Device = O->device;
-    RO.UseCubinCache = O->use_cubin_cache != 0;
-    if (O->cache_dir)
-      RO.CacheDir = O->cache_dir;
+    RO.NumThreads = Opt.threads;
+    RO.Device = Opt.device;
+    RO.UseCubinCache = Opt.use_cubin_cache != 0;
+    if (Opt.cache_dir)
+      RO.CacheDir = Opt.cache_dir;
+    RO.CatchFaults = Opt.catch_faults != 0;
     // The runtime reads no environment: the remote tier of the cubin cache
     // that $GRIDJIT_REMOTE_CACHE names (docs/RemoteCache.md) is opened here.
     if (K == TargetKind::NVPTX && RO.UseCubinCache) {
       auto Remote = openRemoteCache({});
       if (!Remote)
-        return fail(GJ_ERROR_FAILED, "gj_runtime_create: " + render(Remote.takeError()));
+        return fail(prefixError("gj_runtime_create", Remote.takeError()));
       RO.CubinTiers.Remote = std::move(*Remote);
     }
     auto RT = createRuntime(K, RO);
-    if (!RT) {
-      // CudaRuntime::create's documented messages tell the cases apart.
-      std::string Msg = render(RT.takeError());
-      gj_status S = GJ_ERROR_FAILED;
-      if (llvm::StringRef(Msg).starts_with("no CUDA device"))
-        S = GJ_ERROR_NO_DEVICE;
-      else if (llvm::StringRef(Msg).contains("does not exist"))
-        S = GJ_ERROR_NOT_FOUND;
-      return fail(S, "gj_runtime_create: " + Msg);
-    }
+    if (!RT)
+      return fail(prefixError("gj_runtime_create", RT.takeError()));
     *Out = new gj_runtime_s{std::shared_ptr<Runtime>(std::move(*RT))};
     return GJ_OK;
   });
@@ -627,7 +742,7 @@ gj_status gj_runtime_synchronize(gj_runtime R) {
     if (!R)
       return nullArgument("gj_runtime_synchronize", "runtime");
     if (llvm::Error E = R->RT->synchronize())
-      return fail(GJ_ERROR_LAUNCH, std::move(E));
+      return fail(std::move(E));
     return GJ_OK;
   });
 }
@@ -641,13 +756,13 @@ gj_status gj_runtime_load(gj_runtime R, gj_module M, gj_loaded_module *Out) {
     if (!Out)
       return nullArgument("gj_runtime_load", "out");
     if (M->M->Art.Kind != R->RT->getTargetKind())
-      return fail(GJ_ERROR_INVALID_ARGUMENT,
+      return fail(ErrorKind::InvalidArgument,
                   "gj_runtime_load: the module was compiled for the " +
                       llvm::Twine(getTargetName(M->M->Art.Kind)) + " target, the runtime runs " +
                       getTargetName(R->RT->getTargetKind()) + " modules");
     auto LM = R->RT->load(M->M->Art);
     if (!LM)
-      return fail(GJ_ERROR_FAILED, LM.takeError());
+      return fail(LM.takeError());
     *Out = new gj_loaded_module_s{R->RT, M->M, std::move(*LM)};
     return GJ_OK;
   });
@@ -663,7 +778,7 @@ gj_status gj_buffer_alloc(gj_runtime R, uint64_t Bytes, gj_buffer *Out) {
       return nullArgument("gj_buffer_alloc", "out");
     auto B = R->RT->allocate(Bytes);
     if (!B)
-      return fail(GJ_ERROR_FAILED, "gj_buffer_alloc: " + render(B.takeError()));
+      return fail(prefixError("gj_buffer_alloc", B.takeError()));
     *Out = new gj_buffer_s{R->RT, std::move(*B)};
     return GJ_OK;
   });
@@ -691,10 +806,10 @@ static gj_status checkCopy(const char *Function, gj_buffer B, uint64_t Offset, c
     return nullArgument(Function, "host memory");
   uint64_t Size = B->Buf.size();
   if (Offset > Size || Bytes > Size - Offset)
-    return fail(GJ_ERROR_INVALID_ARGUMENT, llvm::Twine(Function) + ": " + llvm::Twine(Bytes) +
-                                               " bytes at offset " + llvm::Twine(Offset) +
-                                               " are outside the buffer of " + llvm::Twine(Size) +
-                                               " bytes");
+    return fail(ErrorKind::InvalidArgument, llvm::Twine(Function) + ": " + llvm::Twine(Bytes) +
+                                                " bytes at offset " + llvm::Twine(Offset) +
+                                                " are outside the buffer of " + llvm::Twine(Size) +
+                                                " bytes");
   return GJ_OK;
 }
 
@@ -705,7 +820,7 @@ gj_status gj_buffer_write(gj_buffer B, uint64_t Offset, const void *Src, uint64_
     if (!Bytes)
       return GJ_OK;
     if (llvm::Error E = B->RT->copyToDevice(B->Buf, Src, Bytes, Offset))
-      return fail(GJ_ERROR_FAILED, "gj_buffer_write: " + render(std::move(E)));
+      return fail(prefixError("gj_buffer_write", std::move(E)));
     return GJ_OK;
   });
 }
@@ -717,7 +832,7 @@ gj_status gj_buffer_read(gj_buffer B, uint64_t Offset, void *Dst, uint64_t Bytes
     if (!Bytes)
       return GJ_OK;
     if (llvm::Error E = B->RT->copyFromDevice(Dst, B->Buf, Bytes, Offset))
-      return fail(GJ_ERROR_FAILED, "gj_buffer_read: " + render(std::move(E)));
+      return fail(prefixError("gj_buffer_read", std::move(E)));
     return GJ_OK;
   });
 }
@@ -726,27 +841,21 @@ gj_status gj_buffer_read(gj_buffer B, uint64_t Offset, void *Dst, uint64_t Bytes
 // Launches
 //===----------------------------------------------------------------------===//
 
-void gj_launch_config_init(gj_launch_config *C) {
-  if (!C)
-    return;
-  *C = gj_launch_config();
-  C->struct_size = sizeof(*C);
+void gj_launch_config_init_v2(gj_launch_config *C, size_t Size) {
+  gj_launch_config D{};
   for (int I = 0; I < 3; ++I)
-    C->grid[I] = C->block[I] = 1;
-  C->dynamic_shared_bytes = 0;
-  C->stream = nullptr;
+    D.grid[I] = D.block[I] = 1;
+  D.dynamic_shared_bytes = 0;
+  D.stream = nullptr;
+  initStruct(C, Size, D);
 }
 
 namespace {
 
-/// "gj_launch: kernel 'K': argument N ('p: ptr<f32>')" (N counts from 1,
-/// as the runtime's own argument checks do): how the messages about
-/// argument \p I begin.
-std::string argumentPrefix(const KernelInfo &K, size_t I) {
-  std::string S = "gj_launch: kernel '" + K.Name + "': argument " + std::to_string(I + 1);
-  if (I < K.Params.size())
-    S += " ('" + K.Params[I].Name + ": " + K.Params[I].Ty.str() + "')";
-  return S;
+/// Misuse of a gj_arg (an unknown kind or type, a NULL or foreign buffer):
+/// "gj_launch: kernel 'K': argument N ('p: T'): PROBLEM".
+gj_status badArg(const KernelInfo &K, size_t I, const llvm::Twine &Problem) {
+  return fail(ErrorKind::InvalidArgument, "gj_launch: " + describeArgument(K, I) + ": " + Problem);
 }
 
 /// A signed value that must fit in \p Bits bits.
@@ -757,111 +866,120 @@ bool fitsSigned(int64_t V, unsigned Bits) {
   return V >= -Max - 1 && V <= Max;
 }
 
+/// "must fit in u8 (0 to 255), but 256 was given".
+std::string doesNotFit(ScalarKind SK, const llvm::Twine &Value) {
+  unsigned Bits = scalarBits(SK);
+  std::string Range = isSignedScalar(SK) ? std::to_string(-(int64_t(1) << (Bits - 1))) + " to " +
+                                               std::to_string((int64_t(1) << (Bits - 1)) - 1)
+                                         : "0 to " + std::to_string((uint64_t(1) << Bits) - 1);
+  return ("must fit in " + llvm::Twine(scalarName(SK)) + " (" + Range + "), but " + Value +
+          " was given")
+      .str();
+}
+
+/// Converts scalar argument \p I (of scalar type \p Type) of a launch of
+/// \p K into \p Out.
+gj_status convertScalar(const gj_arg &A, int Type, size_t I, const KernelInfo &K, KernelArg &Out) {
+  if (!isScalarType(Type))
+    return badArg(K, I,
+                  "a scalar argument needs a scalar type, not " +
+                      (Type == GJ_ANY ? llvm::Twine("'any'") : llvm::Twine(Type)));
+  ScalarKind SK = toKind(Type);
+  if (SK == ScalarKind::Bool) {
+    if (A.value.i != 0 && A.value.i != 1)
+      return fail(argumentError(
+          K, I, "must be a bool (0 or 1), but " + llvm::Twine(A.value.i) + " was given"));
+    Out = KernelArg::boolean(A.value.i != 0);
+    return GJ_OK;
+  }
+  if (isFloatScalar(SK)) {
+    Out = SK == ScalarKind::F32 ? KernelArg::f32(A.value.f32) : KernelArg::f64(A.value.f64);
+    return GJ_OK;
+  }
+  unsigned Bits = scalarBits(SK);
+  if (isSignedScalar(SK)) {
+    if (!fitsSigned(A.value.i, Bits))
+      return fail(argumentError(K, I, doesNotFit(SK, llvm::Twine(A.value.i))));
+  } else if (Bits < 64 && (A.value.u >> Bits) != 0) {
+    return fail(argumentError(K, I, doesNotFit(SK, llvm::Twine(A.value.u))));
+  }
+  switch (SK) {
+  case ScalarKind::I8:
+    Out = KernelArg::i8(int8_t(A.value.i));
+    break;
+  case ScalarKind::I16:
+    Out = KernelArg::i16(int16_t(A.value.i));
+    break;
+  case ScalarKind::I32:
+    Out = KernelArg::i32(int32_t(A.value.i));
+    break;
+  case ScalarKind::I64:
+    Out = KernelArg::i64(A.value.i);
+    break;
+  case ScalarKind::U8:
+    Out = KernelArg::u8(uint8_t(A.value.u));
+    break;
+  case ScalarKind::U16:
+    Out = KernelArg::u16(uint16_t(A.value.u));
+    break;
+  case ScalarKind::U32:
+    Out = KernelArg::u32(uint32_t(A.value.u));
+    break;
+  default:
+    Out = KernelArg::u64(A.value.u);
+    break;
+  }
+  return GJ_OK;
+}
+
 /// Converts argument \p I of a launch of \p K into \p Out.
 gj_status convertArg(const gj_arg &A, size_t I, const KernelInfo &K, const Runtime &RT,
                      KernelArg &Out) {
-  const int Kind = raw(A.kind), Type = raw(A.type);
+  const int Kind = int(A.kind), Type = int(A.type);
+  if (A.kind == GJ_ARG_SCALAR)
+    return convertScalar(A, Type, I, K, Out);
   std::optional<ScalarKind> Pointee;
-  if (Kind != GJ_ARG_SCALAR) {
-    if (isScalarType(Type))
-      Pointee = toKind(Type);
-    else if (Type != GJ_ANY)
-      return fail(GJ_ERROR_INVALID_ARGUMENT,
-                  argumentPrefix(K, I) + ": unknown pointee type " + llvm::Twine(Type));
-  }
+  if (isScalarType(Type))
+    Pointee = toKind(Type);
+  else if (Type != GJ_ANY)
+    return badArg(K, I, "unknown pointee type " + llvm::Twine(A.type));
   switch (Kind) {
-  case GJ_ARG_SCALAR: {
-    if (!isScalarType(Type))
-      return fail(GJ_ERROR_INVALID_ARGUMENT,
-                  argumentPrefix(K, I) + ": a scalar argument needs a scalar type, not " +
-                      (Type == GJ_ANY ? llvm::Twine("'any'") : llvm::Twine(Type)));
-    ScalarKind SK = toKind(Type);
-    if (SK == ScalarKind::Bool) {
-      if (A.value.i != 0 && A.value.i != 1)
-        return fail(GJ_ERROR_INVALID_ARGUMENT, argumentPrefix(K, I) + ": bool value " +
-                                                   llvm::Twine(A.value.i) + " is not 0 or 1");
-      Out = KernelArg::boolean(A.value.i != 0);
-      return GJ_OK;
-    }
-    if (isFloatScalar(SK)) {
-      Out = SK == ScalarKind::F32 ? KernelArg::f32(A.value.f32) : KernelArg::f64(A.value.f64);
-      return GJ_OK;
-    }
-    unsigned Bits = scalarBits(SK);
-    if (isSignedScalar(SK)) {
-      if (!fitsSigned(A.value.i, Bits))
-        return fail(GJ_ERROR_INVALID_ARGUMENT, argumentPrefix(K, I) + ": " +
-                                                   llvm::Twine(A.value.i) + " does not fit in " +
-                                                   ScalarNames[int(SK)]);
-    } else if (Bits < 64 && (A.value.u >> Bits) != 0) {
-      return fail(GJ_ERROR_INVALID_ARGUMENT, argumentPrefix(K, I) + ": " + llvm::Twine(A.value.u) +
-                                                 " does not fit in " + ScalarNames[int(SK)]);
-    }
-    switch (SK) {
-    case ScalarKind::I8:
-      Out = KernelArg::i8(int8_t(A.value.i));
-      break;
-    case ScalarKind::I16:
-      Out = KernelArg::i16(int16_t(A.value.i));
-      break;
-    case ScalarKind::I32:
-      Out = KernelArg::i32(int32_t(A.value.i));
-      break;
-    case ScalarKind::I64:
-      Out = KernelArg::i64(A.value.i);
-      break;
-    case ScalarKind::U8:
-      Out = KernelArg::u8(uint8_t(A.value.u));
-      break;
-    case ScalarKind::U16:
-      Out = KernelArg::u16(uint16_t(A.value.u));
-      break;
-    case ScalarKind::U32:
-      Out = KernelArg::u32(uint32_t(A.value.u));
-      break;
-    default:
-      Out = KernelArg::u64(A.value.u);
-      break;
-    }
-    return GJ_OK;
-  }
   case GJ_ARG_BUFFER: {
     const gj_buffer_s *B = A.value.buffer;
     if (!B)
-      return fail(GJ_ERROR_INVALID_ARGUMENT, argumentPrefix(K, I) + ": the buffer is NULL");
+      return badArg(K, I, "the buffer is NULL");
     if (B->RT.get() != &RT)
-      return fail(GJ_ERROR_INVALID_ARGUMENT,
-                  argumentPrefix(K, I) +
-                      ": the buffer belongs to another runtime than the loaded module");
+      return badArg(K, I, "the buffer belongs to another runtime than the loaded module");
     Out = KernelArg::buffer(B->Buf, Pointee);
-    return GJ_OK;
+    break;
   }
   case GJ_ARG_DEVICE_POINTER:
     Out = KernelArg::devicePointer(A.value.address, Pointee);
-    return GJ_OK;
-  case GJ_ARG_HOST_POINTER: {
+    break;
+  case GJ_ARG_HOST_POINTER:
     if (RT.getTargetKind() != TargetKind::Host)
-      return fail(GJ_ERROR_INVALID_ARGUMENT,
-                  argumentPrefix(K, I) +
-                      ": a host pointer cannot be passed to a kernel on the nvptx target "
-                      "(use a gj_buffer or GJ_ARG_DEVICE_POINTER)");
+      return fail(argumentError(K, I,
+                                "is a host pointer (GJ_ARG_HOST_POINTER), which a kernel on the "
+                                "nvptx target cannot use; pass a gj_buffer or "
+                                "GJ_ARG_DEVICE_POINTER"));
     // KernelArg::pointer takes the pointee from a C++ type; a claimed
     // pointee is given as an address instead (the same on the host target).
     if (Pointee)
       Out = KernelArg::devicePointer(reinterpret_cast<uintptr_t>(A.value.pointer), Pointee);
     else
       Out = KernelArg::pointer(A.value.pointer);
-    return GJ_OK;
+    break;
+  default:
+    return badArg(K, I, "unknown argument kind " + llvm::Twine(A.kind));
   }
-  }
-  return fail(GJ_ERROR_INVALID_ARGUMENT,
-              argumentPrefix(K, I) + ": unknown argument kind " + llvm::Twine(Kind));
+  Out = Out.withExtent(A.extent);
+  return GJ_OK;
 }
 
 } // namespace
 
-gj_status gj_launch(gj_loaded_module LM, const char *Kernel, const gj_launch_config *C,
-                    const gj_arg *Args, size_t NumArgs) {
+gj_status gj_launch_v2(gj_loaded_module LM, const char *Kernel, const gj_launch_config *C,
+                       const gj_arg *Args, size_t NumArgs, size_t ArgSize) {
   return guarded("gj_launch", [&] {
     if (!LM)
       return nullArgument("gj_launch", "loaded module");
@@ -871,23 +989,92 @@ gj_status gj_launch(gj_loaded_module LM, const char *Kernel, const gj_launch_con
       return nullArgument("gj_launch", "config");
     if (!Args && NumArgs)
       return nullArgument("gj_launch", "args");
-    if (gj_status S = checkStructSize("gj_launch", C))
+    gj_launch_config Config;
+    gj_launch_config_init_v2(&Config, sizeof Config);
+    if (gj_status S = readStruct("gj_launch", C, Config))
       return S;
+    if (NumArgs)
+      if (llvm::Error E = checkStructSize(Layout<gj_arg>, ArgSize, "arg_size"))
+        return fail(prefixError("gj_launch", std::move(E)));
     auto K = findKernel(*LM->LM, Kernel);
     if (!K)
-      return fail(GJ_ERROR_NOT_FOUND, "gj_launch: " + render(K.takeError()));
+      return fail(prefixError("gj_launch", K.takeError()));
     llvm::SmallVector<KernelArg, 8> KArgs(NumArgs);
-    for (size_t I = 0; I < NumArgs; ++I)
-      if (gj_status S = convertArg(Args[I], I, *K, *LM->RT, KArgs[I]))
+    const auto *Element = reinterpret_cast<const unsigned char *>(Args);
+    for (size_t I = 0; I < NumArgs; ++I, Element += ArgSize) {
+      gj_arg A{}; // an older caller's element lacks extent: 0, unknown
+      if (llvm::Error E = copyStructIn(Layout<gj_arg>, Element, ArgSize, "arg_size", &A))
+        return fail(prefixError("gj_launch: " + describeArgument(*K, I), std::move(E)));
+      if (gj_status S = convertArg(A, I, *K, *LM->RT, KArgs[I]))
         return S;
+    }
     LaunchConfig LC;
-    LC.Grid = {C->grid[0], C->grid[1], C->grid[2]};
-    LC.Block = {C->block[0], C->block[1], C->block[2]};
-    LC.DynamicSharedBytes = C->dynamic_shared_bytes;
+    LC.Grid = {Config.grid[0], Config.grid[1], Config.grid[2]};
+    LC.Block = {Config.block[0], Config.block[1], Config.block[2]};
+    LC.DynamicSharedBytes = Config.dynamic_shared_bytes;
     LaunchOptions LO;
-    LO.Stream = C->stream;
+    LO.Stream = Config.stream;
     if (llvm::Error E = LM->RT->launch(*LM->LM, Kernel, LC, KArgs, LO))
-      return fail(GJ_ERROR_LAUNCH, std::move(E));
+      return fail(std::move(E));
     return GJ_OK;
   });
+}
+
+//===----------------------------------------------------------------------===//
+// API version 1's symbols
+//===----------------------------------------------------------------------===//
+//
+// The functions whose arguments changed in API version 2, as programs built
+// against version 1's header call them: the *_init functions without a
+// size (they write the struct as version 1 had it, whose size is the
+// oldest each accepts) and gj_launch with 16-byte gj_args, whose failed
+// launches are GJ_ERROR_LAUNCH as they were. The header's
+// macros name the version-2 symbols; these keep the old names working
+// (docs/CAPI.md, "Versions and growth"; test/CAPI/abi.test calls them).
+
+#undef gj_compiler_options_init
+#undef gj_kernel_info_init
+#undef gj_param_info_init
+#undef gj_runtime_options_init
+#undef gj_launch_config_init
+#undef gj_launch
+
+extern "C" {
+GJ_API void gj_compiler_options_init(gj_compiler_options *O);
+GJ_API void gj_kernel_info_init(gj_kernel_info *Info);
+GJ_API void gj_param_info_init(gj_param_info *Info);
+GJ_API void gj_runtime_options_init(gj_runtime_options *O);
+GJ_API void gj_launch_config_init(gj_launch_config *C);
+GJ_API gj_status gj_launch(gj_loaded_module LM, const char *Kernel, const gj_launch_config *C,
+                           const gj_arg *Args, size_t NumArgs);
+}
+
+void gj_compiler_options_init(gj_compiler_options *O) {
+  gj_compiler_options_init_v2(O, Layout<gj_compiler_options>.Oldest);
+}
+void gj_kernel_info_init(gj_kernel_info *Info) {
+  gj_kernel_info_init_v2(Info, Layout<gj_kernel_info>.Oldest);
+}
+void gj_param_info_init(gj_param_info *Info) {
+  gj_param_info_init_v2(Info, Layout<gj_param_info>.Oldest);
+}
+void gj_runtime_options_init(gj_runtime_options *O) {
+  gj_runtime_options_init_v2(O, Layout<gj_runtime_options>.Oldest);
+}
+void gj_launch_config_init(gj_launch_config *C) {
+  gj_launch_config_init_v2(C, Layout<gj_launch_config>.Oldest);
+}
+gj_status gj_launch(gj_loaded_module LM, const char *Kernel, const gj_launch_config *C,
+                    const gj_arg *Args, size_t NumArgs) {
+  // Version 1 had one status for every failed launch.
+  switch (gj_status S = gj_launch_v2(LM, Kernel, C, Args, NumArgs, Layout<gj_arg>.Oldest)) {
+  case GJ_ERROR_ARGUMENT:
+  case GJ_ERROR_CONFIGURATION:
+  case GJ_ERROR_DIVERGENCE:
+  case GJ_ERROR_FAULT:
+  case GJ_ERROR_TIMEOUT:
+    return GJ_ERROR_LAUNCH;
+  default:
+    return S;
+  }
 }

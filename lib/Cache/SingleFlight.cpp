@@ -18,8 +18,9 @@ namespace {
 class SharedDiagnosticError : public llvm::ErrorInfo<SharedDiagnosticError, DiagnosticError> {
 public:
   static char ID;
-  SharedDiagnosticError(std::string BufferName, std::vector<Diagnostic> Diags, std::string Rendered)
-      : ErrorInfo(std::move(BufferName), std::string(), std::move(Diags), false),
+  SharedDiagnosticError(std::string BufferName, std::vector<Diagnostic> Diags, std::string Rendered,
+                        ErrorKind Kind)
+      : ErrorInfo(std::move(BufferName), std::string(), std::move(Diags), false, Kind),
         Rendered(std::move(Rendered)) {}
   void log(llvm::raw_ostream &OS) const override { OS << Rendered; }
 
@@ -37,19 +38,20 @@ Failure::Failure(llvm::Error E) {
         std::string Text;
         llvm::raw_string_ostream OS(Text);
         D.log(OS);
-        Items.push_back({true, D.getBufferName(), D.getDiagnostics(), std::move(Text), {}});
+        Items.push_back(
+            {true, D.getBufferName(), D.getDiagnostics(), std::move(Text), D.getKind()});
       },
       [&](const llvm::ErrorInfoBase &EI) {
-        Items.push_back({false, "", {}, EI.message(), EI.convertToErrorCode()});
+        Items.push_back({false, "", {}, EI.message(), getErrorKind(EI)});
       });
 }
 
 llvm::Error Failure::make() const {
   llvm::Error All = llvm::Error::success();
   for (const Item &I : Items) {
-    llvm::Error E = I.IsDiagnostic
-                        ? llvm::make_error<SharedDiagnosticError>(I.BufferName, I.Diags, I.Text)
-                        : llvm::createStringError(I.EC, I.Text);
+    llvm::Error E = I.IsDiagnostic ? llvm::make_error<SharedDiagnosticError>(I.BufferName, I.Diags,
+                                                                             I.Text, I.Kind)
+                                   : makeError(I.Kind, I.Text);
     All = llvm::joinErrors(std::move(All), std::move(E));
   }
   return All;

@@ -12,6 +12,7 @@
 
 #include "gridjit/Cache/TieredCache.h"
 #include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Support/Errors.h"
 
 #include "llvm/Support/Error.h"
 
@@ -19,15 +20,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <system_error>
 #include <vector>
 
 namespace gridjit {
 
 /// A failed produce, kept so that every waiting request gets an equal
-/// error: a DiagnosticError stays a DiagnosticError (rendered exactly as
-/// the original was), any other error becomes a string error with the same
-/// message and error code.
+/// error: a DiagnosticError stays a DiagnosticError of its kind (rendered
+/// exactly as the original was), any other error becomes a KindedError of
+/// its kind (getErrorKind) with the same message.
 class Failure {
 public:
   /// Consumes \p E.
@@ -41,7 +41,7 @@ private:
     std::string BufferName;
     std::vector<Diagnostic> Diags;
     std::string Text;
-    std::error_code EC;
+    ErrorKind Kind;
   };
   std::vector<Item> Items;
 };

@@ -25,6 +25,7 @@
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Support/Errors.h"
 #include "gridjit/Support/Limits.h"
 
 #include "llvm/Support/BLAKE3.h"
@@ -95,8 +96,8 @@ llvm::Expected<std::pair<const TargetEntry *, unsigned>>
 Compiler::Impl::resolve(const CompileRequest &Req) const {
   unsigned Opt = Req.OptLevel.value_or(Opts.OptLevel);
   if (Opt > 3)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "optimisation level %u: it must be 0, 1, 2 or 3", Opt);
+    return makeError(ErrorKind::InvalidArgument,
+                     "optimisation level " + llvm::Twine(Opt) + ": it must be 0, 1, 2 or 3");
   if (Req.Target.empty())
     return std::make_pair(&Targets.front(), Opt);
   if (std::optional<TargetKind> K = parseTargetName(Req.Target))
@@ -106,9 +107,8 @@ Compiler::Impl::resolve(const CompileRequest &Req) const {
   std::string Known;
   for (const TargetEntry &TE : Targets)
     Known += (Known.empty() ? "" : ", ") + TE.Name;
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "this compiler has no target '%s' (it has: %s)",
-                                 Req.Target.c_str(), Known.c_str());
+  return makeError(ErrorKind::NotFound,
+                   "this compiler has no target '" + Req.Target + "' (it has: " + Known + ")");
 }
 
 CacheKey Compiler::Impl::textKey(const TargetEntry &TE, unsigned Opt,
@@ -160,7 +160,15 @@ Compiler::Impl::compileVerified(const Module &M, const TargetEntry &TE, unsigned
   auto Compile = [&]() -> llvm::Expected<Artifact> {
     CompileOptions CO;
     CO.OptLevel = Opt;
-    return TE.T->compile(M, CO, &Info.Times);
+    llvm::Expected<Artifact> A = TE.T->compile(M, CO, &Info.Times);
+    if (A)
+      return A;
+    // A target's failure to compile a verified module is a compile error
+    // unless it says otherwise (libdevice that cannot be read).
+    llvm::Error E = A.takeError();
+    if (peekErrorKind(E) != ErrorKind::Failed)
+      return std::move(E);
+    return makeError(ErrorKind::Compile, llvm::toString(std::move(E)));
   };
   TieredRequestInfo TI;
   llvm::Expected<CompiledModuleRef> R = Cache->get(K, {TE.T->getKind(), TE.Arch}, Compile, TI);
@@ -186,8 +194,9 @@ Compiler::~Compiler() {
 
 llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts) {
   if (Opts.OptLevel > 3)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "optimisation level %u: it must be 0, 1, 2 or 3", Opts.OptLevel);
+    return makeError(ErrorKind::InvalidArgument, "optimisation level " +
+                                                     llvm::Twine(Opts.OptLevel) +
+                                                     ": it must be 0, 1, 2 or 3");
   if (Opts.Targets.empty()) {
     auto Host = createHostTarget();
     if (!Host)
@@ -197,11 +206,10 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
   auto I = std::make_unique<Impl>();
   for (const std::shared_ptr<const Target> &T : Opts.Targets) {
     if (!T)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "a null target");
+      return makeError(ErrorKind::InvalidArgument, "a null target");
     for (const TargetEntry &TE : I->Targets)
       if (TE.T->getKind() == T->getKind())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(), "two targets named '%s'",
-                                       TE.Name.c_str());
+        return makeError(ErrorKind::InvalidArgument, "two targets named '" + TE.Name + "'");
     I->Targets.push_back({T, std::string(T->getName()), std::string(T->getArch()),
                           T->getFingerprint(), T->getRegistryFingerprint()});
   }
@@ -220,10 +228,10 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
   TO.MemoryCapacity = Opts.MemoryCacheCapacity;
   I->Cache = std::make_unique<TieredCache>(std::move(TO));
   if (Opts.AsyncThreads > limits::MaxThreads)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "AsyncThreads: " + std::to_string(Opts.AsyncThreads) +
-                                       " threads is more than the limit of " +
-                                       std::to_string(limits::MaxThreads));
+    return makeError(ErrorKind::InvalidArgument,
+                     "AsyncThreads: " + std::to_string(Opts.AsyncThreads) +
+                         " threads is more than the limit of " +
+                         std::to_string(limits::MaxThreads));
   I->Pool = std::make_unique<AsyncPool>(
       Opts.AsyncThreads ? Opts.AsyncThreads : llvm::hardware_concurrency().compute_thread_count());
   I->Opts = std::move(Opts);
@@ -287,9 +295,9 @@ llvm::Expected<CompiledModuleRef> Compiler::Impl::compileText(std::string_view S
 llvm::Expected<CompiledModuleRef>
 Compiler::Impl::compileModule(const Module &M, const CompileRequest &Req, CompileInfo &Info) {
   if (!M.Verified)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "module '%s' is not verified: call verifyModule before compiling it", M.Name.c_str());
+    return makeError(ErrorKind::InvalidArgument,
+                     "module '" + M.Name +
+                         "' is not verified: call verifyModule before compiling it");
   auto TO = resolve(Req);
   if (!TO)
     return TO.takeError();

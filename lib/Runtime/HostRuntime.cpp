@@ -5,8 +5,8 @@
 // arguments against the artifact's metadata, then hands blocks to the
 // worker pool in chunks; each participating thread has its own block
 // memory (shared memory and frames, mapped apart from the runtime's own
-// state between guard pages) and calls the kernel's entry for a
-// range of blocks. A cooperative (grid_sync) launch keeps every block's
+// state between guard pages, GuardedMemory.h) and calls the kernel's entry
+// for a range of blocks. A cooperative (grid_sync) launch keeps every block's
 // memory and runs the grid in phases: all blocks up to their next
 // grid_sync, then all blocks on from it (docs/HostTarget.md).
 //
@@ -14,6 +14,7 @@
 
 #include "gridjit/Runtime/HostRuntime.h"
 
+#include "GuardedMemory.h"
 #include "KernelFaults.h"
 #include "WorkerPool.h"
 
@@ -32,14 +33,13 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
-#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sched.h>
-#include <sys/mman.h>
 #include <thread>
 #include <tuple>
-#include <unistd.h>
 
 using namespace gridjit;
 namespace abi = gridjit::hostabi;
@@ -47,68 +47,12 @@ using llvm::Error;
 
 namespace {
 
-Error fail(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
+Error fail(ErrorKind K, const llvm::Twine &Msg) { return makeError(K, Msg); }
 
 /// Memory for one block, 64-byte aligned: shared, frame, block frame.
 struct BlockLayout {
   uint64_t SharedBytes = 0, FrameBytes = 0, BlockFrameBytes = 0;
   uint64_t total() const { return SharedBytes + FrameBytes + BlockFrameBytes; }
-};
-
-struct FreeDeleter {
-  void operator()(char *P) const { std::free(P); }
-};
-using Buffer = std::unique_ptr<char[], FreeDeleter>;
-
-/// Zero-initialised, 64-byte aligned; null when the memory is not there.
-Buffer allocateZeroed(uint64_t Bytes) {
-  Bytes = llvm::alignTo(std::max<uint64_t>(Bytes, 64), 64);
-  void *P = std::aligned_alloc(64, Bytes);
-  if (P)
-    std::memset(P, 0, Bytes);
-  return Buffer(static_cast<char *>(P));
-}
-
-/// Kernel-private memory (shared memory and frames) in its own mapping,
-/// away from the heap and the stacks that hold the runtime's state, with
-/// an inaccessible guard page on each side: the memory ends where the
-/// upper guard page starts, so a kernel that runs off either end of it
-/// faults at once instead of overwriting anything. Zero-filled (fresh
-/// anonymous pages).
-class BlockMemory {
-public:
-  BlockMemory() = default;
-  BlockMemory(const BlockMemory &) = delete;
-  BlockMemory &operator=(const BlockMemory &) = delete;
-  ~BlockMemory() {
-    if (Base)
-      munmap(Base, Length);
-  }
-  /// Maps \p Bytes (at least 64, 64-byte aligned); false when the memory
-  /// is not there.
-  bool allocate(uint64_t Bytes) {
-    uint64_t Page = uint64_t(sysconf(_SC_PAGESIZE));
-    Bytes = llvm::alignTo(std::max<uint64_t>(Bytes, 64), 64);
-    uint64_t Inner = llvm::alignTo(Bytes, Page);
-    if (Inner < Bytes || Inner > UINT64_MAX - 2 * Page)
-      return false;
-    Length = Inner + 2 * Page;
-    void *P = mmap(nullptr, Length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (P == MAP_FAILED)
-      return false;
-    Base = static_cast<char *>(P);
-    if (mprotect(Base + Page, Inner, PROT_READ | PROT_WRITE) != 0)
-      return false;
-    Mem = Base + Page + (Inner - Bytes);
-    return true;
-  }
-  char *get() const { return Mem; }
-
-private:
-  char *Base = nullptr, *Mem = nullptr;
-  uint64_t Length = 0;
 };
 
 void bindBlockMemory(abi::BlockContext &C, char *Mem, const BlockLayout &L) {
@@ -150,10 +94,11 @@ struct Watch {
   std::chrono::steady_clock::time_point Deadline;
   bool expired() const { return Milliseconds && std::chrono::steady_clock::now() >= Deadline; }
   Error error(const KernelInfo &K, uint64_t Ran, uint64_t Blocks) const {
-    return fail("kernel '" + K.Name + "' did not finish within " + std::to_string(Milliseconds) +
-                " ms (LaunchOptions::TimeoutMilliseconds): stopped after " + std::to_string(Ran) +
-                " of " + std::to_string(Blocks) +
-                " blocks; memory the kernel wrote until then stays written");
+    return fail(ErrorKind::Timeout,
+                "kernel '" + K.Name + "' did not finish within " + std::to_string(Milliseconds) +
+                    " ms (LaunchOptions::TimeoutMilliseconds): stopped after " +
+                    std::to_string(Ran) + " of " + std::to_string(Blocks) +
+                    " blocks; memory the kernel wrote until then stays written");
   }
 };
 } // namespace
@@ -161,9 +106,21 @@ struct Watch {
 struct HostRuntime::Impl {
   Impl(const HostRuntimeOptions &O, std::unique_ptr<WorkerPool> P)
       : Opts(O), PoolPtr(std::move(P)), Pool(*PoolPtr) {}
+  ~Impl() {
+    if (HoldsHandlers)
+      releaseFaultHandlers();
+  }
   HostRuntimeOptions Opts;
   std::unique_ptr<WorkerPool> PoolPtr;
   WorkerPool &Pool;
+  /// Device buffers, each between guard regions.
+  GuardedBufferPool Buffers;
+  /// This runtime holds the fault handlers (holdFaultHandlers), from its
+  /// first launch that catches faults until it is destroyed.
+  std::atomic<bool> HoldsHandlers{false};
+  std::mutex HoldLock;
+
+  Error holdHandlers();
 
   Error runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
                   const BlockLayout &L, const Watch &W, bool CatchFaults, LaunchStats &Stats);
@@ -197,16 +154,20 @@ unsigned HostRuntime::availableCPUs() {
 
 llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRuntimeOptions &Opts) {
   if (Opts.MaxCooperativeBlocks == 0)
-    return fail("HostRuntimeOptions::MaxCooperativeBlocks must be at least 1");
+    return fail(ErrorKind::InvalidArgument,
+                "HostRuntimeOptions::MaxCooperativeBlocks must be at least 1");
   if (Opts.NumThreads > limits::MaxThreads)
-    return fail("host runtime: " + std::to_string(Opts.NumThreads) +
-                " threads is more than the limit of " + std::to_string(limits::MaxThreads));
+    return fail(ErrorKind::InvalidArgument, "host runtime: " + std::to_string(Opts.NumThreads) +
+                                                " threads is more than the limit of " +
+                                                std::to_string(limits::MaxThreads));
   static std::once_flag Once;
   std::call_once(Once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
-  auto Pool = WorkerPool::create(Opts.NumThreads ? Opts.NumThreads : availableCPUs());
+  // Pool threads get alternate signal stacks only where faults are caught.
+  auto Pool =
+      WorkerPool::create(Opts.NumThreads ? Opts.NumThreads : availableCPUs(), Opts.CatchFaults);
   if (!Pool)
     return Pool.takeError();
   return std::unique_ptr<HostRuntime>(
@@ -215,8 +176,9 @@ llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRunti
 
 llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &A) {
   if (A.Kind != TargetKind::Host)
-    return fail("cannot load an artifact for target '" + std::string(getTargetName(A.Kind)) +
-                "' into the host runtime (compile it with the host target)");
+    return fail(ErrorKind::InvalidArgument,
+                "cannot load an artifact for target '" + std::string(getTargetName(A.Kind)) +
+                    "' into the host runtime (compile it with the host target)");
   auto JIT = llvm::orc::LLJITBuilder().create();
   if (!JIT)
     return JIT.takeError();
@@ -234,20 +196,23 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
   for (const KernelInfo &KI : I->getKernels()) {
     auto Entry = (*JIT)->lookup(abi::EntryPrefix + KI.Name);
     if (!Entry)
-      return fail("kernel '" + KI.Name +
-                  "' has no entry in the loaded object: " + llvm::toString(Entry.takeError()));
+      return fail(ErrorKind::Failed,
+                  "kernel '" + KI.Name +
+                      "' has no entry in the loaded object: " + llvm::toString(Entry.takeError()));
     auto Desc = (*JIT)->lookup(abi::DescriptorPrefix + KI.Name);
     if (!Desc)
-      return fail("kernel '" + KI.Name +
-                  "' has no descriptor in the loaded object: " + llvm::toString(Desc.takeError()));
+      return fail(ErrorKind::Failed, "kernel '" + KI.Name +
+                                         "' has no descriptor in the loaded object: " +
+                                         llvm::toString(Desc.takeError()));
     HostModule::Kernel K;
     K.Info = &KI;
     K.Entry = Entry->toPtr<abi::EntryFn>();
     std::memcpy(&K.Desc, Desc->toPtr<const void *>(), sizeof(K.Desc));
     if (K.Desc.Version != abi::ABIVersion)
-      return fail("kernel '" + KI.Name + "' was compiled for host ABI version " +
-                  std::to_string(K.Desc.Version) + ", this runtime runs version " +
-                  std::to_string(abi::ABIVersion));
+      return fail(ErrorKind::Failed, "kernel '" + KI.Name + "' was compiled for host ABI version " +
+                                         std::to_string(K.Desc.Version) +
+                                         ", this runtime runs version " +
+                                         std::to_string(abi::ABIVersion));
     I->ByName[KI.Name] = K;
   }
   I->JIT = std::move(*JIT);
@@ -265,17 +230,19 @@ static Error checkHostLimits(const KernelInfo &K, const abi::Descriptor &D, cons
   std::string Where = describeLaunch(K, C);
   uint64_t Shared = D.StaticSharedBytes + C.DynamicSharedBytes;
   if (Shared > Opts.MaxSharedBytes)
-    return fail(Where + ": " + std::to_string(Shared) +
-                " bytes of shared memory per block exceed the limit of " +
-                std::to_string(Opts.MaxSharedBytes) + " bytes");
+    return fail(ErrorKind::Configuration,
+                Where + ": " + std::to_string(Shared) +
+                    " bytes of shared memory per block exceed the limit of " +
+                    std::to_string(Opts.MaxSharedBytes) + " bytes");
   if (K.Cooperative && C.Grid.count() > Opts.MaxCooperativeBlocks)
-    return fail(Where +
-                ": the kernel calls grid_sync(), so its whole grid must be resident at "
-                "once, but " +
-                std::to_string(C.Grid.count()) +
-                " blocks exceed the host's co-residency limit of " +
-                std::to_string(Opts.MaxCooperativeBlocks) + " blocks; the largest valid grid has " +
-                std::to_string(Opts.MaxCooperativeBlocks) + " blocks");
+    return fail(
+        ErrorKind::Configuration,
+        Where +
+            ": the kernel calls grid_sync(), so its whole grid must be resident at "
+            "once, but " +
+            std::to_string(C.Grid.count()) + " blocks exceed the host's co-residency limit of " +
+            std::to_string(Opts.MaxCooperativeBlocks) + " blocks; the largest valid grid has " +
+            std::to_string(Opts.MaxCooperativeBlocks) + " blocks");
   return Error::success();
 }
 
@@ -293,7 +260,7 @@ static Error siteError(const abi::SyncSite &S, const std::string &Msg) {
   Loc.Line = S.Line;
   Loc.Col = S.Col;
   return llvm::make_error<DiagnosticError>(S.Module, Source, std::vector<Diagnostic>{{Loc, Msg}},
-                                           false);
+                                           false, ErrorKind::Divergence);
 }
 
 static std::string blockString(uint64_t Id, const Dim3 &Grid) {
@@ -306,7 +273,7 @@ static std::string blockString(uint64_t Id, const Dim3 &Grid) {
 
 static Error divergenceError(const abi::BlockContext &C, const Dim3 &Grid) {
   if (!C.ErrSite)
-    return fail("internal error: a kernel failed without saying where");
+    return fail(ErrorKind::Failed, "internal error: a kernel failed without saying where");
   const abi::SyncSite &S = *C.ErrSite;
   std::string Msg = "divergent " + std::string(S.What) + " in kernel '" + S.Kernel +
                     "': reached by " + std::to_string(C.ErrArrived) + " of the " +
@@ -343,9 +310,10 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
     Opts.Stats->PoolThreads = P->Pool.size();
   }
   if (Opts.Stream)
-    return fail("kernel '" + Info.Name +
-                "': the host runtime has no streams (LaunchOptions::Stream must be null; host "
-                "launches run to completion before they return)");
+    return fail(ErrorKind::Configuration,
+                "kernel '" + Info.Name +
+                    "': the host runtime has no streams (LaunchOptions::Stream must be null; host "
+                    "launches run to completion before they return)");
   if (Error E = checkLaunchConfig(Info, Config))
     return E;
   if (Error E = checkHostLimits(Info, K.Desc, Config, P->Opts))
@@ -379,6 +347,14 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
   bool Catch = Opts.CatchFaults && P->Opts.CatchFaults;
   W.Milliseconds = Opts.TimeoutMilliseconds;
   W.Deadline = Start + std::chrono::milliseconds(std::min<uint64_t>(W.Milliseconds, 1ull << 40));
+  if (Catch)
+    if (Error E = P->holdHandlers())
+      return E;
+  // The calling thread runs blocks too: it needs an alternate signal stack.
+  if (Catch && !ensureThreadSignalStack())
+    return fail(ErrorKind::Failed,
+                "kernel '" + Info.Name +
+                    "': cannot map an alternate signal stack for the launching thread");
   Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, W, Catch, Local)
                                 : P->runBlocks(K, Config, Ptrs.data(), L, W, Catch, Local);
   Local.Milliseconds =
@@ -397,15 +373,23 @@ Error HostRuntime::synchronize() { return Error::success(); }
 //===----------------------------------------------------------------------===//
 
 llvm::Expected<uint64_t> HostRuntime::allocateMemory(uint64_t Bytes) {
-  // Like the block memory: zeroed and 64-byte aligned.
-  Buffer B = allocateZeroed(Bytes);
-  if (!B)
-    return fail("cannot allocate a device buffer of " + std::to_string(Bytes) + " bytes");
-  return uint64_t(reinterpret_cast<uintptr_t>(B.release()));
+  // Like the block memory: zeroed, 64-byte aligned, between guards.
+  char *Memory = P->Buffers.allocate(Bytes);
+  if (!Memory) {
+    std::string Msg = "cannot allocate a device buffer of " + std::to_string(Bytes) + " bytes";
+    // A small one fails for the number of mappings more likely than for
+    // the memory.
+    if (Bytes < (1u << 30))
+      Msg += std::string(" (") + std::strerror(errno) +
+             "): each buffer is a memory mapping of its own, between guard regions, and Linux "
+             "limits a process to vm.max_map_count mappings (65530 by default)";
+    return fail(ErrorKind::Failed, Msg);
+  }
+  return uint64_t(reinterpret_cast<uintptr_t>(Memory));
 }
 
-Error HostRuntime::freeMemory(uint64_t Addr, uint64_t) {
-  std::free(reinterpret_cast<void *>(uintptr_t(Addr)));
+Error HostRuntime::freeMemory(uint64_t Addr, uint64_t Bytes) {
+  P->Buffers.free(reinterpret_cast<char *>(uintptr_t(Addr)), Bytes);
   return Error::success();
 }
 
@@ -441,11 +425,31 @@ static bool callEntry(const HostModule::Kernel &K, void *const *Args, abi::Block
   return runCatchingFaults(K.Entry, Args, &C, First, End, Result, F);
 }
 
+Error HostRuntime::Impl::holdHandlers() {
+  if (HoldsHandlers.load(std::memory_order_acquire))
+    return Error::success();
+  std::lock_guard<std::mutex> G(HoldLock);
+  if (HoldsHandlers.load(std::memory_order_relaxed))
+    return Error::success();
+  if (Error E = holdFaultHandlers())
+    return E;
+  HoldsHandlers.store(true, std::memory_order_release);
+  return Error::success();
+}
+
 static Error faultError(const KernelInfo &K, const KernelFault &F, uint64_t First, uint64_t End,
                         const Dim3 &Grid) {
   std::string Where = End - First == 1 ? "block " + blockString(First, Grid)
                                        : "one of blocks " + blockString(First, Grid) + " to " +
                                              blockString(End - 1, Grid);
+  if (F.StackOverflow)
+    return llvm::make_error<KernelFaultError>(
+        K.Name, "kernel '" + K.Name + "' overflowed the stack of the thread that ran it (" +
+                    describeFault(F) + ", in " + Where +
+                    "): its device functions' calls and local arrays need more than the " +
+                    std::to_string(hostabi::WorkerStackBytes >> 20) +
+                    " MiB of a pool thread's stack, or than the launching thread's stack has "
+                    "left. The launch stopped; what the kernel wrote until then stays written");
   return llvm::make_error<KernelFaultError>(
       K.Name, "kernel '" + K.Name + "' accessed memory outside its buffers (" + describeFault(F) +
                   ", in " + Where +
@@ -455,8 +459,8 @@ static Error faultError(const KernelInfo &K, const KernelFault &F, uint64_t Firs
 }
 
 static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) {
-  return fail("kernel '" + K.Name + "': cannot allocate " + std::to_string(Bytes) + " bytes for " +
-              What);
+  return fail(ErrorKind::Failed, "kernel '" + K.Name + "': cannot allocate " +
+                                     std::to_string(Bytes) + " bytes for " + What);
 }
 
 // Independent blocks: workers take chunks of consecutive blocks from a
@@ -597,11 +601,12 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
     }
     if (TimedOut) {
       Stats.Workers = std::min<unsigned>(Participants.load(), Workers);
-      return fail("kernel '" + K.Info->Name + "' did not finish within " +
-                  std::to_string(W.Milliseconds) +
-                  " ms (LaunchOptions::TimeoutMilliseconds): stopped in grid-wide phase " +
-                  std::to_string(Stats.Phases) + " after " + std::to_string(Ran.load()) +
-                  " block runs; memory the kernel wrote until then stays written");
+      return fail(ErrorKind::Timeout,
+                  "kernel '" + K.Info->Name + "' did not finish within " +
+                      std::to_string(W.Milliseconds) +
+                      " ms (LaunchOptions::TimeoutMilliseconds): stopped in grid-wide phase " +
+                      std::to_string(Stats.Phases) + " after " + std::to_string(Ran.load()) +
+                      " block runs; memory the kernel wrote until then stays written");
     }
     for (uint64_t B = 0; B < NumBlocks; ++B)
       if (Status[B] == abi::EntryError)

@@ -12,9 +12,8 @@
 using namespace gridjit;
 using llvm::Error;
 
-static Error fail(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
+/// A configuration error (ErrorKind::Configuration).
+static Error badConfig(const llvm::Twine &Msg) { return makeError(ErrorKind::Configuration, Msg); }
 
 std::string gridjit::formatDim3(const Dim3 &D) {
   return "(" + std::to_string(D.X) + ", " + std::to_string(D.Y) + ", " + std::to_string(D.Z) + ")";
@@ -32,16 +31,16 @@ llvm::Expected<const KernelInfo &> gridjit::findKernel(const LoadedModule &M,
   std::string Known;
   for (const KernelInfo &K : M.getKernels())
     Known += (Known.empty() ? "" : ", ") + K.Name;
-  return fail("no kernel '" + Name + "' in the loaded module (kernels: " +
-              (Known.empty() ? std::string("none") : Known) + ")");
+  return makeError(ErrorKind::NotFound, "no kernel '" + Name + "' in the loaded module (kernels: " +
+                                            (Known.empty() ? std::string("none") : Known) + ")");
 }
 
 Error gridjit::checkLaunchConfig(const KernelInfo &K, const LaunchConfig &C) {
   std::string Where = describeLaunch(K, C);
   if (!C.Grid.X || !C.Grid.Y || !C.Grid.Z)
-    return fail(Where + ": every grid dimension must be at least 1");
+    return badConfig(Where + ": every grid dimension must be at least 1");
   if (!C.Block.X || !C.Block.Y || !C.Block.Z)
-    return fail(Where + ": every block dimension must be at least 1");
+    return badConfig(Where + ": every block dimension must be at least 1");
   // The same limits let the host target tell LLVM the ranges of the
   // launch dimensions (KernelEntry.cpp).
   using namespace limits;
@@ -50,19 +49,20 @@ Error gridjit::checkLaunchConfig(const KernelInfo &K, const LaunchConfig &C) {
            ")";
   };
   if (C.Block.count() > MaxThreadsPerBlock)
-    return fail(Where + ": a block of " + std::to_string(C.Block.count()) +
-                " threads exceeds the limit of " + std::to_string(MaxThreadsPerBlock) +
-                " threads per block");
+    return badConfig(Where + ": a block of " + std::to_string(C.Block.count()) +
+                     " threads exceeds the limit of " + std::to_string(MaxThreadsPerBlock) +
+                     " threads per block");
   if (C.Block.X > MaxBlockDim[0] || C.Block.Y > MaxBlockDim[1] || C.Block.Z > MaxBlockDim[2])
-    return fail(Where + ": block dimensions are limited to " + Dims(MaxBlockDim));
+    return badConfig(Where + ": block dimensions are limited to " + Dims(MaxBlockDim));
   if (C.Grid.X > MaxGridDim[0] || C.Grid.Y > MaxGridDim[1] || C.Grid.Z > MaxGridDim[2])
-    return fail(Where + ": grid dimensions are limited to " + Dims(MaxGridDim));
+    return badConfig(Where + ": grid dimensions are limited to " + Dims(MaxGridDim));
   if (K.UsesDynamicShared && C.DynamicSharedBytes == 0)
-    return fail(Where + ": the kernel declares dynamic shared memory ('shared NAME: [T];') but "
-                        "the launch provides none (give its size in bytes, e.g. --shared)");
+    return badConfig(Where +
+                     ": the kernel declares dynamic shared memory ('shared NAME: [T];') but "
+                     "the launch provides none (give its size in bytes, e.g. --shared)");
   if (!K.UsesDynamicShared && C.DynamicSharedBytes != 0)
-    return fail(Where + ": the launch provides " + std::to_string(C.DynamicSharedBytes) +
-                " bytes of dynamic shared memory but the kernel declares none");
+    return badConfig(Where + ": the launch provides " + std::to_string(C.DynamicSharedBytes) +
+                     " bytes of dynamic shared memory but the kernel declares none");
   return Error::success();
 }
 
@@ -80,30 +80,45 @@ static std::string withArticle(std::string_view Spelling) {
   return (Vowel ? "an " : "a ") + std::string(Spelling);
 }
 
+std::string gridjit::describeArgument(const KernelInfo &K, size_t Index) {
+  std::string S = "kernel '" + K.Name + "': argument " + std::to_string(Index + 1);
+  if (Index < K.Params.size())
+    S += " ('" + K.Params[Index].Name + ": " + K.Params[Index].Ty.str() + "')";
+  return S;
+}
+
+Error gridjit::argumentError(const KernelInfo &K, size_t Index, const llvm::Twine &Problem,
+                             ErrorKind Kind) {
+  return makeError(Kind, describeArgument(K, Index) + " " + Problem);
+}
+
 Error gridjit::checkArguments(const KernelInfo &K, llvm::ArrayRef<KernelArg> Args) {
   if (Args.size() != K.Params.size())
-    return fail("kernel '" + K.Name + "' takes " + std::to_string(K.Params.size()) + " argument" +
-                (K.Params.size() == 1 ? "" : "s") + " (" + signature(K) + "), " +
-                std::to_string(Args.size()) + " given");
+    return makeError(ErrorKind::Argument,
+                     "kernel '" + K.Name + "' takes " + std::to_string(K.Params.size()) +
+                         " argument" + (K.Params.size() == 1 ? "" : "s") + " (" + signature(K) +
+                         "), " + std::to_string(Args.size()) + " given");
   for (size_t I = 0; I < Args.size(); ++I) {
     const KernelParamInfo &P = K.Params[I];
     const KernelArg &A = Args[I];
-    std::string Which = "kernel '" + K.Name + "': argument " + std::to_string(I + 1) + " ('" +
-                        P.Name + ": " + P.Ty.str() + "')";
     if (P.Ty.isPointer()) {
       if (!A.isPointer())
-        return fail(Which + " must be a pointer, but " + withArticle(scalarName(*A.getKind())) +
-                    " was given");
+        return argumentError(
+            K, I, "must be a pointer, but " + withArticle(scalarName(*A.getKind())) + " was given");
       if (A.getKind() && *A.getKind() != P.Ty.getScalarKind())
-        return fail(Which + " must point to " + std::string(scalarName(P.Ty.getScalarKind())) +
-                    ", but a pointer to " + std::string(scalarName(*A.getKind())) + " was given");
+        return argumentError(K, I,
+                             "must point to " + std::string(scalarName(P.Ty.getScalarKind())) +
+                                 ", but a pointer to " + std::string(scalarName(*A.getKind())) +
+                                 " was given");
       continue;
     }
     if (A.isPointer())
-      return fail(Which + " must be " + withArticle(P.Ty.str()) + ", but a pointer was given");
+      return argumentError(K, I,
+                           "must be " + withArticle(P.Ty.str()) + ", but a pointer was given");
     if (*A.getKind() != P.Ty.getScalarKind())
-      return fail(Which + " must be " + withArticle(P.Ty.str()) + ", but " +
-                  withArticle(scalarName(*A.getKind())) + " was given");
+      return argumentError(K, I,
+                           "must be " + withArticle(P.Ty.str()) + ", but " +
+                               withArticle(scalarName(*A.getKind())) + " was given");
   }
   return Error::success();
 }

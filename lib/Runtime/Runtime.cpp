@@ -18,14 +18,6 @@ using namespace gridjit;
 using llvm::Error;
 
 char gridjit::KernelFaultError::ID = 0;
-void KernelFaultError::log(llvm::raw_ostream &OS) const { OS << Message; }
-std::error_code KernelFaultError::convertToErrorCode() const {
-  return llvm::inconvertibleErrorCode();
-}
-
-static Error fail(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
 
 //===----------------------------------------------------------------------===//
 // DeviceBuffer, LoadedModule
@@ -75,7 +67,7 @@ Error Runtime::free(DeviceBuffer &B) {
   if (!B)
     return Error::success();
   if (B.Owner != this)
-    return fail("cannot free a device buffer of another runtime");
+    return makeError(ErrorKind::InvalidArgument, "cannot free a device buffer of another runtime");
   // A free the device refused leaves the handle valid: the memory is still
   // allocated, and the caller (or the handle's destructor) can try again
   // once the failure clears instead of leaking it.
@@ -90,13 +82,16 @@ Error Runtime::free(DeviceBuffer &B) {
 static Error checkRange(const Runtime *RT, const DeviceBuffer &B, uint64_t Offset, uint64_t Bytes,
                         const char *What) {
   if (!B)
-    return fail(llvm::Twine(What) + ": the device buffer is empty");
+    return makeError(ErrorKind::InvalidArgument,
+                     llvm::Twine(What) + ": the device buffer is empty");
   if (B.getRuntime() != RT)
-    return fail(llvm::Twine(What) + ": the device buffer belongs to another runtime");
+    return makeError(ErrorKind::InvalidArgument,
+                     llvm::Twine(What) + ": the device buffer belongs to another runtime");
   if (Offset > B.size() || Bytes > B.size() - Offset)
-    return fail(llvm::Twine(What) + ": bytes [" + llvm::Twine(Offset) + ", " + llvm::Twine(Offset) +
-                " + " + llvm::Twine(Bytes) + ") are outside the buffer of " +
-                llvm::Twine(B.size()) + " bytes");
+    return makeError(ErrorKind::InvalidArgument,
+                     llvm::Twine(What) + ": bytes [" + llvm::Twine(Offset) + ", " +
+                         llvm::Twine(Offset) + " + " + llvm::Twine(Bytes) +
+                         ") are outside the buffer of " + llvm::Twine(B.size()) + " bytes");
   return Error::success();
 }
 
@@ -120,16 +115,19 @@ Error Runtime::copyFromDevice(void *Dst, const DeviceBuffer &Src, uint64_t Bytes
 Error Runtime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfig &Config,
                       llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts) {
   if (M.getTargetKind() != Kind)
-    return fail("cannot launch a kernel of a module loaded for target '" +
-                std::string(getTargetName(M.getTargetKind())) + "' on the " +
-                std::string(getTargetName(Kind)) + " runtime");
+    return makeError(ErrorKind::InvalidArgument,
+                     "cannot launch a kernel of a module loaded for target '" +
+                         std::string(getTargetName(M.getTargetKind())) + "' on the " +
+                         std::string(getTargetName(Kind)) + " runtime");
   auto K = findKernel(M, Kernel);
   if (!K)
     return K.takeError();
   if (Opts.TimeoutMilliseconds && Kind != TargetKind::Host)
-    return fail("kernel '" + K->Name + "': the " + std::string(getTargetName(Kind)) +
-                " runtime cannot stop a launch (LaunchOptions::TimeoutMilliseconds must be 0 "
-                "there)");
+    return makeError(
+        ErrorKind::InvalidArgument,
+        "kernel '" + K->Name + "': the " + std::string(getTargetName(Kind)) +
+            " runtime cannot stop a launch (LaunchOptions::TimeoutMilliseconds must be 0 "
+            "there)");
   return launchKernel(M, *K, Config, Args, Opts);
 }
 
@@ -161,5 +159,5 @@ llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
     return std::unique_ptr<Runtime>(std::move(*RT));
   }
   }
-  return fail("unknown target kind");
+  return makeError(ErrorKind::InvalidArgument, "unknown target kind");
 }

@@ -10,12 +10,43 @@
 
 #include <algorithm>
 #include <cstring>
+#include <signal.h>
 #include <string>
 
 using namespace gridjit;
 
-llvm::Expected<std::unique_ptr<WorkerPool>> WorkerPool::create(unsigned NumThreads) {
+struct WorkerPool::ThreadStart {
+  WorkerPool *Pool;
+  const SignalStack *Stack; ///< null: none
+};
+
+void *WorkerPool::threadMain(void *Arg) {
+  std::unique_ptr<ThreadStart> Start(static_cast<ThreadStart *>(Arg));
+  // Installed before the thread runs any kernel, for its whole life. It
+  // cannot fail: the stack is mapped and nothing runs on it yet.
+  if (Start->Stack)
+    Start->Stack->install();
+  Start->Pool->workerLoop();
+  if (Start->Stack) {
+    stack_t None{};
+    None.ss_flags = SS_DISABLE;
+    sigaltstack(&None, nullptr);
+  }
+  return nullptr;
+}
+
+llvm::Expected<std::unique_ptr<WorkerPool>> WorkerPool::create(unsigned NumThreads,
+                                                               bool SignalStacks) {
   std::unique_ptr<WorkerPool> P(new WorkerPool(std::max(1u, NumThreads)));
+  if (SignalStacks) {
+    P->Stacks.resize(P->NumThreads - 1);
+    for (SignalStack &S : P->Stacks)
+      if (!S.allocate())
+        return llvm::createStringError(std::error_code(errno, std::generic_category()),
+                                       "host runtime: cannot map the worker threads' signal "
+                                       "stacks (%s)",
+                                       std::strerror(errno));
+  }
   // Pool threads run kernels, whose device functions and small local
   // arrays live on the stack: more than the usual default
   // (hostabi::MaxStackArrayBytes is chosen against this size). pthreads
@@ -28,15 +59,12 @@ llvm::Expected<std::unique_ptr<WorkerPool>> WorkerPool::create(unsigned NumThrea
                                    std::strerror(Err));
   int Err = pthread_attr_setstacksize(&Attr, hostabi::WorkerStackBytes);
   for (unsigned I = 1; !Err && I < P->NumThreads; ++I) {
+    auto *Start = new ThreadStart{P.get(), SignalStacks ? &P->Stacks[I - 1] : nullptr};
     pthread_t T;
-    Err = pthread_create(
-        &T, &Attr,
-        [](void *Arg) -> void * {
-          static_cast<WorkerPool *>(Arg)->workerLoop();
-          return nullptr;
-        },
-        P.get());
-    if (!Err)
+    Err = pthread_create(&T, &Attr, threadMain, Start);
+    if (Err)
+      delete Start;
+    else
       P->Threads.push_back(T);
   }
   pthread_attr_destroy(&Attr);

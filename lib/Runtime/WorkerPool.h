@@ -5,12 +5,17 @@
 // threads work on together (the caller is always one of them, so a job
 // never waits for a free worker and a pool of size 1 has no threads at
 // all). Jobs from different callers run side by side. The pool's lock is
-// held only to hand out places in a job, never while work runs.
+// held only to hand out places in a job, never while work runs. Each pool
+// thread may have its own alternate signal stack for its whole life
+// (KernelFaults.h), so that a kernel that overflows its stack there is
+// caught.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GRIDJIT_LIB_RUNTIME_WORKERPOOL_H
 #define GRIDJIT_LIB_RUNTIME_WORKERPOOL_H
+
+#include "KernelFaults.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
@@ -30,7 +35,9 @@ public:
   /// NumThreads - 1 pool threads (none for 1). Fails, with the threads it
   /// started joined again, when the system cannot start one of them (the
   /// process's thread or memory limits): a clear error, never an abort.
-  static llvm::Expected<std::unique_ptr<WorkerPool>> create(unsigned NumThreads);
+  /// With \p SignalStacks, each pool thread runs on an alternate signal
+  /// stack of its own (SignalStack) from its start.
+  static llvm::Expected<std::unique_ptr<WorkerPool>> create(unsigned NumThreads, bool SignalStacks);
   ~WorkerPool();
   WorkerPool(const WorkerPool &) = delete;
   WorkerPool &operator=(const WorkerPool &) = delete;
@@ -50,7 +57,9 @@ private:
     unsigned Active = 0; ///< pool threads still in Work
     bool Closed = false; ///< the caller is done: no more joiners
   };
+  struct ThreadStart;
   explicit WorkerPool(unsigned NumThreads) : NumThreads(NumThreads) {}
+  static void *threadMain(void *Start);
   void workerLoop();
   void stop();
 
@@ -60,6 +69,9 @@ private:
   std::deque<Job *> Queue;
   bool Stopping = false;
   std::vector<pthread_t> Threads;
+  /// One per thread, when the pool has them; unmapped after the threads
+  /// are joined.
+  std::vector<SignalStack> Stacks;
 };
 
 } // namespace gridjit

@@ -8,8 +8,11 @@
 
 #include "Checker.h"
 
+#include "gridjit/Support/Limits.h"
+
 #include "llvm/Support/Casting.h"
 
+#include <algorithm>
 #include <climits>
 
 using namespace gridjit;
@@ -297,6 +300,22 @@ void Checker::checkArrayDecl(DeclStmt &D) {
       } else {
         DynSharedLoc = V.Loc;
       }
+    }
+  }
+  if (!Bad && CurFn && !CurFn->IsKernel && V.Storage == StorageKind::Var) {
+    // A device function's arrays live on the stack of the thread that runs
+    // the kernel, however large; a kernel's larger ones are placed
+    // elsewhere by the target.
+    uint64_t Bytes = V.Ty.getArrayCount() * std::max(1u, scalarBits(Elem) / 8);
+    if (Bytes > limits::MaxStackArrayBytes) {
+      Expr *Size = V.ArraySize.get();
+      error(Size ? Size->getLoc() : V.Loc,
+            "array " + quote(V.Name) + " of function " + quote(CurFn->Name) + " takes " +
+                std::to_string(Bytes) + " bytes; the limit is " +
+                std::to_string(limits::MaxStackArrayBytes) +
+                " (a device function's arrays live on the stack of the thread that runs the "
+                "kernel; a kernel may declare larger ones)");
+      Bad = true;
     }
   }
   if (Bad)

@@ -16,9 +16,9 @@ using namespace gridjit;
 char DiagnosticError::ID = 0;
 
 DiagnosticError::DiagnosticError(std::string BufferName, std::string Source,
-                                 std::vector<Diagnostic> Diags, bool Truncated)
-    : BufferName(std::move(BufferName)), Source(std::move(Source)), Diags(std::move(Diags)),
-      Truncated(Truncated) {}
+                                 std::vector<Diagnostic> Diags, bool Truncated, ErrorKind Kind)
+    : ErrorInfo(Kind, std::string()), BufferName(std::move(BufferName)), Source(std::move(Source)),
+      Diags(std::move(Diags)), Truncated(Truncated) {}
 
 void DiagnosticError::log(llvm::raw_ostream &OS) const {
   // SourceMgr renders the `file:line:col: error:` line, the source line and

@@ -23,14 +23,21 @@ from ._compiler import Compiler, Module, compile, compile_async, default_compile
 from ._errors import (
     ArgumentError,
     CompileError,
+    ConfigurationError,
+    DivergenceError,
+    DriverError,
     Error,
+    FileSystemError,
     InvalidArgumentError,
+    KernelFaultError,
+    KernelTimeoutError,
     LaunchError,
     NoDeviceError,
     NotFoundError,
 )
 from ._kernel import Kernel, Param
 from ._runtime import (
+    DEFAULT_TARGET,
     DeviceArray,
     Runtime,
     cuda_device_count,
@@ -46,13 +53,20 @@ __version__ = _capi.gj_version_string().decode()
 library_path = _capi.library_path
 
 __all__ = [
+    "DEFAULT_TARGET",
     "ArgumentError",
     "CompileError",
     "Compiler",
+    "ConfigurationError",
     "DeviceArray",
+    "DivergenceError",
+    "DriverError",
     "Error",
+    "FileSystemError",
     "InvalidArgumentError",
     "Kernel",
+    "KernelFaultError",
+    "KernelTimeoutError",
     "LaunchError",
     "Module",
     "NoDeviceError",

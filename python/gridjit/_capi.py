@@ -4,6 +4,14 @@ Finds and loads libgridjit.so, declares the structs and functions of the
 header, and turns a failed call's status into the matching Python exception
 carrying gridjit_last_error()'s full message.
 
+The structs grow as the C API's do (docs/CAPI.md, "Versions and growth"):
+the package passes the sizes of its own ctypes structs (struct_size,
+gj_launch's arg_size), so that it works with a library whose structs are
+larger (newer) or smaller (older) than its own. Functions taking a struct
+are declared with void pointers and the package looks the struct classes
+up here when it makes one, so that test/Python/test_abi.py can give the
+package structs of another version.
+
 Every function is called through a ctypes.CDLL, which releases the GIL for
 the duration of the foreign call: compiles, launches, copies and waits never
 hold the interpreter lock.
@@ -30,7 +38,7 @@ from ctypes import (
 from ._errors import _error_for_status
 
 #: The C API version this package was written against (GJ_API_VERSION).
-API_VERSION = 1
+API_VERSION = 2
 
 #: The library's file name.
 LIBRARY_NAME = "libgridjit.so"
@@ -94,6 +102,13 @@ GJ_ERROR_LAUNCH = 4
 GJ_ERROR_NOT_READY = 5
 GJ_ERROR_NO_DEVICE = 6
 GJ_ERROR_FAILED = 7
+GJ_ERROR_ARGUMENT = 8
+GJ_ERROR_CONFIGURATION = 9
+GJ_ERROR_DIVERGENCE = 10
+GJ_ERROR_FAULT = 11
+GJ_ERROR_TIMEOUT = 12
+GJ_ERROR_DRIVER = 13
+GJ_ERROR_IO = 14
 
 GJ_ARG_SCALAR = 0
 GJ_ARG_BUFFER = 1
@@ -130,7 +145,7 @@ class gj_param_info(Structure):
         ("struct_size", c_size_t),
         ("name", c_char_p),
         ("is_pointer", c_int32),
-        ("type", c_int),
+        ("type", c_uint32),
         ("size", c_uint32),
         ("align", c_uint32),
     ]
@@ -144,6 +159,8 @@ class gj_runtime_options(Structure):
         ("device", c_uint32),
         ("use_cubin_cache", c_int32),
         ("cache_dir", c_char_p),
+        ("catch_faults", c_int32),
+        ("reserved", c_uint32),
     ]
 
 
@@ -160,7 +177,7 @@ class _gj_arg_value(Union):
 
 
 class gj_arg(Structure):
-    _fields_ = [("kind", c_int), ("type", c_int), ("value", _gj_arg_value)]
+    _fields_ = [("kind", c_uint32), ("type", c_uint32), ("value", _gj_arg_value), ("extent", c_uint64)]
 
 
 class gj_launch_config(Structure):
@@ -173,7 +190,7 @@ class gj_launch_config(Structure):
     ]
 
 
-assert ctypes.sizeof(gj_arg) == 16, "gj_arg must be 16 bytes (kind, type, 8-byte value)"
+assert ctypes.sizeof(gj_arg) == 24, "gj_arg must be 24 bytes (kind, type, 8-byte value, extent)"
 
 # ---- Functions -------------------------------------------------------------
 
@@ -190,12 +207,26 @@ def _declare(name, restype, *argtypes):
 
 gj_api_version = _declare("gj_api_version", c_uint32)
 gj_version_string = _declare("gj_version_string", c_char_p)
+
+# Before anything else of the library is looked up: an older library lacks
+# the symbols of the newer version.
+_version = gj_api_version()
+if _version < API_VERSION:
+    raise ImportError(
+        "gridjit: %s has C API version %d; this package needs %d or later"
+        % (library_path, _version, API_VERSION)
+    )
+
 gj_status_name = _declare("gj_status_name", c_char_p, c_int)
 gj_last_error = _declare("gj_last_error", c_char_p)
 gj_scalar_type_name = _declare("gj_scalar_type_name", c_char_p, c_int)
 
-gj_compiler_options_init = _declare("gj_compiler_options_init", None, _P(gj_compiler_options))
-gj_compiler_create = _declare("gj_compiler_create", c_int, _P(gj_compiler_options), _P(_handle))
+# Struct pointers are c_void_p (see the module's comment); the *_init
+# functions are API version 2's symbols, which take the struct's size.
+gj_compiler_options_init = _declare("gj_compiler_options_init_v2", None, c_void_p, c_size_t)
+gj_compiler_create = _declare("gj_compiler_create", c_int, c_void_p, _P(_handle))
+gj_compiler_warning_count = _declare("gj_compiler_warning_count", c_size_t, _handle)
+gj_compiler_warning = _declare("gj_compiler_warning", c_char_p, _handle, c_size_t)
 gj_compiler_destroy = _declare("gj_compiler_destroy", None, _handle)
 gj_compile = _declare(
     "gj_compile", c_int, _handle, c_char_p, c_size_t, c_char_p, c_char_p, _P(_handle)
@@ -213,15 +244,14 @@ gj_module_arch = _declare("gj_module_arch", c_char_p, _handle)
 gj_module_payload = _declare("gj_module_payload", c_int, _handle, _P(c_void_p), _P(c_size_t))
 gj_module_kernel_count = _declare("gj_module_kernel_count", c_size_t, _handle)
 gj_module_find_kernel = _declare("gj_module_find_kernel", c_int, _handle, c_char_p, _P(c_size_t))
-gj_kernel_info_init = _declare("gj_kernel_info_init", None, _P(gj_kernel_info))
-gj_module_kernel = _declare("gj_module_kernel", c_int, _handle, c_size_t, _P(gj_kernel_info))
-gj_param_info_init = _declare("gj_param_info_init", None, _P(gj_param_info))
-gj_module_kernel_param = _declare(
-    "gj_module_kernel_param", c_int, _handle, c_size_t, c_size_t, _P(gj_param_info)
-)
+gj_kernel_info_init = _declare("gj_kernel_info_init_v2", None, c_void_p, c_size_t)
+gj_module_kernel = _declare("gj_module_kernel", c_int, _handle, c_size_t, c_void_p)
+gj_param_info_init = _declare("gj_param_info_init_v2", None, c_void_p, c_size_t)
+gj_module_kernel_param = _declare("gj_module_kernel_param", c_int, _handle, c_size_t, c_size_t, c_void_p)
+gj_kernel_argument_error = _declare("gj_kernel_argument_error", c_int, _handle, c_size_t, c_size_t, c_char_p)
 
-gj_runtime_options_init = _declare("gj_runtime_options_init", None, _P(gj_runtime_options))
-gj_runtime_create = _declare("gj_runtime_create", c_int, _P(gj_runtime_options), _P(_handle))
+gj_runtime_options_init = _declare("gj_runtime_options_init_v2", None, c_void_p, c_size_t)
+gj_runtime_create = _declare("gj_runtime_create", c_int, c_void_p, _P(_handle))
 gj_runtime_destroy = _declare("gj_runtime_destroy", None, _handle)
 gj_cuda_device_count = _declare("gj_cuda_device_count", c_int32)
 gj_runtime_synchronize = _declare("gj_runtime_synchronize", c_int, _handle)
@@ -235,24 +265,16 @@ gj_buffer_size = _declare("gj_buffer_size", c_uint64, _handle)
 gj_buffer_write = _declare("gj_buffer_write", c_int, _handle, c_uint64, c_void_p, c_uint64)
 gj_buffer_read = _declare("gj_buffer_read", c_int, _handle, c_uint64, c_void_p, c_uint64)
 
-gj_launch_config_init = _declare("gj_launch_config_init", None, _P(gj_launch_config))
-gj_launch = _declare(
-    "gj_launch", c_int, _handle, c_char_p, _P(gj_launch_config), _P(gj_arg), c_size_t
-)
+gj_launch_config_init = _declare("gj_launch_config_init_v2", None, c_void_p, c_size_t)
+gj_launch = _declare("gj_launch_v2", c_int, _handle, c_char_p, c_void_p, c_void_p, c_size_t, c_size_t)
 
 # The launch path's gj_launch: a second function object (lib[...] makes a new
 # one) without argtypes, so that ctypes converts nothing: the launch passes
-# ctypes objects only (a c_void_p, bytes, byref(config), an array, a
+# ctypes objects only (a c_void_p, bytes, byref(config), an array, two
 # c_size_t; see _kernel.py), which skips a from_param call per argument.
-gj_launch_raw = lib["gj_launch"]
+gj_launch_raw = lib["gj_launch_v2"]
 gj_launch_raw.restype = c_int
 
-_version = gj_api_version()
-if _version < API_VERSION:
-    raise ImportError(
-        "gridjit: %s has C API version %d; this package needs %d or later"
-        % (library_path, _version, API_VERSION)
-    )
 
 
 def last_error():
@@ -260,12 +282,27 @@ def last_error():
     return gj_last_error().decode("utf-8", "replace")
 
 
+def error(status, what=None):
+    """The exception for failed \\p status (the message is gj_last_error()'s,
+    which must be read on the same thread, right after the call: every call
+    here does that)."""
+    return _error_for_status(gj_status_name(status).decode(), last_error(), what)
+
+
 def check(status, what=None):
-    """Raises the exception for a failed \\p status (the message is
-    gj_last_error()'s, which must be read on the same thread, right after the
-    call: every call here does that)."""
+    """Raises error(status) for a failed \\p status."""
     if status != GJ_OK:
-        raise _error_for_status(status, last_error(), what)
+        raise error(status, what)
+
+
+def new_struct(name):
+    """A struct of the class _capi.NAME (looked up now: see the module's
+    comment), filled by its *_init function with the defaults and its own
+    size."""
+    cls = globals()[name]
+    s = cls()
+    globals()[name + "_init"](ctypes.byref(s), ctypes.sizeof(cls))
+    return s
 
 
 def encode(s):

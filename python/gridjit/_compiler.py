@@ -9,7 +9,7 @@ from . import _capi, _types
 from ._errors import InvalidArgumentError, NotFoundError
 from ._handle import Handle
 from ._kernel import Kernel, Param
-from ._runtime import cuda_arch, runtime_target
+from ._runtime import DEFAULT_TARGET, cuda_arch, runtime_target
 from ._runtime import runtime as _default_runtime
 
 # Python's target names -> the compiler's.
@@ -65,8 +65,7 @@ class Compiler:
     ~/.cache/gridjit)."""
 
     def __init__(self, targets=None, *, opt_level=3, threads=0, use_disk_cache=True, cache_dir=None):
-        opts = _capi.gj_compiler_options()
-        _capi.gj_compiler_options_init(byref(opts))
+        opts = _capi.new_struct("gj_compiler_options")
         self.targets = _targets_string(targets) if targets is not None else "host,nvptx"
         opts.targets = self.targets.encode()
         if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
@@ -85,6 +84,16 @@ class Compiler:
 
     def __repr__(self):
         return "<gridjit.Compiler targets=%s opt_level=%d>" % (self.targets, self.opt_level)
+
+    @property
+    def warnings(self):
+        """The warnings this compiler has given, in order (a tuple of str):
+        what jit-run prints as ``gridjit: warning: ...``, which a library
+        never prints. Today: a disk cache directory that cannot be used (the
+        compiler then caches in memory only)."""
+        h = self._handle
+        n = _capi.gj_compiler_warning_count(h)
+        return tuple(_capi.gj_compiler_warning(h, i).decode("utf-8", "replace") for i in range(n))
 
     def _target_arg(self, target):
         if target is None:
@@ -168,9 +177,9 @@ class Module:
         self._lock = threading.Lock()
         self._lm = None
         self._kernels = {}
-        for info in _kernels if _kernels is not None else _read_kernels(handle):
-            name, params, coop, dyn, static = info
-            self._kernels[name] = Kernel(self, name, params, coop, dyn, static)
+        infos = _kernels if _kernels is not None else _read_kernels(handle)
+        for index, (name, params, coop, dyn, static) in enumerate(infos):
+            self._kernels[name] = Kernel(self, index, name, params, coop, dyn, static)
         self._infos = tuple(
             (k.name, k.params, k.cooperative, k.uses_dynamic_shared, k.static_shared_bytes) for k in self._kernels.values()
         )
@@ -258,13 +267,11 @@ class Module:
 def _read_kernels(handle):
     infos = []
     for k in range(_capi.gj_module_kernel_count(handle)):
-        info = _capi.gj_kernel_info()
-        _capi.gj_kernel_info_init(byref(info))
+        info = _capi.new_struct("gj_kernel_info")
         _capi.check(_capi.gj_module_kernel(handle, k, byref(info)), "gj_module_kernel")
         params = []
         for p in range(info.num_params):
-            pi = _capi.gj_param_info()
-            _capi.gj_param_info_init(byref(pi))
+            pi = _capi.new_struct("gj_param_info")
             _capi.check(_capi.gj_module_kernel_param(handle, k, p, byref(pi)), "gj_module_kernel_param")
             params.append(Param(pi.name.decode(), _types.BY_CODE.get(pi.type), bool(pi.is_pointer)))
         infos.append(
@@ -294,7 +301,7 @@ def _compiler_for(target, compiler, runtime):
     """The compiler and the target argument of compile(target=...)."""
     if compiler is not None:
         return compiler, target
-    name, arch = _compiler_target("host" if target is None else target)
+    name, arch = _compiler_target(DEFAULT_TARGET if target is None else target)
     if name == "host":
         return default_compiler("host:" + arch if arch else "host"), None
     # CUDA: unless the caller names the architecture, the device the module
@@ -304,16 +311,16 @@ def _compiler_for(target, compiler, runtime):
     return default_compiler("nvptx:" + arch), None
 
 
-def compile(source, target="host", *, name=None, compiler=None, runtime=None):
-    """Compiles KIR \\p source for \\p target ("host", "cuda", or
-    "cuda:sm_XY") with \\p compiler (default: a shared one per target; for
+def compile(source, target=DEFAULT_TARGET, *, name=None, compiler=None, runtime=None):
+    """Compiles KIR \\p source for \\p target ("host", the default as for
+    device_array() and Runtime(); "cuda", or "cuda:sm_XY") with \\p compiler (default: a shared one per target; for
     CUDA the device of \\p runtime decides the architecture unless the
     target names one) and returns the Module; see Compiler.compile."""
     c, t = _compiler_for(target, compiler, runtime)
     return c.compile(source, t, name=name, runtime=runtime)
 
 
-def compile_async(source, target="host", *, name=None, compiler=None, runtime=None):
+def compile_async(source, target=DEFAULT_TARGET, *, name=None, compiler=None, runtime=None):
     """compile() in the background: a concurrent.futures.Future of the
     Module; see Compiler.compile_async."""
     c, t = _compiler_for(target, compiler, runtime)

@@ -11,6 +11,7 @@ view pinning a buffer export).
 """
 
 import ctypes
+import sys
 from ctypes import POINTER, Structure, c_char_p, c_int32, c_int64, c_uint8, c_uint16, c_uint64, c_void_p
 
 from . import _types
@@ -119,10 +120,10 @@ class DLManagedTensor(Structure):
     _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", c_void_p), ("deleter", c_void_p)]
 
 
-_PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+_PyCapsule_GetPointer = ctypes.pythonapi["PyCapsule_GetPointer"]
 _PyCapsule_GetPointer.restype = c_void_p
 _PyCapsule_GetPointer.argtypes = [ctypes.py_object, c_char_p]
-_PyCapsule_IsValid = ctypes.pythonapi.PyCapsule_IsValid
+_PyCapsule_IsValid = ctypes.pythonapi["PyCapsule_IsValid"]
 _PyCapsule_IsValid.restype = ctypes.c_int
 _PyCapsule_IsValid.argtypes = [ctypes.py_object, c_char_p]
 
@@ -161,6 +162,91 @@ def from_dlpack(obj, want_cuda, stream=None):
     if not _contiguous(shape, strides, st.itemsize):
         raise Reject("the DLPack tensor is not C-contiguous (strides %s)" % strides)
     return (t.data or 0) + t.byte_offset, st, capsule
+
+
+# ---- DLPack, produced ------------------------------------------------------
+
+# DLDataTypeCode of a KIR scalar kind: kDLInt 0, kDLUInt 1, kDLFloat 2,
+# kDLBool 6.
+_DLPACK_CODE = {"i": 0, "u": 1, "f": 2, "b": 6}
+
+# Function objects of the package's own (pythonapi["NAME"] makes a new one;
+# pythonapi.NAME is shared with whoever else sets its argtypes).
+_PyCapsule_New = ctypes.pythonapi["PyCapsule_New"]
+_PyCapsule_New.restype = ctypes.py_object
+_PyCapsule_New.argtypes = [c_void_p, c_void_p, c_void_p]
+
+# The capsule's name must outlive every capsule: one buffer for all.
+_DLTENSOR_NAME = ctypes.create_string_buffer(b"dltensor")
+
+
+class _Export(Structure):
+    """What one exported tensor keeps in C memory: the DLManagedTensor the
+    consumer gets and its shape."""
+
+    _fields_ = [("managed", DLManagedTensor), ("shape", c_int64 * 32)]
+
+
+# Exports not released yet, by the address of their DLManagedTensor: each
+# holds its C memory, the object whose memory it describes (a DeviceArray),
+# so that neither goes while a consumer may use them, and its capsule.
+# The GIL guards it (the deleter is a ctypes callback, which takes the GIL).
+#
+# An export is released when its consumer calls the deleter, as DLPack
+# says. A capsule that nobody consumed is the producer's to free, which its
+# destructor does in C producers; here the capsule has no destructor (a
+# destructor written in Python cannot run while the consumer that dropped
+# the capsule has an exception set, which is when it is most often
+# dropped), so each new export releases those of the earlier ones that
+# nobody else holds and nobody consumed.
+_live_exports = {}
+
+
+def _release_export(managed):
+    _live_exports.pop(managed, None)
+
+
+# The DLManagedTensor's deleter: the consumer calls it when it is done with
+# the tensor.
+_dlpack_deleter = ctypes.CFUNCTYPE(None, c_void_p)(_release_export)
+
+
+def _release_abandoned():
+    for key, entry in list(_live_exports.items()):
+        # Held by the entry alone (and getrefcount's argument), and still
+        # named "dltensor": dropped unconsumed.
+        if sys.getrefcount(entry[2]) == 2 and _PyCapsule_IsValid(entry[2], b"dltensor"):
+            del _live_exports[key]
+
+
+def export_dlpack(owner, address, shape, scalar_type, device_type, device_id):
+    """A DLPack capsule ("dltensor", unversioned DLManagedTensor) for the
+    contiguous array of \\p shape and \\p scalar_type at \\p address on
+    device (\\p device_type, \\p device_id); \\p owner (whose memory it is)
+    stays alive until the consumer is done with it."""
+    if len(shape) > 32:
+        raise ValueError("DLPack export: %d dimensions (at most 32)" % len(shape))
+    _release_abandoned()
+    e = _Export()
+    t = e.managed.dl_tensor
+    t.data = address or None
+    t.device.device_type = device_type
+    t.device.device_id = device_id
+    t.ndim = len(shape)
+    t.dtype.code = _DLPACK_CODE[scalar_type.kind]
+    t.dtype.bits = scalar_type.itemsize * 8
+    t.dtype.lanes = 1
+    for i, n in enumerate(shape):
+        e.shape[i] = n
+    t.shape = ctypes.cast(ctypes.addressof(e.shape), POINTER(c_int64))
+    t.strides = None  # compact, row-major
+    t.byte_offset = 0
+    e.managed.manager_ctx = None
+    e.managed.deleter = ctypes.cast(_dlpack_deleter, c_void_p)
+    key = ctypes.addressof(e.managed)
+    capsule = _PyCapsule_New(key, ctypes.addressof(_DLTENSOR_NAME), None)
+    _live_exports[key] = (e, owner, capsule)
+    return capsule
 
 
 # ---- Streams ---------------------------------------------------------------

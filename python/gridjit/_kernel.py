@@ -7,15 +7,23 @@ reusable gj_arg array (through typed memoryviews of the array's bytes), the
 launch configuration is a prebuilt gj_launch_config, and gj_launch is
 called without ctypes argument conversion. The GIL is released for the
 whole gj_launch call.
+
+Errors have gridjit's words and kinds: what a gj_arg or gj_launch_config
+can express (the number of arguments, a grid dimension of 0, a stream for
+a host kernel) is left to gj_launch to refuse; what only Python sees (an
+object that is no array, an int of 70 bits, a read-only array) is worded
+here after "must ..." and made into gridjit's error, with the message's
+beginning and the status of the C++ library, by gj_kernel_argument_error.
 """
 
 import ctypes
 import numbers
 import operator
+import struct
 from ctypes import byref, c_size_t, c_void_p
 
 from . import _capi, _interop, _types
-from ._errors import ArgumentError, LaunchError
+from ._errors import ConfigurationError
 from ._runtime import DeviceArray
 
 try:
@@ -60,27 +68,52 @@ class Param:
         return "<gridjit.Param %s>" % self
 
 
-def _dim3(value, what):
-    """A (x, y, z) of a grid or block given as an int or 1..3 ints."""
+def _dim3(kernel, value, what):
+    """A (x, y, z) of a grid or block given as an int or 1..3 ints, each
+    one a gj_launch_config can hold (0 too: gj_launch refuses it, in its
+    words)."""
     if hasattr(type(value), "__index__"):
         dims = (value, 1, 1)
     else:
         try:
             dims = tuple(value)
         except TypeError:
-            raise LaunchError("gridjit: %s %r: expected an int or a tuple of 1 to 3 ints" % (what, value)) from None
+            raise ConfigurationError(
+                "gridjit: kernel '%s': %s %r: expected an int or a tuple of 1 to 3 ints" % (kernel.name, what, value)
+            ) from None
         if not 1 <= len(dims) <= 3:
-            raise LaunchError("gridjit: %s %r: expected 1 to 3 dimensions" % (what, value))
+            raise ConfigurationError(
+                "gridjit: kernel '%s': %s %r: expected 1 to 3 dimensions" % (kernel.name, what, value)
+            )
         dims = dims + (1,) * (3 - len(dims))
     out = []
     for d in dims:
         if isinstance(d, (bool, _np_bool)) or not hasattr(type(d), "__index__"):
-            raise LaunchError("gridjit: %s %r: every dimension must be an integer" % (what, value))
+            raise ConfigurationError(
+                "gridjit: kernel '%s': %s %r: every dimension must be an integer" % (kernel.name, what, value)
+            )
         d = operator.index(d)
-        if not 1 <= d < _U32:
-            raise LaunchError("gridjit: %s %r: every dimension must be at least 1 (and below 2**32)" % (what, value))
+        if not 0 <= d < _U32:
+            raise ConfigurationError(
+                "gridjit: kernel '%s': %s %r: every dimension must be from 1 to 2**32-1" % (kernel.name, what, value)
+            )
         out.append(d)
     return tuple(out)
+
+
+class _Layout:
+    """Where the fields of the package's gj_arg are (_capi.gj_arg, read when
+    a kernel is made: its size is gj_launch's arg_size)."""
+
+    __slots__ = ("cls", "size", "kind", "type", "value", "arg_size")
+
+    def __init__(self):
+        cls = self.cls = _capi.gj_arg
+        self.size = ctypes.sizeof(cls)
+        self.kind = cls.kind.offset
+        self.type = cls.type.offset
+        self.value = cls.value.offset
+        self.arg_size = c_size_t(self.size)
 
 
 class _Slot:
@@ -90,9 +123,9 @@ class _Slot:
 
     __slots__ = ("buf", "carray", "q", "Q", "d", "f", "keep")
 
-    def __init__(self, template):
+    def __init__(self, template, layout):
         self.buf = bytearray(template)
-        n = len(template) // 16
+        n = len(template) // layout.size
         mv = memoryview(self.buf)
         self.q = mv.cast("q")
         self.Q = mv.cast("Q")
@@ -100,8 +133,25 @@ class _Slot:
         self.f = mv.cast("f")
         # The array gj_launch reads is the bytearray itself (a kernel without
         # parameters gets an unused one-element array).
-        self.carray = (_capi.gj_arg * n).from_buffer(self.buf) if n else (_capi.gj_arg * 1)()
+        self.carray = (layout.cls * n).from_buffer(self.buf) if n else (layout.cls * 1)()
         self.keep = []
+
+
+class _Argument:
+    """Argument \\p index of \\p kernel, for its errors."""
+
+    __slots__ = ("kernel", "index")
+
+    def __init__(self, kernel, index):
+        self.kernel = kernel
+        self.index = index
+
+    def error(self, problem):
+        """The ArgumentError `kernel 'K': argument N ('p: T') PROBLEM`, as
+        gridjit makes it (gj_kernel_argument_error)."""
+        k = self.kernel
+        status = _capi.gj_kernel_argument_error(k.module._handle, k.index, self.index, problem.encode("utf-8"))
+        return _capi.error(status, "gj_kernel_argument_error")
 
 
 class Kernel:
@@ -118,6 +168,7 @@ class Kernel:
 
     __slots__ = (
         "module",
+        "index",
         "name",
         "params",
         "cooperative",
@@ -128,6 +179,7 @@ class Kernel:
         "_nargs_c",
         "_launch",
         "_template",
+        "_layout",
         "_pool",
         "_launchers",
         "_lm",
@@ -135,8 +187,9 @@ class Kernel:
         "__weakref__",
     )
 
-    def __init__(self, module, name, params, cooperative, uses_dynamic_shared, static_shared_bytes):
+    def __init__(self, module, index, name, params, cooperative, uses_dynamic_shared, static_shared_bytes):
         self.module = module
+        self.index = index
         self.name = name
         self.params = tuple(params)
         self.cooperative = cooperative
@@ -148,12 +201,14 @@ class Kernel:
         self._cuda = module.target == "cuda"
         # The gj_arg array with every constant field filled in: the kind of
         # every argument and the type of every parameter (a pointer's claimed
-        # pointee is the parameter's own, once the launch function checked it).
-        template = bytearray(16 * self._nargs)
-        view = memoryview(template).cast("i")
+        # pointee is the parameter's own, once the launch function checked
+        # it). Its extent stays 0, unknown.
+        L = self._layout = _Layout()
+        template = bytearray(L.size * self._nargs)
         for i, p in enumerate(self.params):
-            view[4 * i] = _capi.GJ_ARG_DEVICE_POINTER if p.is_pointer else _capi.GJ_ARG_SCALAR
-            view[4 * i + 1] = p.type.code if p.type is not None else _types.ANY_CODE
+            kind = _capi.GJ_ARG_DEVICE_POINTER if p.is_pointer else _capi.GJ_ARG_SCALAR
+            struct.pack_into("=I", template, i * L.size + L.kind, kind)
+            struct.pack_into("=I", template, i * L.size + L.type, p.type.code if p.type is not None else _types.ANY_CODE)
         self._template = bytes(template)
         self._pool = []
         self._launchers = {}
@@ -197,22 +252,19 @@ class Kernel:
             lm = self._lm = c_void_p(self.module._loaded_handle().value)
         return lm
 
-    def _where(self, i, p):
-        return "gridjit: kernel '%s', argument %d (%s)" % (self.name, i + 1, p)
-
     def _pointer_function(self, i, p):
         """The general path of pointer argument \\p i: ``f(slot, v, stream)``
         checks any kind of memory the target takes, keeps what must stay
         alive in ``slot.keep``, and returns the address."""
-        where = self._where(i, p)
+        where = _Argument(self, i)
         t = p.type
         find = self._cuda_pointer if self._cuda else self._host_pointer
 
         def pointer(slot, v, stream):
             address, got, keep = find(v, where, stream)
             if got is not t and t is not None:
-                raise ArgumentError(
-                    "%s: %s has element type %s, the parameter ptr<%s>" % (where, _interop.describe(v), got, t.name)
+                raise where.error(
+                    "must point to %s, but %s (element type %s) was given" % (t.name, _interop.describe(v), got)
                 )
             if keep is not None:
                 slot.keep.append(keep)
@@ -228,15 +280,16 @@ class Kernel:
         gj_arg array of a slot, with the common cases (an int in range, a
         float, a NumPy array of the right dtype) inline and everything else
         in a helper that converts or explains. Then one gj_launch."""
+        L = self._layout
         env = {
-            "ArgumentError": ArgumentError,
             "check": _capi.check,
             "launch_raw": _launch,
             "pool": self._pool,
-            "new_slot": lambda: _Slot(self._template),
+            "new_slot": lambda: _Slot(self._template, L),
             "kernel": self,
             "name": self._name_b,
             "nargs": self._nargs_c,
+            "arg_size": L.arg_size,
             "ndarray": _ndarray,
             "from_buffer": _char_from_buffer,
             "addressof": _addressof,
@@ -252,8 +305,8 @@ class Kernel:
         views = set()
         for i, p in enumerate(self.params):
             a, where, t = names[i], "W%d" % i, p.type
-            env[where] = self._where(i, p)
-            qi = 2 * i + 1
+            env[where] = _Argument(self, i)
+            qi = (i * L.size + L.value) // 8  # the value's index in an 8-byte view
             if p.is_pointer:
                 views.add("Q")
                 env["pointer%d" % i] = self._pointer_function(i, p)
@@ -296,7 +349,7 @@ class Kernel:
                     "    %s = as_float(%s, %s)" % (a, a, where),
                     "if not -F32_LIMIT < %s < F32_LIMIT:" % a,
                     "    check_f32(%s, %s)" % (a, where),
-                    "f[%d] = %s" % (4 * i + 2, a),
+                    "f[%d] = %s" % ((i * L.size + L.value) // 4, a),
                 ]
         lines = ["def launch(config, stream, args):"]
         if names:
@@ -304,19 +357,24 @@ class Kernel:
                 "    try:",
                 "        %s, = args" % ", ".join(names),
                 "    except ValueError:",
-                "        raise kernel._count_error(args) from None",
+                "        raise kernel._count_error(config, args) from None",
             ]
         else:
-            lines += ["    if args:", "        raise kernel._count_error(args)"]
+            lines += ["    if args:", "        raise kernel._count_error(config, args)"]
         lines += [
             "    lm = kernel._lm or kernel._loaded()",
-            "    slot = pool.pop() if pool else new_slot()",
+            # One atomic pop, never a check then a pop: another thread may
+            # take the last slot in between (test_concurrency.py).
+            "    try:",
+            "        slot = pool.pop()",
+            "    except IndexError:",
+            "        slot = new_slot()",
             "    try:",
         ]
         lines += ["        %s = slot.%s" % (v, v) for v in sorted(views)]
         lines += ["        " + line for line in body]
         lines += [
-            "        status = launch_raw(lm, name, config, slot.carray, nargs)",
+            "        status = launch_raw(lm, name, config, slot.carray, nargs, arg_size)",
             "    finally:",
             "        if slot.keep:",
             "            slot.keep.clear()",
@@ -330,11 +388,18 @@ class Kernel:
         launch.source = source
         return launch
 
-    def _count_error(self, args):
-        return ArgumentError(
-            "gridjit: kernel '%s' takes %d argument%s (%s), %d given"
-            % (self.name, self._nargs, "" if self._nargs == 1 else "s", ", ".join(str(p) for p in self.params), len(args))
-        )
+    def _count_error(self, config, args):
+        """The error of a launch with the wrong number of arguments, as
+        gj_launch says it: it is given that many arguments (zeros, which
+        any count check refuses before they are looked at) and refuses
+        them (or the configuration, which it checks first)."""
+        L = self._layout
+        n = len(args)
+        array = (L.cls * max(n, 1))()
+        status = _launch(self._lm or self._loaded(), self._name_b, config, array, c_size_t(n), L.arg_size)
+        if status == _capi.GJ_OK:  # cannot be: the counts differ
+            raise AssertionError("gridjit: gj_launch took %d arguments for kernel '%s'" % (n, self.name))
+        return _capi.error(status, "gj_launch")
 
     def _host_pointer(self, v, where, stream=None):
         """(address, type, keepalive) of host memory \\p v."""
@@ -355,10 +420,9 @@ class Kernel:
             if got is not None:
                 return got
         except _interop.Reject as e:
-            raise ArgumentError("%s: %s: %s" % (where, _interop.describe(v), e)) from None
-        raise ArgumentError(
-            "%s: expected an array (NumPy, the buffer protocol, DLPack, gridjit.DeviceArray), got %s"
-            % (where, _got(v))
+            raise where.error("cannot take %s: %s" % (_interop.describe(v), e)) from None
+        raise where.error(
+            "must be an array (NumPy, the buffer protocol, DLPack, gridjit.DeviceArray), but %s was given" % _got(v)
         )
 
     def _cuda_pointer(self, v, where, stream):
@@ -392,10 +456,10 @@ class Kernel:
                     "(gridjit.to_device(array), or your framework's own)"
                 )
         except _interop.Reject as e:
-            raise ArgumentError("%s: %s: %s" % (where, _interop.describe(v), e)) from None
-        raise ArgumentError(
-            "%s: expected a device array (__cuda_array_interface__, DLPack, gridjit.DeviceArray), got %s"
-            % (where, _got(v))
+            raise where.error("cannot take %s: %s" % (_interop.describe(v), e)) from None
+        raise where.error(
+            "must be a device array (__cuda_array_interface__, DLPack, gridjit.DeviceArray), but %s was given"
+            % _got(v)
         )
 
 
@@ -418,46 +482,46 @@ def _as_bool(v, where):
     """\\p v as a bool for a bool parameter: True, False, numpy.bool_."""
     if isinstance(v, _np_bool):
         return bool(v)
-    raise ArgumentError("%s: expected a bool (True or False), got %s" % (where, _got(v)))
+    raise where.error("must be a bool (True or False), but %s was given" % _got(v))
 
 
 def _out_of_range(v, where, type_name):
     t = _types.BY_NAME[type_name]
-    return ArgumentError("%s: %d is out of range for %s (%d to %d)" % (where, v, t.name, t.min, t.max))
+    return where.error("must fit in %s (%d to %d), but %d was given" % (t.name, t.min, t.max, v))
 
 
 def _check_f32(v, where):
     """Infinities and NaN pass; a finite value that would round to an f32
     infinity does not."""
     if v == v and v not in (float("inf"), float("-inf")):
-        raise ArgumentError("%s: %r is out of range for f32 (it would round to infinity)" % (where, v))
+        raise where.error("must fit in f32, but %r was given (it would round to infinity)" % (v,))
 
 
 def _as_int(v, where):
     """\\p v as an int for an integer parameter: ints and NumPy integers;
     not bools, floats or anything else."""
     if isinstance(v, (bool, _np_bool)):
-        raise ArgumentError("%s: expected an integer, got a bool (%r)" % (where, v))
+        raise where.error("must be an integer, but a bool (%r) was given" % (v,))
     if isinstance(v, numbers.Integral) or (
         _np is not None and isinstance(v, _np.integer)
     ):
         return int(v)
     if isinstance(v, numbers.Real):
-        raise ArgumentError("%s: expected an integer, got %s (floats are not converted to integers)" % (where, _got(v)))
-    raise ArgumentError("%s: expected an integer, got %s" % (where, _got(v)))
+        raise where.error("must be an integer, but %s was given (floats are not converted to integers)" % _got(v))
+    raise where.error("must be an integer, but %s was given" % _got(v))
 
 
 def _as_float(v, where):
     """\\p v as a float for a floating-point parameter: floats, ints, NumPy
     reals; not bools, complex numbers or anything else."""
     if isinstance(v, (bool, _np_bool)):
-        raise ArgumentError("%s: expected a real number, got a bool (%r)" % (where, v))
+        raise where.error("must be a real number, but a bool (%r) was given" % (v,))
     if isinstance(v, numbers.Real) or (_np is not None and isinstance(v, (_np.floating, _np.integer))):
         try:
             return float(v)
         except OverflowError:
-            raise ArgumentError("%s: %s is too large for a floating-point parameter" % (where, _got(v))) from None
-    raise ArgumentError("%s: expected a real number, got %s" % (where, _got(v)))
+            raise where.error("must be a real number that fits in an f64, but %s was given" % _got(v)) from None
+    raise where.error("must be a real number, but %s was given" % _got(v))
 
 
 class _Launcher:
@@ -467,7 +531,7 @@ class _Launcher:
 
     def __init__(self, kernel, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise LaunchError(
+            raise ConfigurationError(
                 "gridjit: kernel '%s': the launch configuration is [grid, block], [grid, block, stream] or "
                 "[grid, block, stream, shared_bytes], not [%r]" % (kernel.name, config)
             )
@@ -475,26 +539,22 @@ class _Launcher:
         stream = config[2] if len(config) > 2 else None
         shared = config[3] if len(config) > 3 else 0
         self.kernel = kernel
-        self.grid = _dim3(grid, "grid")
-        self.block = _dim3(block, "block")
+        # Values a gj_launch_config holds are gj_launch's to refuse (a
+        # dimension of 0, too many threads, shared memory the kernel does
+        # not declare, a stream for a host kernel), in gridjit's words.
+        self.grid = _dim3(kernel, grid, "grid")
+        self.block = _dim3(kernel, block, "block")
         if not isinstance(shared, int) or isinstance(shared, bool) or not 0 <= shared < _U32:
-            raise LaunchError(
+            raise ConfigurationError(
                 "gridjit: kernel '%s': shared memory bytes %r: expected an int from 0 to 2**32-1" % (kernel.name, shared)
             )
         self.shared = shared
-        handle = _interop.stream_handle(stream)
-        if handle and not kernel._cuda:
-            raise LaunchError(
-                "gridjit: kernel '%s': a host kernel runs to completion on the calling thread and takes no stream"
-                % kernel.name
-            )
-        self.stream = handle
-        c = _capi.gj_launch_config()
-        _capi.gj_launch_config_init(byref(c))
+        self.stream = _interop.stream_handle(stream)
+        c = _capi.new_struct("gj_launch_config")
         c.grid[:] = self.grid
         c.block[:] = self.block
         c.dynamic_shared_bytes = shared
-        c.stream = handle or None
+        c.stream = self.stream or None
         self._struct = c  # what _config points into
         self._config = byref(c)
         self._launch = kernel._launch

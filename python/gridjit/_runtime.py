@@ -6,11 +6,17 @@ import threading
 from ctypes import byref, c_void_p
 
 from . import _capi, _interop, _types
-from ._errors import ArgumentError, InvalidArgumentError
+from ._errors import InvalidArgumentError
 from ._handle import Handle
 
 # Target names as Python users write them -> the C API's.
 _RUNTIME_TARGETS = {"host": "host", "cuda": "cuda", "nvptx": "cuda"}
+
+#: The target of everything that takes one and is not given it: compile(),
+#: compile_async(), Runtime(), runtime(), device_array(), to_device(), ...:
+#: the host CPU, which every machine has, so that arrays are where the
+#: kernels compiled by default run (docs/Python.md, "The default target").
+DEFAULT_TARGET = "host"
 
 
 def runtime_target(target):
@@ -33,25 +39,32 @@ class Runtime:
     may run on; gridjit's own pool, independent of OpenMP and every other
     library's setting. ``device`` (cuda): the device ordinal.
     ``use_cubin_cache`` and ``cache_dir`` (cuda): keep the driver's cubins in
-    the disk cache (docs/CUDA.md).
+    the disk cache (docs/CUDA.md). ``catch_faults`` (host): turn a kernel's
+    memory fault into a KernelFaultError, the process going on (the first
+    launch installs SIGSEGV and SIGBUS handlers that pass every other fault
+    on); False installs no signal handler, and a kernel's fault is the
+    process's, as without gridjit.
 
     A Runtime is thread-safe. ``gridjit.runtime(target)`` gives the shared
     default one of a target."""
 
-    def __init__(self, target="host", *, threads=0, device=0, use_cubin_cache=True, cache_dir=None):
+    def __init__(self, target=DEFAULT_TARGET, *, threads=0, device=0, use_cubin_cache=True, cache_dir=None,
+                 catch_faults=True):
         self.target = runtime_target(target)
-        opts = _capi.gj_runtime_options()
-        _capi.gj_runtime_options_init(byref(opts))
+        opts = _capi.new_struct("gj_runtime_options")
         opts.target = self.target.encode()
         opts.threads = _count("threads", threads)
         opts.device = _count("device", device)
         opts.use_cubin_cache = 1 if use_cubin_cache else 0
         opts.cache_dir = _capi.encode(None if cache_dir is None else str(cache_dir))
+        if not catch_faults:
+            opts.catch_faults = 0  # the init's default is 1
         out = c_void_p()
         _capi.check(_capi.gj_runtime_create(byref(opts), byref(out)), "gj_runtime_create")
         self._handle = Handle(out.value, _capi.gj_runtime_destroy)
         self.threads = threads
         self.device = device
+        self.catch_faults = bool(catch_faults)
 
     def __repr__(self):
         if self.target == "cuda":
@@ -83,7 +96,7 @@ _defaults_lock = threading.Lock()
 _default_runtimes = {}
 
 
-def runtime(target="host"):
+def runtime(target=DEFAULT_TARGET):
     """The process's shared default Runtime of \\p target ("host" or
     "cuda"), created on first use with the default options (for CUDA,
     device 0). Raises NoDeviceError when CUDA cannot start."""
@@ -106,7 +119,7 @@ def cuda_device_count():
     return _capi.gj_cuda_device_count()
 
 
-# Workaround: the C API (gridjit-c/gridjit.h, API version 1) has no query
+# Workaround: the C API (gridjit-c/gridjit.h, API version 2) has no query
 # for a CUDA device's compute capability, which decides the architecture to
 # compile for (as jit-run does with gridjit::listCudaDevices). Until it has
 # one, ask the driver gridjit itself loads ($GRIDJIT_CUDA_DRIVER, else
@@ -161,13 +174,14 @@ class DeviceArray:
     On a CUDA runtime it exposes ``__cuda_array_interface__`` (so CuPy,
     PyTorch and Numba can use it too); on the host runtime its memory is
     host memory and it exposes ``__array_interface__`` (``numpy.asarray``
-    views it without a copy). The memory is freed when the array is
+    views it without a copy). On both it exports DLPack (``__dlpack__``,
+    ``__dlpack_device__``: ``numpy.from_dlpack``, ``torch.from_dlpack``). The memory is freed when the array is
     garbage-collected; a pending CUDA launch that uses it must be
     synchronised first, as with any framework's arrays."""
 
     __slots__ = ("shape", "dtype", "size", "nbytes", "runtime", "_handle", "_address", "__weakref__")
 
-    def __init__(self, shape, dtype="f32", *, runtime=None, target="cuda"):
+    def __init__(self, shape, dtype="f32", *, runtime=None, target=DEFAULT_TARGET):
         rt = runtime if runtime is not None else _default_runtime(target)
         self.runtime = rt
         self.shape = _shape_tuple(shape)
@@ -210,20 +224,20 @@ class DeviceArray:
             try:
                 address, t = _interop.from_array_interface(ai) if what == "out" else _readable(ai)
             except _interop.Reject as e:
-                raise ArgumentError("gridjit: %s: %s" % (what, e)) from None
+                raise InvalidArgumentError("gridjit: %s: %s" % (what, e)) from None
             keep = obj
         else:
             try:
                 view = memoryview(obj)
             except TypeError:
-                raise ArgumentError("gridjit: %s: %s is not an array or buffer" % (what, _interop.describe(obj))) from None
+                raise InvalidArgumentError("gridjit: %s: %s is not an array or buffer" % (what, _interop.describe(obj))) from None
             if not view.c_contiguous:
-                raise ArgumentError("gridjit: %s: the buffer is not C-contiguous" % what)
+                raise InvalidArgumentError("gridjit: %s: the buffer is not C-contiguous" % what)
             if what == "out" and view.readonly:
-                raise ArgumentError("gridjit: out: the buffer is read-only")
+                raise InvalidArgumentError("gridjit: out: the buffer is read-only")
             t = _types.from_format(view.format)
             if t is None:
-                raise ArgumentError("gridjit: %s: element format %r is not a KIR scalar type" % (what, view.format))
+                raise InvalidArgumentError("gridjit: %s: element format %r is not a KIR scalar type" % (what, view.format))
             if view.nbytes == 0:
                 address, keep = 0, view
             elif view.readonly:
@@ -233,10 +247,10 @@ class DeviceArray:
                 keep = (ctypes.c_char * view.nbytes).from_buffer(view)
                 address = ctypes.addressof(keep)
         if t is not self.dtype:
-            raise ArgumentError("gridjit: %s: element type %s does not match the DeviceArray's %s" % (what, t, self.dtype))
+            raise InvalidArgumentError("gridjit: %s: element type %s does not match the DeviceArray's %s" % (what, t, self.dtype))
         nbytes = _nbytes(obj, t)
         if nbytes != self.nbytes:
-            raise ArgumentError(
+            raise InvalidArgumentError(
                 "gridjit: %s: %d bytes, but the DeviceArray holds %d (shape %s of %s)"
                 % (what, nbytes, self.nbytes, self.shape, self.dtype)
             )
@@ -276,6 +290,25 @@ class DeviceArray:
             "stream": None,
         }
 
+    def __dlpack_device__(self):
+        """DLPack's (device type, device id): (kDLCPU, 0) on the host
+        runtime, (kDLCUDA, ordinal) on a CUDA one."""
+        if self.runtime.target == "cuda":
+            return (_interop.kDLCUDA, self.runtime.device)
+        return (_interop.kDLCPU, 0)
+
+    def __dlpack__(self, stream=None, **kwargs):
+        """A DLPack capsule of this array (``numpy.from_dlpack``,
+        ``torch.from_dlpack``, ``cupy.from_dlpack``): the consumer views the
+        same memory, which stays allocated until it is done. On CUDA every
+        launch and copy queued on the runtime has finished before the
+        consumer's work on \\p stream can start (the runtime is synchronised:
+        gridjit has no events to order one stream after another)."""
+        if self.runtime.target == "cuda" and stream != -1:
+            self.runtime.synchronize()
+        device_type, device_id = self.__dlpack_device__()
+        return _interop.export_dlpack(self, self._address, self.shape, self.dtype, device_type, device_id)
+
     @property
     def __array_interface__(self):
         if self.runtime.target != "host":
@@ -311,13 +344,14 @@ def _nbytes(obj, t):
     return memoryview(obj).nbytes
 
 
-def device_array(shape, dtype="f32", *, runtime=None, target="cuda"):
+def device_array(shape, dtype="f32", *, runtime=None, target=DEFAULT_TARGET):
     """A new DeviceArray (uninitialised on CUDA, zeroed on the host) in
-    \\p runtime, or the default runtime of \\p target."""
+    \\p runtime, or the default runtime of \\p target (default: the host,
+    as for compile())."""
     return DeviceArray(shape, dtype, runtime=runtime, target=target)
 
 
-def device_array_like(array, *, runtime=None, target="cuda"):
+def device_array_like(array, *, runtime=None, target=DEFAULT_TARGET):
     """A new DeviceArray with \\p array's shape and element type."""
     ai = getattr(array, "__array_interface__", None) or getattr(array, "__cuda_array_interface__", None)
     if ai is not None:
@@ -327,11 +361,11 @@ def device_array_like(array, *, runtime=None, target="cuda"):
         view = memoryview(array)
         t, shape = _types.from_format(view.format), view.shape
     if t is None:
-        raise ArgumentError("gridjit: %s has no KIR element type" % _interop.describe(array))
+        raise InvalidArgumentError("gridjit: %s has no KIR element type" % _interop.describe(array))
     return DeviceArray(shape, t, runtime=runtime, target=target)
 
 
-def to_device(array, *, runtime=None, target="cuda"):
+def to_device(array, *, runtime=None, target=DEFAULT_TARGET):
     """A DeviceArray holding a copy of host array \\p array (a NumPy array
     or any contiguous buffer)."""
     ai = getattr(array, "__array_interface__", None)
@@ -342,10 +376,10 @@ def to_device(array, *, runtime=None, target="cuda"):
         try:
             view = memoryview(array)
         except TypeError:
-            raise ArgumentError("gridjit: to_device: %s is not an array or buffer" % _interop.describe(array)) from None
+            raise InvalidArgumentError("gridjit: to_device: %s is not an array or buffer" % _interop.describe(array)) from None
         t, shape = _types.from_format(view.format), view.shape
     if t is None:
-        raise ArgumentError("gridjit: to_device: %s has no KIR element type" % _interop.describe(array))
+        raise InvalidArgumentError("gridjit: to_device: %s has no KIR element type" % _interop.describe(array))
     d = DeviceArray(shape, t, runtime=runtime, target=target)
     d.copy_from_host(array)
     return d

@@ -10,43 +10,19 @@
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
+/* sigaction (the catch-faults case). */
+#define _POSIX_C_SOURCE 200809L
+
 #include "gridjit-c/gridjit.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int Failures = 0;
-
-#define EXPECT(Cond)                                                                               \
-  do {                                                                                             \
-    if (!(Cond)) {                                                                                 \
-      printf("FAIL: %s:%d: %s\n", __FILE__, __LINE__, #Cond);                                      \
-      ++Failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
-
-/* Prints "WHAT: STATUS: MESSAGE" (the message only for a failure). */
-static gj_status report(const char *What, gj_status S) {
-  if (S == GJ_OK)
-    printf("%s: GJ_OK\n", What);
-  else
-    printf("%s: %s: %s\n", What, gj_status_name(S), gj_last_error());
-  return S;
-}
-
-/* Stops the case when a call that must succeed fails. */
-#define MUST(Call)                                                                                 \
-  do {                                                                                             \
-    gj_status S_ = (Call);                                                                         \
-    if (S_ != GJ_OK) {                                                                             \
-      printf("FAIL: %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #Call, gj_status_name(S_),         \
-             gj_last_error());                                                                     \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
+#include "Inputs/capi_report.h"
 
 static const char Saxpy[] =
     "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {\n"
@@ -68,7 +44,7 @@ static const char Saxpy[] =
 
 static gj_compiler newCompiler(const char *Targets) {
   gj_compiler_options O;
-  gj_compiler_options_init(&O);
+  gj_compiler_options_init(&O, sizeof O);
   O.targets = Targets;
   O.use_disk_cache = 0;
   gj_compiler C = NULL;
@@ -78,7 +54,7 @@ static gj_compiler newCompiler(const char *Targets) {
 
 static gj_runtime newHostRuntime(unsigned Threads) {
   gj_runtime_options O;
-  gj_runtime_options_init(&O);
+  gj_runtime_options_init(&O, sizeof O);
   O.threads = Threads;
   gj_runtime R = NULL;
   MUST(gj_runtime_create(&O, &R));
@@ -124,7 +100,7 @@ static gj_arg deviceArg(uint64_t Addr, gj_scalar_type Pointee) {
 
 static gj_launch_config config1D(uint32_t Grid, uint32_t Block) {
   gj_launch_config C;
-  gj_launch_config_init(&C);
+  gj_launch_config_init(&C, sizeof C);
   C.grid[0] = Grid;
   C.block[0] = Block;
   return C;
@@ -137,7 +113,7 @@ static int caseBasics(void) {
   EXPECT(gj_api_version() == GJ_API_VERSION);
   printf("version %s\n", gj_version_string());
   printf("last error at start: '%s'\n", gj_last_error());
-  for (int S = GJ_OK; S <= GJ_ERROR_FAILED + 1; ++S)
+  for (int S = GJ_OK; S <= GJ_ERROR_IO + 1; ++S)
     printf("status %d: %s\n", S, gj_status_name((gj_status)S));
   for (int T = GJ_BOOL; T <= GJ_F64; ++T)
     printf("type %d: %s\n", T, gj_scalar_type_name((gj_scalar_type)T));
@@ -146,37 +122,60 @@ static int caseBasics(void) {
 
   gj_compiler_options CO;
   memset(&CO, 0xff, sizeof(CO));
-  gj_compiler_options_init(&CO);
+  gj_compiler_options_init(&CO, sizeof CO);
   EXPECT(CO.struct_size == sizeof(CO));
   printf("compiler defaults: targets %s opt %u threads %u disk cache %d cache dir %s\n",
          CO.targets ? CO.targets : "NULL", CO.opt_level, CO.threads, CO.use_disk_cache,
          CO.cache_dir ? CO.cache_dir : "NULL");
   gj_runtime_options RO;
   memset(&RO, 0xff, sizeof(RO));
-  gj_runtime_options_init(&RO);
+  gj_runtime_options_init(&RO, sizeof RO);
   EXPECT(RO.struct_size == sizeof(RO));
-  printf("runtime defaults: target %s threads %u device %u cubin cache %d cache dir %s\n",
+  printf("runtime defaults: target %s threads %u device %u cubin cache %d cache dir %s catch "
+         "faults %d reserved %u\n",
          RO.target ? RO.target : "NULL", RO.threads, RO.device, RO.use_cubin_cache,
-         RO.cache_dir ? RO.cache_dir : "NULL");
+         RO.cache_dir ? RO.cache_dir : "NULL", RO.catch_faults, RO.reserved);
   gj_launch_config LC;
   memset(&LC, 0xff, sizeof(LC));
-  gj_launch_config_init(&LC);
+  gj_launch_config_init(&LC, sizeof LC);
   EXPECT(LC.struct_size == sizeof(LC));
   printf("launch defaults: grid %u %u %u block %u %u %u shared %u stream %p\n", LC.grid[0],
          LC.grid[1], LC.grid[2], LC.block[0], LC.block[1], LC.block[2], LC.dynamic_shared_bytes,
          LC.stream);
   gj_kernel_info KI;
-  gj_kernel_info_init(&KI);
+  gj_kernel_info_init(&KI, sizeof KI);
   EXPECT(KI.struct_size == sizeof(KI));
   gj_param_info PI;
-  gj_param_info_init(&PI);
+  gj_param_info_init(&PI, sizeof PI);
   EXPECT(PI.struct_size == sizeof(PI));
+  /* An init function writes the size it is given and nothing beyond: an
+     older caller's struct (API version 1's gj_runtime_options, 40 bytes)
+     in a larger buffer keeps the bytes after it. */
+  unsigned char Buffer[sizeof(gj_runtime_options) + 8];
+  memset(Buffer, 0xab, sizeof(Buffer));
+  gj_runtime_options_init((gj_runtime_options *)(void *)Buffer, 40);
+  size_t Written = 0;
+  memcpy(&Written, Buffer, sizeof(Written));
+  EXPECT(Written == 40);
+  for (size_t I = 40; I < sizeof(Buffer); ++I)
+    EXPECT(Buffer[I] == 0xab);
+  /* A newer caller's (larger) struct: defaults, then zeros to its end. */
+  memset(Buffer, 0xab, sizeof(Buffer));
+  gj_runtime_options_init((gj_runtime_options *)(void *)Buffer, sizeof(Buffer));
+  for (size_t I = sizeof(gj_runtime_options); I < sizeof(Buffer); ++I)
+    EXPECT(Buffer[I] == 0);
+  /* A size that is no struct's writes nothing. */
+  memset(Buffer, 0xab, sizeof(Buffer));
+  gj_runtime_options_init((gj_runtime_options *)(void *)Buffer, 12);
+  gj_runtime_options_init((gj_runtime_options *)(void *)Buffer, 44);
+  for (size_t I = 0; I < sizeof(Buffer); ++I)
+    EXPECT(Buffer[I] == 0xab);
   /* The init functions accept NULL. */
-  gj_compiler_options_init(NULL);
-  gj_runtime_options_init(NULL);
-  gj_launch_config_init(NULL);
-  gj_kernel_info_init(NULL);
-  gj_param_info_init(NULL);
+  gj_compiler_options_init(NULL, sizeof(gj_compiler_options));
+  gj_runtime_options_init(NULL, sizeof(gj_runtime_options));
+  gj_launch_config_init(NULL, sizeof(gj_launch_config));
+  gj_kernel_info_init(NULL, sizeof(gj_kernel_info));
+  gj_param_info_init(NULL, sizeof(gj_param_info));
   return 0;
 }
 
@@ -194,9 +193,9 @@ static int caseNull(void) {
   gj_compile_job J = NULL;
   gj_launch_config LC = config1D(1, 1);
   gj_kernel_info KI;
-  gj_kernel_info_init(&KI);
+  gj_kernel_info_init(&KI, sizeof KI);
   gj_param_info PI;
-  gj_param_info_init(&PI);
+  gj_param_info_init(&PI, sizeof PI);
   size_t Index = 0;
   const char *Data = NULL;
   size_t Size = 0;
@@ -236,10 +235,10 @@ static int caseNull(void) {
   report("buffer_write src", gj_buffer_write(B, 0, NULL, 8));
   report("buffer_read buffer", gj_buffer_read(NULL, 0, Host, 8));
   report("buffer_read dst", gj_buffer_read(B, 0, NULL, 8));
-  report("launch module", gj_launch(NULL, "saxpy", &LC, NULL, 0));
-  report("launch kernel", gj_launch(LM, NULL, &LC, NULL, 0));
-  report("launch config", gj_launch(LM, "saxpy", NULL, NULL, 0));
-  report("launch args", gj_launch(LM, "saxpy", &LC, NULL, 4));
+  report("launch module", gj_launch(NULL, "saxpy", &LC, NULL, 0, sizeof(gj_arg)));
+  report("launch kernel", gj_launch(LM, NULL, &LC, NULL, 0, sizeof(gj_arg)));
+  report("launch config", gj_launch(LM, "saxpy", NULL, NULL, 0, sizeof(gj_arg)));
+  report("launch args", gj_launch(LM, "saxpy", &LC, NULL, 4, sizeof(gj_arg)));
   /* Out-parameters are left alone on failure. */
   EXPECT(M != NULL && LM != NULL && B != NULL && J == NULL);
   /* The destroy functions accept NULL. */
@@ -258,8 +257,14 @@ static int caseNull(void) {
   return 0;
 }
 
-/*===-- struct-size: a struct_size too small ----------------------------===*/
+/*===-- struct-size: structs of other sizes ----------------------------===*/
 
+/* The rule of docs/CAPI.md, "Versions and growth", from C: sizes below a
+   struct's first version or not a multiple of 8 are refused; a larger
+   struct is accepted when its unknown tail is zero and refused, naming the
+   byte, when it is not; a struct the library fills is written up to its
+   struct_size and no further. (abi.test compiles callers against older and
+   newer headers.) */
 static int caseStructSize(void) {
   gj_compiler C = newCompiler(NULL);
   gj_module M = NULL;
@@ -269,38 +274,67 @@ static int caseStructSize(void) {
   MUST(gj_runtime_load(R, M, &LM));
 
   gj_compiler_options CO;
-  gj_compiler_options_init(&CO);
+  gj_compiler_options_init(&CO, sizeof CO);
   CO.struct_size = 8;
   gj_compiler C2 = NULL;
   report("compiler options", gj_compiler_create(&CO, &C2));
   gj_runtime_options RO;
-  gj_runtime_options_init(&RO);
+  gj_runtime_options_init(&RO, sizeof RO);
   RO.struct_size = 0;
   gj_runtime R2 = NULL;
   report("runtime options", gj_runtime_create(&RO, &R2));
+  RO.struct_size = 44;
+  report("runtime options of 44 bytes", gj_runtime_create(&RO, &R2));
+  RO.struct_size = sizeof(RO);
+  RO.reserved = 1;
+  report("runtime options, reserved", gj_runtime_create(&RO, &R2));
   gj_kernel_info KI;
   memset(&KI, 0, sizeof(KI));
   report("kernel info", gj_module_kernel(M, 0, &KI));
   gj_param_info PI;
-  gj_param_info_init(&PI);
+  gj_param_info_init(&PI, sizeof PI);
   PI.struct_size = sizeof(PI) - 1;
   report("param info", gj_module_kernel_param(M, 0, 0, &PI));
   gj_launch_config LC = config1D(1, 1);
   LC.struct_size = 4;
-  report("launch config", gj_launch(LM, "saxpy", &LC, NULL, 0));
+  report("launch config", gj_launch(LM, "saxpy", &LC, NULL, 0, sizeof(gj_arg)));
   EXPECT(C2 == NULL && R2 == NULL && KI.name == NULL && PI.name == NULL);
+  LC.struct_size = sizeof(LC);
+  gj_arg Args[4] = {scalarI(GJ_I32, 0), scalarF32(1), deviceArg(0, GJ_F32), deviceArg(0, GJ_F32)};
+  report("arg size 8", gj_launch(LM, "saxpy", &LC, Args, 4, 8));
+  report("arg size 20", gj_launch(LM, "saxpy", &LC, Args, 4, 20));
 
-  /* A larger struct (a newer caller's) is fine: the known fields are read. */
+  /* A larger struct (a newer caller's): its zero tail is accepted, a byte
+     that is not zero is named. */
   struct {
     gj_compiler_options O;
-    char Newer[16];
+    unsigned char Newer[16];
   } Big;
   memset(&Big, 0, sizeof(Big));
-  gj_compiler_options_init(&Big.O);
-  Big.O.struct_size = sizeof(Big);
+  gj_compiler_options_init(&Big.O, sizeof(Big));
+  EXPECT(Big.O.struct_size == sizeof(Big));
   Big.O.use_disk_cache = 0;
   report("larger compiler options", gj_compiler_create(&Big.O, &C2));
   gj_compiler_destroy(C2);
+  C2 = NULL;
+  Big.Newer[5] = 1;
+  report("larger compiler options, byte 45 set", gj_compiler_create(&Big.O, &C2));
+  EXPECT(C2 == NULL);
+
+  /* A struct the library fills: up to struct_size, a tail it does not know
+     zeroed, nothing beyond. */
+  struct {
+    gj_kernel_info I;
+    unsigned char Newer[8];
+    unsigned char After[8];
+  } Out;
+  memset(&Out, 0xab, sizeof(Out));
+  gj_kernel_info_init(&Out.I, sizeof(Out.I) + sizeof(Out.Newer));
+  memset(Out.Newer, 0xab, sizeof(Out.Newer));
+  MUST(gj_module_kernel(M, 1, &Out.I));
+  printf("larger kernel info: %s, struct_size %zu\n", Out.I.name, Out.I.struct_size);
+  for (size_t I = 0; I < sizeof(Out.Newer); ++I)
+    EXPECT(Out.Newer[I] == 0 && Out.After[I] == 0xab);
 
   gj_loaded_module_destroy(LM);
   gj_runtime_destroy(R);
@@ -313,7 +347,7 @@ static int caseStructSize(void) {
 
 static int caseCompiler(void) {
   gj_compiler_options O;
-  gj_compiler_options_init(&O);
+  gj_compiler_options_init(&O, sizeof O);
   O.use_disk_cache = 0;
   gj_compiler C = NULL;
   O.opt_level = 4;
@@ -387,14 +421,14 @@ static int caseKernels(void) {
   size_t N = gj_module_kernel_count(M);
   for (size_t K = 0; K < N; ++K) {
     gj_kernel_info KI;
-    gj_kernel_info_init(&KI);
+    gj_kernel_info_init(&KI, sizeof KI);
     MUST(gj_module_kernel(M, K, &KI));
     printf("kernel %zu %s params %zu cooperative %d dynamic shared %d static shared %llu\n", K,
            KI.name, KI.num_params, KI.cooperative, KI.uses_dynamic_shared,
            (unsigned long long)KI.static_shared_bytes);
     for (size_t P = 0; P < KI.num_params; ++P) {
       gj_param_info PI;
-      gj_param_info_init(&PI);
+      gj_param_info_init(&PI, sizeof PI);
       MUST(gj_module_kernel_param(M, K, P, &PI));
       printf("  param %zu %s pointer %d type %s size %u align %u\n", P, PI.name, PI.is_pointer,
              gj_scalar_type_name(PI.type), PI.size, PI.align);
@@ -407,10 +441,10 @@ static int caseKernels(void) {
   report("find missing", gj_module_find_kernel(M, "sxapy", &Index));
   EXPECT(Index == 99);
   gj_kernel_info KI;
-  gj_kernel_info_init(&KI);
+  gj_kernel_info_init(&KI, sizeof KI);
   report("kernel index", gj_module_kernel(M, 3, &KI));
   gj_param_info PI;
-  gj_param_info_init(&PI);
+  gj_param_info_init(&PI, sizeof PI);
   report("param kernel index", gj_module_kernel_param(M, 7, 0, &PI));
   report("param index", gj_module_kernel_param(M, 0, 4, &PI));
   gj_module_release(M);
@@ -449,7 +483,7 @@ static int caseHost(void) {
   gj_launch_config LC = config1D((N + 127) / 128, 128);
   gj_arg Args[4] = {scalarI(GJ_I32, N), scalarF32(3.0f), bufferArg(BX, GJ_F32),
                     bufferArg(BY, GJ_ANY)};
-  report("launch on buffers", gj_launch(LM, "saxpy", &LC, Args, 4));
+  report("launch on buffers", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
   MUST(gj_runtime_synchronize(R));
   MUST(gj_buffer_read(BY, 0, Out, sizeof(Out)));
   int Bad = 0;
@@ -466,10 +500,10 @@ static int caseHost(void) {
   /* Caller-owned host memory, typed and untyped, and a raw address. */
   gj_arg HostArgs[4] = {scalarI(GJ_I32, N), scalarF32(0.5f), hostArg(X, GJ_F32),
                         hostArg(Y, GJ_ANY)};
-  report("launch on host pointers", gj_launch(LM, "saxpy", &LC, HostArgs, 4));
+  report("launch on host pointers", gj_launch(LM, "saxpy", &LC, HostArgs, 4, sizeof(gj_arg)));
   gj_arg AddrArgs[4] = {scalarI(GJ_I32, N), scalarF32(2.0f), deviceArg((uintptr_t)X, GJ_F32),
                         deviceArg(gj_buffer_address(BY), GJ_F32)};
-  report("launch on addresses", gj_launch(LM, "saxpy", &LC, AddrArgs, 4));
+  report("launch on addresses", gj_launch(LM, "saxpy", &LC, AddrArgs, 4, sizeof(gj_arg)));
   MUST(gj_buffer_read(BY, 0, Out, sizeof(Out)));
   Bad = 0;
   for (int I = 0; I < N; ++I) {
@@ -485,7 +519,7 @@ static int caseHost(void) {
   gj_launch_config LF = config1D(2, 32);
   gj_arg FillArgs[4] = {hostArg(Fill, GJ_I64), scalarI(GJ_I64, -5000000000LL),
                         scalarI(GJ_BOOL, 1), scalarU(GJ_U8, 255)};
-  report("launch fill", gj_launch(LM, "fill", &LF, FillArgs, 4));
+  report("launch fill", gj_launch(LM, "fill", &LF, FillArgs, 4, sizeof(gj_arg)));
   Bad = 0;
   for (int I = 0; I < 64; ++I)
     Bad += Fill[I] != -5000000000LL + 255;
@@ -497,7 +531,7 @@ static int caseHost(void) {
   memset(Coop, 0, sizeof(Coop));
   gj_launch_config LCo = config1D(8, 4);
   gj_arg CoopArgs[1] = {hostArg(Coop, GJ_I32)};
-  report("launch coop", gj_launch(LM, "coop", &LCo, CoopArgs, 1));
+  report("launch coop", gj_launch(LM, "coop", &LCo, CoopArgs, 1, sizeof(gj_arg)));
   EXPECT(Coop[0] == 1 && Coop[7] == 1);
 
   /* Destroying the runtime before its buffers and modules is tolerated:
@@ -526,59 +560,59 @@ static int caseLaunchErrors(void) {
   float Y[16];
   gj_launch_config LC = config1D(1, 16);
 
-  report("unknown kernel", gj_launch(LM, "saxp", &LC, NULL, 0));
+  report("unknown kernel", gj_launch(LM, "saxp", &LC, NULL, 0, sizeof(gj_arg)));
   gj_arg Three[3] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(B, GJ_F32)};
-  report("too few args", gj_launch(LM, "saxpy", &LC, Three, 3));
+  report("too few args", gj_launch(LM, "saxpy", &LC, Three, 3, sizeof(gj_arg)));
   gj_arg Wrong[4] = {scalarI(GJ_I64, 16), scalarF32(1), bufferArg(B, GJ_F32),
                      bufferArg(B, GJ_F32)};
-  report("wrong scalar type", gj_launch(LM, "saxpy", &LC, Wrong, 4));
+  report("wrong scalar type", gj_launch(LM, "saxpy", &LC, Wrong, 4, sizeof(gj_arg)));
   gj_arg Pointee[4] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(B, GJ_I32),
                        bufferArg(B, GJ_F32)};
-  report("wrong pointee", gj_launch(LM, "saxpy", &LC, Pointee, 4));
+  report("wrong pointee", gj_launch(LM, "saxpy", &LC, Pointee, 4, sizeof(gj_arg)));
   gj_arg ScalarForPtr[4] = {scalarI(GJ_I32, 16), scalarF32(1), scalarF32(1),
                             bufferArg(B, GJ_F32)};
-  report("scalar for pointer", gj_launch(LM, "saxpy", &LC, ScalarForPtr, 4));
+  report("scalar for pointer", gj_launch(LM, "saxpy", &LC, ScalarForPtr, 4, sizeof(gj_arg)));
   gj_arg PtrForScalar[4] = {hostArg(Y, GJ_ANY), scalarF32(1), bufferArg(B, GJ_F32),
                             bufferArg(B, GJ_F32)};
-  report("pointer for scalar", gj_launch(LM, "saxpy", &LC, PtrForScalar, 4));
+  report("pointer for scalar", gj_launch(LM, "saxpy", &LC, PtrForScalar, 4, sizeof(gj_arg)));
   gj_arg Range[4] = {scalarI(GJ_I32, 1LL << 40), scalarF32(1), bufferArg(B, GJ_F32),
                      bufferArg(B, GJ_F32)};
-  report("i32 out of range", gj_launch(LM, "saxpy", &LC, Range, 4));
+  report("i32 out of range", gj_launch(LM, "saxpy", &LC, Range, 4, sizeof(gj_arg)));
   gj_arg FillArgs[4] = {hostArg(Y, GJ_I64), scalarI(GJ_I64, 1), scalarI(GJ_BOOL, 2),
                         scalarU(GJ_U8, 256)};
-  report("bool 2", gj_launch(LM, "fill", &LC, FillArgs, 4));
+  report("bool 2", gj_launch(LM, "fill", &LC, FillArgs, 4, sizeof(gj_arg)));
   FillArgs[2] = scalarI(GJ_BOOL, 0);
-  report("u8 256", gj_launch(LM, "fill", &LC, FillArgs, 4));
+  report("u8 256", gj_launch(LM, "fill", &LC, FillArgs, 4, sizeof(gj_arg)));
   gj_arg AnyScalar[4] = {scalarI(GJ_ANY, 16), scalarF32(1), bufferArg(B, GJ_F32),
                          bufferArg(B, GJ_F32)};
-  report("scalar of type any", gj_launch(LM, "saxpy", &LC, AnyScalar, 4));
+  report("scalar of type any", gj_launch(LM, "saxpy", &LC, AnyScalar, 4, sizeof(gj_arg)));
   gj_arg BadType[4] = {scalarI((gj_scalar_type)42, 16), scalarF32(1), bufferArg(B, GJ_F32),
                        bufferArg(B, GJ_F32)};
-  report("unknown scalar type", gj_launch(LM, "saxpy", &LC, BadType, 4));
+  report("unknown scalar type", gj_launch(LM, "saxpy", &LC, BadType, 4, sizeof(gj_arg)));
   gj_arg BadKind[4] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(B, GJ_F32),
                        bufferArg(B, GJ_F32)};
   BadKind[3].kind = (gj_arg_kind)9;
-  report("unknown kind", gj_launch(LM, "saxpy", &LC, BadKind, 4));
+  report("unknown kind", gj_launch(LM, "saxpy", &LC, BadKind, 4, sizeof(gj_arg)));
   gj_arg NullBuf[4] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(NULL, GJ_F32),
                        bufferArg(B, GJ_F32)};
-  report("null buffer", gj_launch(LM, "saxpy", &LC, NullBuf, 4));
+  report("null buffer", gj_launch(LM, "saxpy", &LC, NullBuf, 4, sizeof(gj_arg)));
   gj_arg Other[4] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(B2, GJ_F32),
                      bufferArg(B, GJ_F32)};
-  report("buffer of another runtime", gj_launch(LM, "saxpy", &LC, Other, 4));
+  report("buffer of another runtime", gj_launch(LM, "saxpy", &LC, Other, 4, sizeof(gj_arg)));
 
   gj_arg Good[4] = {scalarI(GJ_I32, 16), scalarF32(1), bufferArg(B, GJ_F32),
                     bufferArg(B, GJ_F32)};
   gj_launch_config Zero = config1D(0, 16);
-  report("zero grid", gj_launch(LM, "saxpy", &Zero, Good, 4));
+  report("zero grid", gj_launch(LM, "saxpy", &Zero, Good, 4, sizeof(gj_arg)));
   gj_launch_config Huge = config1D(1, 2048);
-  report("block too large", gj_launch(LM, "saxpy", &Huge, Good, 4));
+  report("block too large", gj_launch(LM, "saxpy", &Huge, Good, 4, sizeof(gj_arg)));
   gj_launch_config Shared = config1D(1, 16);
   Shared.dynamic_shared_bytes = 64;
-  report("dynamic shared unused", gj_launch(LM, "saxpy", &Shared, Good, 4));
+  report("dynamic shared unused", gj_launch(LM, "saxpy", &Shared, Good, 4, sizeof(gj_arg)));
   gj_launch_config Stream = config1D(1, 16);
   Stream.stream = &Stream;
-  report("host stream", gj_launch(LM, "saxpy", &Stream, Good, 4));
-  report("good launch", gj_launch(LM, "saxpy", &LC, Good, 4));
+  report("host stream", gj_launch(LM, "saxpy", &Stream, Good, 4, sizeof(gj_arg)));
+  report("good launch", gj_launch(LM, "saxpy", &LC, Good, 4, sizeof(gj_arg)));
 
   gj_buffer HugeBuffer = NULL;
   report("huge buffer", gj_buffer_alloc(R, (uint64_t)1 << 62, &HugeBuffer));
@@ -588,7 +622,7 @@ static int caseLaunchErrors(void) {
   report("empty write", gj_buffer_write(B, 64, NULL, 0));
 
   gj_runtime_options RO;
-  gj_runtime_options_init(&RO);
+  gj_runtime_options_init(&RO, sizeof RO);
   RO.target = "tpu";
   gj_runtime R3 = NULL;
   report("unknown runtime", gj_runtime_create(&RO, &R3));
@@ -617,7 +651,7 @@ static int caseLaunchErrors(void) {
 
 static int caseAsync(void) {
   gj_compiler_options O;
-  gj_compiler_options_init(&O);
+  gj_compiler_options_init(&O, sizeof O);
   O.use_disk_cache = 0;
   O.threads = 2;
   gj_compiler C = NULL;
@@ -666,7 +700,7 @@ static int caseAsync(void) {
     gj_module M = NULL;
     MUST(gj_compile_job_wait(Many[I], &M));
     gj_kernel_info KI;
-    gj_kernel_info_init(&KI);
+    gj_kernel_info_init(&KI, sizeof KI);
     MUST(gj_module_kernel(M, 0, &KI));
     char Want[8];
     snprintf(Want, sizeof(Want), "k%d", I);
@@ -732,7 +766,7 @@ static void *threadMain(void *P) {
     }
     gj_arg SArgs[4] = {scalarI(GJ_I32, Elems), scalarF32((float)Round), hostArg(X, GJ_F32),
                        hostArg(Y, GJ_F32)};
-    if (gj_launch(LM, Name, &LC, Args, 2) || gj_launch(W->S->Saxpy, "saxpy", &LC, SArgs, 4) ||
+    if (gj_launch(LM, Name, &LC, Args, 2, sizeof(gj_arg)) || gj_launch(W->S->Saxpy, "saxpy", &LC, SArgs, 4, sizeof(gj_arg)) ||
         gj_buffer_read(B, 0, Out, sizeof(Out))) {
       snprintf(W->Error, sizeof(W->Error), "%s", gj_last_error());
       return NULL;
@@ -800,7 +834,7 @@ static int caseCuda(const char *FakePath) {
   MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
   MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", "host", &MH));
   gj_runtime_options O;
-  gj_runtime_options_init(&O);
+  gj_runtime_options_init(&O, sizeof O);
   O.target = "cuda";
   O.use_cubin_cache = 0;
   gj_runtime R = NULL;
@@ -831,21 +865,21 @@ static int caseCuda(const char *FakePath) {
   gj_launch_config LC = config1D(2, 128);
   gj_arg Args[4] = {scalarI(GJ_I32, N), scalarF32(2.0f), bufferArg(BX, GJ_F32),
                     deviceArg(gj_buffer_address(BY), GJ_F32)};
-  report("launch", gj_launch(LM, "saxpy", &LC, Args, 4));
+  report("launch", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
   LC.stream = (void *)0x1234; /* a caller's stream, passed through as it is */
-  report("launch on a caller's stream", gj_launch(LM, "saxpy", &LC, Args, 4));
+  report("launch on a caller's stream", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
   LC.stream = NULL;
   gj_arg CoopArgs[1] = {bufferArg(BY, GJ_ANY)};
-  report("launch coop", gj_launch(LM, "coop", &LC, CoopArgs, 1));
+  report("launch coop", gj_launch(LM, "coop", &LC, CoopArgs, 1, sizeof(gj_arg)));
   report("synchronize", gj_runtime_synchronize(R));
   if (Launches)
     printf("fake launches: %d, cooperative: %d\n", Launches(0) - Before,
            Launches(1) - CoopBefore);
   gj_arg HostPtr[4] = {scalarI(GJ_I32, N), scalarF32(2.0f), hostArg(X, GJ_F32),
                        bufferArg(BY, GJ_F32)};
-  report("host pointer on cuda", gj_launch(LM, "saxpy", &LC, HostPtr, 4));
+  report("host pointer on cuda", gj_launch(LM, "saxpy", &LC, HostPtr, 4, sizeof(gj_arg)));
   gj_launch_config Big = config1D(1, 1025);
-  report("block too large on cuda", gj_launch(LM, "saxpy", &Big, Args, 4));
+  report("block too large on cuda", gj_launch(LM, "saxpy", &Big, Args, 4, sizeof(gj_arg)));
   gj_buffer_free(BX);
   gj_buffer_free(BY);
   gj_loaded_module_destroy(LM);
@@ -859,14 +893,14 @@ static int caseCuda(const char *FakePath) {
 }
 
 /* The driver failing (GRIDJIT_FAKE_CUDA_FAIL makes cuMemAlloc and
-   cuLaunchKernel fail): GJ_ERROR_FAILED and GJ_ERROR_LAUNCH with the
-   driver's own message. */
+   cuLaunchKernel fail): the status of what the driver's error means
+   (cuda.test), with the driver's own message. */
 static int caseCudaFail(void) {
   gj_compiler C = newCompiler("nvptx");
   gj_module M = NULL;
   MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
   gj_runtime_options O;
-  gj_runtime_options_init(&O);
+  gj_runtime_options_init(&O, sizeof O);
   O.target = "cuda";
   O.use_cubin_cache = 0;
   gj_runtime R = NULL;
@@ -875,13 +909,135 @@ static int caseCudaFail(void) {
   MUST(gj_runtime_load(R, M, &LM));
   gj_buffer B = NULL;
   report("alloc", gj_buffer_alloc(R, 1024, &B));
-  EXPECT(B == NULL);
+  gj_buffer_free(B);
   gj_launch_config LC = config1D(1, 32);
   gj_arg Args[4] = {scalarI(GJ_I32, 32), scalarF32(1.0f), deviceArg(0x10000, GJ_F32),
                     deviceArg(0x20000, GJ_F32)};
-  report("launch", gj_launch(LM, "saxpy", &LC, Args, 4));
+  report("launch", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
   gj_loaded_module_destroy(LM);
   gj_runtime_destroy(R);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
+/*===-- kinds: one error of each kind the host can give -----------------===*/
+
+/* The contents of file \p Path (NUL-terminated, to be freed), or exit. */
+static char *readFile(const char *Path, size_t *Size) {
+  FILE *F = fopen(Path, "rb");
+  char *Text = NULL;
+  if (!F || fseek(F, 0, SEEK_END) != 0 || (*Size = (size_t)ftell(F), fseek(F, 0, SEEK_SET)) != 0 ||
+      !(Text = malloc(*Size + 1)) || fread(Text, 1, *Size, F) != *Size) {
+    printf("FAIL: cannot read %s\n", Path);
+    exit(1);
+  }
+  Text[*Size] = 0;
+  fclose(F);
+  return Text;
+}
+
+/* Each kind of error of ErrorKinds.def that a host runtime and compiler
+   can meet, with its status, running the kernels of \p KirPath
+   (Inputs/kinds.kir; kinds.test; the CUDA driver's kinds are cuda.test's,
+   I/O errors compiler-create's, and GJ_ERROR_FAILED launch-errors.test's
+   huge buffer). */
+static int caseKinds(const char *KirPath) {
+  gj_compiler C = newCompiler(NULL);
+  gj_module M = NULL;
+  report("invalid argument", gj_compile(NULL, "", 0, NULL, NULL, &M));
+  report("compile", gj_compile(C, "kernel k( {", 11, "bad.kir", NULL, &M));
+  size_t Size = 0;
+  char *Kir = readFile(KirPath, &Size);
+  MUST(gj_compile(C, Kir, Size, "kinds.kir", NULL, &M));
+  free(Kir);
+  gj_runtime R = newHostRuntime(2);
+  gj_loaded_module LM = NULL;
+  MUST(gj_runtime_load(R, M, &LM));
+  gj_launch_config LC = config1D(1, 8);
+  report("not found", gj_launch(LM, "nope", &LC, NULL, 0, sizeof(gj_arg)));
+  int32_t Out[8];
+  gj_arg Wrong = hostArg(Out, GJ_F32);
+  report("argument", gj_launch(LM, "halfif", &LC, &Wrong, 1, sizeof(gj_arg)));
+  gj_arg Good = hostArg(Out, GJ_I32);
+  gj_launch_config Big = config1D(1, 2048);
+  report("configuration", gj_launch(LM, "halfif", &Big, &Good, 1, sizeof(gj_arg)));
+  report("divergence", gj_launch(LM, "halfif", &LC, &Good, 1, sizeof(gj_arg)));
+  float F[4];
+  gj_arg FarArgs[2] = {scalarI(GJ_I32, 1000000000), hostArg(F, GJ_F32)};
+  gj_launch_config One = config1D(1, 1);
+  report("fault", gj_launch(LM, "far", &One, FarArgs, 2, sizeof(gj_arg)));
+  /* The runtime goes on after each. */
+  report("after them", gj_launch(LM, "halfif", &One, &Good, 1, sizeof(gj_arg)));
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
+/* gj_compiler_create with the defaults, and its warnings, in whatever
+   environment the test gives it. */
+static int caseCompilerCreate(const char *CacheDir) {
+  gj_compiler_options O;
+  gj_compiler_options_init(&O, sizeof O);
+  O.cache_dir = CacheDir;
+  gj_compiler C = NULL;
+  if (report("compiler", gj_compiler_create(&O, &C)) != GJ_OK)
+    return 0;
+  /* Warnings come when the disk cache is first needed. */
+  gj_module M = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  size_t N = gj_compiler_warning_count(C);
+  printf("warnings: %zu\n", N);
+  for (size_t I = 0; I < N; ++I)
+    printf("warning %zu: %s\n", I, gj_compiler_warning(C, I));
+  EXPECT(gj_compiler_warning(C, N) == NULL && gj_compiler_warning(NULL, 0) == NULL &&
+         gj_compiler_warning_count(NULL) == 0);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
+/*===-- catch-faults: a runtime that installs no signal handler --------===*/
+
+/* SIGSEGV's handler, as sigaction reports it. */
+static void *segvHandler(void) {
+  struct sigaction A;
+  sigaction(SIGSEGV, NULL, &A);
+  return (A.sa_flags & SA_SIGINFO) ? (void *)(uintptr_t)A.sa_sigaction
+                                   : (void *)(uintptr_t)A.sa_handler;
+}
+
+/* Launches saxpy on a runtime with catch_faults = \p Catch; prints whether
+   SIGSEGV's handler changed. */
+static void launchWithCatchFaults(gj_module M, int32_t Catch) {
+  void *Before = segvHandler();
+  gj_runtime_options O;
+  gj_runtime_options_init(&O, sizeof O);
+  O.catch_faults = Catch;
+  gj_runtime R = NULL;
+  MUST(gj_runtime_create(&O, &R));
+  gj_loaded_module LM = NULL;
+  MUST(gj_runtime_load(R, M, &LM));
+  float X[4] = {1, 2, 3, 4}, Y[4] = {0};
+  gj_arg Args[4] = {scalarI(GJ_I32, 4), scalarF32(2), hostArg(X, GJ_F32), hostArg(Y, GJ_F32)};
+  gj_launch_config LC = config1D(1, 4);
+  MUST(gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
+  EXPECT(Y[3] == 8);
+  printf("catch_faults %d: SIGSEGV handler %s\n", (int)Catch,
+         segvHandler() == Before ? "unchanged" : "changed");
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+}
+
+static int caseCatchFaults(void) {
+  gj_compiler C = newCompiler(NULL);
+  gj_module M = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  /* Off first: handlers, once installed, may stay while a runtime lives. */
+  launchWithCatchFaults(M, 0);
+  launchWithCatchFaults(M, 1);
   gj_module_release(M);
   gj_compiler_destroy(C);
   return 0;
@@ -891,7 +1047,7 @@ static int caseCudaFail(void) {
 static int caseCudaCreate(unsigned Ordinal) {
   printf("devices: %d\n", gj_cuda_device_count());
   gj_runtime_options O;
-  gj_runtime_options_init(&O);
+  gj_runtime_options_init(&O, sizeof O);
   O.target = "nvptx";
   O.device = Ordinal;
   O.use_cubin_cache = 0;
@@ -930,6 +1086,12 @@ int main(int Argc, char **Argv) {
     RC = caseCuda(Argv[2]);
   else if (!strcmp(Case, "cuda-fail"))
     RC = caseCudaFail();
+  else if (!strcmp(Case, "kinds") && Argc > 2)
+    RC = caseKinds(Argv[2]);
+  else if (!strcmp(Case, "compiler-create"))
+    RC = caseCompilerCreate(Argc > 2 ? Argv[2] : NULL);
+  else if (!strcmp(Case, "catch-faults"))
+    RC = caseCatchFaults();
   else if (!strcmp(Case, "cuda-create"))
     RC = caseCudaCreate(Argc > 2 ? (unsigned)atoi(Argv[2]) : 0);
   else

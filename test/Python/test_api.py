@@ -7,10 +7,12 @@
 
 import array
 import concurrent.futures
+import gc
 import os
 import pathlib
 import sys
 import unittest
+import weakref
 
 import numpy as np
 
@@ -172,28 +174,38 @@ class LaunchTest(unittest.TestCase):
     def test_bad_configurations(self):
         k = self.mod.saxpy
         x = np.zeros(4, np.float32)
-        for config, msg in [
-            ((0, 1), "grid 0: every dimension must be at least 1"),
-            ((1, (1, 1, 1, 1)), "1 to 3 dimensions"),
-            ((1.5, 1), "grid 1.5"),
-            ((1, 1, None, -1), "shared memory bytes -1"),
-            ((1, 1, 5), "takes no stream"),
+        # What a gj_launch_config can hold, gj_launch refuses in gridjit's
+        # words (status set); what it cannot, Python refuses (no status).
+        for config, msg, status in [
+            ((0, 1), r"^kernel 'saxpy' launched with grid \(0, 1, 1\) and block \(1, 1, 1\): every grid "
+                     r"dimension must be at least 1$", "GJ_ERROR_CONFIGURATION"),
+            ((1, 1, 5), r"^kernel 'saxpy': the host runtime has no streams", "GJ_ERROR_CONFIGURATION"),
+            ((1, 1, None, 64), r"the launch provides 64 bytes of dynamic shared memory but the kernel declares none",
+             "GJ_ERROR_CONFIGURATION"),
+            ((1, (1, 1, 1, 1)), "1 to 3 dimensions", None),
+            ((1.5, 1), "grid 1.5", None),
+            ((-1, 1), "grid -1: every dimension must be from 1 to 2\\*\\*32-1", None),
+            ((1, 2**32), "block 4294967296", None),
+            ((1, 1, None, -1), "shared memory bytes -1", None),
         ]:
             with self.subTest(config=config):
-                with self.assertRaisesRegex(gridjit.LaunchError, msg):
+                with self.assertRaisesRegex(gridjit.ConfigurationError, msg) as cm:
                     k[config](4, 1.0, x, x)
-        with self.assertRaisesRegex(gridjit.LaunchError, r"\[grid, block\]"):
+                self.assertIsInstance(cm.exception, gridjit.LaunchError)
+                self.assertIsInstance(cm.exception, ValueError)
+                self.assertEqual(cm.exception.status, status)
+        with self.assertRaisesRegex(gridjit.ConfigurationError, r"\[grid, block\]"):
             k[1](4, 1.0, x, x)
         with self.assertRaisesRegex(TypeError, r"saxpy\[grid, block\]"):
             k(4, 1.0, x, x)
         # gridjit's own limits, with its message.
-        with self.assertRaisesRegex(gridjit.LaunchError, "exceeds the limit of 1024 threads per block") as cm:
+        with self.assertRaisesRegex(gridjit.ConfigurationError, "exceeds the limit of 1024 threads per block") as cm:
             k[1, 2048](4, 1.0, x, x)
-        self.assertEqual(cm.exception.status, "GJ_ERROR_LAUNCH")
+        self.assertEqual(cm.exception.status, "GJ_ERROR_CONFIGURATION")
 
     def test_kernel_fault_is_an_exception(self):
-        # A host kernel's access outside its buffers is a LaunchError naming
-        # the kernel; the process, the runtime and the module go on. The
+        # A host kernel's access outside its buffers is a KernelFaultError (a
+        # LaunchError) naming the kernel; the process, the runtime and the module go on. The
         # buffer ends at an inaccessible page, so the first index past it
         # faults (and nothing else of the process is overwritten first).
         import ctypes
@@ -207,18 +219,20 @@ class LaunchTest(unittest.TestCase):
         out = np.frombuffer(region, np.float32, count=page // 4)
         mod = gridjit.compile("kernel put(n: i32, out: ptr<f32>) { out[n] = 1.0; }", name="put.kir")
         for _ in range(3):
-            with self.assertRaisesRegex(gridjit.LaunchError,
+            with self.assertRaisesRegex(gridjit.KernelFaultError,
                                         r"kernel 'put' accessed memory outside its buffers \(SIGSEGV at address 0x[0-9a-f]+, in block \(0, 0, 0\)\)") as cm:
                 mod.put[1, 1](page // 4, out)
-            self.assertEqual(cm.exception.status, "GJ_ERROR_LAUNCH")
+            self.assertIsInstance(cm.exception, gridjit.LaunchError)
+            self.assertEqual(cm.exception.status, "GJ_ERROR_FAULT")
         mod.put[1, 1](page // 4 - 1, out)
         self.assertEqual(out[-1], 1.0)
 
     def test_few_parameters(self):
         mod = gridjit.compile("kernel nothing() {}\nkernel seven(x: ptr<i32>) { x[0] = 7; }")
         mod.nothing[1, 1]()
-        with self.assertRaisesRegex(gridjit.ArgumentError, r"kernel 'nothing' takes 0 arguments \(\), 1 given"):
+        with self.assertRaisesRegex(gridjit.ArgumentError, r"^kernel 'nothing' takes 0 arguments \(\), 1 given$") as cm:
             mod.nothing[1, 1](3)
+        self.assertEqual(cm.exception.status, "GJ_ERROR_ARGUMENT")
         x = np.zeros(1, np.int32)
         mod.seven[1, 1](x)
         self.assertEqual(x[0], 7)
@@ -230,7 +244,7 @@ class LaunchTest(unittest.TestCase):
         x = np.arange(64, dtype=np.float32)
         mod.reverse_block[2, 32, None, 32 * 4](x)
         np.testing.assert_array_equal(x, np.concatenate([np.arange(31, -1, -1), np.arange(63, 31, -1)]))
-        with self.assertRaisesRegex(gridjit.LaunchError, "reverse_block"):
+        with self.assertRaisesRegex(gridjit.ConfigurationError, "kernel 'reverse_block' launched with .*declares dynamic"):
             mod.reverse_block[2, 32](x)
 
     def test_cooperative_kernel(self):
@@ -273,25 +287,26 @@ class LaunchTest(unittest.TestCase):
                     mod.kinds[1, 1](*args)
                 self.assertIsInstance(cm.exception, gridjit.LaunchError)
 
-        bad(0, 1, r"argument 1 \(b: bool\): expected a bool \(True or False\), got int 1")
-        bad(1, 128, r"argument 2 \(i8v: i8\): 128 is out of range for i8 \(-128 to 127\)")
-        bad(2, -32769, "out of range for i16")
-        bad(3, 2**31, "out of range for i32")
-        bad(4, 2**63, "out of range for i64")
-        bad(5, -1, r"-1 is out of range for u8 \(0 to 255\)")
-        bad(7, 2**32, "out of range for u32")
-        bad(8, 2**64, "out of range for u64")
-        bad(3, 1.0, r"argument 4 \(i32v: i32\): expected an integer, got float 1.0 \(floats are not converted")
-        bad(3, np.float32(1), "expected an integer, got numpy.float32")
-        bad(3, True, "expected an integer, got a bool")
-        bad(3, "7", "expected an integer, got str '7'")
-        bad(9, 1e39, r"argument 10 \(f32v: f32\): 1e\+39 is out of range for f32")
-        bad(9, "x", "expected a real number, got str 'x'")
-        bad(10, 1j, "expected a real number, got complex")
-        bad(10, False, "expected a real number, got a bool")
-        bad(10, 10**400, "too large for a floating-point parameter")
-        bad(11, 5, r"argument 12 \(out: ptr<f64>\): expected an array")
-        with self.assertRaisesRegex(gridjit.ArgumentError, r"kernel 'kinds' takes 12 arguments \(b: bool, .*\), 2 given"):
+        # Every message begins as gridjit's C++ does (the C API builds it).
+        bad(0, 1, r"^kernel 'kinds': argument 1 \('b: bool'\) must be a bool \(True or False\), but int 1 was given$")
+        bad(1, 128, r"^kernel 'kinds': argument 2 \('i8v: i8'\) must fit in i8 \(-128 to 127\), but 128 was given$")
+        bad(2, -32769, "must fit in i16")
+        bad(3, 2**31, "must fit in i32")
+        bad(4, 2**63, "must fit in i64")
+        bad(5, -1, r"argument 6 \('u8v: u8'\) must fit in u8 \(0 to 255\), but -1 was given")
+        bad(7, 2**32, "must fit in u32")
+        bad(8, 2**64, "must fit in u64")
+        bad(3, 1.0, r"argument 4 \('i32v: i32'\) must be an integer, but float 1.0 was given \(floats are not converted")
+        bad(3, np.float32(1), "must be an integer, but numpy.float32")
+        bad(3, True, "must be an integer, but a bool")
+        bad(3, "7", "must be an integer, but str '7' was given")
+        bad(9, 1e39, r"argument 10 \('f32v: f32'\) must fit in f32, but 1e\+39 was given")
+        bad(9, "x", "must be a real number, but str 'x' was given")
+        bad(10, 1j, "must be a real number, but complex")
+        bad(10, False, "must be a real number, but a bool")
+        bad(10, 10**400, "must be a real number that fits in an f64")
+        bad(11, 5, r"argument 12 \('out: ptr<f64>'\) must be an array")
+        with self.assertRaisesRegex(gridjit.ArgumentError, r"^kernel 'kinds' takes 12 arguments \(b: bool, .*\), 2 given$"):
             mod.kinds[1, 1](True, 0)
 
     def test_array_types(self):
@@ -315,7 +330,8 @@ class LaunchTest(unittest.TestCase):
         k = self.mod.saxpy[1, 16]
         with self.assertRaisesRegex(
             gridjit.ArgumentError,
-            r"argument 3 \(x: ptr<f32>\): numpy.ndarray of float64 has element type f64, the parameter ptr<f32>",
+            r"^kernel 'saxpy': argument 3 \('x: ptr<f32>'\) must point to f32, but numpy.ndarray of float64 "
+            r"\(element type f64\) was given$",
         ):
             k(16, 1.0, np.zeros(16), x)
         with self.assertRaisesRegex(gridjit.ArgumentError, "argument 4 .*not C-contiguous"):
@@ -326,7 +342,7 @@ class LaunchTest(unittest.TestCase):
             k(16, 1.0, ro, x)
         with self.assertRaisesRegex(gridjit.ArgumentError, "complex128"):
             k(16, 1.0, np.zeros(16, np.complex128), x)
-        with self.assertRaisesRegex(gridjit.ArgumentError, r"argument 4 \(y: ptr<f32>\): expected an array .* got list"):
+        with self.assertRaisesRegex(gridjit.ArgumentError, r"argument 4 \('y: ptr<f32>'\) must be an array .* but list"):
             k(16, 1.0, x, [1.0] * 16)
         # An empty array is fine when nothing is touched.
         k(0, 1.0, np.zeros(0, np.float32), np.zeros(0, np.float32))
@@ -339,7 +355,7 @@ class LaunchTest(unittest.TestCase):
         y = array.array("f", [1.0] * n)
         self.mod.saxpy[1, n](n, 2.0, x, y)
         self.assertEqual(list(y), [2.0 * i + 1 for i in range(n)])
-        with self.assertRaisesRegex(gridjit.ArgumentError, "element type f64, the parameter ptr<f32>"):
+        with self.assertRaisesRegex(gridjit.ArgumentError, r"must point to f32, but array.array \(element type f64\)"):
             self.mod.saxpy[1, n](n, 2.0, array.array("d", range(n)), y)
 
         class Interface:
@@ -347,24 +363,14 @@ class LaunchTest(unittest.TestCase):
                 self.a = a
                 self.__array_interface__ = a.__array_interface__
 
-        class DLPackOnly:
-            def __init__(self, a):
-                self.a = a
-
-            def __dlpack__(self, stream=None):
-                return self.a.__dlpack__()
-
-            def __dlpack_device__(self):
-                return self.a.__dlpack_device__()
-
         xs = np.arange(n, dtype=np.float32)
-        for wrap in (Interface, DLPackOnly):
+        for wrap in (Interface, gjtest.DLPackOnly):
             with self.subTest(wrap=wrap.__name__):
                 ys = np.ones(n, np.float32)
                 self.mod.saxpy[1, n](n, 3.0, wrap(xs), wrap(ys))
                 np.testing.assert_array_equal(ys, 3 * xs + 1)
         with self.assertRaisesRegex(gridjit.ArgumentError, "DLPack element type .* not a KIR scalar type|element type f64"):
-            self.mod.saxpy[1, n](n, 2.0, DLPackOnly(np.zeros(n)), ys)
+            self.mod.saxpy[1, n](n, 2.0, gjtest.DLPackOnly(np.zeros(n)), ys)
         # An offset view passes its own first element.
         big = np.zeros(20, np.float32)
         self.mod.saxpy[1, 4](4, 1.0, np.ones(4, np.float32), big[10:14])
@@ -387,13 +393,78 @@ class DeviceArrayTest(unittest.TestCase):
         self.assertIs(y.copy_to_host(out), out)
         like = gridjit.device_array_like(np.zeros((3, 4), np.int64), runtime=rt)
         self.assertEqual((like.shape, like.dtype), ((3, 4), gridjit.i64))
-        with self.assertRaisesRegex(gridjit.ArgumentError, "element type f64 does not match the DeviceArray's f32"):
+        # A copy is no launch: a wrong array is an invalid argument.
+        with self.assertRaisesRegex(gridjit.InvalidArgumentError, "element type f64 does not match the DeviceArray's f32"):
             y.copy_from_host(np.zeros(100))
-        with self.assertRaisesRegex(gridjit.ArgumentError, "396 bytes, but the DeviceArray holds 400"):
+        with self.assertRaisesRegex(gridjit.InvalidArgumentError, "396 bytes, but the DeviceArray holds 400"):
             y.copy_from_host(np.zeros(99, np.float32))
-        with self.assertRaisesRegex(gridjit.ArgumentError, "element type f32, the parameter ptr<i32>"):
+        with self.assertRaisesRegex(gridjit.ArgumentError, r"must point to i32, but gridjit.DeviceArray of f32"):
             gridjit.compile(GRID2D).index2d[1, 1](1, 1, y)
         self.assertFalse(hasattr(y, "__cuda_array_interface__"))
+
+    def test_dlpack_export(self):
+        d = gridjit.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
+        self.assertEqual(d.__dlpack_device__(), (1, 0))  # kDLCPU
+        a = np.from_dlpack(d)
+        self.assertEqual((a.shape, a.dtype), ((3, 4), np.float32))
+        # The same memory, not a copy.
+        self.assertEqual(a.__array_interface__["data"][0], d.address)
+        d.copy_from_host(np.full((3, 4), 7, np.float32))
+        np.testing.assert_array_equal(a, np.full((3, 4), 7))
+        # The consumer keeps the memory: the DeviceArray goes when it is done.
+        alive = weakref.ref(d)
+        del d
+        gc.collect()
+        self.assertIsNotNone(alive())
+        np.testing.assert_array_equal(a, np.full((3, 4), 7))
+        del a
+        gc.collect()
+        self.assertIsNone(alive())
+        # Every KIR type NumPy takes through DLPack (its 1.x has no bool).
+        for dtype in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                      np.float32, np.float64):
+            with self.subTest(dtype=dtype):
+                host = np.arange(5).astype(dtype)
+                np.testing.assert_array_equal(np.from_dlpack(gridjit.to_device(host)), host)
+        # A zero-size array and a 0-d one.
+        self.assertEqual(np.from_dlpack(gridjit.device_array((0, 3), "f64")).shape, (0, 3))
+        self.assertEqual(np.from_dlpack(gridjit.device_array((), "i32")).shape, ())
+        # A capsule nobody consumes does not keep the array for ever: the
+        # next export lets it go.
+        d = gridjit.device_array(4)
+        alive = weakref.ref(d)
+        capsule = d.__dlpack__()
+        del d, capsule
+        gridjit.device_array(1).__dlpack__()
+        gc.collect()
+        self.assertIsNone(alive())
+
+    def test_gridjit_takes_its_own_dlpack(self):
+        # As another framework would pass a gridjit array back: only DLPack.
+        x = gridjit.to_device(np.arange(8, dtype=np.float32))
+        y = gridjit.to_device(np.ones(8, np.float32))
+        gridjit.compile(gjtest.SAXPY).saxpy[1, 8](8, 2.0, gjtest.DLPackOnly(x), gjtest.DLPackOnly(y))
+        np.testing.assert_array_equal(y.copy_to_host(), 2 * np.arange(8) + 1)
+
+
+class DefaultTargetTest(unittest.TestCase):
+    def test_one_default_target(self):
+        # compile(), the arrays and the runtimes default to one target, the
+        # host, so that code naming no target works together.
+        self.assertEqual(gridjit.DEFAULT_TARGET, "host")
+        mod = gridjit.compile(gjtest.SAXPY)
+        x = gridjit.to_device(np.arange(16, dtype=np.float32))
+        y = gridjit.device_array(16)
+        like = gridjit.device_array_like(np.zeros(4, np.int32))
+        self.assertEqual(
+            [mod.target, x.runtime.target, y.runtime.target, like.runtime.target, gridjit.Runtime().target],
+            ["host"] * 5,
+        )
+        self.assertIs(gridjit.runtime(), gridjit.runtime("host"))
+        self.assertIs(mod.runtime, x.runtime)
+        mod.saxpy[1, 16](16, 2.0, x, y)
+        np.testing.assert_array_equal(y.copy_to_host(), 2 * np.arange(16))
+        self.assertEqual(gridjit.compile_async(gjtest.SAXPY).result().target, "host")
 
 
 class AsyncTest(unittest.TestCase):

@@ -1,6 +1,7 @@
 # Thread hygiene (3): concurrency. 8 Python threads compile and launch
 # different kernels at once and all get correct results; 8 threads launch
-# one kernel object at once; and 4 processes, each doing the 8-thread work,
+# one kernel object at once; two launches of one kernel that take its last
+# argument slot at the same moment; and 4 processes, each doing the 8-thread work,
 # share one cache directory at the same time, then a fifth process runs
 # every kernel again from that cache.
 #
@@ -134,6 +135,67 @@ class ProcessesTest(unittest.TestCase):
         p = subprocess.run([sys.executable, "-c", PROCESS], env=env, capture_output=True, text=True)
         self.assertEqual((p.returncode, p.stdout.strip()), (0, "ok"), p.stderr)
         self.assertEqual(sorted(f for _, _, files in os.walk(cache) for f in files), sorted(entries))
+
+
+class SlotPoolTest(unittest.TestCase):
+    def test_two_launches_take_the_last_slot_at_once(self):
+        # A kernel keeps its gj_arg arrays in a pool, one taken per launch.
+        # This pool has one slot, and makes the two launches meet in it
+        # (barriers of the two threads), as the interpreter may interleave
+        # them between any two bytecodes: after a check whether it is empty,
+        # if a launch makes one, and after a pop (or a failed one). A launch
+        # that checks the pool, then pops, finds it empty once the other
+        # thread took the slot in between (IndexError). The launch pops at
+        # once instead, and makes a slot when there is none: both run, each
+        # on its own slot.
+        class RacingPool(list):
+            def __init__(self):
+                super().__init__()
+                self.checked = threading.Barrier(2, timeout=30)
+                self.popped = threading.Barrier(2, timeout=30)
+
+            def __len__(self):
+                n = super().__len__()
+                self.checked.wait()
+                return n
+
+            def pop(self, *args):
+                try:
+                    return super().pop(*args)
+                finally:
+                    self.popped.wait()
+
+        from gridjit import _kernel
+
+        k = gridjit.compile(gjtest.SAXPY).saxpy
+        k._pool = RacingPool()
+        k._pool.append(_kernel._Slot(k._template, k._layout))
+        k._launch = k._generate_launch()
+        launch = k[1, 64]
+        start = threading.Barrier(2)
+        errors, results = [], []
+
+        def one(a):
+            try:
+                x = np.arange(64, dtype=np.float32)
+                y = np.ones(64, np.float32)
+                start.wait()
+                launch(64, a, x, y)
+                results.append((a, y))
+            except BaseException as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=one, args=(a,)) for a in (2.0, 3.0)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        for a, y in results:
+            np.testing.assert_array_equal(y, a * np.arange(64) + 1)
+        self.assertEqual(sorted(a for a, _ in results), [2.0, 3.0])
+        # Both slots went back to the pool.
+        self.assertEqual(list.__len__(k._pool), 2)
 
 
 if __name__ == "__main__":

@@ -148,7 +148,7 @@ class CudaTest(unittest.TestCase):
 
     def test_device_array_round_trip(self):
         host = np.arange(1000, dtype=np.float32)
-        d = gridjit.to_device(host)
+        d = gridjit.to_device(host, target="cuda")
         self.assertEqual(d.runtime.target, "cuda")
         np.testing.assert_array_equal(d.copy_to_host(), host)
         cai = d.__cuda_array_interface__
@@ -157,13 +157,28 @@ class CudaTest(unittest.TestCase):
         # Another framework reads gridjit's device memory through the address.
         np.testing.assert_array_equal(self.driver.read(d.address, np.empty(1000, np.float32)), host)
         self.assertFalse(hasattr(d, "__array_interface__"))
-        e = gridjit.device_array((10, 10), np.int32)
+        e = gridjit.device_array((10, 10), np.int32, target="cuda")
         self.assertEqual((e.shape, e.dtype, e.nbytes, len(e)), ((10, 10), gridjit.i32, 400, 10))
+
+    def test_dlpack_export(self):
+        from gridjit import _interop
+
+        d = gridjit.to_device(np.arange(16, dtype=np.float32), target="cuda")
+        self.assertEqual(d.__dlpack_device__(), (2, 0))  # kDLCUDA, device 0
+
+
+        address, t, capsule = _interop.from_dlpack(gjtest.DLPackOnly(d), True)
+        self.assertEqual((address, t), (d.address, gridjit.f32))
+        del capsule
+        before = len(launches())
+        y = gridjit.device_array(16, "f32", target="cuda")
+        self.mod.saxpy[1, 16](16, 2.0, gjtest.DLPackOnly(d), y)
+        self.assertEqual(len(launches()), before + 1)
 
     def test_launch_with_device_arrays(self):
         before = len(launches())
-        x = gridjit.to_device(np.arange(256, dtype=np.float32))
-        y = gridjit.device_array(256, np.float32)
+        x = gridjit.to_device(np.arange(256, dtype=np.float32), target="cuda")
+        y = gridjit.device_array(256, np.float32, target="cuda")
         self.mod.saxpy[2, 128](256, 2.0, x, y)
         gridjit.runtime("cuda").synchronize()
         self.assertEqual(launches()[before:], ["cuLaunchKernel saxpy grid (2, 1, 1) block (128, 1, 1) shared 0"])
@@ -176,13 +191,13 @@ class CudaTest(unittest.TestCase):
         self.assertEqual(launches()[before:], ["cuLaunchKernel saxpy grid (1, 2, 1) block (32, 2, 1) shared 0"])
         k = self.mod.saxpy[1, 64]
         for bad, msg in [
-            (ForeignArray(self.driver, (64,), "<f8"), "element type f64, the parameter ptr<f32>"),
+            (ForeignArray(self.driver, (64,), "<f8"), r"must point to f32, but __main__.ForeignArray \(element type f64\)"),
             (ForeignArray(self.driver, (64,), "<c8"), "element type '<c8' is not a KIR scalar type"),
             (ForeignArray(self.driver, (8, 8), "<f4", strides=(4, 32)), "not C-contiguous"),
             (ForeignArray(self.driver, (64,), "<f4", mask=object()), "masked arrays are not supported"),
         ]:
             with self.subTest(msg=msg):
-                with self.assertRaisesRegex(gridjit.ArgumentError, r"argument 3 \(x: ptr<f32>\): .*" + msg):
+                with self.assertRaisesRegex(gridjit.ArgumentError, r"^kernel 'saxpy': argument 3 \('x: ptr<f32>'\) .*" + msg):
                     k(64, 1.0, bad, y)
         ro = ForeignArray(self.driver, (64,), "<f4")
         ro.__cuda_array_interface__["data"] = (ro.address, True)
@@ -201,7 +216,7 @@ class CudaTest(unittest.TestCase):
         self.mod.saxpy[1, 32, 0x5000](32, 1.0, x, y)
         self.assertEqual(x.streams, [1, 0x5000])
         self.assertEqual(len(launches()), before + 2)
-        with self.assertRaisesRegex(gridjit.ArgumentError, "element type f64, the parameter ptr<f32>"):
+        with self.assertRaisesRegex(gridjit.ArgumentError, r"must point to f32, but .* \(element type f64\)"):
             self.mod.saxpy[1, 32](32, 1.0, ForeignDLPack(self.driver, 32, bits=64), y)
         with self.assertRaisesRegex(gridjit.ArgumentError, r"DLPack element type \(code 5"):
             self.mod.saxpy[1, 32](32, 1.0, ForeignDLPack(self.driver, 32, code=5), y)
@@ -220,7 +235,7 @@ class CudaTest(unittest.TestCase):
             def __cuda_stream__(self):
                 return (0, 0x4000)
 
-        x = gridjit.device_array(16, "f32")
+        x = gridjit.device_array(16, "f32", target="cuda")
         for stream, handle in [(TorchLike(), 0x1000), (CupyLike(), 0x2000), (NumbaLike(), 0x3000),
                                (Protocol(), 0x4000), (0x5000, 0x5000), (None, 0)]:  # fmt: skip
             with self.subTest(stream=stream):
@@ -233,10 +248,10 @@ class CudaTest(unittest.TestCase):
     def test_shared_memory_and_cooperative(self):
         before = len(launches())
         mod = gridjit.compile(DYNAMIC_SHARED, target="cuda")
-        x = gridjit.device_array(64, "f32")
+        x = gridjit.device_array(64, "f32", target="cuda")
         mod.scale_tile[2, 32, None, 128](64, x)
         coop = gridjit.compile(EXAMPLES / "grid_sync.kir", target="cuda")
-        arrays = [gridjit.device_array(100, "f32") for _ in range(3)]
+        arrays = [gridjit.device_array(100, "f32", target="cuda") for _ in range(3)]
         coop.two_phase[2, 64](100, *arrays)
         self.assertEqual(
             launches()[before:],
@@ -245,15 +260,15 @@ class CudaTest(unittest.TestCase):
                 "cuLaunchCooperativeKernel two_phase grid (2, 1, 1) block (64, 1, 1) shared 0",
             ],
         )
-        with self.assertRaisesRegex(gridjit.LaunchError, "scale_tile"):
+        with self.assertRaisesRegex(gridjit.ConfigurationError, "kernel 'scale_tile' launched with"):
             mod.scale_tile[2, 32](64, x)
 
     def test_memory_of_the_wrong_kind(self):
-        x = gridjit.device_array(16, "f32")
+        x = gridjit.device_array(16, "f32", target="cuda")
         with self.assertRaisesRegex(
             gridjit.ArgumentError,
-            r"argument 3 \(x: ptr<f32>\): numpy.ndarray of float32: host memory cannot be passed to a CUDA "
-            r"kernel; copy it to the device first \(gridjit.to_device",
+            r"^kernel 'saxpy': argument 3 \('x: ptr<f32>'\) cannot take numpy.ndarray of float32: host memory "
+            r"cannot be passed to a CUDA kernel; copy it to the device first \(gridjit.to_device",
         ):
             self.mod.saxpy[1, 16](16, 1.0, np.zeros(16, np.float32), x)
         host_rt = gridjit.runtime("host")
@@ -270,7 +285,7 @@ class CudaTest(unittest.TestCase):
     def test_device_memory_is_freed(self):
         live = self.driver.lib.gridjitFakeCudaLiveAllocations
         before = live()
-        arrays = [gridjit.device_array(1000, "f32") for _ in range(5)]
+        arrays = [gridjit.device_array(1000, "f32", target="cuda") for _ in range(5)]
         self.assertEqual(live(), before + 5)
         self.mod.saxpy[4, 256](1000, 1.0, arrays[0], arrays[1])
         del arrays
@@ -320,18 +335,26 @@ class DeviceSelectionTest(unittest.TestCase):
         # No device: PTX still compiles (for the default sm_80); running is the error.
         self.assertEqual(out.split(), ["0", "sm_80", "NoDeviceError", "GJ_ERROR_NO_DEVICE"])
 
-    def test_driver_failure_is_a_launch_error(self):
-        out = self.run_with(
-            "1",
-            "x = gridjit.device_array(4, 'f32')\n"
-            "try:\n"
-            "    gridjit.compile(gjtest.SAXPY, target='cuda').saxpy[1, 4](4, 1.0, x, x)\n"
-            "except gridjit.LaunchError as e:\n"
-            "    print(e)\n",
-            GRIDJIT_FAKE_CUDA_FAIL="cuLaunchKernel:2",
-        )
-        self.assertIn("cuLaunchKernel", out)
-        self.assertIn("CUDA_ERROR_OUT_OF_MEMORY", out)
+    def test_driver_failures_have_their_kind(self):
+        # A driver call that failed is a DriverError; what the driver's
+        # result means decides the class: a kernel's fault on the device
+        # (CUDA_ERROR_ILLEGAL_ADDRESS) is a KernelFaultError, the driver's
+        # watchdog a KernelTimeoutError, as on the host.
+        for result, cls in [(2, "DriverError"), (700, "KernelFaultError"), (702, "KernelTimeoutError")]:
+            with self.subTest(result=result):
+                out = self.run_with(
+                    "1",
+                    "x = gridjit.device_array(4, 'f32', target='cuda')\n"
+                    "try:\n"
+                    "    gridjit.compile(gjtest.SAXPY, target='cuda').saxpy[1, 4](4, 1.0, x, x)\n"
+                    "except gridjit.Error as e:\n"
+                    "    print(type(e).__name__, e.status, isinstance(e, gridjit.LaunchError))\n"
+                    "    print(e)\n",
+                    GRIDJIT_FAKE_CUDA_FAIL="cuLaunchKernel:%d" % result,
+                )
+                self.assertEqual(out.split("\n")[0].split()[0], cls, out)
+                self.assertIn("cuLaunchKernel failed", out)
+                self.assertIn("(%d)" % result, out)
 
 
 if __name__ == "__main__":

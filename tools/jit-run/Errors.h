@@ -4,8 +4,9 @@
 // llvm::Error or llvm::Expected; main() alone turns errors into messages and
 // exit codes (docs/jit-run.md, EXIT STATUS). The kind of an error decides its status:
 // the two kinds here are misuse of the command line (status 2); every
-// other error (gridjit::DiagnosticError for the input, string errors for
-// files, compiles and runs) is status 1.
+// other error has the status of its gridjit::ErrorKind (ErrorKinds.def: 3
+// for a kernel's fault, 4 for a timeout, 1 for the others, the input's
+// DiagnosticErrors and files included).
 //
 //===----------------------------------------------------------------------===//
 

@@ -26,9 +26,10 @@ namespace jitrun {
 struct ArgValue {
   gridjit::KernelParamInfo Param;
   /// Scalars: the value's bytes. Buffers: the elements (8-byte aligned),
-  /// after Pad zero words and followed by Pad more, so that a kernel that
-  /// strays a few elements out of its buffer does not corrupt jit-run's
-  /// own memory.
+  /// after Pad zero words and followed by Pad more. A GPU buffer is a copy
+  /// of all of it, so that a kernel that strays a few elements out of its
+  /// buffer stays in it; a host buffer, of the elements only: it ends at
+  /// the runtime's guard region, and a stray write faults.
   std::vector<uint64_t> Storage;
   static constexpr size_t Pad = 8;
   size_t Count = 0; ///< buffer elements

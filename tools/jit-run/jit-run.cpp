@@ -11,6 +11,8 @@
 //   1  an error in the input (syntax, types, an unreadable file) or at run
 //      time (a launch the runtime rejects, divergent synchronisation)
 //   2  misuse of the command line
+//   3  a kernel's memory fault, 4  a timeout (the exit status of each kind
+//      of library error is its row's in gridjit/Support/ErrorKinds.def)
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,7 @@
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Environment.h"
+#include "gridjit/Support/Errors.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
@@ -180,6 +183,11 @@ cl::opt<unsigned> TimeoutOpt("timeout",
                              cl::desc("Stop the run with exit status 4 when the kernel has not "
                                       "finished after this many seconds (default: 0, no limit)"),
                              cl::value_desc("seconds"), cl::init(0), cl::cat(JitRunCategory));
+cl::opt<bool> NoCatchFaults(
+    "no-catch-faults",
+    cl::desc("Do not catch a host kernel's memory faults: the runtime installs no signal "
+             "handler, and a fault ends jit-run as any crash does"),
+    cl::cat(JitRunCategory));
 cl::opt<bool> PrintFeatures("print-features",
                             cl::desc("Print the features of this build on this machine, one per "
                                      "line, and exit"),
@@ -215,6 +223,7 @@ struct Options {
   std::optional<unsigned> Threads;
   unsigned Concurrent = 1;     ///< --concurrent
   unsigned TimeoutSeconds = 0; ///< --timeout; 0: none
+  bool CatchFaults = true;     ///< not --no-catch-faults
 };
 
 /// What the one compile of this run did in the cache, for --stats.
@@ -529,27 +538,39 @@ gridjit::TargetKind targetKind(const Options &O) {
   return O.Target == TargetKind::Cuda ? gridjit::TargetKind::NVPTX : gridjit::TargetKind::Host;
 }
 
-/// The arguments of the launch: scalars as they are; every buffer copied,
-/// with its padding, into device memory of \p RT (kept in \p Buffers).
+/// The bytes of a buffer's padding (ArgValue::Pad words on each side)
+/// that stay behind in host memory: on the host target all of them, so
+/// that the device buffer holds the elements only and ends where the
+/// runtime's guard region starts (a kernel's write just past it faults,
+/// docs/Runtime.md); on a GPU none (the padding goes along).
+uint64_t padLeftBehind(const gridjit::Runtime &RT) {
+  return RT.getTargetKind() == gridjit::TargetKind::Host ? jitrun::ArgValue::Pad * sizeof(uint64_t)
+                                                         : 0;
+}
+
+/// The arguments of the launch: scalars as they are; every buffer copied
+/// into device memory of \p RT (kept in \p Buffers).
 Expected<std::vector<gridjit::KernelArg>>
 makeDeviceArguments(gridjit::Runtime &RT, ArrayRef<jitrun::ArgValue> Values,
                     std::vector<gridjit::DeviceBuffer> &Buffers) {
   std::vector<gridjit::KernelArg> Args;
   Buffers.resize(Values.size());
+  uint64_t Skip = padLeftBehind(RT);
   for (size_t I = 0; I < Values.size(); ++I) {
     const jitrun::ArgValue &V = Values[I];
     if (!V.isPointer()) {
       Args.push_back(V.toKernelArg());
       continue;
     }
-    uint64_t Bytes = V.Storage.size() * sizeof(uint64_t);
+    uint64_t Bytes = V.Storage.size() * sizeof(uint64_t) - 2 * Skip;
     auto B = RT.allocate(Bytes);
     if (!B)
       return B.takeError();
-    if (Error E = RT.copyToDevice(*B, V.Storage.data(), Bytes))
+    const char *Src = reinterpret_cast<const char *>(V.Storage.data()) + Skip;
+    if (Error E = RT.copyToDevice(*B, Src, Bytes))
       return std::move(E);
     Args.push_back(gridjit::KernelArg::devicePointer(
-        B->getAddress() + jitrun::ArgValue::Pad * sizeof(uint64_t), V.kind()));
+        B->getAddress() + jitrun::ArgValue::Pad * sizeof(uint64_t) - Skip, V.kind()));
     Buffers[I] = std::move(*B);
   }
   return std::move(Args);
@@ -558,9 +579,11 @@ makeDeviceArguments(gridjit::Runtime &RT, ArrayRef<jitrun::ArgValue> Values,
 /// Copies every buffer back from the device into \p Values.
 Error copyBuffersBack(gridjit::Runtime &RT, MutableArrayRef<jitrun::ArgValue> Values,
                       ArrayRef<gridjit::DeviceBuffer> Buffers) {
+  uint64_t Skip = padLeftBehind(RT);
   for (size_t I = 0; I < Values.size(); ++I)
     if (Buffers[I])
-      if (Error E = RT.copyFromDevice(Values[I].Storage.data(), Buffers[I], Buffers[I].size()))
+      if (Error E = RT.copyFromDevice(reinterpret_cast<char *>(Values[I].Storage.data()) + Skip,
+                                      Buffers[I], Buffers[I].size()))
         return E;
   return Error::success();
 }
@@ -804,6 +827,7 @@ Error runKernel(const gridjit::Module &M, const Options &Given, CompileReport &R
   if (!RT) {
     gridjit::RuntimeOptions RO;
     RO.NumThreads = *Threads;
+    RO.CatchFaults = O.CatchFaults;
     auto Made = gridjit::createRuntime(targetKind(O), RO);
     if (!Made)
       return Made.takeError();
@@ -951,6 +975,7 @@ Expected<Options> readOptions(bool Stats) {
     O.Threads = ThreadsOpt;
   O.Concurrent = ConcurrentOpt;
   O.TimeoutSeconds = TimeoutOpt;
+  O.CatchFaults = !NoCatchFaults;
   return std::move(O);
 }
 
@@ -977,11 +1002,27 @@ Error parseCommandLine(int argc, char **argv) {
   return Error::success();
 }
 
+/// The exit status of a library error of kind \p K (ErrorKinds.def):
+/// ExitKernelFault, ExitTimeout or ExitInputError.
+int exitStatusOf(gridjit::ErrorKind K) {
+  switch (K) {
+#define GRIDJIT_ERROR_KIND(Name, CStatus, PyName, PyBases, ExitStatus, Description)                \
+  case gridjit::ErrorKind::Name:                                                                   \
+    return ExitStatus;
+#include "gridjit/Support/ErrorKinds.def"
+  }
+  return ExitInputError;
+}
+static_assert(ExitKernelFault == 3 && ExitTimeout == 4,
+              "ErrorKinds.def's exit statuses of Fault and Timeout");
+
 /// Prints every error in \p E and returns the exit status they mean
 /// (docs/jit-run.md, EXIT STATUS): 2 when one is misuse of the command line,
-/// else 1. Diagnostics render themselves (`file:line:col: error: ...` with
-/// the source line and a caret), the parser's errors are printed as they
-/// are, anything else as `jit-run: error: ...`.
+/// else the status of the library error's kind (3 for a kernel's fault, 4
+/// for a timeout, 1 for the others). Diagnostics render themselves
+/// (`file:line:col: error: ...` with the source line and a caret), the
+/// parser's errors are printed as they are, anything else as
+/// `jit-run: error: ...`.
 int reportErrors(Error E) {
   int Status = ExitInputError;
   handleAllErrors(
@@ -994,12 +1035,14 @@ int reportErrors(Error E) {
         C.log(errs());
         Status = ExitUsage;
       },
-      [](const gridjit::DiagnosticError &D) { D.log(errs()); },
-      [&](const gridjit::KernelFaultError &F) {
-        WithColor::error(errs(), "jit-run") << F.message() << '\n';
-        Status = ExitKernelFault;
+      [&](const gridjit::DiagnosticError &D) {
+        D.log(errs());
+        Status = exitStatusOf(D.getKind());
       },
-      [](const ErrorInfoBase &EI) { WithColor::error(errs(), "jit-run") << EI.message() << '\n'; });
+      [&](const ErrorInfoBase &EI) {
+        WithColor::error(errs(), "jit-run") << EI.message() << '\n';
+        Status = exitStatusOf(gridjit::getErrorKind(EI));
+      });
   return Status;
 }
 

@@ -52,7 +52,7 @@ struct Session {
   gj_buffer B = nullptr;
   Session() {
     gj_compiler_options O;
-    gj_compiler_options_init(&O);
+    gj_compiler_options_init(&O, sizeof O);
     O.targets = "nvptx";
     O.use_disk_cache = 0;
     EXPECT_EQ(gj_compiler_create(&O, &C), GJ_OK) << gj_last_error();
@@ -68,7 +68,7 @@ struct Session {
   }
   gj_status create() {
     gj_runtime_options O;
-    gj_runtime_options_init(&O);
+    gj_runtime_options_init(&O, sizeof O);
     O.target = "cuda";
     O.use_cubin_cache = 0;
     gj_runtime_destroy(R);
@@ -87,7 +87,7 @@ struct Session {
   }
   gj_status launch() {
     gj_launch_config LC;
-    gj_launch_config_init(&LC);
+    gj_launch_config_init(&LC, sizeof LC);
     LC.block[0] = 32;
     gj_arg Args[2] = {};
     Args[0].kind = GJ_ARG_BUFFER;
@@ -96,7 +96,7 @@ struct Session {
     Args[1].kind = GJ_ARG_SCALAR;
     Args[1].type = GJ_I32;
     Args[1].value.i = 7;
-    return gj_launch(LM, "fill", &LC, Args, 2);
+    return gj_launch(LM, "fill", &LC, Args, 2, sizeof(gj_arg));
   }
 };
 

@@ -397,7 +397,7 @@ TEST(CudaRuntimeTest, TheCApiGivesTheRuntimeTheEnvironmentsRemoteCache) {
   ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
   ScopedEnv Remote("GRIDJIT_REMOTE_CACHE", S.url().c_str());
   gj_compiler_options CO;
-  gj_compiler_options_init(&CO);
+  gj_compiler_options_init(&CO, sizeof CO);
   CO.targets = "nvptx";
   CO.use_disk_cache = 0;
   gj_compiler C = nullptr;
@@ -409,7 +409,7 @@ TEST(CudaRuntimeTest, TheCApiGivesTheRuntimeTheEnvironmentsRemoteCache) {
   // below is the runtime's.
   Reply Before = S.cmd({"DBSIZE"});
   gj_runtime_options RO;
-  gj_runtime_options_init(&RO);
+  gj_runtime_options_init(&RO, sizeof RO);
   RO.target = "cuda";
   RO.cache_dir = Dir.path().c_str();
   gj_runtime R = nullptr;

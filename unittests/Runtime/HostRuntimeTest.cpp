@@ -75,27 +75,9 @@ const Artifact &artifact() {
   return A;
 }
 
-struct Loaded {
-  std::unique_ptr<HostRuntime> RT;
-  std::unique_ptr<LoadedModule> M;
-};
+using Loaded = LoadedHost;
 
-Loaded load(HostRuntimeOptions Opts = {}) {
-  Loaded L;
-  auto RT = HostRuntime::create(Opts);
-  if (!RT) {
-    ADD_FAILURE() << errorText(RT.takeError());
-    return L;
-  }
-  L.RT = std::move(*RT);
-  auto M = L.RT->load(artifact());
-  if (!M) {
-    ADD_FAILURE() << errorText(M.takeError());
-    return L;
-  }
-  L.M = std::move(*M);
-  return L;
-}
+Loaded load(HostRuntimeOptions Opts = {}) { return loadHost(artifact(), Opts); }
 
 LaunchConfig config(uint32_t Grid, uint32_t Block) {
   LaunchConfig C;

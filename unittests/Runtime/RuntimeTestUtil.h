@@ -14,10 +14,12 @@
 
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Runtime/CudaDevices.h"
+#include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Target/Target.h"
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -43,6 +45,39 @@ inline Artifact compileForTest(llvm::Expected<std::unique_ptr<Target>> T, std::s
     return Artifact();
   }
   return std::move(*A);
+}
+
+/// A one-dimensional launch: \p Grid blocks of \p Block threads.
+inline LaunchConfig config1D(uint32_t Grid, uint32_t Block) {
+  LaunchConfig C;
+  C.Grid.X = Grid;
+  C.Block.X = Block;
+  return C;
+}
+
+/// A host runtime and a module loaded into it.
+struct LoadedHost {
+  std::unique_ptr<HostRuntime> RT;
+  std::unique_ptr<LoadedModule> M;
+};
+
+/// A HostRuntime made with \p Opts and \p A loaded into it; on any error,
+/// a test failure that prints it, and null members from there on.
+inline LoadedHost loadHost(const Artifact &A, const HostRuntimeOptions &Opts = {}) {
+  LoadedHost L;
+  auto RT = HostRuntime::create(Opts);
+  if (!RT) {
+    ADD_FAILURE() << errorText(RT.takeError());
+    return L;
+  }
+  L.RT = std::move(*RT);
+  auto M = L.RT->load(A);
+  if (!M) {
+    ADD_FAILURE() << errorText(M.takeError());
+    return L;
+  }
+  L.M = std::move(*M);
+  return L;
 }
 
 /// Sets (or unsets, for nullptr) an environment variable for one scope

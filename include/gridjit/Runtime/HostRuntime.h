@@ -47,19 +47,20 @@ struct HostRuntimeOptions {
   /// use. Default 1 MiB.
   uint64_t MaxSharedBytes = 1 << 20;
   /// Catch a kernel's memory faults (LaunchOptions::CatchFaults, which may
-  /// turn it off per launch). Off: this runtime never installs a signal
-  /// handler, and a kernel's fault ends the process as it would without
-  /// gridjit. Default on.
+  /// turn it off per launch; docs/Runtime.md, "Catching a kernel's
+  /// faults"). Off: this runtime never installs a signal handler, its
+  /// threads get no alternate signal stacks, and a kernel's fault ends the
+  /// process as it would without gridjit. Default on.
   bool CatchFaults = true;
 };
 
 /// Loads and launches host kernels: the Runtime of the host target.
 /// Device memory is host memory (allocate gives zeroed, 64-byte aligned
-/// memory; copies are memcpy), so a kernel may also be given plain host
-/// pointers (KernelArg::pointer). Launches are synchronous: launch returns
-/// when every block has finished, synchronize() has nothing to wait for,
-/// and a launch naming a stream (LaunchOptions::Stream) is rejected.
-/// Thread-safe.
+/// memory, each buffer in a mapping of its own between guard regions so
+/// that a kernel's write past it faults; copies are memcpy), so a kernel
+/// may also be given plain host pointers (KernelArg::pointer). Launches are synchronous: launch
+/// returns when every block has finished, synchronize() has nothing to wait for, and a launch
+/// naming a stream (LaunchOptions::Stream) is rejected. Thread-safe.
 class HostRuntime final : public Runtime {
 public:
   /// Creates a runtime and its worker pool. Errors: the native JIT cannot

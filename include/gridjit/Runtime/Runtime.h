@@ -21,6 +21,7 @@
 
 #include "gridjit/Cache/TieredCache.h"
 #include "gridjit/IR/Type.h"
+#include "gridjit/Support/Errors.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -123,6 +124,19 @@ public:
     return address(Addr, Pointee);
   }
 
+  /// This pointer argument, declaring that the kernel may reach \p Bytes
+  /// bytes from its address (a buffer's size, an array's bytes). 0 (the
+  /// default) means unknown. Nothing checks it yet: it is carried to the
+  /// launch for a checker of kernels' memory accesses (the C API's
+  /// gj_arg::extent). Meaningless for scalars.
+  KernelArg withExtent(uint64_t Bytes) const {
+    KernelArg A = *this;
+    A.Extent = Bytes;
+    return A;
+  }
+  /// The extent given with withExtent(); 0: unknown.
+  uint64_t getExtent() const { return Extent; }
+
   bool isPointer() const { return IsPointer; }
   /// Made by pointer(): a host pointer, which only the host target can use.
   bool isHostPointer() const { return IsHost; }
@@ -180,6 +194,7 @@ private:
   ScalarKind Kind = ScalarKind::Bool;
   std::optional<ScalarKind> Pointee;
   uint64_t Addr = 0;
+  uint64_t Extent = 0;
   alignas(8) unsigned char Bytes[8] = {};
 };
 
@@ -214,30 +229,31 @@ struct LaunchOptions {
   /// (docs/Runtime.md). The nvptx runtime rejects a non-zero value.
   uint64_t TimeoutMilliseconds = 0;
   /// The host runtime catches a memory fault (SIGSEGV, SIGBUS) of the
-  /// kernel's code: the launch stops and returns a KernelFaultError naming
-  /// the kernel and its blocks (what the kernel wrote until then stays
-  /// written) instead of the process ending. The first such launch installs
-  /// process-wide SIGSEGV and SIGBUS handlers that pass every other fault on
-  /// to the handlers installed before them (docs/Runtime.md, "Stopping a
-  /// kernel"). Off: a fault ends the process as it would without gridjit.
-  /// The nvptx runtime ignores it (the driver reports a GPU's faults).
+  /// kernel's code, a stack overflow included: the launch stops and returns
+  /// a KernelFaultError naming the kernel and its blocks (what the kernel
+  /// wrote until then stays written) instead of the process ending. The
+  /// first such launch of a runtime installs process-wide SIGSEGV and
+  /// SIGBUS handlers, shared by the live runtimes and removed with the last,
+  /// that pass every other fault on, unchanged, to the handlers installed
+  /// before them (docs/Runtime.md, "Catching a kernel's faults"). Off: a
+  /// fault ends the process as it would without gridjit. Ignored by a
+  /// runtime made with RuntimeOptions::CatchFaults off, and by the nvptx
+  /// runtime (the driver reports a GPU's faults).
   bool CatchFaults = true;
 };
 
 /// The error of a host launch whose kernel caused a memory fault
-/// (LaunchOptions::CatchFaults).
-class KernelFaultError : public llvm::ErrorInfo<KernelFaultError> {
+/// (LaunchOptions::CatchFaults). Its kind is ErrorKind::Fault.
+class KernelFaultError : public llvm::ErrorInfo<KernelFaultError, KindedError> {
 public:
   static char ID;
   KernelFaultError(std::string Kernel, std::string Message)
-      : Kernel(std::move(Kernel)), Message(std::move(Message)) {}
+      : ErrorInfo(ErrorKind::Fault, std::move(Message)), Kernel(std::move(Kernel)) {}
   /// The kernel's name.
   const std::string &getKernel() const { return Kernel; }
-  void log(llvm::raw_ostream &OS) const override;
-  std::error_code convertToErrorCode() const override;
 
 private:
-  std::string Kernel, Message;
+  std::string Kernel;
 };
 
 /// An artifact loaded into a Runtime: the kernels' metadata, and whatever
@@ -357,8 +373,9 @@ struct RuntimeOptions {
   /// $GRIDJIT_REMOTE_CACHE names and pass it here (docs/RemoteCache.md).
   CacheTiers CubinTiers;
   /// Host target: catch a kernel's memory faults (HostRuntimeOptions::
-  /// CatchFaults). Off: the runtime installs no signal handler, and no
-  /// launch catches a fault, whatever LaunchOptions::CatchFaults says.
+  /// CatchFaults). Off: the runtime installs no signal handler and gives
+  /// no thread an alternate signal stack, and no launch catches a fault,
+  /// whatever LaunchOptions::CatchFaults says.
   bool CatchFaults = true;
 };
 

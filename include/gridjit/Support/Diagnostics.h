@@ -14,6 +14,7 @@
 #ifndef GRIDJIT_SUPPORT_DIAGNOSTICS_H
 #define GRIDJIT_SUPPORT_DIAGNOSTICS_H
 
+#include "gridjit/Support/Errors.h"
 #include "gridjit/Support/SourceLoc.h"
 
 #include "llvm/Support/Error.h"
@@ -32,11 +33,13 @@ struct Diagnostic {
 
 /// The error returned when KIR source (or a built module) is rejected. It
 /// holds every diagnostic in the order found; message() renders them all.
-class DiagnosticError : public llvm::ErrorInfo<DiagnosticError> {
+/// Its kind is ErrorKind::Compile, or, for a located error found while a
+/// kernel ran (a divergent barrier), the kind it is made with.
+class DiagnosticError : public llvm::ErrorInfo<DiagnosticError, KindedError> {
 public:
   static char ID;
   DiagnosticError(std::string BufferName, std::string Source, std::vector<Diagnostic> Diags,
-                  bool Truncated);
+                  bool Truncated, ErrorKind Kind = ErrorKind::Compile);
 
   const std::vector<Diagnostic> &getDiagnostics() const { return Diags; }
   const std::string &getBufferName() const { return BufferName; }

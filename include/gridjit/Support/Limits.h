@@ -30,6 +30,14 @@ inline constexpr uint32_t MaxBlockDim[3] = {1024, 1024, 64};
 /// Largest grid dimensions (x, y, z).
 inline constexpr uint32_t MaxGridDim[3] = {0x7fffffffu, 65535, 65535};
 
+/// The most bytes a local array may have on a thread's stack. The verifier
+/// rejects a larger array in a device function (whose arrays always live
+/// on the stack of the thread that runs the kernel); the host target keeps
+/// a kernel's larger arrays once per block instead (hostabi::
+/// MaxStackArrayBytes, chosen against the 16 MiB stack of its worker
+/// threads).
+inline constexpr uint64_t MaxStackArrayBytes = 64u << 10;
+
 /// The most threads a caller may ask for: the host runtime's worker threads
 /// (HostRuntimeOptions::NumThreads, RuntimeOptions::NumThreads, jit-run's
 /// --threads and GRIDJIT_NUM_THREADS, gj_runtime_options::threads) and the

@@ -12,6 +12,8 @@
 #ifndef GRIDJIT_TARGET_HOSTABI_H
 #define GRIDJIT_TARGET_HOSTABI_H
 
+#include "gridjit/Support/Limits.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -24,9 +26,10 @@ constexpr uint64_t ABIVersion = 1;
 /// live there.
 constexpr uint64_t WorkerStackBytes = 16u << 20;
 /// The largest local array the compiler puts on the stack; a larger one
-/// gets one copy per block in the block frame (the threads of a block run
-/// one at a time).
-constexpr uint64_t MaxStackArrayBytes = 64u << 10;
+/// of a kernel gets one copy per block in the block frame (the threads of a
+/// block run one at a time); a device function may have none larger (the
+/// verifier's limit).
+constexpr uint64_t MaxStackArrayBytes = limits::MaxStackArrayBytes;
 static_assert(MaxStackArrayBytes * 16 <= WorkerStackBytes,
               "a kernel's stack arrays must leave most of a worker's stack to the rest "
               "(several arrays, device functions, the runtime's own frames)");

@@ -56,11 +56,18 @@ Error missingEntryPoints(llvm::StringRef Path, llvm::ArrayRef<std::string> Missi
   for (const std::string &M : Missing)
     List += (List.empty() ? "" : ", ") + M;
   if (Missing.size() == 1)
-    return llvm::createStringError("%s is not a usable CUDA driver: it lacks the entry point %s",
-                                   Path.str().c_str(), List.c_str());
-  return llvm::createStringError(
-      "%s is not a usable CUDA driver: it lacks %zu of its %zu entry points: %s",
-      Path.str().c_str(), Missing.size(), size_t(NumEntryPoints), List.c_str());
+    return makeError(ErrorKind::Driver,
+                     Path + " is not a usable CUDA driver: it lacks the entry point " + List);
+  return makeError(ErrorKind::Driver, Path + " is not a usable CUDA driver: it lacks " +
+                                          llvm::Twine(Missing.size()) + " of its " +
+                                          llvm::Twine(NumEntryPoints) + " entry points: " + List);
+}
+
+/// The error for device \p Ordinal of a driver that has \p Count.
+Error noSuchDevice(int Ordinal, int Count) {
+  return makeError(ErrorKind::NotFound, "CUDA device " + llvm::Twine(Ordinal) +
+                                            " does not exist (" + llvm::Twine(Count) + " device" +
+                                            (Count == 1 ? "" : "s") + ")");
 }
 
 /// The library to load: the option, else $GRIDJIT_CUDA_DRIVER, else the
@@ -135,6 +142,28 @@ Driver::~Driver() {
   }
 }
 
+ErrorKind DriverCallError::kindOf(CUresult Code) {
+  switch (Code) {
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+  case CUDA_ERROR_HARDWARE_STACK_ERROR:
+  case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+  case CUDA_ERROR_MISALIGNED_ADDRESS:
+  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+  case CUDA_ERROR_INVALID_PC:
+  case CUDA_ERROR_LAUNCH_FAILED:
+    return ErrorKind::Fault;
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+    return ErrorKind::Timeout;
+  case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+  case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
+    return ErrorKind::Configuration;
+  case CUDA_ERROR_NO_DEVICE:
+    return ErrorKind::NoDevice;
+  default:
+    return ErrorKind::Driver;
+  }
+}
+
 Error Driver::check(CUresult Result, llvm::StringRef Call) const {
   if (Result == CUDA_SUCCESS)
     return Error::success();
@@ -152,8 +181,7 @@ Error Driver::check(CUresult Result, llvm::StringRef Call) const {
 
 Expected<CudaDeviceInfo> Driver::getDeviceInfo(int Ordinal) const {
   if (Ordinal < 0 || Ordinal >= DeviceCount)
-    return llvm::createStringError("CUDA device %d does not exist (%d device%s)", Ordinal,
-                                   DeviceCount, DeviceCount == 1 ? "" : "s");
+    return noSuchDevice(Ordinal, DeviceCount);
   CudaDeviceInfo Info;
   Info.Ordinal = Ordinal;
   Info.DriverVersion = Version;
@@ -195,8 +223,7 @@ Expected<CudaDeviceInfo> Driver::getDeviceInfo(int Ordinal) const {
 
 Expected<CUcontext> Driver::makeCurrent(int Ordinal) {
   if (Ordinal < 0 || Ordinal >= DeviceCount)
-    return llvm::createStringError("CUDA device %d does not exist (%d device%s)", Ordinal,
-                                   DeviceCount, DeviceCount == 1 ? "" : "s");
+    return noSuchDevice(Ordinal, DeviceCount);
   ContextSlot &Slot = Contexts[Ordinal];
   // The retain happens once; threads asking for the same device meanwhile
   // wait for it (there is nothing else they could do with the device).
@@ -212,7 +239,7 @@ Expected<CUcontext> Driver::makeCurrent(int Ordinal) {
       Slot.Context = Ctx;
   });
   if (!Slot.Failure.empty())
-    return llvm::createStringError("%s", Slot.Failure.c_str());
+    return makeError(ErrorKind::Driver, Slot.Failure);
   CUcontext Current = nullptr;
   if (Error E = GRIDJIT_CU(*this, cuCtxGetCurrent, &Current))
     return std::move(E);

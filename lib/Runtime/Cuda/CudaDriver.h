@@ -30,6 +30,7 @@
 #include "CudaDriverAPI.h"
 
 #include "gridjit/Runtime/CudaDevices.h"
+#include "gridjit/Support/Errors.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -54,36 +55,42 @@ struct DriverAPI {
 constexpr unsigned NumEntryPoints = 0 GRIDJIT_CUDA_ENTRY_POINTS(GRIDJIT_CUDA_COUNT_ONE);
 #undef GRIDJIT_CUDA_COUNT_ONE
 
-/// A driver call that returned something other than CUDA_SUCCESS.
-class DriverCallError : public llvm::ErrorInfo<DriverCallError> {
+/// A driver call that returned something other than CUDA_SUCCESS. Its kind
+/// is what the result means (kindOf): a kernel's fault on the device, the
+/// driver's watchdog, a launch the device cannot hold, or Driver.
+class DriverCallError : public llvm::ErrorInfo<DriverCallError, KindedError> {
 public:
   static char ID;
   DriverCallError(std::string Call, CUresult Code, std::string Message)
-      : Call(std::move(Call)), Code(Code), Message(std::move(Message)) {}
+      : ErrorInfo(kindOf(Code), std::move(Message)), Call(std::move(Call)), Code(Code) {}
   /// The entry point, e.g. "cuModuleLoadDataEx".
   const std::string &getCall() const { return Call; }
   /// The driver's result.
   CUresult getCode() const { return Code; }
-  void log(llvm::raw_ostream &OS) const override { OS << Message; }
-  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+  /// The kind of error \p Code is: Fault for an illegal address,
+  /// instruction or stack, or a failed launch (a kernel's fault, as the
+  /// driver reports it); Timeout for CUDA_ERROR_LAUNCH_TIMEOUT;
+  /// Configuration for a launch the device cannot hold; NoDevice for
+  /// CUDA_ERROR_NO_DEVICE; Driver for every other.
+  static ErrorKind kindOf(CUresult Code);
 
 private:
   std::string Call;
   CUresult Code;
-  std::string Message;
 };
 
 /// There is no usable driver, and that is not a failure (invariant 6): no
 /// library to load, a driver that finds no device, or the CUDA toolkit's
-/// stub library. Discovery turns it into an empty device list.
-class DriverUnavailableError : public llvm::ErrorInfo<DriverUnavailableError> {
+/// stub library. Discovery turns it into an empty device list. Its kind is
+/// NoDevice.
+class DriverUnavailableError : public llvm::ErrorInfo<DriverUnavailableError, KindedError> {
 public:
   static char ID;
-  explicit DriverUnavailableError(std::string Reason) : Reason(std::move(Reason)) {}
+  explicit DriverUnavailableError(std::string Reason)
+      : ErrorInfo(ErrorKind::NoDevice, std::string()), Reason(std::move(Reason)) {}
   /// Why, e.g. "libcuda.so.1 not found" or "no device".
   const std::string &getReason() const { return Reason; }
   void log(llvm::raw_ostream &OS) const override { OS << "no CUDA devices (" << Reason << ")"; }
-  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
 
 private:
   std::string Reason;

@@ -23,21 +23,20 @@ using llvm::Expected;
 
 namespace {
 
-Error fail(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
+Error fail(ErrorKind K, const llvm::Twine &Msg) { return makeError(K, Msg); }
 
 /// An error: \p What, the driver's \p E, and the driver JIT's error and
 /// info logs (each NUL-terminated here, since the driver may fill them).
 template <size_t N>
 Error failWithJitLogs(const std::string &What, Error E, char (&InfoLog)[N], char (&ErrorLog)[N]) {
   InfoLog[N - 1] = ErrorLog[N - 1] = '\0';
+  ErrorKind Kind = peekErrorKind(E);
   std::string Msg = What + ": " + llvm::toString(std::move(E));
   if (ErrorLog[0])
     Msg += "\nJIT error log:\n" + std::string(llvm::StringRef(ErrorLog).rtrim());
   if (InfoLog[0])
     Msg += "\nJIT info log:\n" + std::string(llvm::StringRef(InfoLog).rtrim());
-  return fail(Msg);
+  return fail(Kind, Msg);
 }
 
 /// "device N (NAME, sm_XY)".
@@ -157,15 +156,16 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOpti
         D.takeError(), [&](const cuda::DriverUnavailableError &U) { Why = U.getReason(); });
     if (Rest)
       return std::move(Rest);
-    return fail("no CUDA device: " + Why);
+    return fail(ErrorKind::NoDevice, "no CUDA device: " + Why);
   }
   int Count = (*D)->getDeviceCount();
   if (Count == 0)
-    return fail("no CUDA device: no device");
+    return fail(ErrorKind::NoDevice, "no CUDA device: no device");
   if (Ordinal >= unsigned(Count))
-    return fail("CUDA device " + llvm::Twine(Ordinal) + " does not exist: this machine has " +
-                llvm::Twine(Count) + " CUDA device" + (Count == 1 ? "" : "s") + " (ordinal" +
-                (Count == 1 ? " 0" : "s 0 to " + std::to_string(Count - 1)) + ")");
+    return fail(ErrorKind::NotFound,
+                "CUDA device " + llvm::Twine(Ordinal) + " does not exist: this machine has " +
+                    llvm::Twine(Count) + " CUDA device" + (Count == 1 ? "" : "s") + " (ordinal" +
+                    (Count == 1 ? " 0" : "s 0 to " + std::to_string(Count - 1)) + ")");
   auto Info = (*D)->getDeviceInfo(int(Ordinal));
   if (!Info)
     return Info.takeError();
@@ -247,16 +247,19 @@ Error CudaRuntime::synchronize() {
 
 Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
   if (A.Kind != TargetKind::NVPTX)
-    return fail("cannot load an artifact for target '" + std::string(getTargetName(A.Kind)) +
-                "' into the CUDA runtime (compile it with the nvptx target)");
+    return fail(ErrorKind::InvalidArgument,
+                "cannot load an artifact for target '" + std::string(getTargetName(A.Kind)) +
+                    "' into the CUDA runtime (compile it with the nvptx target)");
   unsigned Want = smNumber(A.Arch);
   unsigned Have = unsigned(Info.ComputeMajor * 10 + Info.ComputeMinor);
   if (Want == 0)
-    return fail("cannot load PTX for architecture '" + A.Arch + "': not an sm_XY architecture");
+    return fail(ErrorKind::InvalidArgument,
+                "cannot load PTX for architecture '" + A.Arch + "': not an sm_XY architecture");
   if (Want > Have)
-    return fail("cannot load PTX compiled for " + A.Arch + " on " + describeDevice(Info) +
-                ": the device's compute capability is older than the PTX's (compile for " +
-                Info.getArch() + " or older)");
+    return fail(ErrorKind::InvalidArgument,
+                "cannot load PTX compiled for " + A.Arch + " on " + describeDevice(Info) +
+                    ": the device's compute capability is older than the PTX's (compile for " +
+                    Info.getArch() + " or older)");
   auto Ctx = enter();
   if (!Ctx)
     return Ctx.takeError();
@@ -308,8 +311,7 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
   for (const KernelInfo &KI : M->getKernels()) {
     CudaKernel &K = M->kernel(KI);
     if (Error E = GRIDJIT_CU(*Drv, cuModuleGetFunction, &K.Fn, M->Module, KI.Name.c_str()))
-      return fail("kernel '" + KI.Name +
-                  "' has no entry in the loaded PTX: " + llvm::toString(std::move(E)));
+      return prefixError("kernel '" + KI.Name + "' has no entry in the loaded PTX", std::move(E));
     int MaxDynamic = 0;
     const std::pair<CUfunction_attribute, int *> Attributes[] = {
         {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &K.MaxThreads},
@@ -318,7 +320,7 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
         {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, &MaxDynamic}};
     for (const auto &[Attribute, Value] : Attributes)
       if (Error E = GRIDJIT_CU(*Drv, cuFuncGetAttribute, Value, Attribute, K.Fn))
-        return fail("kernel '" + KI.Name + "': " + llvm::toString(std::move(E)));
+        return prefixError("kernel '" + KI.Name + "'", std::move(E));
     K.MaxDynamicShared = MaxDynamic;
   }
   return std::unique_ptr<LoadedModule>(std::move(M));
@@ -362,8 +364,8 @@ Expected<Artifact> CudaRuntime::linkCubin(const Artifact &A) {
   CUlinkState Link = nullptr;
   if (Error E =
           GRIDJIT_CU(*Drv, cuLinkCreate, unsigned(std::size(Options)), Options, Values, &Link))
-    return fail("cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info) + ": " +
-                llvm::toString(std::move(E)));
+    return prefixError("cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info),
+                       std::move(E));
   Artifact Entry;
   Error E =
       GRIDJIT_CU(*Drv, cuLinkAddData, Link, CU_JIT_INPUT_PTX, const_cast<char *>(A.Payload.c_str()),
@@ -409,11 +411,10 @@ static Error packParameters(const KernelInfo &KI, llvm::ArrayRef<KernelArg> Args
       continue;
     }
     if (Args[I].isHostPointer())
-      return fail("kernel '" + KI.Name + "': argument " + std::to_string(I + 1) + " ('" +
-                  KI.Params[I].Name + ": " + KI.Params[I].Ty.str() +
-                  "') is a host pointer (KernelArg::pointer), which a GPU cannot use; pass a "
-                  "device buffer (KernelArg::buffer) or a device address "
-                  "(KernelArg::devicePointer)");
+      return argumentError(KI, I,
+                           "is a host pointer (KernelArg::pointer), which a GPU cannot use; pass a "
+                           "device buffer (KernelArg::buffer) or a device address "
+                           "(KernelArg::devicePointer)");
     Pointers[I] = Args[I].getAddress();
     Params[I] = &Pointers[I];
   }
@@ -449,37 +450,41 @@ Error CudaRuntime::checkDeviceLimits(const CudaKernel &K, const KernelInfo &KI,
   // The device's grid and block dimensions.
   if (C.Grid.X > unsigned(Info.MaxGridDim[0]) || C.Grid.Y > unsigned(Info.MaxGridDim[1]) ||
       C.Grid.Z > unsigned(Info.MaxGridDim[2]))
-    return fail(S.Where + ": grid dimensions are limited to " + dims(Info.MaxGridDim) + " on " +
-                S.Dev);
+    return fail(ErrorKind::Configuration, S.Where + ": grid dimensions are limited to " +
+                                              dims(Info.MaxGridDim) + " on " + S.Dev);
   if (C.Block.X > unsigned(Info.MaxBlockDim[0]) || C.Block.Y > unsigned(Info.MaxBlockDim[1]) ||
       C.Block.Z > unsigned(Info.MaxBlockDim[2]))
-    return fail(S.Where + ": block dimensions are limited to " + dims(Info.MaxBlockDim) + " on " +
-                S.Dev);
+    return fail(ErrorKind::Configuration, S.Where + ": block dimensions are limited to " +
+                                              dims(Info.MaxBlockDim) + " on " + S.Dev);
 
   // The function's threads per block (its registers included).
   uint64_t Threads = C.Block.count();
   if (Threads > uint64_t(K.MaxThreads))
-    return fail(S.Where + ": a block of " + std::to_string(Threads) +
-                " threads exceeds this kernel's limit of " + std::to_string(K.MaxThreads) +
-                " threads per block on " + S.Dev + " (it uses " + std::to_string(K.NumRegs) +
-                " registers per thread); the largest valid block has " +
-                std::to_string(K.MaxThreads) + " threads");
+    return fail(ErrorKind::Configuration,
+                S.Where + ": a block of " + std::to_string(Threads) +
+                    " threads exceeds this kernel's limit of " + std::to_string(K.MaxThreads) +
+                    " threads per block on " + S.Dev + " (it uses " + std::to_string(K.NumRegs) +
+                    " registers per thread); the largest valid block has " +
+                    std::to_string(K.MaxThreads) + " threads");
 
   // Shared memory: the function's static size plus the launch's dynamic
   // size, within the device's opt-in limit.
   uint64_t Static = uint64_t(K.StaticShared), Dynamic = C.DynamicSharedBytes;
   uint64_t Limit = uint64_t(std::max(Info.SharedMemoryPerBlockOptin, Info.SharedMemoryPerBlock));
   if (Static + Dynamic > Limit)
-    return fail(S.Where + ": " + std::to_string(Static) + " bytes of static and " +
-                std::to_string(Dynamic) + " bytes of dynamic shared memory exceed the limit of " +
-                std::to_string(Limit) + " bytes per block on " + S.Dev +
-                "; the largest valid dynamic shared memory for this kernel is " +
-                std::to_string(Limit > Static ? Limit - Static : 0) + " bytes");
+    return fail(ErrorKind::Configuration,
+                S.Where + ": " + std::to_string(Static) + " bytes of static and " +
+                    std::to_string(Dynamic) +
+                    " bytes of dynamic shared memory exceed the limit of " + std::to_string(Limit) +
+                    " bytes per block on " + S.Dev +
+                    "; the largest valid dynamic shared memory for this kernel is " +
+                    std::to_string(Limit > Static ? Limit - Static : 0) + " bytes");
 
   if (KI.Cooperative && !Info.CooperativeLaunch)
-    return fail(S.Where +
-                ": the kernel calls grid_sync(), so it must be launched cooperatively, but " +
-                S.Dev + " does not support cooperative launches");
+    return fail(ErrorKind::Configuration,
+                S.Where +
+                    ": the kernel calls grid_sync(), so it must be launched cooperatively, but " +
+                    S.Dev + " does not support cooperative launches");
   return Error::success();
 }
 
@@ -498,8 +503,9 @@ Error CudaRuntime::grantDynamicShared(CudaKernel &K, const KernelInfo &KI, const
     return KI.Cooperative ? checkResidency(K, C, S) : Error::success();
   if (Error E = GRIDJIT_CU(*Drv, cuFuncSetAttribute, K.Fn,
                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(Dynamic)))
-    return fail(S.Where + ": cannot opt in to " + std::to_string(Dynamic) +
-                " bytes of dynamic shared memory: " + llvm::toString(std::move(E)));
+    return prefixError(S.Where + ": cannot opt in to " + std::to_string(Dynamic) +
+                           " bytes of dynamic shared memory",
+                       std::move(E));
   // The residency of a cooperative grid is computed with the limit raised
   // (the driver's occupancy counts no block whose dynamic shared memory is
   // above it); a grid that does not fit puts the old limit back.
@@ -518,16 +524,18 @@ Error CudaRuntime::checkResidency(const CudaKernel &K, const LaunchConfig &C, co
   int PerSM = 0;
   if (Error E = GRIDJIT_CU(*Drv, cuOccupancyMaxActiveBlocksPerMultiprocessor, &PerSM, K.Fn,
                            int(Threads), size_t(C.DynamicSharedBytes)))
-    return fail(S.Where + ": " + llvm::toString(std::move(E)));
+    return prefixError(S.Where, std::move(E));
   uint64_t Resident = uint64_t(std::max(PerSM, 0)) * uint64_t(Info.MultiprocessorCount);
   if (C.Grid.count() <= Resident)
     return Error::success();
   return fail(
+      ErrorKind::Configuration,
       S.Where + ": the kernel calls grid_sync(), so its whole grid must be resident at once, but " +
-      std::to_string(C.Grid.count()) + " blocks exceed the " + std::to_string(Resident) +
-      " that fit on " + S.Dev + " (" + std::to_string(PerSM) + " blocks of " +
-      std::to_string(Threads) + " threads per SM x " + std::to_string(Info.MultiprocessorCount) +
-      " SMs); the largest valid grid has " + std::to_string(Resident) + " blocks");
+          std::to_string(C.Grid.count()) + " blocks exceed the " + std::to_string(Resident) +
+          " that fit on " + S.Dev + " (" + std::to_string(PerSM) + " blocks of " +
+          std::to_string(Threads) + " threads per SM x " +
+          std::to_string(Info.MultiprocessorCount) + " SMs); the largest valid grid has " +
+          std::to_string(Resident) + " blocks");
 }
 
 Error CudaRuntime::issueLaunch(const CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
@@ -552,14 +560,15 @@ Error CudaRuntime::issueLaunch(const CudaKernel &K, const KernelInfo &KI, const 
     Opts.Stats->Cooperative = KI.Cooperative;
   }
   if (R == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || R == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
-    return fail(S.Where + ": the driver refused the launch although it passed gridjit's checks (" +
-                std::to_string(K.NumRegs) + " registers per thread, at most " +
-                std::to_string(K.MaxThreads) + " threads per block, " +
-                std::to_string(K.StaticShared) + " + " + std::to_string(C.DynamicSharedBytes) +
-                " bytes of shared memory, on " + S.Dev +
-                "): " + llvm::toString(Drv->check(R, Call)));
+    return fail(ErrorKind::Configuration,
+                S.Where + ": the driver refused the launch although it passed gridjit's checks (" +
+                    std::to_string(K.NumRegs) + " registers per thread, at most " +
+                    std::to_string(K.MaxThreads) + " threads per block, " +
+                    std::to_string(K.StaticShared) + " + " + std::to_string(C.DynamicSharedBytes) +
+                    " bytes of shared memory, on " + S.Dev +
+                    "): " + llvm::toString(Drv->check(R, Call)));
   if (Error E = Drv->check(R, Call))
-    return fail(S.Where + ": " + llvm::toString(std::move(E)));
+    return prefixError(S.Where, std::move(E));
   return Error::success();
 }
 

@@ -100,6 +100,7 @@ llvm::Error HostTarget::init(llvm::ArrayRef<Op> Omit) {
   H.update(Triple);
   H.update(CPU);
   H.update(Features);
+  H.update("probe-stack=inline-asm"); // artifacts from before stack probes are misses
   Fingerprint = llvm::toHex(H.final(), /*LowerCase=*/true);
   return llvm::Error::success();
 }
@@ -128,6 +129,14 @@ HostTarget::createTargetMachine(const CompileOptions &Opts) const {
 
 llvm::Error HostTarget::optimize(llvm::Module &IR, llvm::TargetMachine &TM,
                                  const CompileOptions &Opts) const {
+  // Stack-clash protection: a frame larger than a page (device functions'
+  // local arrays, inlined into the entry) is touched one page at a time
+  // as it is allocated, so that a kernel that runs off its thread's stack
+  // faults in the guard page below it (and the runtime reports it) rather
+  // than jumping past the guard into another thread's stack.
+  for (llvm::Function &F : IR)
+    if (!F.isDeclaration())
+      F.addFnAttr("probe-stack", "inline-asm");
   // Thread loops are what the host target is built around: vectorise them.
   return runDefaultPipeline(IR, TM, Opts.OptLevel,
                             Opts.OptLevel >= 2 ? Vectorizers::Both : Vectorizers::None);

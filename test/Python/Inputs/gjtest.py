@@ -12,6 +12,20 @@ kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {
 """
 
 
+class DLPackOnly:
+    """\\p a as another framework's array would hold it, seen through DLPack
+    alone (__dlpack__, __dlpack_device__)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
 def scratch_dir():
     """The test's own scratch directory (lit's %t, passed as GJ_TEST_TMP)."""
     d = os.environ.get("GJ_TEST_TMP")
