@@ -5,9 +5,10 @@
 // through, in RemoteCache::lookup:
 //   1. hiredis's protocol reader (redisReader, the one redisCommandArgv
 //      uses on the socket) turning bytes into a redisReply;
-//   2. gridjit's interpretation of that reply (remote::interpretGetReply);
+//   2. gridjit's interpretation of that reply (redis::interpretGetReply,
+//      lib/Cache/Redis/RedisReply.h);
 //   3. the value's checks: HMAC trailer and cache entry
-//      (remote::validateRemoteValue).
+//      (remote::validateRemoteValue, lib/Cache/RemoteEntry.h).
 // The first byte chooses the mode:
 //   0: bytes -> hiredis reader -> every reply it yields through 2 and 3;
 //   1: the rest is the value itself (a bulk string) -> 3;
@@ -21,9 +22,10 @@
 
 #include "EntryBuilder.h"
 #include "FuzzCommon.h"
-#include "RemoteReply.h"
+#include "Redis/RedisReply.h"
+#include "RemoteEntry.h"
 
-#include "gridjit/Cache/RemoteCache.h"
+#include "gridjit/Cache/RemoteCacheConfig.h"
 
 #include <hiredis/read.h>
 
@@ -47,11 +49,11 @@ void checkValue(std::string_view Value) {
 }
 
 void checkReply(const redisReply &R) {
-  remote::GetReply G = remote::interpretGetReply(R);
-  if (G.Kind == remote::GetReply::Found) {
-    if (G.Value.size() != R.len)
+  StoredValue G = redis::interpretGetReply(R);
+  if (G.Kind == StoredValue::Found) {
+    if (G.Bytes.size() != R.len)
       fuzz::fail("the value's size differs from the reply's");
-    checkValue(G.Value);
+    checkValue(G.Bytes);
   }
 }
 } // namespace

@@ -706,6 +706,14 @@ gj_status gj_runtime_create(const gj_runtime_options *O, gj_runtime *Out) {
     if (Opt.cache_dir)
       RO.CacheDir = Opt.cache_dir;
     RO.CatchFaults = Opt.catch_faults != 0;
+    // The runtime reads no environment: the remote tier of the cubin cache
+    // that $GRIDJIT_REMOTE_CACHE names (docs/RemoteCache.md) is opened here.
+    if (K == TargetKind::NVPTX && RO.UseCubinCache) {
+      auto Remote = openRemoteCache({});
+      if (!Remote)
+        return fail(prefixError("gj_runtime_create", Remote.takeError()));
+      RO.CubinTiers.Remote = std::move(*Remote);
+    }
     auto RT = createRuntime(K, RO);
     if (!RT)
       return fail(prefixError("gj_runtime_create", RT.takeError()));

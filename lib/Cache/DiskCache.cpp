@@ -38,7 +38,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -324,7 +323,8 @@ DiskCache::KeyLock DiskCache::lockKey(const CacheKey &K) {
   if (!isWritable() || !ensureDirectory())
     return L;
   std::string Path = joinPath(Opts.Dir, (Prefix + K.hex() + LockSuffix).str());
-  auto Deadline = std::chrono::steady_clock::now() + Opts.LockTimeout;
+  TimeSource &Time = *Opts.Time;
+  auto Deadline = Time.now() + Opts.LockTimeout;
   auto Sleep = std::chrono::microseconds(500);
   while (true) {
     // O_NOFOLLOW: a symbolic link planted in the lock's place must not
@@ -351,11 +351,11 @@ DiskCache::KeyLock DiskCache::lockKey(const CacheKey &K) {
         L.Waited = true;
         Counters->LockWaits.fetch_add(1, std::memory_order_relaxed);
       }
-      if (std::chrono::steady_clock::now() >= Deadline) {
+      if (Time.now() >= Deadline) {
         Counters->LockTimeouts.fetch_add(1, std::memory_order_relaxed);
         break;
       }
-      std::this_thread::sleep_for(Sleep);
+      Time.sleepFor(Sleep);
       Sleep = std::min<std::chrono::microseconds>(Sleep * 2, std::chrono::milliseconds(20));
     }
     if (!Locked) {
@@ -373,7 +373,7 @@ DiskCache::KeyLock DiskCache::lockKey(const CacheKey &K) {
     }
     ::close(FD);
     L.Waited = true;
-    if (std::chrono::steady_clock::now() >= Deadline) {
+    if (Time.now() >= Deadline) {
       Counters->LockTimeouts.fetch_add(1, std::memory_order_relaxed);
       return L;
     }

@@ -152,9 +152,7 @@ llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
     CO.Device = Opts.Device;
     CO.UseCubinCache = Opts.UseCubinCache;
     CO.CacheDir = Opts.CacheDir;
-    CO.UseRemoteCache = Opts.UseRemoteCache;
-    CO.Remote = Opts.Remote;
-    CO.RemoteSecretFile = Opts.RemoteSecretFile;
+    CO.CubinTiers = Opts.CubinTiers;
     auto RT = CudaRuntime::create(CO);
     if (!RT)
       return RT.takeError();

@@ -213,6 +213,9 @@ struct Options {
   bool NoCache = false;
   std::string RemoteCache, RemoteSecretFile;
   bool RemoteReadOnly = false;
+  /// The cache's tiers, once opened for a runtime that shares them with
+  /// the compile (--target=cuda: the cubin cache).
+  std::optional<gridjit::CacheTiers> Tiers;
   std::string OutputFile;
   std::optional<std::string> KernelName;
   gridjit::LaunchConfig Launch;
@@ -331,23 +334,32 @@ void printStats(const CompileReport &R) {
     printCacheStats(R);
 }
 
-/// Compiles verified \p M for \p T through a gridjit::Compiler, so that the
-/// artifact comes from (and goes to) the cache; adds the phase times to
-/// \p R and keeps the cache's report there for --stats.
-Expected<gridjit::Artifact> compileCached(std::unique_ptr<gridjit::Target> T,
-                                          const gridjit::Module &M, const Options &O,
-                                          CompileReport &R) {
+/// The cache's options as the command line gives them (--cache-dir,
+/// --no-cache, --remote-cache...; the library adds the environment's
+/// defaults, $GRIDJIT_REMOTE_CACHE among them).
+gridjit::CompilerOptions cacheOptions(const Options &O) {
   gridjit::CompilerOptions CO;
-  CO.Targets = {std::shared_ptr<const gridjit::Target>(std::move(T))};
-  CO.OptLevel = O.OptLevel;
   CO.UseDiskCache = !O.NoCache;
   CO.CacheDir = O.CacheDir;
   CO.UseRemoteCache = !O.NoCache;
   CO.Remote.URL = O.RemoteCache;
   CO.Remote.ReadOnly = O.RemoteReadOnly;
   CO.RemoteSecretFile = O.RemoteSecretFile;
-  CO.AsyncThreads = 1;
   CO.Warning = [](const std::string &W) { WithColor::warning(errs(), "jit-run") << W << '\n'; };
+  CO.Tiers = O.Tiers;
+  return CO;
+}
+
+/// Compiles verified \p M for \p T through a gridjit::Compiler, so that the
+/// artifact comes from (and goes to) the cache; adds the phase times to
+/// \p R and keeps the cache's report there for --stats.
+Expected<gridjit::Artifact> compileCached(std::unique_ptr<gridjit::Target> T,
+                                          const gridjit::Module &M, const Options &O,
+                                          CompileReport &R) {
+  gridjit::CompilerOptions CO = cacheOptions(O);
+  CO.Targets = {std::shared_ptr<const gridjit::Target>(std::move(T))};
+  CO.OptLevel = O.OptLevel;
+  CO.AsyncThreads = 1;
   auto C = gridjit::Compiler::create(std::move(CO));
   if (!C)
     return C.takeError();
@@ -779,9 +791,15 @@ Error runKernel(const gridjit::Module &M, const Options &Given, CompileReport &R
     RO.Device = O.Device;
     RO.UseCubinCache = !O.NoCache;
     RO.CacheDir = O.CacheDir;
-    RO.Remote.URL = O.RemoteCache;
-    RO.Remote.ReadOnly = O.RemoteReadOnly;
-    RO.RemoteSecretFile = O.RemoteSecretFile;
+    // The cubins go to the same tiers as the module: one directory, one
+    // pruning policy; one server, one breaker.
+    if (!O.NoCache) {
+      auto Tiers = gridjit::openCacheTiers(cacheOptions(O));
+      if (!Tiers)
+        return Tiers.takeError();
+      O.Tiers = *Tiers;
+      RO.CubinTiers = *Tiers;
+    }
     auto Made = gridjit::createRuntime(targetKind(O), RO);
     if (!Made)
       return Made.takeError();

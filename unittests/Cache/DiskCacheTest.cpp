@@ -11,6 +11,7 @@
 
 #include "gridjit/Cache/DiskCache.h"
 #include "Cache/CacheTestUtil.h"
+#include "Cache/FakeRemote.h"
 #include "gridjit/Cache/CacheEntry.h"
 #include "gridjit/Compiler/Compiler.h"
 
@@ -362,9 +363,11 @@ TEST(DiskCacheTest, PruningRemovesStaleTempAndLockFilesOnly) {
 
 TEST(DiskCacheTest, LockOfAKilledProcessDoesNotBlock) {
   TempDir Dir;
+  FakeTime Time;
   DiskCacheOptions O;
   O.Dir = Dir.path();
   O.LockTimeout = std::chrono::milliseconds(300);
+  O.Time = &Time;
   DiskCache D(O);
   CacheKey K;
   K.Bytes.fill(7);
@@ -388,13 +391,14 @@ TEST(DiskCacheTest, LockOfAKilledProcessDoesNotBlock) {
   char C;
   ASSERT_EQ(::read(Pipe[0], &C, 1), 1);
 
-  // While the child lives, a waiter gives up after LockTimeout.
-  auto Start = std::chrono::steady_clock::now();
+  // While the child lives, a waiter gives up once LockTimeout has passed
+  // (on the fake clock: exactly when, without the test waiting for it).
+  auto Start = Time.now();
   DiskCache::KeyLock L = D.lockKey(K);
-  auto Waited = std::chrono::steady_clock::now() - Start;
   EXPECT_FALSE(L.held());
   EXPECT_TRUE(L.waited());
-  EXPECT_GE(Waited, std::chrono::milliseconds(250));
+  EXPECT_GE(Time.now() - Start, O.LockTimeout);
+  EXPECT_LT(Time.now() - Start, O.LockTimeout + std::chrono::milliseconds(20)); // one sleep more
   EXPECT_EQ(D.getStats().LockTimeouts, 1u);
 
   ::kill(Pid, SIGKILL);
@@ -403,12 +407,13 @@ TEST(DiskCacheTest, LockOfAKilledProcessDoesNotBlock) {
   ::close(Pipe[0]);
   ::close(Pipe[1]);
 
-  // Killed: its lock file is still there, but the lock is free at once.
+  // Killed: its lock file is still there, but the lock is free at once:
+  // taken at the first try, without waiting for anyone.
   EXPECT_TRUE(fs::exists(LockPath));
-  Start = std::chrono::steady_clock::now();
   DiskCache::KeyLock L2 = D.lockKey(K);
   EXPECT_TRUE(L2.held());
-  EXPECT_LT(std::chrono::steady_clock::now() - Start, std::chrono::milliseconds(100));
+  EXPECT_FALSE(L2.waited());
+  EXPECT_EQ(D.getStats().LockWaits, 1u); // only the first lockKey's
   L2.release();
   EXPECT_FALSE(fs::exists(LockPath)); // the holder removes it
 }

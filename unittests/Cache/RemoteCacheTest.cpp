@@ -134,72 +134,8 @@ CompileInfo compileAndCheck(Compiler &C, unsigned I) {
 }
 
 //===----------------------------------------------------------------------===//
-// Pure functions: HMAC, URLs
+// Configuration
 //===----------------------------------------------------------------------===//
-
-TEST(RemoteCacheTest, HmacSha256MatchesRFC4231) {
-  auto Hex = [](std::array<uint8_t, 32> D) { return llvm::toHex(D, /*LowerCase=*/true); };
-  EXPECT_EQ(Hex(hmacSHA256(std::string(20, '\x0b'), "Hi There")),
-            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
-  EXPECT_EQ(Hex(hmacSHA256("Jefe", "what do ya want for nothing?")),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-  // Test case 6: a key longer than the block is hashed first.
-  EXPECT_EQ(Hex(hmacSHA256(std::string(131, '\xaa'),
-                           "Test Using Larger Than Block-Size Key - Hash Key First")),
-            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
-}
-
-TEST(RemoteCacheTest, ParsesURLs) {
-  auto U = parseRemoteCacheURL("redis://cache.example:7000/3");
-  ASSERT_TRUE(succeeded(U));
-  EXPECT_FALSE(U->IsUnix);
-  EXPECT_EQ(U->Host, "cache.example");
-  EXPECT_EQ(U->Port, 7000u);
-  EXPECT_EQ(U->Database, 3u);
-  EXPECT_TRUE(U->Password.empty());
-
-  U = parseRemoteCacheURL("redis://alice:p@ss@10.0.0.1");
-  ASSERT_TRUE(succeeded(U));
-  EXPECT_EQ(U->User, "alice");
-  EXPECT_EQ(U->Password, "p@ss");
-  EXPECT_EQ(U->Host, "10.0.0.1");
-  EXPECT_EQ(U->Port, 6379u);
-
-  U = parseRemoteCacheURL("redis://:secret@[::1]:6380");
-  ASSERT_TRUE(succeeded(U));
-  EXPECT_TRUE(U->User.empty());
-  EXPECT_EQ(U->Password, "secret");
-  EXPECT_EQ(U->Host, "::1");
-  EXPECT_EQ(U->Port, 6380u);
-
-  U = parseRemoteCacheURL("redis+unix:///run/redis/redis.sock?db=2");
-  ASSERT_TRUE(succeeded(U));
-  EXPECT_TRUE(U->IsUnix);
-  EXPECT_EQ(U->SocketPath, "/run/redis/redis.sock");
-  EXPECT_EQ(U->Database, 2u);
-
-  struct Bad {
-    const char *URL, *Says;
-  } Bads[] = {
-      {"http://host", "expected redis://"},
-      {"redis://", "no host"},
-      {"redis://host:", "empty port"},
-      {"redis://host:99999", "port '99999'"},
-      {"redis://host:x1", "port 'x1'"},
-      {"redis://host/db", "database 'db'"},
-      {"redis://user:@host", "empty password"},
-      {"redis://[::1", "closing ']'"},
-      {"redis+unix://relative.sock", "must be absolute"},
-      {"redis+unix:///s?x=1", "?db=N"},
-  };
-  for (const Bad &B : Bads) {
-    auto E = parseRemoteCacheURL(B.URL);
-    ASSERT_TRUE(failed(E)) << B.URL;
-    std::string Msg = llvm::toString(E.takeError());
-    EXPECT_THAT(Msg, HasSubstr(B.Says)) << B.URL;
-    EXPECT_THAT(Msg, HasSubstr(B.URL)) << "the error names the URL";
-  }
-}
 
 TEST(RemoteCacheTest, CompilerRejectsBadURLAndUnreadableSecret) {
   CompilerOptions O;
@@ -242,7 +178,7 @@ TEST(RemoteCacheTest, HitIsWrittenToDiskAndCompileToBoth) {
   EXPECT_GT(SA.Remote.BytesWritten, 0u);
   EXPECT_TRUE(S.get(RemoteCache::entryKey(I.Key)));
   // The lease was released.
-  EXPECT_FALSE(S.get("gridjit:lease:v" + std::to_string(CacheFormatVersion) + ":" + I.Key.hex()));
+  EXPECT_FALSE(S.get(RemoteCache::leaseKey(I.Key)));
 
   auto B = remoteCompiler(D2.path(), quickOptions(S.url()));
   I = compileAndCheck(*B, 1);
@@ -417,15 +353,20 @@ TEST(RemoteCacheTest, EntriesExpire) {
   REQUIRE_REDIS();
   RedisServer S;
   RemoteCacheOptions RO = quickOptions(S.url());
-  RO.TTL = 300ms;
+  RO.TTL = 1h;
   auto A = remoteCompiler("", RO);
   CompileInfo I = compileAndCheck(*A, 9);
+  // Written with the TTL (PX): the server holds a lifetime no longer than it.
   Reply TTL = S.cmd({"PTTL", RemoteCache::entryKey(I.Key)});
   ASSERT_TRUE(TTL && TTL->type == REDIS_REPLY_INTEGER);
   EXPECT_GT(TTL->integer, 0);
-  EXPECT_LE(TTL->integer, 300);
-  for (int W = 0; W < 500 && S.get(RemoteCache::entryKey(I.Key)); ++W)
-    std::this_thread::sleep_for(20ms);
+  EXPECT_LE(TTL->integer, 3600 * 1000);
+  // Its lifetime over (made short here, so the test waits for the server,
+  // not for an hour), the entry is gone and the next machine compiles.
+  Reply Short = S.cmd({"PEXPIRE", RemoteCache::entryKey(I.Key), "1"});
+  ASSERT_TRUE(Short && Short->type == REDIS_REPLY_INTEGER && Short->integer == 1);
+  for (int W = 0; W < 3000 && S.get(RemoteCache::entryKey(I.Key)); ++W)
+    std::this_thread::sleep_for(10ms);
   ASSERT_FALSE(S.get(RemoteCache::entryKey(I.Key))) << "the entry did not expire";
   auto B = remoteCompiler("", RO);
   EXPECT_EQ(compileAndCheck(*B, 9).Outcome, CacheOutcome::Compiled);
@@ -576,17 +517,26 @@ TEST(RemoteCacheTest, ServerStoppedHungKilledAndRestartedUnderLoad) {
   if (const char *Scale = std::getenv("GRIDJIT_FAULT_SCALE"))
     Rounds = std::max(1, std::atoi(Scale));
   uint64_t Trips = 0;
+  // Each fault lasts until the clients have met it (a count went up), not
+  // for a fixed time: on a loaded machine no request might reach the
+  // server within any given window. Bounded, as a hang check.
+  auto Met = [&](uint64_t RemoteCacheStats::*Counter) {
+    uint64_t From = Shared->getStats().Remote.*Counter;
+    for (int W = 0; W < 6000 && Shared->getStats().Remote.*Counter == From; ++W)
+      std::this_thread::sleep_for(10ms);
+    return Shared->getStats().Remote.*Counter > From;
+  };
   for (unsigned R = 0; R < Rounds; ++R) {
     S.stop(SIGTERM);
-    std::this_thread::sleep_for(300ms);
+    EXPECT_TRUE(Met(&RemoteCacheStats::Errors)) << "no request met the stopped server";
     S.start();
     EXPECT_TRUE(Recovered(2)) << "no recovery after SIGTERM and a restart";
     S.signal(SIGSTOP);
-    std::this_thread::sleep_for(1500ms);
+    EXPECT_TRUE(Met(&RemoteCacheStats::Timeouts)) << "no request met the hung server";
     S.signal(SIGCONT);
     EXPECT_TRUE(Recovered(2)) << "no recovery after SIGSTOP and SIGCONT";
     S.kill(); // SIGKILL
-    std::this_thread::sleep_for(300ms);
+    EXPECT_TRUE(Met(&RemoteCacheStats::Errors)) << "no request met the killed server";
     S.start();
     EXPECT_TRUE(Recovered(2)) << "no recovery after SIGKILL and a restart";
     RemoteCacheStats St = Shared->getStats().Remote;
@@ -723,20 +673,24 @@ TEST(RemoteCacheTest, LoopbackTCP) {
 // Leases
 //===----------------------------------------------------------------------===//
 
+// A holder that died keeps its lease until the lease's own expiry (long
+// here, so that the test does not depend on when it runs): a waiter waits
+// at most its LeaseTime, then compiles and stores. (A lease that expires
+// while someone waits, which that waiter then takes, is in
+// RemoteTierTest.HolderThatLetsGoWithoutStoringHandsTheLeaseOn.)
 TEST(RemoteCacheTest, CrashedLeaseHolderCostsOnlyTheLeaseTime) {
   REQUIRE_REDIS();
   RedisServer S;
   CacheKey K = reference(41)->Key;
-  // A holder that died: its lease is there and nobody will store.
-  Reply R = S.cmd({"SET", "gridjit:lease:v" + std::to_string(CacheFormatVersion) + ":" + K.hex(),
-                   "dead", "PX", "300"});
+  Reply R = S.cmd({"SET", RemoteCache::leaseKey(K), "dead", "PX", "600000"});
   ASSERT_TRUE(R && R->type == REDIS_REPLY_STATUS);
   RemoteCacheOptions RO = quickOptions(S.url());
-  RO.LeaseTime = 2s;
+  RO.LeaseTime = 300ms;
   auto C = remoteCompiler("", RO);
   EXPECT_EQ(compileAndCheck(*C, 41).Outcome, CacheOutcome::Compiled);
   CompilerStats St = C->getStats();
   EXPECT_EQ(St.Remote.LeaseWaits, 1u);
+  EXPECT_EQ(St.Remote.LeaseExpired, 1u);
   EXPECT_EQ(St.Compiles, 1u);
   EXPECT_EQ(St.Remote.Stores, 1u);
 }

@@ -826,9 +826,12 @@ FakeFunction *findFunction(CUfunction F) {
   return nullptr;
 }
 
-/// Blocks of \p Fn with \p BlockSize threads one SM holds at once.
-int occupancy(const FakeFunction &Fn, int BlockSize) {
-  if (BlockSize <= 0 || BlockSize > Fn.MaxThreads)
+/// Blocks of \p Fn with \p BlockSize threads and \p DynamicShared bytes
+/// of dynamic shared memory one SM holds at once. As the driver's occupancy
+/// calculator, none when the dynamic shared memory is above the function's
+/// current limit (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+int occupancy(const FakeFunction &Fn, int BlockSize, size_t DynamicShared) {
+  if (BlockSize <= 0 || BlockSize > Fn.MaxThreads || DynamicShared > size_t(Fn.MaxDynamicShared))
     return 0;
   return Fn.Occupancy ? Fn.Occupancy : std::min(32, 2048 / BlockSize);
 }
@@ -1128,7 +1131,7 @@ FAKE_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction Function, unsigned int
     return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult R = checkLaunch(*F, GX, GY, GZ, BX, BY, BZ, Shared))
     return R;
-  uint64_t Resident = uint64_t(occupancy(*F, BX * BY * BZ)) * Devices[currentDevice()].SMs;
+  uint64_t Resident = uint64_t(occupancy(*F, BX * BY * BZ, Shared)) * Devices[currentDevice()].SMs;
   if (uint64_t(GX) * GY * GZ > Resident)
     return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   std::string What = describeLaunch(F->Name, GX, GY, GZ, BX, BY, BZ, Shared);
@@ -1140,7 +1143,7 @@ FAKE_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction Function, unsigned int
 
 FAKE_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *NumBlocks,
                                                                  CUfunction Function, int BlockSize,
-                                                                 size_t) {
+                                                                 size_t DynamicShared) {
   if (CUresult R = enterWithContext("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
     return R;
   std::lock_guard<std::mutex> G(Lock);
@@ -1149,7 +1152,7 @@ FAKE_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *NumBlocks,
     return CUDA_ERROR_INVALID_HANDLE;
   if (!NumBlocks)
     return CUDA_ERROR_INVALID_VALUE;
-  *NumBlocks = occupancy(*F, BlockSize);
+  *NumBlocks = occupancy(*F, BlockSize, DynamicShared);
   return CUDA_SUCCESS;
 }
 
@@ -1184,6 +1187,17 @@ FAKE_EXPORT int gridjitFakeCudaLaunches(int Cooperative) {
 FAKE_EXPORT int gridjitFakeCudaFuncSetAttributes() {
   std::lock_guard<std::mutex> G(Lock);
   return FuncSetAttributes;
+}
+
+/// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES of the function named
+/// \p Name in the module loaded last that has one; -1 if none has.
+FAKE_EXPORT int gridjitFakeCudaMaxDynamicShared(const char *Name) {
+  std::lock_guard<std::mutex> G(Lock);
+  for (auto M = Modules.rbegin(); M != Modules.rend(); ++M)
+    for (const auto &Fn : (*M)->Functions)
+      if (Fn->Name == Name)
+        return Fn->MaxDynamicShared;
+  return -1;
 }
 
 /// How many events are live.

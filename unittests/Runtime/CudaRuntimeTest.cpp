@@ -16,6 +16,7 @@
 #include "Runtime/Cuda/CudaDriver.h"
 #include "Runtime/Cuda/CudaRuntime.h"
 
+#include "gridjit-c/gridjit.h"
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Target/Target.h"
@@ -293,7 +294,16 @@ TEST(CudaRuntimeTest, CubinsSharedThroughTheRemoteCache) {
     CudaRuntimeOptions O;
     O.Driver = fake();
     O.CacheDir = Dir;
-    O.Remote.URL = S.url();
+    // The runtime is given the remote tier (it reads no environment);
+    // deadlines generous enough that a loaded machine never passes them.
+    RemoteCacheOptions RO;
+    RO.URL = S.url();
+    RO.ConnectTimeout = std::chrono::seconds(5);
+    RO.OperationTimeout = std::chrono::seconds(10);
+    auto Remote = RemoteCache::create(RO);
+    EXPECT_TRUE(succeeded(Remote));
+    if (Remote)
+      O.CubinTiers.Remote = std::move(*Remote);
     auto RT = CudaRuntime::create(O);
     EXPECT_TRUE(succeeded(RT));
     return RT ? std::move(*RT) : nullptr;
@@ -326,6 +336,95 @@ TEST(CudaRuntimeTest, CubinsSharedThroughTheRemoteCache) {
   }
 }
 
+/// Gives the runtime the Compiler's tiers (what jit-run does): cubins and
+/// modules share one disk cache object, so the directory has one pruning
+/// policy, the Compiler's. Here that policy keeps nothing (a bound of one
+/// byte, pruning at every store), so the cubin stored by the runtime's load
+/// is pruned at once; a runtime with a disk tier of its own would keep it
+/// under the default 512 MiB bound.
+TEST(CudaRuntimeTest, CubinsGoToTheCompilersTiers) {
+  TempDir Dir;
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+  CompilerOptions CO;
+  CO.Targets = {nvptxTarget()};
+  CO.CacheDir = Dir.path();
+  CO.DiskCacheMaxBytes = 1;
+  CO.DiskPruneInterval = std::chrono::milliseconds(0);
+  auto C = Compiler::create(std::move(CO));
+  ASSERT_TRUE(succeeded(C));
+  auto M = (*C)->compile(Source, "cuda-runtime.kir");
+  ASSERT_TRUE(succeeded(M));
+  CudaRuntimeOptions O;
+  O.Driver = fake();
+  O.CubinTiers = (*C)->getCacheTiers();
+  auto RT = CudaRuntime::create(O);
+  ASSERT_TRUE(succeeded(RT));
+  uint64_t Pruned = (*C)->getStats().Disk.PrunedFiles;
+  ASSERT_TRUE(succeeded((*RT)->load((*M)->Art)));
+  DiskCacheStats S = (*C)->getStats().Disk;
+  EXPECT_EQ(S.Stores, 2u); // the module's entry, then the cubin's
+  EXPECT_GT(S.PrunedFiles, Pruned);
+}
+
+// The runtime reads no environment variable of the remote cache: with
+// $GRIDJIT_REMOTE_CACHE naming a live server, a runtime given no remote
+// tier stores nothing there. (jit-run and the C API read the variable and
+// pass the tier: test/Cache/remote-cubins.test and the test below.)
+TEST(CudaRuntimeTest, TheRuntimeReadsNoRemoteCacheVariable) {
+  REQUIRE_REDIS();
+  RedisServer S;
+  TempDir Dir;
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+  ScopedEnv Remote("GRIDJIT_REMOTE_CACHE", S.url().c_str());
+  CudaRuntimeOptions O;
+  O.Driver = fake();
+  O.CacheDir = Dir.path();
+  auto RT = CudaRuntime::create(O);
+  ASSERT_TRUE(succeeded(RT));
+  ASSERT_TRUE(succeeded((*RT)->load(ptx())));
+  Reply Keys = S.cmd({"KEYS", "gridjit:*"});
+  ASSERT_TRUE(Keys && Keys->type == REDIS_REPLY_ARRAY);
+  EXPECT_EQ(Keys->elements, 0u);
+}
+
+// ... but the C API does, for the runtimes it makes (as for its
+// compilers): the cubin reaches the server $GRIDJIT_REMOTE_CACHE names.
+TEST(CudaRuntimeTest, TheCApiGivesTheRuntimeTheEnvironmentsRemoteCache) {
+  REQUIRE_REDIS();
+  RedisServer S;
+  TempDir Dir;
+  ScopedEnv Driver("GRIDJIT_CUDA_DRIVER", GRIDJIT_FAKE_CUDA);
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+  ScopedEnv Remote("GRIDJIT_REMOTE_CACHE", S.url().c_str());
+  gj_compiler_options CO;
+  gj_compiler_options_init(&CO, sizeof CO);
+  CO.targets = "nvptx";
+  CO.use_disk_cache = 0;
+  gj_compiler C = nullptr;
+  ASSERT_EQ(gj_compiler_create(&CO, &C), GJ_OK) << gj_last_error();
+  gj_module M = nullptr;
+  ASSERT_EQ(gj_compile(C, Source.data(), Source.size(), "k.kir", nullptr, &M), GJ_OK)
+      << gj_last_error();
+  // The module went to the server through the compiler: only the cubin
+  // below is the runtime's.
+  Reply Before = S.cmd({"DBSIZE"});
+  gj_runtime_options RO;
+  gj_runtime_options_init(&RO, sizeof RO);
+  RO.target = "cuda";
+  RO.cache_dir = Dir.path().c_str();
+  gj_runtime R = nullptr;
+  ASSERT_EQ(gj_runtime_create(&RO, &R), GJ_OK) << gj_last_error();
+  gj_loaded_module LM = nullptr;
+  EXPECT_EQ(gj_runtime_load(R, M, &LM), GJ_OK) << gj_last_error();
+  Reply After = S.cmd({"DBSIZE"});
+  ASSERT_TRUE(Before && After);
+  EXPECT_EQ(After->integer, Before->integer + 1);
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+}
+
 TEST(CudaRuntimeTest, BlockTooLargeForTheFunction) {
   Loaded L("max_threads:256,regs:128");
   ASSERT_TRUE(L.M);
@@ -356,6 +455,59 @@ TEST(CudaRuntimeTest, SharedMemory) {
   EXPECT_EQ(optIns(), Before + 1);
   EXPECT_TRUE(succeeded(L.launch("dyn", config(1, 32, 90000))));
   EXPECT_EQ(optIns(), Before + 1);
+}
+
+int maxDynamicShared(const char *Kernel) {
+  return fakeHook<int (*)(const char *)>("gridjitFakeCudaMaxDynamicShared")(Kernel);
+}
+
+/// A launch that is refused leaves the device as it was: every check that
+/// needs no device state (here the arguments) comes before the dynamic
+/// shared memory opt-in; and a cooperative grid that is not resident at
+/// once (which can be known only with the opt-in made) puts the function's
+/// limit back. (The fake, as the driver, counts no resident block whose
+/// dynamic shared memory is above the function's current limit, so the
+/// opt-in cannot simply come after the residency check.)
+TEST(CudaRuntimeTest, ARefusedLaunchChangesNoDeviceState) {
+  Loaded L("occupancy:1");
+  ASSERT_TRUE(L.M);
+  int Before = optIns(), Limit = maxDynamicShared("dyn");
+  KernelArg WrongType[] = {KernelArg::f32(1)};
+  EXPECT_THAT(errorText(L.RT->launch(*L.M, "dyn", config(1, 32, 100000), WrongType)),
+              HasSubstr("argument 1 ('out: ptr<i32>')"));
+  int Host[32];
+  KernelArg HostPointer[] = {KernelArg::pointer(Host)};
+  EXPECT_THAT(errorText(L.RT->launch(*L.M, "dyn", config(1, 32, 100000), HostPointer)),
+              HasSubstr("is a host pointer"));
+  EXPECT_EQ(optIns(), Before);
+  EXPECT_EQ(maxDynamicShared("dyn"), Limit);
+
+  ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "1");
+  ScopedEnv FuncAttrs("GRIDJIT_FAKE_CUDA_FUNC_ATTRS", "occupancy:1");
+  NVPTXTargetOptions TO;
+  TO.Arch = "sm_80";
+  auto M = L.RT->load(compileForTest(createNVPTXTarget(TO), R"(
+kernel dyn_coop(out: ptr<i32>) {
+  shared s: [i32];
+  s[thread_idx.x] = 1;
+  grid_sync();
+  out[block_idx.x] = s[0];
+}
+)",
+                                     "dyn-coop.kir"));
+  ASSERT_TRUE(succeeded(M));
+  Limit = maxDynamicShared("dyn_coop");
+  KernelArg Args[] = {KernelArg::buffer(L.Out, ScalarKind::I32)};
+  // 1 block per SM x 108 SMs.
+  EXPECT_THAT(errorText(L.RT->launch(**M, "dyn_coop", config(109, 32, 100000), Args)),
+              HasSubstr("109 blocks exceed the 108 that fit on"));
+  EXPECT_EQ(maxDynamicShared("dyn_coop"), Limit);
+  Before = optIns();
+  EXPECT_TRUE(succeeded(L.RT->launch(**M, "dyn_coop", config(108, 32, 100000), Args)));
+  EXPECT_EQ(maxDynamicShared("dyn_coop"), 100000);
+  EXPECT_EQ(optIns(), Before + 1);
+  EXPECT_TRUE(succeeded(L.RT->launch(**M, "dyn_coop", config(108, 32, 90000), Args)));
+  EXPECT_EQ(optIns(), Before + 1); // the limit only grows
 }
 
 TEST(CudaRuntimeTest, GridTooLarge) {

@@ -21,6 +21,7 @@
 #define GRIDJIT_CACHE_DISKCACHE_H
 
 #include "gridjit/Cache/CacheKey.h"
+#include "gridjit/Support/TimeSource.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/Support/Error.h"
@@ -72,6 +73,9 @@ struct DiskCacheOptions {
   /// Called at most once, when stores are turned off. Null: warnings go
   /// to standard error through llvm::WithColor::warning.
   WarningHandler Warning;
+  /// The time lockKey waits by (tests: a fake whose sleeps only advance
+  /// it). Never null.
+  TimeSource *Time = &steadyTime();
 };
 
 /// Counters of one DiskCache (monotonic).

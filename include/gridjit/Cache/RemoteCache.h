@@ -16,80 +16,33 @@
 // SIGPIPE from a closed socket reaches the process, and the process's
 // signal dispositions are never changed.
 //
+// The parts, each with its own tests (docs/RemoteCache.md, "Code"):
+// RemoteCacheConfig.h (options, URL, secret, environment), the value's
+// format and check (lib/Cache/RemoteEntry.h), the breaker
+// (lib/Cache/CircuitBreaker.h), this class (entries and leases, over any
+// RemoteStore), and the Redis client (lib/Cache/Redis: the gridjitCacheRedis
+// library, the only code that links hiredis; it defines create() and
+// openRemoteCache()).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GRIDJIT_CACHE_REMOTECACHE_H
 #define GRIDJIT_CACHE_REMOTECACHE_H
 
 #include "gridjit/Cache/CacheKey.h"
+#include "gridjit/Cache/RemoteCacheConfig.h"
+#include "gridjit/Cache/RemoteStore.h"
+#include "gridjit/Support/TimeSource.h"
 #include "gridjit/Target/Target.h"
 
 #include "llvm/Support/Error.h"
 
-#include <array>
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 
 namespace gridjit {
-
-/// A parsed remote cache URL.
-struct RemoteCacheURL {
-  bool IsUnix = false;
-  std::string Host;       ///< TCP: host name or address
-  unsigned Port = 6379;   ///< TCP
-  std::string SocketPath; ///< unix: absolute path of the socket
-  std::string User;       ///< ACL user; empty: the default user
-  std::string Password;   ///< empty: no AUTH
-  unsigned Database = 0;  ///< SELECT'ed when not 0
-};
-
-/// Parses `redis://[[user]:password@]host[:port][/db]` (IPv6 hosts in
-/// brackets, default port 6379) or `redis+unix://[[user]:password@]/path`
-/// (optionally `?db=N`). Errors say what is wrong and where.
-llvm::Expected<RemoteCacheURL> parseRemoteCacheURL(std::string_view URL);
-
-/// HMAC-SHA256 (RFC 2104) of \p Data under \p Key.
-std::array<uint8_t, 32> hmacSHA256(std::string_view Key, std::string_view Data);
-
-/// The secret in file \p Path (its whole content; at least 16 bytes).
-/// Errors: the file cannot be read, or is too short.
-llvm::Expected<std::string> readRemoteCacheSecret(const std::string &Path);
-
-/// Options of a RemoteCache.
-struct RemoteCacheOptions {
-  /// The server (parseRemoteCacheURL). Required.
-  std::string URL;
-  /// Never write (no stores, no leases, no deletes of bad values).
-  bool ReadOnly = false;
-  /// Deadline of connecting (and of the AUTH/SELECT handshake's each
-  /// read or write).
-  std::chrono::milliseconds ConnectTimeout{100};
-  /// Deadline of each read or write of an operation.
-  std::chrono::milliseconds OperationTimeout{1000};
-  /// How long an entry lives on the server.
-  std::chrono::milliseconds TTL = std::chrono::hours(24 * 7);
-  /// Values larger than this are neither stored nor read.
-  uint64_t MaxValueBytes = uint64_t(64) << 20;
-  /// Consecutive failed operations that open the breaker.
-  unsigned BreakerThreshold = 3;
-  /// How long an open breaker skips the server before one request probes
-  /// it again.
-  std::chrono::milliseconds BreakerCooldown{5000};
-  /// The cross-machine single-flight lease: its lifetime (what a crashed
-  /// holder costs the others), and how often waiters look for the entry.
-  /// Zero lease time: no leases.
-  std::chrono::milliseconds LeaseTime{10000};
-  std::chrono::milliseconds LeasePoll{25};
-  /// The HMAC secret; empty: values are written without a tag and read
-  /// without checking one. With a secret, a value without a valid tag is
-  /// rejected (AuthFailures).
-  std::string Secret;
-};
 
 /// Counters of one RemoteCache (monotonic).
 struct RemoteCacheStats {
@@ -113,18 +66,25 @@ struct RemoteCacheStats {
   uint64_t BytesWritten = 0;  ///< value bytes stored
 };
 
-/// A Redis server's entries. Thread-safe (a small pool of connections; no
-/// lock is held during network I/O).
+/// A shared server's entries. Thread-safe (the store is; no lock is held
+/// here during network I/O).
 class RemoteCache {
 public:
-  /// Errors: a malformed URL. The server is not contacted.
+  /// The tier over the Redis server \p Opts.URL names. Errors: a malformed
+  /// URL. The server is not contacted. (Defined in gridjitCacheRedis.)
   static llvm::Expected<std::unique_ptr<RemoteCache>> create(RemoteCacheOptions Opts);
+  /// The tier over \p Store, its time from \p Time (the tests: a store in
+  /// memory and a fake clock). \p Opts.URL only names it.
+  RemoteCache(RemoteCacheOptions Opts, std::unique_ptr<RemoteStore> Store,
+              TimeSource &Time = steadyTime());
   ~RemoteCache();
   RemoteCache(const RemoteCache &) = delete;
   RemoteCache &operator=(const RemoteCache &) = delete;
 
   /// The Redis key of \p K's entry.
   static std::string entryKey(const CacheKey &K);
+  /// The Redis key of \p K's lease.
+  static std::string leaseKey(const CacheKey &K);
 
   /// The artifact stored under \p K, or std::nullopt (no value, a bad one,
   /// or any failure). A problem is put in \p Problem when given.
@@ -166,17 +126,14 @@ public:
   struct Impl;
 
 private:
-  RemoteCache(RemoteCacheOptions Opts, RemoteCacheURL URL);
   RemoteCacheOptions Opts;
   std::unique_ptr<Impl> P;
 };
 
 /// The remote cache a caller's options describe, with the environment's
-/// defaults (docs/RemoteCache.md): \p Opts.URL, else $GRIDJIT_REMOTE_CACHE;
-/// $GRIDJIT_REMOTE_CACHE_READ_ONLY=1 sets ReadOnly; unless \p Opts.Secret
-/// is set, the secret is read from \p SecretFile, else from
-/// $GRIDJIT_REMOTE_CACHE_SECRET_FILE. Null when there is no URL. Errors: a
-/// malformed URL, a secret file that cannot be read or is too short.
+/// defaults (resolveRemoteCacheOptions), on Redis (RemoteCache::create).
+/// Null when there is no URL. Errors: a malformed URL, a secret file that
+/// cannot be read or is too short. (Defined in gridjitCacheRedis.)
 llvm::Expected<std::unique_ptr<RemoteCache>> openRemoteCache(RemoteCacheOptions Opts,
                                                              const std::string &SecretFile = {});
 

@@ -25,6 +25,7 @@
 #include "gridjit/Cache/CacheKey.h"
 #include "gridjit/Cache/DiskCache.h"
 #include "gridjit/Cache/RemoteCache.h"
+#include "gridjit/Cache/TieredCache.h"
 #include "gridjit/IR/AST.h"
 #include "gridjit/Target/Target.h"
 
@@ -46,22 +47,8 @@ namespace gridjit {
 /// metadata of every kernel) and the key it is cached under. Immutable and
 /// shared: the memory cache and every caller that asked for it hold the
 /// same object, which stays valid after the cache evicts it.
-struct CompiledModule {
-  CacheKey Key;
-  Artifact Art;
-};
-using CompiledModuleRef = std::shared_ptr<const CompiledModule>;
-
-/// Where a request's module came from.
-enum class CacheOutcome {
-  Compiled,  ///< compiled by this request
-  MemoryHit, ///< found in the memory cache
-  DiskHit,   ///< read from the disk cache
-  RemoteHit, ///< read from the remote cache (and written to the disk cache)
-  Shared,    ///< another thread was compiling (or loading) it; this request waited
-};
-/// "compiled", "memory hit", "disk hit", "remote hit", "shared".
-std::string_view cacheOutcomeName(CacheOutcome O);
+using CompiledModule = CachedArtifact;
+using CompiledModuleRef = CachedArtifactRef;
 
 /// What one request did and how long each part took (milliseconds).
 struct CompileInfo {
@@ -146,7 +133,23 @@ struct CompilerOptions {
   /// Receives warnings (today only: the disk cache was turned off, once).
   /// Null: they go to standard error through llvm::WithColor::warning.
   WarningHandler Warning;
+  /// Tiers made beforehand (openCacheTiers), to share with a CUDA
+  /// runtime's cubin cache (RuntimeOptions::CubinTiers) or another
+  /// Compiler, so that one directory has one pruning policy and one server
+  /// one breaker and connection pool. Set: these are the Compiler's disk
+  /// and remote tiers, and the disk and remote options above are not used.
+  /// Unset (the default): the Compiler opens its own (openCacheTiers).
+  std::optional<CacheTiers> Tiers;
 };
+
+/// The disk and remote tiers \p Opts describe: the disk cache (unless
+/// UseDiskCache is off) in CacheDir or resolveCacheDirectory()'s directory,
+/// with DiskCacheMaxBytes, DiskLockTimeout, DiskPruneInterval and Warning;
+/// a directory that cannot be determined is no disk tier, with one
+/// warning. The remote cache (unless UseRemoteCache is off) that Remote,
+/// RemoteSecretFile and the environment describe (openRemoteCache).
+/// Errors: a malformed remote cache URL, a secret file that cannot be read.
+llvm::Expected<CacheTiers> openCacheTiers(const CompilerOptions &Opts);
 
 /// The front door. Thread-safe. Owns its memory cache, disk cache and the
 /// threads of compileAsync; its targets are shared and immutable.
@@ -196,6 +199,9 @@ public:
   std::string getCacheDirectory() const;
   /// The remote cache's URL; empty when it is off.
   std::string getRemoteCacheURL() const;
+  /// The disk and remote tiers the Compiler uses (to give a CUDA runtime,
+  /// RuntimeOptions::CubinTiers, or another Compiler, CompilerOptions::Tiers).
+  const CacheTiers &getCacheTiers() const;
   CompilerStats getStats() const;
   /// Drops every module from the memory cache (callers keep theirs).
   void clearMemoryCache();

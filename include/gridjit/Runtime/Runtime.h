@@ -19,7 +19,7 @@
 #ifndef GRIDJIT_RUNTIME_RUNTIME_H
 #define GRIDJIT_RUNTIME_RUNTIME_H
 
-#include "gridjit/Cache/RemoteCache.h"
+#include "gridjit/Cache/TieredCache.h"
 #include "gridjit/IR/Type.h"
 #include "gridjit/Support/Errors.h"
 #include "gridjit/Target/Target.h"
@@ -357,18 +357,21 @@ struct RuntimeOptions {
   /// nvptx target: the ordinal of the CUDA device to run on.
   unsigned Device = 0;
   /// nvptx target: keep the cubins the driver compiles from PTX in the
-  /// disk cache, so that a later process loads them without compiling
+  /// cache, so that a later process loads them without compiling
   /// (docs/CUDA.md, "The cubin cache").
   bool UseCubinCache = true;
-  /// nvptx target: the cache directory (empty: the default, as
+  /// nvptx target: the cache directory of the disk tier the runtime makes
+  /// when CubinTiers has none (empty: the default, as
   /// resolveCacheDirectory finds it).
   std::string CacheDir;
-  /// nvptx target: share the cubins through the remote cache too
-  /// (docs/RemoteCache.md; openRemoteCache: Remote.URL, else
-  /// $GRIDJIT_REMOTE_CACHE). Only with the cubin cache on.
-  bool UseRemoteCache = true;
-  RemoteCacheOptions Remote;
-  std::string RemoteSecretFile;
+  /// nvptx target: the tiers to keep cubins in, with the cubin cache on.
+  /// Give a Compiler's (Compiler::getCacheTiers()) so that the directory
+  /// has one pruning policy and the server one breaker. Disk null: a disk
+  /// tier of the runtime's own in CacheDir, with the default policy.
+  /// Remote null: no remote tier. The runtime reads no environment
+  /// variable of the remote cache: jit-run and the C API open the one
+  /// $GRIDJIT_REMOTE_CACHE names and pass it here (docs/RemoteCache.md).
+  CacheTiers CubinTiers;
   /// Host target: catch a kernel's memory faults (HostRuntimeOptions::
   /// CatchFaults). Off: the runtime installs no signal handler and gives
   /// no thread an alternate signal stack, and no launch catches a fault,

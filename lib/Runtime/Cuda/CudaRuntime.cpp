@@ -55,9 +55,11 @@ unsigned smNumber(llvm::StringRef Arch) {
   return N;
 }
 
+} // namespace
+
 /// A kernel of a loaded module: its function and the attributes the
 /// launch checks need (read once at load).
-struct CudaKernel {
+struct gridjit::CudaKernel {
   CUfunction Fn = nullptr;
   int MaxThreads = 0;   ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
   int NumRegs = 0;      ///< CU_FUNC_ATTRIBUTE_NUM_REGS
@@ -67,6 +69,14 @@ struct CudaKernel {
   std::atomic<int> MaxDynamicShared{0};
   std::mutex OptInLock; ///< serialises cuFuncSetAttribute
 };
+
+/// How a launch's messages name it: WHERE ("kernel 'K' launched with grid
+/// (X, Y, Z) and block (X, Y, Z)") and DEV ("device N (NAME, sm_XY)").
+struct gridjit::LaunchSite {
+  std::string Where, Dev;
+};
+
+namespace {
 
 /// A PTX artifact loaded into the device's primary context.
 class CudaModule final : public LoadedModule {
@@ -113,6 +123,30 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(unsigned Ordinal,
   return create(O);
 }
 
+/// The cubin cache \p Opts describe: its tiers (CubinTiers), with a disk
+/// tier of its own in CacheDir (or the default directory) when none is
+/// given. Null when it has no tier at all (no directory to be had): every
+/// load then compiles.
+static std::unique_ptr<TieredCache> openCubinCache(const CudaRuntimeOptions &Opts) {
+  TieredCacheOptions TO;
+  TO.Tiers = Opts.CubinTiers;
+  if (!TO.Tiers.Disk) {
+    if (auto Dir = resolveCacheDirectory(Opts.CacheDir)) {
+      DiskCacheOptions DO;
+      DO.Dir = *Dir;
+      // A directory that cannot be written only costs compiles: no
+      // warning (a Compiler using the same directory warns already).
+      DO.Warning = [](const std::string &) {};
+      TO.Tiers.Disk = std::make_shared<DiskCache>(DO);
+    } else {
+      llvm::consumeError(Dir.takeError());
+    }
+  }
+  if (!TO.Tiers.Disk && !TO.Tiers.Remote)
+    return nullptr;
+  return std::make_unique<TieredCache>(std::move(TO));
+}
+
 Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOptions &Opts) {
   unsigned Ordinal = Opts.Device;
   auto D = cuda::Driver::open(Opts.Driver);
@@ -138,25 +172,8 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOpti
   std::unique_ptr<CudaRuntime> RT(new CudaRuntime(std::move(*D), std::move(*Info)));
   if (auto Ctx = RT->enter(); !Ctx)
     return Ctx.takeError();
-  if (Opts.UseCubinCache) {
-    // No cache directory to be had: no cubin cache (every load compiles).
-    if (auto Dir = resolveCacheDirectory(Opts.CacheDir)) {
-      DiskCacheOptions DO;
-      DO.Dir = *Dir;
-      // A directory that cannot be written only costs compiles: no
-      // warning (a Compiler using the same directory warns already).
-      DO.Warning = [](const std::string &) {};
-      RT->Cubins = std::make_unique<DiskCache>(DO);
-    } else {
-      llvm::consumeError(Dir.takeError());
-    }
-    if (RT->Cubins && Opts.UseRemoteCache) {
-      auto R = openRemoteCache(Opts.Remote, Opts.RemoteSecretFile);
-      if (!R)
-        return R.takeError();
-      RT->RemoteCubins = std::move(*R);
-    }
-  }
+  if (Opts.UseCubinCache)
+    RT->Cubins = openCubinCache(Opts);
   return std::move(RT);
 }
 
@@ -248,9 +265,9 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
     return Ctx.takeError();
 
   bool FromCache = false;
-  std::string Cubin;
+  CachedArtifactRef Cubin;
   if (Cubins) {
-    auto C = getCubin(A, FromCache, /*Lookup=*/true);
+    auto C = getCubin(A, FromCache, TieredCache::Mode::Lookup);
     if (!C)
       return C.takeError();
     Cubin = std::move(*C);
@@ -266,15 +283,15 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
   // NUL-terminated (std::string), as the driver wants PTX.
   auto LoadImage = [&] {
     return GRIDJIT_CU(*Drv, cuModuleLoadDataEx, &M->Module,
-                      Cubins ? Cubin.c_str() : A.Payload.c_str(), unsigned(std::size(Options)),
-                      Options, Values);
+                      Cubin ? Cubin->Art.Payload.c_str() : A.Payload.c_str(),
+                      unsigned(std::size(Options)), Options, Values);
   };
   Error Loaded = LoadImage();
   if (Loaded && FromCache) {
     // A cached cubin the driver refuses (e.g. damaged): compile afresh.
     llvm::consumeError(std::move(Loaded));
     M->Module = nullptr;
-    auto C = getCubin(A, FromCache, /*Lookup=*/false);
+    auto C = getCubin(A, FromCache, TieredCache::Mode::Refresh);
     if (!C)
       return C.takeError();
     Cubin = std::move(*C);
@@ -324,35 +341,21 @@ static CacheKey cubinKey(const Artifact &A, const CudaDeviceInfo &Info) {
   return computeCacheKey(In);
 }
 
-Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, bool Lookup) {
-  CacheKey Key = cubinKey(A, Info);
-  if (std::optional<Artifact> Hit = Lookup ? Cubins->lookup(Key) : std::nullopt) {
-    FromCache = true;
-    return std::move(Hit->Payload);
-  }
-  // A miss: take the key's lock, so that of the threads and processes
-  // loading this PTX on such a device at once, one compiles and the others
-  // load its cubin (the Compiler does the same for modules; docs/Cache.md).
-  DiskCache::KeyLock KeyLock = Cubins->lockKey(Key);
-  if (std::optional<Artifact> Hit = Lookup ? Cubins->lookupAgain(Key) : std::nullopt) {
-    FromCache = true;
-    return std::move(Hit->Payload);
-  }
-  // Another machine with such a device and driver may have compiled it
-  // (docs/RemoteCache.md): its entry, or its lease (wait for its entry).
-  // Not after the driver refused a cached cubin (\p Lookup false).
-  RemoteCache::Lease Lease;
-  if (RemoteCubins && Lookup) {
-    std::optional<Artifact> Hit = RemoteCubins->lookup(Key);
-    if (!Hit)
-      Lease = RemoteCubins->acquireLease(Key, Hit);
-    if (Hit && Hit->Kind == TargetKind::NVPTX && Hit->Arch == Info.getArch()) {
-      (void)Cubins->store(Key, *Hit);
-      FromCache = true;
-      return std::move(Hit->Payload);
-    }
-  }
-  FromCache = false;
+Expected<CachedArtifactRef> CudaRuntime::getCubin(const Artifact &A, bool &FromCache,
+                                                  TieredCache::Mode M) {
+  // Of the threads, processes and machines loading this PTX on such a
+  // device at once, one compiles and the others load its cubin
+  // (TieredCache.h; the Compiler does the same for modules). A refresh,
+  // after the driver refused a cached cubin, compiles afresh and asks no
+  // tier.
+  TieredRequestInfo TI;
+  auto C = Cubins->get(
+      cubinKey(A, Info), {TargetKind::NVPTX, Info.getArch()}, [&] { return linkCubin(A); }, TI, M);
+  FromCache = TI.Outcome != CacheOutcome::Compiled;
+  return C;
+}
+
+Expected<Artifact> CudaRuntime::linkCubin(const Artifact &A) {
   char InfoLog[8192] = {0}, ErrorLog[8192] = {0};
   CUjit_option Options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
                             CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -363,7 +366,7 @@ Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, 
           GRIDJIT_CU(*Drv, cuLinkCreate, unsigned(std::size(Options)), Options, Values, &Link))
     return prefixError("cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info),
                        std::move(E));
-  std::string Cubin;
+  Artifact Entry;
   Error E =
       GRIDJIT_CU(*Drv, cuLinkAddData, Link, CU_JIT_INPUT_PTX, const_cast<char *>(A.Payload.c_str()),
                  A.Payload.size() + 1, "gridjit.ptx", 0, nullptr, nullptr);
@@ -372,124 +375,36 @@ Expected<std::string> CudaRuntime::getCubin(const Artifact &A, bool &FromCache, 
     size_t Size = 0;
     E = GRIDJIT_CU(*Drv, cuLinkComplete, Link, &Data, &Size);
     if (!E)
-      Cubin.assign(static_cast<const char *>(Data), Size); // owned by Link: copy
+      Entry.Payload.assign(static_cast<const char *>(Data), Size); // owned by Link: copy
   }
   (void)Drv->api().cuLinkDestroy(Link); // the cubin is copied; nothing to report
-  if (E) {
+  if (E)
     return failWithJitLogs("cannot compile the PTX (" + A.Arch + ") for " + describeDevice(Info),
                            std::move(E), InfoLog, ErrorLog);
-  }
-  Artifact Entry;
   Entry.Kind = TargetKind::NVPTX;
   Entry.Arch = Info.getArch();
-  Entry.Payload = Cubin;
   Entry.Kernels = A.Kernels;
-  (void)Cubins->store(Key, Entry); // a cache that cannot store is no error
-  if (RemoteCubins)
-    (void)RemoteCubins->store(Key, Entry);
-  return std::move(Cubin);
+  return std::move(Entry);
 }
 
 //===----------------------------------------------------------------------===//
 // Launching
 //===----------------------------------------------------------------------===//
 
-Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const LaunchConfig &C,
-                                llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts) {
-  auto &M = static_cast<CudaModule &>(LM);
-  CudaKernel &K = M.kernel(KI);
-  if (Error E = checkLaunchConfig(KI, C))
-    return E;
-  std::string Where = describeLaunch(KI, C);
-  std::string Dev = describeDevice(Info);
-  auto Dims = [](const int(&D)[3]) {
-    return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " + std::to_string(D[2]) +
-           ")";
-  };
+/// "(X, Y, Z)".
+static std::string dims(const int (&D)[3]) {
+  return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " + std::to_string(D[2]) +
+         ")";
+}
 
-  // The device's grid and block dimensions.
-  if (C.Grid.X > unsigned(Info.MaxGridDim[0]) || C.Grid.Y > unsigned(Info.MaxGridDim[1]) ||
-      C.Grid.Z > unsigned(Info.MaxGridDim[2]))
-    return fail(ErrorKind::Configuration,
-                Where + ": grid dimensions are limited to " + Dims(Info.MaxGridDim) + " on " + Dev);
-  if (C.Block.X > unsigned(Info.MaxBlockDim[0]) || C.Block.Y > unsigned(Info.MaxBlockDim[1]) ||
-      C.Block.Z > unsigned(Info.MaxBlockDim[2]))
-    return fail(ErrorKind::Configuration, Where + ": block dimensions are limited to " +
-                                              Dims(Info.MaxBlockDim) + " on " + Dev);
-
-  // The function's threads per block (its registers included).
-  uint64_t Threads = C.Block.count();
-  if (Threads > uint64_t(K.MaxThreads))
-    return fail(ErrorKind::Configuration,
-                Where + ": a block of " + std::to_string(Threads) +
-                    " threads exceeds this kernel's limit of " + std::to_string(K.MaxThreads) +
-                    " threads per block on " + Dev + " (it uses " + std::to_string(K.NumRegs) +
-                    " registers per thread); the largest valid block has " +
-                    std::to_string(K.MaxThreads) + " threads");
-
-  // Shared memory: the function's static size plus the launch's dynamic
-  // size, within the device's opt-in limit; above the function's current
-  // dynamic limit (48 KiB less static by default), opt in.
-  uint64_t Static = uint64_t(K.StaticShared), Dynamic = C.DynamicSharedBytes;
-  uint64_t Limit = uint64_t(std::max(Info.SharedMemoryPerBlockOptin, Info.SharedMemoryPerBlock));
-  if (Static + Dynamic > Limit)
-    return fail(ErrorKind::Configuration,
-                Where + ": " + std::to_string(Static) + " bytes of static and " +
-                    std::to_string(Dynamic) +
-                    " bytes of dynamic shared memory exceed the limit of " + std::to_string(Limit) +
-                    " bytes per block on " + Dev +
-                    "; the largest valid dynamic shared memory for this kernel is " +
-                    std::to_string(Limit > Static ? Limit - Static : 0) + " bytes");
-  if (Dynamic > uint64_t(K.MaxDynamicShared.load())) {
-    std::lock_guard<std::mutex> G(K.OptInLock);
-    if (Dynamic > uint64_t(K.MaxDynamicShared.load())) {
-      auto Ctx = enter();
-      if (!Ctx)
-        return Ctx.takeError();
-      if (Error E = GRIDJIT_CU(*Drv, cuFuncSetAttribute, K.Fn,
-                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(Dynamic)))
-        return prefixError(Where + ": cannot opt in to " + std::to_string(Dynamic) +
-                               " bytes of dynamic shared memory",
-                           std::move(E));
-      K.MaxDynamicShared = int(Dynamic);
-    }
-  }
-
-  auto Ctx = enter();
-  if (!Ctx)
-    return Ctx.takeError();
-
-  // A cooperative kernel's grid must be resident at once.
-  if (KI.Cooperative) {
-    if (!Info.CooperativeLaunch)
-      return fail(ErrorKind::Configuration,
-                  Where +
-                      ": the kernel calls grid_sync(), so it must be launched cooperatively, "
-                      "but " +
-                      Dev + " does not support cooperative launches");
-    int PerSM = 0;
-    if (Error E = GRIDJIT_CU(*Drv, cuOccupancyMaxActiveBlocksPerMultiprocessor, &PerSM, K.Fn,
-                             int(Threads), size_t(Dynamic)))
-      return prefixError(Where, std::move(E));
-    uint64_t Resident = uint64_t(std::max(PerSM, 0)) * uint64_t(Info.MultiprocessorCount);
-    if (C.Grid.count() > Resident)
-      return fail(ErrorKind::Configuration,
-                  Where +
-                      ": the kernel calls grid_sync(), so its whole grid must be resident at "
-                      "once, but " +
-                      std::to_string(C.Grid.count()) + " blocks exceed the " +
-                      std::to_string(Resident) + " that fit on " + Dev + " (" +
-                      std::to_string(PerSM) + " blocks of " + std::to_string(Threads) +
-                      " threads per SM x " + std::to_string(Info.MultiprocessorCount) +
-                      " SMs); the largest valid grid has " + std::to_string(Resident) + " blocks");
-  }
-
-  if (Error E = checkArguments(KI, Args))
-    return E;
-
-  // The parameters: each argument's bytes, as the kernel reads them.
-  llvm::SmallVector<uint64_t, 16> Pointers(Args.size());
-  llvm::SmallVector<void *, 16> Params(Args.size());
+/// The parameters of a launch: each argument's bytes as the kernel reads
+/// them (a pointer is its CUdeviceptr, kept in \p Pointers). Error: a host
+/// pointer, which a GPU cannot use.
+static Error packParameters(const KernelInfo &KI, llvm::ArrayRef<KernelArg> Args,
+                            llvm::SmallVectorImpl<uint64_t> &Pointers,
+                            llvm::SmallVectorImpl<void *> &Params) {
+  Pointers.assign(Args.size(), 0);
+  Params.assign(Args.size(), nullptr);
   for (size_t I = 0; I < Args.size(); ++I) {
     if (!Args[I].isPointer()) {
       Params[I] = const_cast<void *>(Args[I].getScalarBytes());
@@ -503,7 +418,129 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
     Pointers[I] = Args[I].getAddress();
     Params[I] = &Pointers[I];
   }
+  return Error::success();
+}
 
+Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const LaunchConfig &C,
+                                llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts) {
+  CudaKernel &K = static_cast<CudaModule &>(LM).kernel(KI);
+  // Every check that needs no device state comes first, so that a refused
+  // launch changes nothing (docs/CUDA.md, "Launch checks").
+  if (Error E = checkLaunchConfig(KI, C))
+    return E;
+  LaunchSite S{describeLaunch(KI, C), describeDevice(Info)};
+  if (Error E = checkDeviceLimits(K, KI, C, S))
+    return E;
+  if (Error E = checkArguments(KI, Args))
+    return E;
+  llvm::SmallVector<uint64_t, 16> Pointers;
+  llvm::SmallVector<void *, 16> Params;
+  if (Error E = packParameters(KI, Args, Pointers, Params))
+    return E;
+  auto Ctx = enter();
+  if (!Ctx)
+    return Ctx.takeError();
+  if (Error E = grantDynamicShared(K, KI, C, S))
+    return E;
+  return issueLaunch(K, KI, C, Params, Opts, S);
+}
+
+Error CudaRuntime::checkDeviceLimits(const CudaKernel &K, const KernelInfo &KI,
+                                     const LaunchConfig &C, const LaunchSite &S) const {
+  // The device's grid and block dimensions.
+  if (C.Grid.X > unsigned(Info.MaxGridDim[0]) || C.Grid.Y > unsigned(Info.MaxGridDim[1]) ||
+      C.Grid.Z > unsigned(Info.MaxGridDim[2]))
+    return fail(ErrorKind::Configuration, S.Where + ": grid dimensions are limited to " +
+                                              dims(Info.MaxGridDim) + " on " + S.Dev);
+  if (C.Block.X > unsigned(Info.MaxBlockDim[0]) || C.Block.Y > unsigned(Info.MaxBlockDim[1]) ||
+      C.Block.Z > unsigned(Info.MaxBlockDim[2]))
+    return fail(ErrorKind::Configuration, S.Where + ": block dimensions are limited to " +
+                                              dims(Info.MaxBlockDim) + " on " + S.Dev);
+
+  // The function's threads per block (its registers included).
+  uint64_t Threads = C.Block.count();
+  if (Threads > uint64_t(K.MaxThreads))
+    return fail(ErrorKind::Configuration,
+                S.Where + ": a block of " + std::to_string(Threads) +
+                    " threads exceeds this kernel's limit of " + std::to_string(K.MaxThreads) +
+                    " threads per block on " + S.Dev + " (it uses " + std::to_string(K.NumRegs) +
+                    " registers per thread); the largest valid block has " +
+                    std::to_string(K.MaxThreads) + " threads");
+
+  // Shared memory: the function's static size plus the launch's dynamic
+  // size, within the device's opt-in limit.
+  uint64_t Static = uint64_t(K.StaticShared), Dynamic = C.DynamicSharedBytes;
+  uint64_t Limit = uint64_t(std::max(Info.SharedMemoryPerBlockOptin, Info.SharedMemoryPerBlock));
+  if (Static + Dynamic > Limit)
+    return fail(ErrorKind::Configuration,
+                S.Where + ": " + std::to_string(Static) + " bytes of static and " +
+                    std::to_string(Dynamic) +
+                    " bytes of dynamic shared memory exceed the limit of " + std::to_string(Limit) +
+                    " bytes per block on " + S.Dev +
+                    "; the largest valid dynamic shared memory for this kernel is " +
+                    std::to_string(Limit > Static ? Limit - Static : 0) + " bytes");
+
+  if (KI.Cooperative && !Info.CooperativeLaunch)
+    return fail(ErrorKind::Configuration,
+                S.Where +
+                    ": the kernel calls grid_sync(), so it must be launched cooperatively, but " +
+                    S.Dev + " does not support cooperative launches");
+  return Error::success();
+}
+
+Error CudaRuntime::grantDynamicShared(CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
+                                      const LaunchSite &S) {
+  uint64_t Dynamic = C.DynamicSharedBytes;
+  if (Dynamic <= uint64_t(K.MaxDynamicShared.load()))
+    return KI.Cooperative ? checkResidency(K, C, S) : Error::success();
+  // Above the function's current dynamic limit (48 KiB less static by
+  // default) but within the device's opt-in limit: opt in. The new limit
+  // is published (MaxDynamicShared) only once the launch is granted, so a
+  // thread that reads it never launches on a limit that is put back.
+  std::lock_guard<std::mutex> G(K.OptInLock);
+  int Before = K.MaxDynamicShared.load();
+  if (Dynamic <= uint64_t(Before))
+    return KI.Cooperative ? checkResidency(K, C, S) : Error::success();
+  if (Error E = GRIDJIT_CU(*Drv, cuFuncSetAttribute, K.Fn,
+                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(Dynamic)))
+    return prefixError(S.Where + ": cannot opt in to " + std::to_string(Dynamic) +
+                           " bytes of dynamic shared memory",
+                       std::move(E));
+  // The residency of a cooperative grid is computed with the limit raised
+  // (the driver's occupancy counts no block whose dynamic shared memory is
+  // above it); a grid that does not fit puts the old limit back.
+  if (KI.Cooperative)
+    if (Error E = checkResidency(K, C, S)) {
+      (void)Drv->api().cuFuncSetAttribute(K.Fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          Before);
+      return E;
+    }
+  K.MaxDynamicShared = int(Dynamic);
+  return Error::success();
+}
+
+Error CudaRuntime::checkResidency(const CudaKernel &K, const LaunchConfig &C, const LaunchSite &S) {
+  uint64_t Threads = C.Block.count();
+  int PerSM = 0;
+  if (Error E = GRIDJIT_CU(*Drv, cuOccupancyMaxActiveBlocksPerMultiprocessor, &PerSM, K.Fn,
+                           int(Threads), size_t(C.DynamicSharedBytes)))
+    return prefixError(S.Where, std::move(E));
+  uint64_t Resident = uint64_t(std::max(PerSM, 0)) * uint64_t(Info.MultiprocessorCount);
+  if (C.Grid.count() <= Resident)
+    return Error::success();
+  return fail(
+      ErrorKind::Configuration,
+      S.Where + ": the kernel calls grid_sync(), so its whole grid must be resident at once, but " +
+          std::to_string(C.Grid.count()) + " blocks exceed the " + std::to_string(Resident) +
+          " that fit on " + S.Dev + " (" + std::to_string(PerSM) + " blocks of " +
+          std::to_string(Threads) + " threads per SM x " +
+          std::to_string(Info.MultiprocessorCount) + " SMs); the largest valid grid has " +
+          std::to_string(Resident) + " blocks");
+}
+
+Error CudaRuntime::issueLaunch(const CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
+                               llvm::SmallVectorImpl<void *> &Params, const LaunchOptions &Opts,
+                               const LaunchSite &S) {
   auto Stream = static_cast<CUstream>(Opts.Stream);
   auto Start = std::chrono::steady_clock::now();
   CUresult R;
@@ -514,7 +551,7 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
   } else {
     Call = "cuLaunchKernel";
     R = Drv->api().cuLaunchKernel(K.Fn, C.Grid.X, C.Grid.Y, C.Grid.Z, C.Block.X, C.Block.Y,
-                                  C.Block.Z, unsigned(Dynamic), Stream, Params.data(), nullptr);
+                                  C.Block.Z, C.DynamicSharedBytes, Stream, Params.data(), nullptr);
   }
   if (Opts.Stats) {
     Opts.Stats->Milliseconds =
@@ -524,13 +561,14 @@ Error CudaRuntime::launchKernel(LoadedModule &LM, const KernelInfo &KI, const La
   }
   if (R == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || R == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
     return fail(ErrorKind::Configuration,
-                Where + ": the driver refused the launch although it passed gridjit's checks (" +
+                S.Where + ": the driver refused the launch although it passed gridjit's checks (" +
                     std::to_string(K.NumRegs) + " registers per thread, at most " +
-                    std::to_string(K.MaxThreads) + " threads per block, " + std::to_string(Static) +
-                    " + " + std::to_string(Dynamic) + " bytes of shared memory, on " + Dev +
+                    std::to_string(K.MaxThreads) + " threads per block, " +
+                    std::to_string(K.StaticShared) + " + " + std::to_string(C.DynamicSharedBytes) +
+                    " bytes of shared memory, on " + S.Dev +
                     "): " + llvm::toString(Drv->check(R, Call)));
   if (Error E = Drv->check(R, Call))
-    return prefixError(Where, std::move(E));
+    return prefixError(S.Where, std::move(E));
   return Error::success();
 }
 

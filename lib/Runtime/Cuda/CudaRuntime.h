@@ -15,8 +15,7 @@
 
 #include "CudaDriver.h"
 
-#include "gridjit/Cache/DiskCache.h"
-#include "gridjit/Cache/RemoteCache.h"
+#include "gridjit/Cache/TieredCache.h"
 #include "gridjit/Runtime/CudaDevices.h"
 #include "gridjit/Runtime/Runtime.h"
 
@@ -28,23 +27,25 @@
 
 namespace gridjit {
 
+struct CudaKernel;
+struct LaunchSite;
+
 /// How to make a CudaRuntime.
 struct CudaRuntimeOptions {
   /// The device's ordinal.
   unsigned Device = 0;
   /// The driver library (CudaDriverOptions::LibraryPath, ...).
   CudaDriverOptions Driver;
-  /// Keep the cubins the driver compiles in the disk cache (the cubin
-  /// cache, docs/CUDA.md); off: every load compiles the PTX.
+  /// Keep the cubins the driver compiles in the cache (the cubin cache,
+  /// docs/CUDA.md); off: every load compiles the PTX.
   bool UseCubinCache = true;
-  /// The cache directory (resolveCacheDirectory's argument: empty for the
+  /// The cache directory of the disk tier the runtime makes when
+  /// CubinTiers has none (resolveCacheDirectory's argument: empty for the
   /// default).
   std::string CacheDir;
-  /// The remote cache for cubins (openRemoteCache's arguments), used only
+  /// The tiers to keep cubins in (RuntimeOptions::CubinTiers): used only
   /// with the cubin cache on.
-  bool UseRemoteCache = true;
-  RemoteCacheOptions Remote;
-  std::string RemoteSecretFile;
+  CacheTiers CubinTiers;
 };
 
 /// The nvptx target's Runtime: one CUDA device. Thread-safe. Its modules
@@ -83,10 +84,35 @@ private:
   /// until the result is destroyed; then the thread's previous context is
   /// current again.
   llvm::Expected<cuda::Driver::ScopedContext> enter();
-  /// The cubin of \p A for this device: from the cubin cache (if \p
-  /// Lookup), else compiled by the driver's linker (and stored). Sets \p
-  /// FromCache.
-  llvm::Expected<std::string> getCubin(const Artifact &A, bool &FromCache, bool Lookup);
+  /// The cubin of \p A for this device, as an artifact of this device's
+  /// architecture: from the cubin cache, else compiled by the driver's
+  /// linker (and stored). Sets \p FromCache.
+  llvm::Expected<CachedArtifactRef> getCubin(const Artifact &A, bool &FromCache,
+                                             TieredCache::Mode M);
+  /// \p A's PTX compiled by the driver's linker (cuLink*), as the cubin
+  /// cache's artifact. Errors carry the JIT's logs.
+  llvm::Expected<Artifact> linkCubin(const Artifact &A);
+
+  // launchKernel's parts, in the order of docs/CUDA.md, "Launch checks".
+  /// The device's grid and block dimensions, the function's threads per
+  /// block, shared memory against the device's opt-in limit, cooperative
+  /// launch support. Reads no device state.
+  llvm::Error checkDeviceLimits(const CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
+                                const LaunchSite &S) const;
+  /// Raises the function's dynamic shared memory limit to what \p C asks
+  /// when it is lower (the limit only grows), and checks that a
+  /// cooperative grid is resident at once (which needs the raised limit);
+  /// a refused grid puts the limit back. The one part that changes device
+  /// state, after every other check.
+  llvm::Error grantDynamicShared(CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
+                                 const LaunchSite &S);
+  /// A cooperative grid against occupancy x SMs.
+  llvm::Error checkResidency(const CudaKernel &K, const LaunchConfig &C, const LaunchSite &S);
+  /// cuLaunchKernel or (cooperative) launchCooperative, the launch's
+  /// statistics, and the driver's refusal explained.
+  llvm::Error issueLaunch(const CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
+                          llvm::SmallVectorImpl<void *> &Params, const LaunchOptions &Opts,
+                          const LaunchSite &S);
 
   /// A grid barrier's state for one cooperative launch: 8 bytes of device
   /// memory (the count and the generation), and the event recorded after
@@ -109,9 +135,8 @@ private:
 
   std::unique_ptr<cuda::Driver> Drv;
   CudaDeviceInfo Info;
-  std::unique_ptr<DiskCache> Cubins;         ///< null: no cubin cache
-  std::unique_ptr<RemoteCache> RemoteCubins; ///< null: no remote tier for cubins
-  std::mutex GridStateLock;                  ///< guards GridStates and GridStateChunks
+  std::unique_ptr<TieredCache> Cubins; ///< null: no cubin cache
+  std::mutex GridStateLock;            ///< guards GridStates and GridStateChunks
   /// Held by the one thread that adds a chunk, so that threads that all
   /// find the slots taken at once add one chunk, not one each.
   std::mutex GridStateGrowLock;

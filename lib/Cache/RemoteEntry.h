@@ -1,21 +1,20 @@
-//===- RemoteReply.h - How the remote tier reads Redis's answers -*- C++ -*-===//
+//===- RemoteEntry.h - What the remote tier stores under a key --*- C++ -*-===//
 //
 // Part of gridjit. Internal to lib/Cache (and the fuzz target
-// fuzz/FuzzRedisReply.cpp): what RemoteCache makes of the bytes a Redis
-// server sends back for an entry. hiredis parses the protocol into a
-// redisReply; everything after that is gridjit's: the reply's type and
-// value (interpretGetReply), then the value itself — the optional HMAC
-// trailer and the cache entry (validateRemoteValue).
+// fuzz/FuzzRedisReply.cpp). A remote value is one cache entry
+// (CacheEntry.h), followed, when a secret is configured, by a 40-byte
+// trailer: "GJHMAC01" and HMAC-SHA256(secret, "gridjit-remote-v1" || key ||
+// entry). Writing one (encodeRemoteValue) and checking one read back
+// (validateRemoteValue: the tag, in constant time, then the entry) are here
+// and nowhere else.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GRIDJIT_LIB_CACHE_REMOTEREPLY_H
-#define GRIDJIT_LIB_CACHE_REMOTEREPLY_H
+#ifndef GRIDJIT_LIB_CACHE_REMOTEENTRY_H
+#define GRIDJIT_LIB_CACHE_REMOTEENTRY_H
 
 #include "gridjit/Cache/CacheKey.h"
 #include "gridjit/Target/Target.h"
-
-#include <hiredis/hiredis.h>
 
 #include <array>
 #include <optional>
@@ -28,21 +27,13 @@ namespace gridjit::remote {
 constexpr std::string_view TagMagic = "GJHMAC01";
 constexpr size_t TagTrailerSize = 8 + 32;
 
-/// What the reply to the bounded GET script means.
-struct GetReply {
-  enum KindT { Found, Oversize, Missing } Kind = Missing;
-  std::string Value;        ///< Kind == Found
-  long long ValueBytes = 0; ///< Kind == Oversize: the size the server reported
-};
-
-/// Interprets \p R, the reply to the bounded GET script: a bulk string is
-/// the value, an integer the size of a value over the limit, anything else
-/// (nil, an array, a status) no value.
-GetReply interpretGetReply(const redisReply &R);
-
 /// The HMAC-SHA256 tag of \p Entry stored under \p K with \p Secret.
 std::array<uint8_t, 32> valueTag(std::string_view Secret, const CacheKey &K,
                                  std::string_view Entry);
+
+/// The value for \p A under \p K: its cache entry, tagged when \p Secret is
+/// not empty.
+std::string encodeRemoteValue(std::string_view Secret, const CacheKey &K, const Artifact &A);
 
 /// Why validateRemoteValue rejected a value.
 enum class ValueProblem { None, Auth, BadEntry };
@@ -56,4 +47,4 @@ std::optional<Artifact> validateRemoteValue(std::string_view Secret, const Cache
 
 } // namespace gridjit::remote
 
-#endif // GRIDJIT_LIB_CACHE_REMOTEREPLY_H
+#endif // GRIDJIT_LIB_CACHE_REMOTEENTRY_H

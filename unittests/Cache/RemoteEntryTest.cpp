@@ -1,18 +1,15 @@
-//===- RemoteReplyTest.cpp - What the remote tier makes of Redis's answers ===//
+//===- RemoteEntryTest.cpp - What the remote tier stores under a key ------===//
 //
-// Part of gridjit. lib/Cache/RemoteReply.h, the part of RemoteCache that
-// fuzz/FuzzRedisReply.cpp fuzzes: the meaning of each kind of reply to the
-// bounded GET, and the checks of a value (HMAC trailer, cache entry), on
-// replies parsed by hiredis's own reader from protocol bytes.
+// Part of gridjit. lib/Cache/RemoteEntry.h, the part of the remote tier that
+// fuzz/FuzzRedisReply.cpp fuzzes after hiredis: a value is written as the
+// entry and its tag, and read back only when the tag (with a secret) and
+// the entry check out.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Cache/RemoteReply.h"
+#include "Cache/RemoteEntry.h"
 #include "gridjit/Cache/CacheEntry.h"
 
-#include <hiredis/read.h>
-
-#include <memory>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -21,20 +18,6 @@ using namespace gridjit;
 using namespace gridjit::remote;
 
 namespace {
-
-/// The first reply hiredis reads from \p Bytes, interpreted.
-GetReply replyFor(std::string_view Bytes) {
-  std::unique_ptr<redisReader, void (*)(redisReader *)> R(redisReaderCreate(), redisReaderFree);
-  EXPECT_EQ(redisReaderFeed(R.get(), Bytes.data(), Bytes.size()), REDIS_OK);
-  void *Reply = nullptr;
-  EXPECT_EQ(redisReaderGetReply(R.get(), &Reply), REDIS_OK);
-  EXPECT_NE(Reply, nullptr);
-  if (!Reply)
-    return {};
-  GetReply G = interpretGetReply(*static_cast<redisReply *>(Reply));
-  freeReplyObject(Reply);
-  return G;
-}
 
 CacheKey key(uint8_t Fill) {
   CacheKey K;
@@ -60,19 +43,7 @@ std::string tagged(std::string_view Secret, const CacheKey &K, std::string Entry
   return Entry;
 }
 
-TEST(RemoteReplyTest, ReplyKinds) {
-  GetReply V = replyFor(std::string_view("$5\r\na\0b\r\n\r\n", 11));
-  EXPECT_EQ(V.Kind, GetReply::Found);
-  EXPECT_EQ(V.Value, std::string("a\0b\r\n", 5)); // binary-safe
-  GetReply O = replyFor(":123456789\r\n");
-  EXPECT_EQ(O.Kind, GetReply::Oversize);
-  EXPECT_EQ(O.ValueBytes, 123456789);
-  EXPECT_EQ(replyFor("$-1\r\n").Kind, GetReply::Missing);
-  EXPECT_EQ(replyFor("+OK\r\n").Kind, GetReply::Missing);
-  EXPECT_EQ(replyFor("*1\r\n$1\r\na\r\n").Kind, GetReply::Missing);
-}
-
-TEST(RemoteReplyTest, ValueChecks) {
+TEST(RemoteEntryTest, ValueChecks) {
   CacheKey K = key(7);
   std::string E = entry(K);
   std::string Problem;
@@ -101,6 +72,24 @@ TEST(RemoteReplyTest, ValueChecks) {
   EXPECT_EQ(Why, ValueProblem::BadEntry);
   EXPECT_FALSE(validateRemoteValue("", K, "", Problem, Why));
   EXPECT_EQ(Why, ValueProblem::BadEntry);
+}
+
+TEST(RemoteEntryTest, EncodedValuesRoundTrip) {
+  CacheKey K = key(3);
+  Artifact A;
+  A.Kind = TargetKind::NVPTX;
+  A.Arch = "sm_80";
+  A.Payload = std::string("ptx\0with a NUL", 14);
+  for (std::string_view Secret : {std::string_view(), std::string_view("0123456789abcdef")}) {
+    std::string V = encodeRemoteValue(Secret, K, A);
+    EXPECT_EQ(V.size(), encodeCacheEntry(K, A).size() + (Secret.empty() ? 0 : TagTrailerSize));
+    std::string Problem;
+    ValueProblem Why;
+    std::optional<Artifact> Back = validateRemoteValue(Secret, K, V, Problem, Why);
+    ASSERT_TRUE(Back) << Problem;
+    EXPECT_EQ(Back->Payload, A.Payload);
+    EXPECT_EQ(Back->Arch, "sm_80");
+  }
 }
 
 } // namespace
