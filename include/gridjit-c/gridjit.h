@@ -305,6 +305,14 @@ typedef struct gj_runtime_options {
   int32_t catch_faults;
   /** Must be 0. (API version 2.) */
   uint32_t reserved;
+  /** cuda: keep the cubins in this compiler's cache tiers (its directory
+   *  and remote server; gj_compiler_options's cache_dir and
+   *  $GRIDJIT_REMOTE_CACHE), so that a directory has one pruning policy
+   *  and a server one circuit breaker; cache_dir is then not used. The
+   *  runtime keeps the tiers alive: the compiler may be destroyed first.
+   *  NULL (default): tiers of the runtime's own, in cache_dir and on the
+   *  server $GRIDJIT_REMOTE_CACHE names. (API version 2.) */
+  gj_compiler compiler;
 } gj_runtime_options;
 
 /** As gj_compiler_options_init. */
@@ -313,6 +321,13 @@ GJ_API void gj_runtime_options_init_v2(gj_runtime_options *o, size_t size);
 /** A runtime; \p o may be NULL for the host defaults. cuda without a
  *  driver or device: GJ_ERROR_NO_DEVICE. */
 GJ_API gj_status gj_runtime_create(const gj_runtime_options *o, gj_runtime *out);
+/** The warnings the runtime has given, in order (today: the directory of
+ *  its own cubin cache cannot be written, so cubins are not kept; once),
+ *  as gj_compiler_warning's. 0 for NULL. */
+GJ_API size_t gj_runtime_warning_count(gj_runtime r);
+/** Warning \p index (from 0) of \p r; owned by the runtime. NULL for an
+ *  index out of range or a NULL runtime. */
+GJ_API const char *gj_runtime_warning(gj_runtime r, size_t index);
 /** Releases it. Its loaded modules and buffers hold references to it, so
  *  it is freed when the last of them is destroyed: any order is fine.
  *  NULL is fine. */

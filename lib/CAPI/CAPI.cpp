@@ -55,17 +55,35 @@ using namespace gridjit::capi;
 // Handles
 //===----------------------------------------------------------------------===//
 
-/// The warnings of a compiler, in order. A deque, so that the strings
-/// gj_compiler_warning hands out stay where they are as more are added.
+/// The warnings of a compiler or runtime, in order. A deque, so that the
+/// strings gj_*_warning hands out stay where they are as more are added.
+/// Shared with the object's warning handler, which may run on its threads
+/// until the object is gone.
 struct WarningList {
   std::mutex Lock;
   std::deque<std::string> Messages;
+
+  /// A handler that appends to \p L: a library inside someone else's
+  /// process prints nothing (where jit-run would warn, the caller reads
+  /// the list).
+  static WarningHandler into(const std::shared_ptr<WarningList> &L) {
+    return [L](const std::string &Message) {
+      std::lock_guard<std::mutex> G(L->Lock);
+      L->Messages.push_back(Message);
+    };
+  }
+  size_t count() {
+    std::lock_guard<std::mutex> G(Lock);
+    return Messages.size();
+  }
+  const char *at(size_t Index) {
+    std::lock_guard<std::mutex> G(Lock);
+    return Index < Messages.size() ? Messages[Index].c_str() : nullptr;
+  }
 };
 
 struct gj_compiler_s {
   std::unique_ptr<Compiler> C;
-  /// Shared with the Compiler's warning handler, which may run on its
-  /// threads until the Compiler is gone.
   std::shared_ptr<WarningList> Warnings;
 };
 
@@ -92,6 +110,7 @@ struct gj_compile_job_s {
 /// outlives them whatever order the caller frees them in.
 struct gj_runtime_s {
   std::shared_ptr<Runtime> RT;
+  std::shared_ptr<WarningList> Warnings;
 };
 
 struct gj_loaded_module_s {
@@ -182,7 +201,7 @@ constexpr StructLayout Layout<gj_param_info> = {"gj_param_info", 32, sizeof(gj_p
                                                 sizeof(gj_param_info)};
 template <>
 constexpr StructLayout Layout<gj_runtime_options> = {
-    "gj_runtime_options", 40, offsetof(gj_runtime_options, reserved), sizeof(gj_runtime_options)};
+    "gj_runtime_options", 40, sizeof(gj_runtime_options), sizeof(gj_runtime_options)};
 template <>
 constexpr StructLayout Layout<gj_launch_config> = {"gj_launch_config", 48, sizeof(gj_launch_config),
                                                    sizeof(gj_launch_config)};
@@ -196,7 +215,11 @@ static_assert(sizeof(gj_compiler_options) ==
               offsetof(gj_compiler_options, cache_dir) + sizeof(const char *));
 static_assert(sizeof(gj_kernel_info) == offsetof(gj_kernel_info, static_shared_bytes) + 8);
 static_assert(sizeof(gj_param_info) == offsetof(gj_param_info, align) + 4);
-static_assert(sizeof(gj_runtime_options) == offsetof(gj_runtime_options, reserved) + 4);
+static_assert(sizeof(gj_runtime_options) ==
+              offsetof(gj_runtime_options, compiler) + sizeof(gj_compiler));
+// gj_runtime_options's reserved field lies inside the struct (it keeps
+// `compiler` 8-byte aligned): gj_runtime_create checks that it is zero.
+static_assert(offsetof(gj_runtime_options, compiler) == offsetof(gj_runtime_options, reserved) + 4);
 static_assert(sizeof(gj_launch_config) == offsetof(gj_launch_config, stream) + sizeof(void *));
 static_assert(sizeof(gj_arg) == offsetof(gj_arg, extent) + 8);
 
@@ -374,14 +397,10 @@ gj_status gj_compiler_create(const gj_compiler_options *O, gj_compiler *Out) {
     Opts.UseDiskCache = Opt.use_disk_cache != 0;
     if (Opt.cache_dir)
       Opts.CacheDir = Opt.cache_dir;
-    // A library inside someone else's process prints nothing: warnings (a
-    // disk cache that cannot be used, where jit-run would warn) are kept
-    // for gj_compiler_warning.
+    // Warnings (a disk cache that cannot be used) are kept for
+    // gj_compiler_warning.
     auto Warnings = std::make_shared<WarningList>();
-    Opts.Warning = [Warnings](const std::string &Message) {
-      std::lock_guard<std::mutex> G(Warnings->Lock);
-      Warnings->Messages.push_back(Message);
-    };
+    Opts.Warning = WarningList::into(Warnings);
     auto C = Compiler::create(std::move(Opts));
     if (!C)
       return fail(prefixError("gj_compiler_create", C.takeError()));
@@ -390,19 +409,10 @@ gj_status gj_compiler_create(const gj_compiler_options *O, gj_compiler *Out) {
   });
 }
 
-size_t gj_compiler_warning_count(gj_compiler C) {
-  if (!C)
-    return 0;
-  std::lock_guard<std::mutex> G(C->Warnings->Lock);
-  return C->Warnings->Messages.size();
-}
+size_t gj_compiler_warning_count(gj_compiler C) { return C ? C->Warnings->count() : 0; }
 
 const char *gj_compiler_warning(gj_compiler C, size_t Index) {
-  if (!C)
-    return nullptr;
-  std::lock_guard<std::mutex> G(C->Warnings->Lock);
-  const std::deque<std::string> &M = C->Warnings->Messages;
-  return Index < M.size() ? M[Index].c_str() : nullptr;
+  return C ? C->Warnings->at(Index) : nullptr;
 }
 
 void gj_compiler_destroy(gj_compiler C) { delete C; }
@@ -674,6 +684,7 @@ void gj_runtime_options_init_v2(gj_runtime_options *O, size_t Size) {
   D.cache_dir = nullptr;
   D.catch_faults = 1;
   D.reserved = 0;
+  D.compiler = nullptr;
   initStruct(O, Size, D);
 }
 
@@ -686,6 +697,12 @@ gj_status gj_runtime_create(const gj_runtime_options *O, gj_runtime *Out) {
     if (O)
       if (gj_status S = readStruct("gj_runtime_create", O, Opt))
         return S;
+    // As an unknown byte past the struct's end would be (ExtensibleStruct.h).
+    if (Opt.reserved)
+      return fail(ErrorKind::InvalidArgument,
+                  "gj_runtime_create: gj_runtime_options's reserved field (byte " +
+                      llvm::Twine(offsetof(gj_runtime_options, reserved)) +
+                      ") is not zero: it stands for a field this library does not have");
     llvm::StringRef Name = Opt.target ? Opt.target : "host";
     TargetKind K;
     if (Name == "host")
@@ -706,9 +723,16 @@ gj_status gj_runtime_create(const gj_runtime_options *O, gj_runtime *Out) {
     if (Opt.cache_dir)
       RO.CacheDir = Opt.cache_dir;
     RO.CatchFaults = Opt.catch_faults != 0;
-    // The runtime reads no environment: the remote tier of the cubin cache
-    // that $GRIDJIT_REMOTE_CACHE names (docs/RemoteCache.md) is opened here.
-    if (K == TargetKind::NVPTX && RO.UseCubinCache) {
+    auto Warnings = std::make_shared<WarningList>();
+    RO.Warning = WarningList::into(Warnings);
+    if (Opt.compiler) {
+      // The compiler's tiers: one pruning policy for the directory, one
+      // breaker for the server.
+      RO.CubinTiers = Opt.compiler->C->getCacheTiers();
+    } else if (K == TargetKind::NVPTX && RO.UseCubinCache) {
+      // The runtime reads no environment: the remote tier of the cubin
+      // cache that $GRIDJIT_REMOTE_CACHE names (docs/RemoteCache.md) is
+      // opened here.
       auto Remote = openRemoteCache({});
       if (!Remote)
         return fail(prefixError("gj_runtime_create", Remote.takeError()));
@@ -717,12 +741,18 @@ gj_status gj_runtime_create(const gj_runtime_options *O, gj_runtime *Out) {
     auto RT = createRuntime(K, RO);
     if (!RT)
       return fail(prefixError("gj_runtime_create", RT.takeError()));
-    *Out = new gj_runtime_s{std::shared_ptr<Runtime>(std::move(*RT))};
+    *Out = new gj_runtime_s{std::shared_ptr<Runtime>(std::move(*RT)), std::move(Warnings)};
     return GJ_OK;
   });
 }
 
 void gj_runtime_destroy(gj_runtime R) { delete R; }
+
+size_t gj_runtime_warning_count(gj_runtime R) { return R ? R->Warnings->count() : 0; }
+
+const char *gj_runtime_warning(gj_runtime R, size_t Index) {
+  return R ? R->Warnings->at(Index) : nullptr;
+}
 
 int32_t gj_cuda_device_count(void) {
   try {

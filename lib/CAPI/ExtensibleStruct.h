@@ -45,8 +45,8 @@ llvm::Error checkStructSize(const StructLayout &L, size_t CallerSize, const char
 /// Reads the caller's struct of \p CallerSize bytes at \p Src into \p Dst
 /// (L.Size bytes that hold the defaults): its first min(CallerSize,
 /// L.Known) bytes are copied; its bytes from L.Known on must all be zero,
-/// else the error names the first that is not ("gj_runtime_options has 56
-/// bytes (struct_size) and this library knows 44: byte 52 is not zero, a
+/// else the error names the first that is not ("gj_runtime_options has 64
+/// bytes (struct_size) and this library knows 56: byte 60 is not zero, a
 /// field this library does not have"). \p Dst is unchanged on error.
 llvm::Error copyStructIn(const StructLayout &L, const void *Src, size_t CallerSize,
                          const char *SizeName, void *Dst);

@@ -128,8 +128,8 @@ void DiskCache::disableStores(const std::string &Why) {
   // Exactly one warning, from whichever thread gets here first.
   if (!Writable.exchange(false))
     return;
-  std::string Msg = "cache directory '" + Opts.Dir + "' is not usable (" + Why +
-                    "); compiled kernels are cached in memory only";
+  std::string Msg =
+      "cache directory '" + Opts.Dir + "' is not usable (" + Why + "); " + Opts.Consequence;
   if (Opts.Warning)
     Opts.Warning(Msg);
   else

@@ -153,6 +153,7 @@ llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
     CO.UseCubinCache = Opts.UseCubinCache;
     CO.CacheDir = Opts.CacheDir;
     CO.CubinTiers = Opts.CubinTiers;
+    CO.Warning = Opts.Warning;
     auto RT = CudaRuntime::create(CO);
     if (!RT)
       return RT.takeError();

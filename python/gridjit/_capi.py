@@ -161,6 +161,7 @@ class gj_runtime_options(Structure):
         ("cache_dir", c_char_p),
         ("catch_faults", c_int32),
         ("reserved", c_uint32),
+        ("compiler", c_void_p),
     ]
 
 
@@ -253,6 +254,8 @@ gj_kernel_argument_error = _declare("gj_kernel_argument_error", c_int, _handle, 
 gj_runtime_options_init = _declare("gj_runtime_options_init_v2", None, c_void_p, c_size_t)
 gj_runtime_create = _declare("gj_runtime_create", c_int, c_void_p, _P(_handle))
 gj_runtime_destroy = _declare("gj_runtime_destroy", None, _handle)
+gj_runtime_warning_count = _declare("gj_runtime_warning_count", c_size_t, _handle)
+gj_runtime_warning = _declare("gj_runtime_warning", c_char_p, _handle, c_size_t)
 gj_cuda_device_count = _declare("gj_cuda_device_count", c_int32)
 gj_runtime_synchronize = _declare("gj_runtime_synchronize", c_int, _handle)
 gj_runtime_load = _declare("gj_runtime_load", c_int, _handle, _handle, _P(_handle))

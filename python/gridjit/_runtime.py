@@ -43,13 +43,15 @@ class Runtime:
     memory fault into a KernelFaultError, the process going on (the first
     launch installs SIGSEGV and SIGBUS handlers that pass every other fault
     on); False installs no signal handler, and a kernel's fault is the
-    process's, as without gridjit.
+    process's, as without gridjit. ``compiler`` (cuda): a gridjit.Compiler
+    whose cache (directory and remote server) keeps the cubins too, so that
+    a directory has one pruning policy; ``cache_dir`` is then not used.
 
     A Runtime is thread-safe. ``gridjit.runtime(target)`` gives the shared
     default one of a target."""
 
     def __init__(self, target=DEFAULT_TARGET, *, threads=0, device=0, use_cubin_cache=True, cache_dir=None,
-                 catch_faults=True):
+                 catch_faults=True, compiler=None):
         self.target = runtime_target(target)
         opts = _capi.new_struct("gj_runtime_options")
         opts.target = self.target.encode()
@@ -59,12 +61,23 @@ class Runtime:
         opts.cache_dir = _capi.encode(None if cache_dir is None else str(cache_dir))
         if not catch_faults:
             opts.catch_faults = 0  # the init's default is 1
+        if compiler is not None:
+            opts.compiler = compiler._handle.value
         out = c_void_p()
         _capi.check(_capi.gj_runtime_create(byref(opts), byref(out)), "gj_runtime_create")
         self._handle = Handle(out.value, _capi.gj_runtime_destroy)
         self.threads = threads
         self.device = device
         self.catch_faults = bool(catch_faults)
+
+    @property
+    def warnings(self):
+        """The warnings this runtime has given, in order (a tuple of str),
+        which a library never prints. Today: the directory of its own
+        cubin cache cannot be written (cubins are then not kept)."""
+        h = self._handle
+        n = _capi.gj_runtime_warning_count(h)
+        return tuple(_capi.gj_runtime_warning(h, i).decode("utf-8", "replace") for i in range(n))
 
     def __repr__(self):
         if self.target == "cuda":
@@ -106,7 +119,14 @@ def runtime(target=DEFAULT_TARGET):
         with _defaults_lock:
             r = _default_runtimes.get(t)
             if r is None:
-                r = _default_runtimes[t] = Runtime(t)
+                compiler = None
+                if t == "cuda":
+                    # The default compiler for device 0 keeps its cubins:
+                    # one cache, one pruning policy, in the process.
+                    from ._compiler import default_compiler
+
+                    compiler = default_compiler("nvptx:" + (cuda_arch(0) or "sm_80"))
+                r = _default_runtimes[t] = Runtime(t, compiler=compiler)
     return r
 
 

@@ -1057,6 +1057,44 @@ static int caseCudaCreate(unsigned Ordinal) {
   return 0;
 }
 
+/*===-- cubin-cache: where a CUDA runtime keeps its cubins, its warnings ===*/
+
+/* A compiler with its cache in CompilerDir compiles saxpy for nvptx; a
+   CUDA runtime with cache_dir RuntimeDir, and the compiler's tiers when
+   Share is non-zero, loads it (a cubin compile and store); the runtime's
+   warnings are printed. */
+static int caseCubinCache(const char *CompilerDir, const char *RuntimeDir, int Share) {
+  gj_compiler_options CO;
+  gj_compiler_options_init(&CO, sizeof CO);
+  CO.targets = "nvptx:sm_80";
+  CO.cache_dir = CompilerDir;
+  gj_compiler C = NULL;
+  MUST(gj_compiler_create(&CO, &C));
+  gj_module M = NULL;
+  MUST(gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &M));
+  gj_runtime_options RO;
+  gj_runtime_options_init(&RO, sizeof RO);
+  RO.target = "cuda";
+  RO.cache_dir = RuntimeDir;
+  RO.compiler = Share ? C : NULL;
+  gj_runtime R = NULL;
+  MUST(gj_runtime_create(&RO, &R));
+  /* The runtime keeps the compiler's tiers alive. */
+  gj_compiler_destroy(C);
+  gj_loaded_module LM = NULL;
+  report("load", gj_runtime_load(R, M, &LM));
+  size_t N = gj_runtime_warning_count(R);
+  printf("runtime warnings: %zu\n", N);
+  for (size_t I = 0; I < N; ++I)
+    printf("runtime warning %zu: %s\n", I, gj_runtime_warning(R, I));
+  EXPECT(gj_runtime_warning(R, N) == NULL && gj_runtime_warning(NULL, 0) == NULL &&
+         gj_runtime_warning_count(NULL) == 0);
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_module_release(M);
+  return 0;
+}
+
 int main(int Argc, char **Argv) {
   if (Argc < 2) {
     fprintf(stderr, "usage: capi-test CASE [ARG]\n");
@@ -1092,6 +1130,8 @@ int main(int Argc, char **Argv) {
     RC = caseCompilerCreate(Argc > 2 ? Argv[2] : NULL);
   else if (!strcmp(Case, "catch-faults"))
     RC = caseCatchFaults();
+  else if (!strcmp(Case, "cubin-cache") && Argc > 4)
+    RC = caseCubinCache(Argv[2], Argv[3], !strcmp(Argv[4], "share"));
   else if (!strcmp(Case, "cuda-create"))
     RC = caseCudaCreate(Argc > 2 ? (unsigned)atoi(Argv[2]) : 0);
   else

@@ -51,7 +51,7 @@ for name in ("gj_compiler_options", "gj_kernel_info", "gj_param_info", "gj_runti
              "gj_launch_config"):
     base = getattr(_capi, name)
     setattr(_capi, name, type(name, (base,), {"_fields_": [("newer", c_uint64)]}))
-assert ctypes.sizeof(_capi.gj_arg) == 32 and ctypes.sizeof(_capi.gj_runtime_options) == 56
+assert ctypes.sizeof(_capi.gj_arg) == 32 and ctypes.sizeof(_capi.gj_runtime_options) == 64
 """
 
 # The package's own paths through those structs.
@@ -105,7 +105,7 @@ class AbiTest(unittest.TestCase):
     def test_a_newer_package(self):
         extra = """
 opts = _capi.new_struct("gj_runtime_options")
-assert opts.struct_size == 56 and opts.newer == 0 and opts.catch_faults == 1
+assert opts.struct_size == 64 and opts.newer == 0 and opts.catch_faults == 1
 opts.newer = 1
 out = c_void_p()
 try:
@@ -129,8 +129,8 @@ print("newer argument field set:", _capi.error(status))
             ["params ['n: i32', 'a: f32', 'x: ptr<f32>', 'y: ptr<f32>'] arg size 32"]
             + COMMON
             + [
-                "newer runtime option set: gj_runtime_create: gj_runtime_options has 56 bytes (struct_size) and "
-                "this library knows 44: byte 48 is not zero, a field this library does not have",
+                "newer runtime option set: gj_runtime_create: gj_runtime_options has 64 bytes (struct_size) and "
+                "this library knows 56: byte 56 is not zero, a field this library does not have",
                 "kernel info saxpy 4 newer field 0",
                 "newer argument field set: gj_launch: kernel 'saxpy': argument 1 ('n: i32'): gj_arg has 32 bytes "
                 "(arg_size) and this library knows 24: byte 24 is not zero, a field this library does not have",

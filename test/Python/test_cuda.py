@@ -302,6 +302,29 @@ class CudaTest(unittest.TestCase):
         self.assertEqual(len(launches()), before + 1)
 
 
+    def test_cubins_in_a_compilers_cache_and_runtime_warnings(self):
+        # With compiler=, the runtime keeps its cubins in that compiler's
+        # directory (one directory, one pruning policy), not in cache_dir.
+        tmp = os.environ["GJ_TEST_TMP"]
+        shared, unused = os.path.join(tmp, "shared-cubins"), os.path.join(tmp, "unused-cubins")
+        c = gridjit.Compiler("cuda:sm_80", cache_dir=shared)
+        rt = gridjit.Runtime("cuda", compiler=c, cache_dir=unused)
+        x = rt.device_array(16, "f32")
+        c.compile(gjtest.SAXPY).load(rt).saxpy[1, 16](16, 1.0, x, x)
+        self.assertEqual(len(os.listdir(shared)), 2)  # the module's entry and the cubin's
+        self.assertFalse(os.path.exists(unused))
+        self.assertEqual(rt.warnings, ())
+        # A cache directory the runtime cannot use: one warning, kept for
+        # the caller, and the load still works.
+        blocker = os.path.join(tmp, "not-a-directory")
+        open(blocker, "w").close()
+        rt2 = gridjit.Runtime("cuda", cache_dir=os.path.join(blocker, "cubins"))
+        x2 = rt2.device_array(16, "f32")
+        self.mod.load(rt2).saxpy[1, 16](16, 1.0, x2, x2)
+        self.assertEqual(len(rt2.warnings), 1)
+        self.assertIn("cubins are not kept", rt2.warnings[0])
+
+
 class DeviceSelectionTest(unittest.TestCase):
     """Each in a fresh process: the fake reads its configuration at cuInit."""
 

@@ -73,6 +73,8 @@ struct DiskCacheOptions {
   /// Called at most once, when stores are turned off. Null: warnings go
   /// to standard error through llvm::WithColor::warning.
   WarningHandler Warning;
+  /// What the warning says is lost, after the directory and the reason.
+  std::string Consequence = "compiled kernels are cached in memory only";
   /// The time lockKey waits by (tests: a fake whose sleeps only advance
   /// it). Never null.
   TimeSource *Time = &steadyTime();

@@ -372,6 +372,11 @@ struct RuntimeOptions {
   /// variable of the remote cache: jit-run and the C API open the one
   /// $GRIDJIT_REMOTE_CACHE names and pass it here (docs/RemoteCache.md).
   CacheTiers CubinTiers;
+  /// nvptx target: receives the warning of the disk tier the runtime makes
+  /// itself (CubinTiers has no disk: the directory cannot be written, so
+  /// cubins are not kept; once). Null: standard error, through
+  /// llvm::WithColor::warning, as a Compiler's.
+  WarningHandler Warning;
   /// Host target: catch a kernel's memory faults (HostRuntimeOptions::
   /// CatchFaults). Off: the runtime installs no signal handler and gives
   /// no thread an alternate signal stack, and no launch catches a fault,

@@ -134,9 +134,10 @@ static std::unique_ptr<TieredCache> openCubinCache(const CudaRuntimeOptions &Opt
     if (auto Dir = resolveCacheDirectory(Opts.CacheDir)) {
       DiskCacheOptions DO;
       DO.Dir = *Dir;
-      // A directory that cannot be written only costs compiles: no
-      // warning (a Compiler using the same directory warns already).
-      DO.Warning = [](const std::string &) {};
+      // A directory that cannot be written costs every process a driver
+      // compile per module: one warning says why.
+      DO.Warning = Opts.Warning;
+      DO.Consequence = "cubins are not kept: every load has the driver compile the PTX";
       TO.Tiers.Disk = std::make_shared<DiskCache>(DO);
     } else {
       llvm::consumeError(Dir.takeError());

@@ -46,6 +46,9 @@ struct CudaRuntimeOptions {
   /// The tiers to keep cubins in (RuntimeOptions::CubinTiers): used only
   /// with the cubin cache on.
   CacheTiers CubinTiers;
+  /// Receives the warning of the disk tier made here (RuntimeOptions::
+  /// Warning); null: standard error.
+  WarningHandler Warning;
 };
 
 /// The nvptx target's Runtime: one CUDA device. Thread-safe. Its modules
