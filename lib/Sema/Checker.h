@@ -90,7 +90,7 @@ enum class FoldStatus {
 /// Verifies one module. Not reusable: make one per verification.
 class Checker {
 public:
-  explicit Checker(Module &M) : M(M) {}
+  explicit Checker(Module &M) : M(M), Lines(M.Source) {}
 
   /// Runs every check, fills the semantic fields and returns the errors
   /// (sorted by source position) as one DiagnosticError.
@@ -112,7 +112,7 @@ public:
   void requireConst(ConstDecl &C, SourceLoc UseLoc);
   void checkConst(ConstDecl &C);
   void checkSignature(FunctionDecl &F);
-  /// The offset of \p L in M.Source, if it lies inside it.
+  /// The offset of \p L in M.Source, if it lies inside it (O(log lines)).
   std::optional<size_t> sourceOffset(SourceLoc L) const;
   /// Where the name of \p F is written (the node itself is located at its
   /// `fn`/`kernel` keyword); the keyword's location when unknown.
@@ -217,6 +217,10 @@ public:
   //===--------------------------------------------------------------------===//
 
   Module &M;
+  /// Where the lines of M.Source start: locating a name is then O(log
+  /// lines), not a scan from the start, so verification stays linear in
+  /// the number of declarations.
+  LineTable Lines;
   /// Diagnostics in the order found; sorted by position at the end.
   std::vector<Diagnostic> Diags;
 

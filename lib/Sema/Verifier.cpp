@@ -187,22 +187,7 @@ bool Checker::checkIdentifier(llvm::StringRef Name, SourceLoc L) {
 
 // The AST keeps only the keyword's location for a function, so the name is
 // found in the source: after the keyword, whitespace and comments.
-std::optional<size_t> Checker::sourceOffset(SourceLoc L) const {
-  if (!L.isValid() || L.Col == 0)
-    return std::nullopt;
-  llvm::StringRef Src = M.Source;
-  size_t Pos = 0;
-  for (unsigned Line = 1; Line < L.Line; ++Line) {
-    Pos = Src.find('\n', Pos);
-    if (Pos == llvm::StringRef::npos)
-      return std::nullopt;
-    ++Pos;
-  }
-  Pos += L.Col - 1;
-  if (Pos >= Src.size())
-    return std::nullopt;
-  return Pos;
-}
+std::optional<size_t> Checker::sourceOffset(SourceLoc L) const { return Lines.getOffset(L); }
 
 SourceLoc Checker::nameLoc(const FunctionDecl &F) const {
   SourceLoc L = F.getLoc();
@@ -227,10 +212,7 @@ SourceLoc Checker::nameLoc(const FunctionDecl &F) const {
   }
   if (!Src.drop_front(Pos).starts_with(F.Name))
     return L;
-  size_t LineStart = Src.rfind('\n', Pos);
-  LineStart = LineStart == llvm::StringRef::npos ? 0 : LineStart + 1;
-  unsigned Line = 1 + Src.take_front(Pos).count('\n');
-  return SourceLoc{Line, static_cast<unsigned>(Pos - LineStart + 1)};
+  return Lines.getLoc(Pos);
 }
 
 void Checker::collectModuleNames() {
