@@ -17,6 +17,15 @@
 //                    rather than wall time, keep the load of a shared
 //                    machine out of the ratios.
 //
+//   BM_SyncChain     a chain of N device functions (100, 200, 400), each
+//                    calling the one before, then sync_threads(), then
+//                    returning a value, compiled at -O3 for the host and
+//                    for NVPTX in every iteration: each one's thread CPU
+//                    time, their ratio and the host's phases. The host
+//                    inlines every synchronising call (its thread-loop
+//                    form) and takes minutes at 400 (docs/HostTarget.md);
+//                    NVPTX keeps calls and takes a fraction of a second.
+//
 // and, in the same run, the tools a framework would otherwise call:
 // `llc-19` on the equivalent LLVM IR and `nvcc -ptx` on the equivalent
 // CUDA C++ (both as processes, as they are used). Those two are skipped
@@ -64,15 +73,22 @@ std::string readExample(const char *Name) {
   return (*Buf)->getBuffer().str();
 }
 
+/// The target \p R holds; a benchmark program cannot go on without it.
+std::unique_ptr<Target> targetOrAbort(llvm::Expected<std::unique_ptr<Target>> R) {
+  if (!R) {
+    llvm::errs() << llvm::toString(R.takeError()) << "\n";
+    std::abort();
+  }
+  return std::move(*R);
+}
+
 const Target &nvptxTarget() {
-  static std::unique_ptr<Target> T = [] {
-    auto R = createNVPTXTarget();
-    if (!R) {
-      llvm::errs() << llvm::toString(R.takeError()) << "\n";
-      std::abort();
-    }
-    return std::move(*R);
-  }();
+  static std::unique_ptr<Target> T = targetOrAbort(createNVPTXTarget());
+  return *T;
+}
+
+const Target &hostTarget() {
+  static std::unique_ptr<Target> T = targetOrAbort(createHostTarget());
   return *T;
 }
 
@@ -256,6 +272,52 @@ void BM_VsLLVM(benchmark::State &State, const char *Example) {
 BENCHMARK_CAPTURE(BM_VsLLVM, saxpy, "saxpy.kir")->Unit(benchmark::kMillisecond)->MinTime(3);
 BENCHMARK_CAPTURE(BM_VsLLVM, reduce, "reduce.kir")->Unit(benchmark::kMillisecond)->MinTime(3);
 BENCHMARK_CAPTURE(BM_VsLLVM, grid_sync, "grid_sync.kir")->Unit(benchmark::kMillisecond)->MinTime(3);
+
+/// \p N synchronising device functions, f0 to f{N-1}, each calling the
+/// one before, and a kernel calling the last.
+std::string syncChain(int64_t N) {
+  std::string S = "fn f0(x: i32) -> i32 { sync_threads(); return x + 1; }\n";
+  for (int64_t I = 1; I < N; ++I)
+    S += "fn f" + std::to_string(I) + "(x: i32) -> i32 { let y: i32 = f" + std::to_string(I - 1) +
+         "(x); sync_threads(); return y + 1; }\n";
+  S +=
+      "kernel k(o: ptr<i32>) { o[thread_idx.x] = f" + std::to_string(N - 1) + "(thread_idx.x); }\n";
+  return S;
+}
+
+// The chain compiled for the host and for NVPTX in each iteration (parse
+// and verify included, once for both).
+void BM_SyncChain(benchmark::State &State) {
+  std::string Text = syncChain(State.range(0));
+  std::vector<double> Host, PTX;
+  PhaseTimes HostPhases;
+  for (auto _ : State) {
+    auto M = parseAndVerify(Text, "sync-chain.kir");
+    if (!M) {
+      State.SkipWithError(llvm::toString(M.takeError()).c_str());
+      return;
+    }
+    double Start = threadCpuMs();
+    auto H = hostTarget().compile(**M, {}, &HostPhases);
+    Host.push_back(threadCpuMs() - Start);
+    Start = threadCpuMs();
+    auto P = nvptxTarget().compile(**M, {});
+    PTX.push_back(threadCpuMs() - Start);
+    for (auto *A : {&H, &P})
+      if (!*A) {
+        State.SkipWithError(llvm::toString(A->takeError()).c_str());
+        return;
+      }
+  }
+  double N = static_cast<double>(State.iterations());
+  State.counters["host_ms"] = median(Host);
+  State.counters["ptx_ms"] = median(PTX);
+  State.counters["host/ptx"] = median(Host) / median(PTX);
+  State.counters["host_lower_ms"] = HostPhases.LowerMs / N;
+  State.counters["host_optimize_ms"] = HostPhases.OptimizeMs / N;
+  State.counters["host_codegen_ms"] = HostPhases.CodegenMs / N;
+}
+BENCHMARK(BM_SyncChain)->Arg(100)->Arg(200)->Arg(400)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 /// Runs \p Program with \p Args once; false if it cannot run or fails.
 bool runTool(llvm::StringRef Program, llvm::ArrayRef<llvm::StringRef> Args) {

@@ -22,6 +22,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Casting.h"
@@ -77,6 +78,11 @@ struct Resolved {
   BuiltinFunc Func = BuiltinFunc::None;
 };
 
+/// "a -> b -> c -> a": the \p N members of a cycle (\p Name gives each)
+/// and the first again; past 8 members, the first 4 and the last 3 with
+/// "... (K more)" between them.
+std::string cyclePath(size_t N, llvm::function_ref<llvm::StringRef(size_t)> Name);
+
 /// "'f' takes 2 arguments, found 3".
 std::string arityMessage(llvm::StringRef Callee, size_t Expected, size_t Found);
 
@@ -90,7 +96,7 @@ enum class FoldStatus {
 /// Verifies one module. Not reusable: make one per verification.
 class Checker {
 public:
-  explicit Checker(Module &M) : M(M) {}
+  explicit Checker(Module &M) : M(M), Lines(M.Source) {}
 
   /// Runs every check, fills the semantic fields and returns the errors
   /// (sorted by source position) as one DiagnosticError.
@@ -106,13 +112,34 @@ public:
   // Module level (Verifier.cpp)
   //===--------------------------------------------------------------------===//
 
+  /// The most statements and expressions nested in one another that a
+  /// declaration may have (its body or initializer is level 1). What the
+  /// parser accepts stays well below it (about 1,020 levels at most: an
+  /// `else if` chain of 255 links, then 252 blocks each under its `if`,
+  /// then an expression tree 256 high; test/Sema/deep-trees.test); it
+  /// bounds a module made with the builder API, so that the recursive
+  /// passes over trees need at most a few hundred KiB of stack.
+  static constexpr unsigned MaxTreeDepth = 2048;
+  /// Reports the first node nested deeper than MaxTreeDepth, walking every
+  /// tree with its own stack; false if there is one (nothing else may then
+  /// walk the module).
+  bool checkTreeDepth();
   void collectModuleNames();
   /// Checks a const (once) and folds its value; handles use-before-check
   /// and cycles between consts. \p UseLoc is where the const is named.
   void requireConst(ConstDecl &C, SourceLoc UseLoc);
+  /// Checks the unchecked const \p Root and, first, the unchecked consts
+  /// it depends on, with an explicit stack (no recursion per const).
+  void checkConstChain(ConstDecl &Root);
+  /// The consts \p C's initializer names, in the order checking meets them.
+  std::vector<ConstDecl *> constsNamedBy(const ConstDecl &C) const;
+  /// Reports a const whose declared type is not a scalar (and marks it bad).
+  void checkConstType(ConstDecl &C);
+  /// Checks one const whose dependencies are done (or on a cycle with it)
+  /// and folds its value.
   void checkConst(ConstDecl &C);
   void checkSignature(FunctionDecl &F);
-  /// The offset of \p L in M.Source, if it lies inside it.
+  /// The offset of \p L in M.Source, if it lies inside it (O(log lines)).
   std::optional<size_t> sourceOffset(SourceLoc L) const;
   /// Where the name of \p F is written (the node itself is located at its
   /// `fn`/`kernel` keyword); the keyword's location when unknown.
@@ -217,6 +244,10 @@ public:
   //===--------------------------------------------------------------------===//
 
   Module &M;
+  /// Where the lines of M.Source start: locating a name is then O(log
+  /// lines), not a scan from the start, so verification stays linear in
+  /// the number of declarations.
+  LineTable Lines;
   /// Diagnostics in the order found; sorted by position at the end.
   std::vector<Diagnostic> Diags;
 

@@ -16,6 +16,7 @@
 #include "llvm/Support/Casting.h"
 
 #include <tuple>
+#include <type_traits>
 
 using namespace gridjit;
 using namespace gridjit::sema;
@@ -143,6 +144,97 @@ static void resetModule(Module &M) {
 }
 
 //===----------------------------------------------------------------------===//
+// Depth
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A statement or an expression, at its depth in its declaration's tree.
+struct TreeNode {
+  const Stmt *S;
+  const Expr *E;
+  unsigned Depth;
+};
+
+/// Pushes the children of \p N onto \p Stack.
+void pushChildren(const TreeNode &N, std::vector<TreeNode> &Stack) {
+  auto Push = [&](const auto &Child) {
+    using T = std::remove_cvref_t<decltype(*Child)>;
+    if (!Child)
+      return;
+    if constexpr (std::is_base_of_v<Expr, T>)
+      Stack.push_back({nullptr, Child.get(), N.Depth + 1});
+    else
+      Stack.push_back({Child.get(), nullptr, N.Depth + 1});
+  };
+  if (const Expr *E = N.E) {
+    if (const auto *U = dyn_cast<UnaryExpr>(E))
+      Push(U->Operand);
+    else if (const auto *B = dyn_cast<BinaryExpr>(E))
+      Push(B->LHS), Push(B->RHS);
+    else if (const auto *C = dyn_cast<CastExpr>(E))
+      Push(C->Operand);
+    else if (const auto *Call = dyn_cast<CallExpr>(E))
+      llvm::for_each(Call->Args, Push);
+    else if (const auto *I = dyn_cast<IndexExpr>(E))
+      Push(I->Base), Push(I->Idx);
+    else if (const auto *M = dyn_cast<MemberExpr>(E))
+      Push(M->Base);
+    return;
+  }
+  const Stmt *S = N.S;
+  if (const auto *D = dyn_cast<DeclStmt>(S))
+    Push(D->Var.ArraySize), Push(D->Init);
+  else if (const auto *A = dyn_cast<AssignStmt>(S))
+    Push(A->Target), Push(A->Value);
+  else if (const auto *I = dyn_cast<IfStmt>(S))
+    Push(I->Cond), Push(I->Then), Push(I->Else);
+  else if (const auto *W = dyn_cast<WhileStmt>(S))
+    Push(W->Cond), Push(W->Body);
+  else if (const auto *F = dyn_cast<ForStmt>(S))
+    Push(F->Begin), Push(F->End), Push(F->Step), Push(F->Body);
+  else if (const auto *R = dyn_cast<ReturnStmt>(S))
+    Push(R->Value);
+  else if (const auto *X = dyn_cast<ExprStmt>(S))
+    Push(X->E);
+  else if (const auto *B = dyn_cast<BlockStmt>(S))
+    llvm::for_each(B->Body, Push);
+}
+} // namespace
+
+// The parser bounds the nesting of what it reads (LangRef, section 1),
+// which keeps every recursive pass over a tree within a small stack; a
+// module made with the builder API is bounded here, before any of them
+// runs (resetting the module is the first), by a walk with its own stack.
+bool Checker::checkTreeDepth() {
+  std::vector<TreeNode> Stack;
+  for (const auto &D : M.Decls) {
+    std::string What;
+    if (const auto *C = dyn_cast_or_null<ConstDecl>(D.get())) {
+      Stack.push_back({nullptr, C->Init.get(), 1});
+      What = "the initializer of const " + quote(C->Var.Name);
+    } else if (const auto *F = dyn_cast_or_null<FunctionDecl>(D.get())) {
+      Stack.push_back({F->Body.get(), nullptr, 1});
+      What = (F->IsKernel ? "kernel " : "function ") + quote(F->Name);
+    }
+    while (!Stack.empty()) {
+      TreeNode N = Stack.back();
+      Stack.pop_back();
+      if (!N.S && !N.E)
+        continue;
+      if (N.Depth > MaxTreeDepth) {
+        SourceLoc L = N.S ? N.S->getLoc() : N.E->getLoc();
+        error(L.isValid() ? L : D->getLoc(), "malformed module: " + What +
+                                                 " nests statements and expressions more than " +
+                                                 llvm::Twine(MaxTreeDepth) + " levels deep");
+        return false;
+      }
+      pushChildren(N, Stack);
+    }
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
 // Names
 //===----------------------------------------------------------------------===//
 
@@ -187,22 +279,7 @@ bool Checker::checkIdentifier(llvm::StringRef Name, SourceLoc L) {
 
 // The AST keeps only the keyword's location for a function, so the name is
 // found in the source: after the keyword, whitespace and comments.
-std::optional<size_t> Checker::sourceOffset(SourceLoc L) const {
-  if (!L.isValid() || L.Col == 0)
-    return std::nullopt;
-  llvm::StringRef Src = M.Source;
-  size_t Pos = 0;
-  for (unsigned Line = 1; Line < L.Line; ++Line) {
-    Pos = Src.find('\n', Pos);
-    if (Pos == llvm::StringRef::npos)
-      return std::nullopt;
-    ++Pos;
-  }
-  Pos += L.Col - 1;
-  if (Pos >= Src.size())
-    return std::nullopt;
-  return Pos;
-}
+std::optional<size_t> Checker::sourceOffset(SourceLoc L) const { return Lines.getOffset(L); }
 
 SourceLoc Checker::nameLoc(const FunctionDecl &F) const {
   SourceLoc L = F.getLoc();
@@ -227,10 +304,7 @@ SourceLoc Checker::nameLoc(const FunctionDecl &F) const {
   }
   if (!Src.drop_front(Pos).starts_with(F.Name))
     return L;
-  size_t LineStart = Src.rfind('\n', Pos);
-  LineStart = LineStart == llvm::StringRef::npos ? 0 : LineStart + 1;
-  unsigned Line = 1 + Src.take_front(Pos).count('\n');
-  return SourceLoc{Line, static_cast<unsigned>(Pos - LineStart + 1)};
+  return Lines.getLoc(Pos);
 }
 
 void Checker::collectModuleNames() {
@@ -259,6 +333,27 @@ void Checker::collectModuleNames() {
 }
 
 //===----------------------------------------------------------------------===//
+// Cycles
+//===----------------------------------------------------------------------===//
+
+// A cycle can be as long as the module; its message names the first and
+// the last few of its members and counts the rest, so that it stays one
+// short line.
+std::string sema::cyclePath(size_t N, llvm::function_ref<llvm::StringRef(size_t)> Name) {
+  constexpr size_t Head = 4, Tail = 3;
+  std::string Path;
+  for (size_t I = 0; I < N; ++I) {
+    if (N > Head + Tail + 1 && I == Head) {
+      Path += "... (" + std::to_string(N - Head - Tail) + " more) -> ";
+      I = N - Tail - 1;
+      continue;
+    }
+    Path += (Name(I) + " -> ").str();
+  }
+  return Path + Name(0).str();
+}
+
+//===----------------------------------------------------------------------===//
 // Consts
 //===----------------------------------------------------------------------===//
 
@@ -267,34 +362,103 @@ void Checker::requireConst(ConstDecl &C, SourceLoc UseLoc) {
   if (State == ConstState::Done)
     return;
   if (State == ConstState::Unchecked)
-    return checkConst(C);
+    return checkConstChain(C);
   // In progress: this use closes a cycle. Name the consts on it.
-  std::string Path;
-  auto Start = llvm::find(ConstStack, &C);
-  for (auto It = Start; It != ConstStack.end(); ++It)
-    Path += (*It)->Var.Name + " -> ";
-  Path += C.Var.Name;
+  size_t Start = llvm::find(ConstStack, &C) - ConstStack.begin();
+  std::string Path = cyclePath(ConstStack.size() - Start, [&](size_t I) -> llvm::StringRef {
+    return ConstStack[Start + I]->Var.Name;
+  });
   error(UseLoc, "const " + quote(C.Var.Name) + " is defined in terms of itself (" + Path + ")");
 }
 
-// A const's initializer sees only module-level names, so the function
-// scopes are set aside while it is checked (a const may be checked on
-// demand from the middle of another one).
-void Checker::checkConst(ConstDecl &C) {
-  ConstStates[&C] = ConstState::InProgress;
-  ConstStack.push_back(&C);
+// The consts a const's initializer names, in the order checking it meets
+// them (left to right: every name of a constant expression is checked, and
+// an untyped literal part holds none). None when the initializer is
+// missing or not a constant expression, as checkConst then checks nothing.
+std::vector<ConstDecl *> Checker::constsNamedBy(const ConstDecl &C) const {
+  std::vector<ConstDecl *> Named;
+  if (!C.Init || findNonConstantNode(C.Init.get()))
+    return Named;
+  // The walk stays inside one initializer, whose depth the parser bounds
+  // (and checkNesting, for a built module).
+  auto Walk = [&](auto &Self, const Expr *E) -> void {
+    if (!E)
+      return;
+    if (const auto *N = dyn_cast<NameExpr>(E)) {
+      if (ConstDecl *D = resolveName(N->Ident).Const)
+        Named.push_back(D);
+    } else if (const auto *U = dyn_cast<UnaryExpr>(E)) {
+      Self(Self, U->Operand.get());
+    } else if (const auto *B = dyn_cast<BinaryExpr>(E)) {
+      Self(Self, B->LHS.get());
+      Self(Self, B->RHS.get());
+    } else if (const auto *Cast = dyn_cast<CastExpr>(E)) {
+      Self(Self, Cast->Operand.get());
+    }
+  };
+  Walk(Walk, C.Init.get());
+  return Named;
+}
+
+// Checks \p Root after every unchecked const it names, and theirs, deepest
+// first. A chain of consts each defined by the next is as long as the
+// module, far too long for one C++ frame per link, so the depth-first
+// search keeps its own stack. It checks the consts in the order that
+// checking each one when its name is first met would (and reports each
+// cycle there, in requireConst, from ConstStack). A const's initializer
+// sees only module-level names, so the function scopes are set aside
+// meanwhile (a const may be checked on demand from inside a function).
+void Checker::checkConstChain(ConstDecl &Root) {
   auto SavedScopes = std::move(Scopes);
   Scopes.clear();
   FunctionDecl *SavedFn = CurFn;
   CurFn = nullptr;
 
-  Type T = C.Var.Ty;
-  SourceLoc NameLoc = C.Var.Loc.isValid() ? C.Var.Loc : C.getLoc();
-  if (!T.isScalar()) {
-    error(NameLoc, "const " + quote(C.Var.Name) + " must have a scalar type, found " + quote(T));
-    T = Type();
+  struct Frame {
+    ConstDecl *C;
+    std::vector<ConstDecl *> Named;
+    size_t Next = 0;
+  };
+  std::vector<Frame> Stack;
+  auto Enter = [&](ConstDecl &C) {
+    ConstStates[&C] = ConstState::InProgress;
+    ConstStack.push_back(&C);
+    checkConstType(C);
+    Stack.push_back({&C, constsNamedBy(C)});
+  };
+  Enter(Root);
+  while (!Stack.empty()) {
+    Frame &Top = Stack.back();
+    if (Top.Next < Top.Named.size()) {
+      ConstDecl *D = Top.Named[Top.Next++];
+      if (ConstStates[D] == ConstState::Unchecked)
+        Enter(*D);
+      continue;
+    }
+    // Every const it names is now done, or on the stack (a cycle).
+    checkConst(*Top.C);
+    ConstStack.pop_back();
+    ConstStates[Top.C] = ConstState::Done;
+    Stack.pop_back();
+  }
+
+  CurFn = SavedFn;
+  Scopes = std::move(SavedScopes);
+}
+
+// Before the consts it names are checked, so that their uses of it (on a
+// cycle) see a bad type as unusable.
+void Checker::checkConstType(ConstDecl &C) {
+  if (!C.Var.Ty.isScalar()) {
+    error(C.Var.Loc.isValid() ? C.Var.Loc : C.getLoc(),
+          "const " + quote(C.Var.Name) + " must have a scalar type, found " + quote(C.Var.Ty));
     BadDecls.insert(&C.Var);
   }
+}
+
+void Checker::checkConst(ConstDecl &C) {
+  Type T = BadDecls.contains(&C.Var) ? Type() : C.Var.Ty;
+  SourceLoc NameLoc = C.Var.Loc.isValid() ? C.Var.Loc : C.getLoc();
   if (!C.Init) {
     error(NameLoc, "const " + quote(C.Var.Name) + " needs an initializer");
   } else if (const Expr *Bad = findNonConstantNode(C.Init.get())) {
@@ -316,11 +480,6 @@ void Checker::checkConst(ConstDecl &C) {
               "initializer of const " + quote(C.Var.Name) + " is not a constant expression");
     }
   }
-
-  CurFn = SavedFn;
-  Scopes = std::move(SavedScopes);
-  ConstStack.pop_back();
-  ConstStates[&C] = ConstState::Done;
 }
 
 //===----------------------------------------------------------------------===//
@@ -358,41 +517,61 @@ void Checker::checkSignature(FunctionDecl &F) {
 
 namespace {
 /// Depth-first search over the call graph that reports each call closing a
-/// cycle (a back edge) once.
+/// cycle (a back edge) once. A chain of calls is as long as the module, so
+/// the search keeps its own stack rather than one C++ frame per call.
 class RecursionFinder {
 public:
   explicit RecursionFinder(Checker &C) : C(C) {}
 
-  void visit(const FunctionDecl *F) {
-    if (Color[F] != White)
+  void visit(const FunctionDecl *Root) {
+    if (Color[Root] != White)
       return;
-    Color[F] = Gray;
-    Path.push_back(F);
-    for (const auto &[Callee, Loc] : C.Calls.lookup(F)) {
-      if (Color[Callee] == Gray)
+    enter(Root);
+    while (!Path.empty()) {
+      Frame &Top = Path.back();
+      if (Top.Next == Top.Calls.size()) {
+        Color[Top.F] = Black;
+        Path.pop_back();
+        continue;
+      }
+      const auto &[Callee, Loc] = Top.Calls[Top.Next++];
+      ColorKind &CalleeColor = Color[Callee];
+      if (CalleeColor == Gray)
         report(Callee, Loc);
-      else
-        visit(Callee);
+      else if (CalleeColor == White)
+        enter(Callee);
     }
-    Path.pop_back();
-    Color[F] = Black;
   }
 
 private:
   enum ColorKind { White, Gray, Black };
+  /// A function on the current path and the next of its calls to follow.
+  struct Frame {
+    const FunctionDecl *F;
+    llvm::ArrayRef<std::pair<const FunctionDecl *, SourceLoc>> Calls;
+    size_t Next = 0;
+  };
+
+  void enter(const FunctionDecl *F) {
+    Color[F] = Gray;
+    Frame Fr{F, {}};
+    if (auto It = C.Calls.find(F); It != C.Calls.end())
+      Fr.Calls = It->second;
+    Path.push_back(Fr);
+  }
 
   void report(const FunctionDecl *Callee, SourceLoc Loc) {
-    std::string Cycle;
-    for (auto It = llvm::find(Path, Callee); It != Path.end(); ++It)
-      Cycle += (*It)->Name + " -> ";
-    Cycle += Callee->Name;
+    size_t Start =
+        llvm::find_if(Path, [&](const Frame &Fr) { return Fr.F == Callee; }) - Path.begin();
+    std::string Cycle = cyclePath(
+        Path.size() - Start, [&](size_t I) -> llvm::StringRef { return Path[Start + I].F->Name; });
     C.error(Loc, "recursive call to " + quote(Callee->Name) + " (" + Cycle +
                      "); recursion is not allowed");
   }
 
   Checker &C;
   llvm::DenseMap<const FunctionDecl *, ColorKind> Color;
-  std::vector<const FunctionDecl *> Path;
+  std::vector<Frame> Path;
 };
 } // namespace
 
@@ -406,23 +585,31 @@ void Checker::checkCallGraph() {
   for (FunctionDecl *F : Fns)
     Finder.visit(F);
 
-  // UsesGridSync: propagate from the direct callers of grid_sync() up the
-  // call graph until nothing changes (the graph may have cycles after an
-  // error, so no recursion here).
+  // UsesGridSync: from the direct callers of grid_sync() to their callers,
+  // each function once, over the reversed call graph (which may have cycles
+  // after an error).
+  llvm::DenseMap<const FunctionDecl *, std::vector<FunctionDecl *>> Callers;
   for (FunctionDecl *F : Fns)
+    if (auto It = Calls.find(F); It != Calls.end())
+      for (const auto &Edge : It->second)
+        Callers[Edge.first].push_back(F);
+  std::vector<FunctionDecl *> Work;
+  for (FunctionDecl *F : Fns) {
     F->UsesGridSync = CallsGridSync.contains(F);
-  for (bool Changed = true; Changed;) {
-    Changed = false;
-    for (FunctionDecl *F : Fns) {
-      if (F->UsesGridSync)
-        continue;
-      for (const auto &Edge : Calls.lookup(F))
-        if (Edge.first->UsesGridSync) {
-          F->UsesGridSync = true;
-          Changed = true;
-          break;
-        }
-    }
+    if (F->UsesGridSync)
+      Work.push_back(F);
+  }
+  while (!Work.empty()) {
+    const FunctionDecl *F = Work.back();
+    Work.pop_back();
+    auto It = Callers.find(F);
+    if (It == Callers.end())
+      continue;
+    for (FunctionDecl *Caller : It->second)
+      if (!Caller->UsesGridSync) {
+        Caller->UsesGridSync = true;
+        Work.push_back(Caller);
+      }
   }
 }
 
@@ -431,18 +618,21 @@ void Checker::checkCallGraph() {
 //===----------------------------------------------------------------------===//
 
 llvm::Error Checker::run() {
-  resetModule(M);
-  collectModuleNames();
-  for (auto &D : M.Decls)
-    if (auto *C = dyn_cast_or_null<ConstDecl>(D.get()))
-      requireConst(*C, C->getLoc());
-  for (auto &D : M.Decls)
-    if (auto *F = dyn_cast_or_null<FunctionDecl>(D.get()))
-      checkSignature(*F);
-  for (auto &D : M.Decls)
-    if (auto *F = dyn_cast_or_null<FunctionDecl>(D.get()))
-      checkFunctionBody(*F);
-  checkCallGraph();
+  M.Verified = false;
+  if (checkTreeDepth()) {
+    resetModule(M);
+    collectModuleNames();
+    for (auto &D : M.Decls)
+      if (auto *C = dyn_cast_or_null<ConstDecl>(D.get()))
+        requireConst(*C, C->getLoc());
+    for (auto &D : M.Decls)
+      if (auto *F = dyn_cast_or_null<FunctionDecl>(D.get()))
+        checkSignature(*F);
+    for (auto &D : M.Decls)
+      if (auto *F = dyn_cast_or_null<FunctionDecl>(D.get()))
+        checkFunctionBody(*F);
+    checkCallGraph();
+  }
 
   // Report in source order, whatever order the checks ran in (ties keep
   // the order found; std::stable_sort is avoided because libstdc++ 12's

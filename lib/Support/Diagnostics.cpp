@@ -6,6 +6,8 @@
 
 #include "gridjit/Support/Diagnostics.h"
 
+#include "SourceWindow.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -35,23 +37,19 @@ void DiagnosticError::log(llvm::raw_ostream &OS) const {
     if (L.isValid()) {
       llvm::SMDiagnostic SD = SM.GetMessage(L, llvm::SourceMgr::DK_Error, D.Message);
       llvm::StringRef Line = SD.getLineContents();
-      if (llvm::none_of(Line, [](char C) { return uint8_t(C) >= 0x80; })) {
+      SourceWindow W = windowSourceLine(Line, SD.getColumnNo());
+      if (!W.Cut && llvm::none_of(Line, [](char C) { return uint8_t(C) >= 0x80; })) {
         SD.print(nullptr, OS, /*ShowColors=*/false);
         continue;
       }
-      // SMDiagnostic drops the caret of a line holding non-ASCII bytes; draw
-      // it here, one column per UTF-8 character (continuation bytes take
-      // none), keeping tabs so that the caret lines up with the source.
+      // SMDiagnostic drops the caret of a line holding non-ASCII bytes and
+      // shows a long line whole; a window of the line (SourceWindow.h) and
+      // its caret line are drawn here, one column per UTF-8 character,
+      // keeping tabs so that the caret lines up with the source.
       OS << SD.getFilename() << ':' << SD.getLineNo() << ':' << (SD.getColumnNo() + 1)
          << ": error: " << D.Message << '\n'
-         << Line << '\n';
-      for (char C : Line.take_front(SD.getColumnNo())) {
-        if (C == '\t')
-          OS << '\t';
-        else if ((uint8_t(C) & 0xC0) != 0x80)
-          OS << ' ';
-      }
-      OS << "^\n";
+         << W.Text << '\n'
+         << W.CaretIndent << "^\n";
       continue;
     }
     // No source text (a built module) or a position outside it.

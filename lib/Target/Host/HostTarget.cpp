@@ -11,6 +11,7 @@
 #include "HostLowering.h"
 
 #include "../Pipeline.h"
+#include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Target/CodegenTarget.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -43,6 +44,24 @@ void initializeNativeBackend() {
   });
 }
 
+/// The lowering inlines every call of a synchronising function (its body
+/// runs at block level), recursively: refuse a kernel whose inlined calls
+/// nest deeper than the lowering's stack can take, before lowering it.
+llvm::Error checkInlinedNesting(const Module &M) {
+  host::SyncInfo Sync;
+  DiagnosticEngine Diags(M.Name, M.Source);
+  for (const FunctionDecl *K : M.getKernels()) {
+    host::SyncInfo::InlinedNesting N = Sync.inlinedNesting(*K);
+    if (N.Levels > host::MaxInlinedNesting)
+      Diags.error(N.Via->getLoc(),
+                  "calls of synchronising functions nest too deep for the host target: kernel '" +
+                      K->Name + "' would inline them " + std::to_string(N.Levels) +
+                      " levels deep from here (limit " + std::to_string(host::MaxInlinedNesting) +
+                      ")");
+  }
+  return Diags.takeError();
+}
+
 class HostTarget : public CodegenTarget {
 public:
   HostTarget(std::string Triple, std::string CPU, std::string Features)
@@ -62,6 +81,8 @@ public:
   }
   void markKernel(llvm::Module &, llvm::Function &) const override {}
   llvm::Error lowerFunctions(const Module &M, llvm::Module &IR) const override {
+    if (llvm::Error E = checkInlinedNesting(M))
+      return E;
     host::HostModuleLowering L(*this, M, IR);
     return L.run();
   }

@@ -162,6 +162,60 @@ bool leaves(const Stmt &S, bool CountReturns, unsigned LoopDepth) {
   return Found;
 }
 
+/// Calls \p Settle on \p F and on every function it calls, directly or not,
+/// callees before their callers, each once; \p Enter marks a function as
+/// met and says whether it was new (so a cycle, which only a module with
+/// errors has, is cut). A chain of calls is as long as the module, so the
+/// depth-first search keeps its own stack instead of a C++ frame per call.
+void settleCalleesFirst(const FunctionDecl &F, llvm::function_ref<bool(const FunctionDecl &)> Enter,
+                        llvm::function_ref<void(const FunctionDecl &)> Settle) {
+  struct Frame {
+    const FunctionDecl *Fn;
+    std::vector<const FunctionDecl *> Callees;
+    size_t Next = 0;
+  };
+  std::vector<Frame> Stack;
+  auto Push = [&](const FunctionDecl &G) {
+    if (!Enter(G))
+      return;
+    Frame Fr{&G, {}};
+    if (G.Body)
+      anyInStmt(*G.Body, [&](const Expr &E) {
+        if (const auto *C = dyn_cast<CallExpr>(&E); C && C->Fn)
+          Fr.Callees.push_back(C->Fn);
+        return false;
+      });
+    Stack.push_back(std::move(Fr));
+  };
+  Push(F);
+  while (!Stack.empty()) {
+    Frame &Top = Stack.back();
+    if (Top.Next < Top.Callees.size()) {
+      Push(*Top.Callees[Top.Next++]);
+      continue;
+    }
+    const FunctionDecl *G = Top.Fn;
+    Stack.pop_back();
+    Settle(*G);
+  }
+}
+
+/// Calls \p F on every call of a device function in \p E with its depth in
+/// the tree (\p E is at \p Depth).
+void forEachCallAt(const Expr &E, unsigned Depth,
+                   llvm::function_ref<void(const CallExpr &, unsigned)> F) {
+  if (const auto *C = dyn_cast<CallExpr>(&E); C && C->Fn)
+    F(*C, Depth);
+  forEachChild(E, [&](const Expr &X) { forEachCallAt(X, Depth + 1, F); });
+}
+
+void forEachCallAt(const Stmt &S, unsigned Depth,
+                   llvm::function_ref<void(const CallExpr &, unsigned)> F) {
+  forEachPart(
+      S, [&](const Expr &E) { forEachCallAt(E, Depth + 1, F); },
+      [&](const Stmt &C) { forEachCallAt(C, Depth + 1, F); });
+}
+
 } // namespace
 
 void host::forEachBlockLevelBranch(const IfStmt &I, SyncInfo &Sync,
@@ -209,14 +263,41 @@ bool host::mentions(const Stmt &S, const VarDecl *V) {
 // SyncInfo
 //===----------------------------------------------------------------------===//
 
+// The functions F reaches are settled first, callees before callers: hasSync
+// of a body then meets only settled functions instead of recursing into
+// each callee (one C++ frame per call of a chain).
 bool SyncInfo::hasSync(const FunctionDecl &F) {
-  auto It = Fns.find(&F);
-  if (It != Fns.end())
+  if (auto It = Fns.find(&F); It != Fns.end())
     return It->second;
-  Fns[&F] = false; // recursion is rejected by the verifier; this only guards
-  bool R = F.Body && hasSync(*F.Body);
-  Fns[&F] = R;
-  return R;
+  settleCalleesFirst(
+      F,
+      [&](const FunctionDecl &G) {
+        // false while on the search's path: recursion is rejected by the
+        // verifier; this only guards.
+        return Fns.try_emplace(&G, false).second;
+      },
+      [&](const FunctionDecl &G) { Fns[&G] = G.Body && hasSync(*G.Body); });
+  return Fns.lookup(&F);
+}
+
+SyncInfo::InlinedNesting SyncInfo::inlinedNesting(const FunctionDecl &F) {
+  if (auto It = Nesting.find(&F); It != Nesting.end())
+    return It->second;
+  settleCalleesFirst(
+      F, [&](const FunctionDecl &G) { return Nesting.try_emplace(&G).second; },
+      [&](const FunctionDecl &G) {
+        InlinedNesting N;
+        if (G.Body)
+          forEachCallAt(*G.Body, 1, [&](const CallExpr &C, unsigned Depth) {
+            if (!hasSync(*C.Fn))
+              return;
+            uint64_t Levels = Depth + uint64_t(Nesting.lookup(C.Fn).Levels);
+            if (Levels > N.Levels)
+              N = {static_cast<unsigned>(std::min<uint64_t>(Levels, UINT32_MAX)), &C};
+          });
+        Nesting[&G] = N;
+      });
+  return Nesting.lookup(&F);
 }
 
 bool SyncInfo::hasSync(const Expr &E) {

@@ -52,11 +52,36 @@ public:
   bool hasSync(const Stmt &S);
   bool hasSync(const Expr &E);
 
+  /// How deep the lowering of a body recurses through the synchronising
+  /// functions it inlines: the most tree levels (statements and
+  /// expressions, the body block being level 1) from the body down to a
+  /// call of a synchronising function, plus that function's own, along the
+  /// deepest chain of such calls.
+  struct InlinedNesting {
+    unsigned Levels = 0;
+    /// The call in the body where the deepest chain starts; null for none.
+    const CallExpr *Via = nullptr;
+  };
+  InlinedNesting inlinedNesting(const FunctionDecl &F);
+
 private:
+  llvm::DenseMap<const FunctionDecl *, InlinedNesting> Nesting;
   llvm::DenseMap<const FunctionDecl *, bool> Fns;
   llvm::DenseMap<const Stmt *, bool> Stmts;
   llvm::DenseMap<const Expr *, bool> Exprs;
 };
+
+/// The most levels (SyncInfo::InlinedNesting) that the lowering of one
+/// kernel may recurse through the synchronising functions it inlines; a
+/// deeper kernel is an error naming the call where the chain starts.
+/// Measured on a release build, a level costs the lowering 0.25 KiB (a
+/// chain of calls) to 0.4 KiB (calls under `if`s or `&&`) of stack, so the
+/// limit keeps it within about 1.5 MiB of the 8 MiB a thread has by
+/// default (a sanitizer build needs a few times more), the rest left to
+/// LLVM's passes over the same code (test/Host/deep-chains.test). A chain
+/// of 1,000 synchronising functions, each called from its body's top level,
+/// takes 3,000 levels.
+inline constexpr unsigned MaxInlinedNesting = 4096;
 
 /// True when \p S contains a `break` or `continue` that leaves \p S (one
 /// not inside a loop within S), or, with \p CountReturns, a `return`.
