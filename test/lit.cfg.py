@@ -72,6 +72,13 @@ import lit_sanitizers
 
 lit_sanitizers.configure(config, lit_config)
 
+# A sanitized build's frames are larger (ASan's redzones, TSan's shadow
+# stack): a test that bounds the stack with `ulimit -s N` for work that
+# needs a measured amount of it gives `$((N * %stack_factor))`
+# (test/Host/deep-chains.test's chain at the inlining limit needs 2 MiB in
+# release, 4 MiB under ASan).
+config.substitutions.append(("%stack_factor", "4" if config.gridjit_sanitize else "1"))
+
 # The libFuzzer targets (GRIDJIT_FUZZERS=ON, `cmake --preset asan`;
 # docs/Fuzzing.md): test/Fuzz runs each for 60 seconds on its seed corpus
 # (made at build time in the build tree) and the inputs of

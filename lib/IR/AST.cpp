@@ -15,6 +15,123 @@ Expr::~Expr() = default;
 Stmt::~Stmt() = default;
 Decl::~Decl() = default;
 
+//===----------------------------------------------------------------------===//
+// Destruction without recursion
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Nodes whose children have yet to be taken out before they die.
+struct Orphans {
+  std::vector<ExprPtr> Exprs;
+  std::vector<StmtPtr> Stmts;
+
+  void add(ExprPtr &E) {
+    if (E)
+      Exprs.push_back(std::move(E));
+  }
+  void add(StmtPtr &S) {
+    if (S)
+      Stmts.push_back(std::move(S));
+  }
+  void add(BlockPtr &B) {
+    if (B)
+      Stmts.push_back(std::move(B));
+  }
+
+  /// Moves \p E's children here, leaving it a leaf.
+  void takeFrom(Expr &E) {
+    if (auto *U = llvm::dyn_cast<UnaryExpr>(&E)) {
+      add(U->Operand);
+    } else if (auto *B = llvm::dyn_cast<BinaryExpr>(&E)) {
+      add(B->LHS);
+      add(B->RHS);
+    } else if (auto *C = llvm::dyn_cast<CastExpr>(&E)) {
+      add(C->Operand);
+    } else if (auto *Call = llvm::dyn_cast<CallExpr>(&E)) {
+      for (ExprPtr &A : Call->Args)
+        add(A);
+      Call->Args.clear();
+    } else if (auto *I = llvm::dyn_cast<IndexExpr>(&E)) {
+      add(I->Base);
+      add(I->Idx);
+    } else if (auto *M = llvm::dyn_cast<MemberExpr>(&E)) {
+      add(M->Base);
+    }
+  }
+
+  /// Moves \p S's children here, leaving it a leaf.
+  void takeFrom(Stmt &S) {
+    if (auto *B = llvm::dyn_cast<BlockStmt>(&S)) {
+      for (StmtPtr &Child : B->Body)
+        add(Child);
+      B->Body.clear();
+    } else if (auto *D = llvm::dyn_cast<DeclStmt>(&S)) {
+      add(D->Init);
+      add(D->Var.ArraySize);
+    } else if (auto *A = llvm::dyn_cast<AssignStmt>(&S)) {
+      add(A->Target);
+      add(A->Value);
+    } else if (auto *If = llvm::dyn_cast<IfStmt>(&S)) {
+      add(If->Cond);
+      add(If->Then);
+      add(If->Else);
+    } else if (auto *W = llvm::dyn_cast<WhileStmt>(&S)) {
+      add(W->Cond);
+      add(W->Body);
+    } else if (auto *F = llvm::dyn_cast<ForStmt>(&S)) {
+      add(F->Begin);
+      add(F->End);
+      add(F->Step);
+      add(F->Body);
+    } else if (auto *R = llvm::dyn_cast<ReturnStmt>(&S)) {
+      add(R->Value);
+    } else if (auto *ES = llvm::dyn_cast<ExprStmt>(&S)) {
+      add(ES->E);
+    }
+  }
+
+  /// Takes the children out of every node here, and theirs, destroying
+  /// each node once it is a leaf.
+  void drain() {
+    while (!Exprs.empty() || !Stmts.empty()) {
+      if (!Exprs.empty()) {
+        ExprPtr E = std::move(Exprs.back());
+        Exprs.pop_back();
+        takeFrom(*E);
+      } else {
+        StmtPtr S = std::move(Stmts.back());
+        Stmts.pop_back();
+        takeFrom(*S);
+      }
+    }
+  }
+};
+
+/// Destroys \p N's subtree without recursion: N's children are taken out
+/// (N is about to die) and destroyed as leaves. A node without children
+/// allocates nothing here.
+template <typename Node> void releaseChildren(Node &N) {
+  Orphans O;
+  O.takeFrom(N);
+  O.drain();
+}
+} // namespace
+
+UnaryExpr::~UnaryExpr() { releaseChildren<Expr>(*this); }
+BinaryExpr::~BinaryExpr() { releaseChildren<Expr>(*this); }
+CastExpr::~CastExpr() { releaseChildren<Expr>(*this); }
+CallExpr::~CallExpr() { releaseChildren<Expr>(*this); }
+IndexExpr::~IndexExpr() { releaseChildren<Expr>(*this); }
+MemberExpr::~MemberExpr() { releaseChildren<Expr>(*this); }
+BlockStmt::~BlockStmt() { releaseChildren<Stmt>(*this); }
+DeclStmt::~DeclStmt() { releaseChildren<Stmt>(*this); }
+AssignStmt::~AssignStmt() { releaseChildren<Stmt>(*this); }
+IfStmt::~IfStmt() { releaseChildren<Stmt>(*this); }
+WhileStmt::~WhileStmt() { releaseChildren<Stmt>(*this); }
+ForStmt::~ForStmt() { releaseChildren<Stmt>(*this); }
+ReturnStmt::~ReturnStmt() { releaseChildren<Stmt>(*this); }
+ExprStmt::~ExprStmt() { releaseChildren<Stmt>(*this); }
+
 const FunctionDecl *Module::getFunction(std::string_view FnName) const {
   for (const auto &D : Decls)
     if (const auto *F = llvm::dyn_cast<FunctionDecl>(D.get()))

@@ -17,6 +17,8 @@
 
 #include "gtest/gtest.h"
 
+#include <pthread.h>
+
 using namespace gridjit;
 using namespace gridjit::kir;
 using namespace gridjit::test;
@@ -56,8 +58,7 @@ TEST(DeepInputTest, ABuiltTreeOneLevelDeeperIsAnError) {
 
 // 100,000 levels: the verifier's recursive checks (resetting the module,
 // typing the expressions) overflowed an 8 MiB stack; the depth check meets
-// the tree first. (Destroying such a tree still recurses, a few MiB of
-// stack at this depth: the AST's nodes own their children.)
+// the tree first. Destroying the tree does not recurse (AST.cpp).
 TEST(DeepInputTest, AVeryDeepBuiltTreeIsAnErrorNotACrash) {
   std::unique_ptr<Module> M = additionChain(100000);
   EXPECT_EQ(errorText(verifyModule(*M)),
@@ -77,6 +78,45 @@ TEST(DeepInputTest, AVerifiedModuleMadeTooDeepIsNoLongerVerified) {
     A.Value = add(std::move(A.Value), name("x"));
   EXPECT_TRUE(failed(verifyModule(*M)));
   EXPECT_FALSE(M->Verified);
+}
+
+/// Runs \p Fn on a thread of its own with a stack of \p Bytes.
+void onSmallStack(size_t Bytes, void (*Fn)(void *), void *Arg) {
+  pthread_attr_t A;
+  ASSERT_EQ(pthread_attr_init(&A), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&A, Bytes), 0);
+  struct Call {
+    void (*Fn)(void *);
+    void *Arg;
+  } C{Fn, Arg};
+  pthread_t T;
+  ASSERT_EQ(pthread_create(
+                &T, &A,
+                [](void *P) -> void * {
+                  auto *C = static_cast<Call *>(P);
+                  C->Fn(C->Arg);
+                  return nullptr;
+                },
+                &C),
+            0);
+  pthread_join(T, nullptr);
+  pthread_attr_destroy(&A);
+}
+
+// A module a million levels deep, in expressions and in nested blocks,
+// dies on a thread of 256 KiB (a recursive destructor needs tens of MiB
+// here: it crashed).
+TEST(DeepInputTest, AVeryDeepTreeIsDestroyedWithoutRecursion) {
+  auto *M = additionChain(1000000).release();
+  auto *Body = llvm::cast<FunctionDecl>(M->Decls[0].get())->Body.get();
+  BlockStmt *Inner = Body;
+  for (unsigned I = 0; I < 1000000; ++I) {
+    auto B = std::make_unique<BlockStmt>(SourceLoc());
+    BlockStmt *Next = B.get();
+    Inner->Body.push_back(std::move(B));
+    Inner = Next;
+  }
+  onSmallStack(256 << 10, [](void *P) { delete static_cast<Module *>(P); }, M);
 }
 
 } // namespace

@@ -66,6 +66,11 @@ struct VarDecl {
 // Expressions
 //===----------------------------------------------------------------------===//
 
+/// Expressions and statements own their operands and bodies. Every node
+/// that owns others destroys them without recursion (releaseChildren in
+/// AST.cpp): a tree as deep as the C++ builder can make (the verifier
+/// refuses one deeper than the parser's limits, but it must be freed) never
+/// overflows the stack when it dies.
 class Expr {
 public:
   enum Kind : uint8_t { IntLit, FloatLit, BoolLit, Name, Unary, Binary, Cast, Call, Index, Member };
@@ -131,6 +136,7 @@ enum class UnaryOp : uint8_t { Neg, Not, BitNot, AddrOf };
 
 class UnaryExpr : public Expr {
 public:
+  ~UnaryExpr() override;
   UnaryExpr(SourceLoc L, UnaryOp Op, ExprPtr Operand)
       : Expr(Unary, L), Op(Op), Operand(std::move(Operand)) {}
   static bool classof(const Expr *E) { return E->getKind() == Unary; }
@@ -164,6 +170,7 @@ std::string_view spelling(BinaryOp Op);
 
 class BinaryExpr : public Expr {
 public:
+  ~BinaryExpr() override;
   BinaryExpr(SourceLoc L, BinaryOp Op, ExprPtr LHS, ExprPtr RHS)
       : Expr(Binary, L), Op(Op), LHS(std::move(LHS)), RHS(std::move(RHS)) {}
   static bool classof(const Expr *E) { return E->getKind() == Binary; }
@@ -174,6 +181,7 @@ public:
 /// `e as T`; T is always a scalar type.
 class CastExpr : public Expr {
 public:
+  ~CastExpr() override;
   CastExpr(SourceLoc L, ExprPtr Operand, Type DestTy)
       : Expr(Cast, L), Operand(std::move(Operand)), DestTy(DestTy) {}
   static bool classof(const Expr *E) { return E->getKind() == Cast; }
@@ -184,6 +192,7 @@ public:
 /// A call of a device function or of a builtin function.
 class CallExpr : public Expr {
 public:
+  ~CallExpr() override;
   CallExpr(SourceLoc L, std::string Callee, std::vector<ExprPtr> Args)
       : Expr(Call, L), Callee(std::move(Callee)), Args(std::move(Args)) {}
   static bool classof(const Expr *E) { return E->getKind() == Call; }
@@ -198,6 +207,7 @@ public:
 /// `p[i]` or `a[i]`: an element of a pointer or an array (an lvalue).
 class IndexExpr : public Expr {
 public:
+  ~IndexExpr() override;
   IndexExpr(SourceLoc L, ExprPtr Base, ExprPtr Index)
       : Expr(Expr::Index, L), Base(std::move(Base)), Idx(std::move(Index)) {}
   static bool classof(const Expr *E) { return E->getKind() == Expr::Index; }
@@ -208,6 +218,7 @@ public:
 /// `thread_idx.x` and friends. Field is 0, 1, 2 for `.x`, `.y`, `.z`.
 class MemberExpr : public Expr {
 public:
+  ~MemberExpr() override;
   MemberExpr(SourceLoc L, ExprPtr Base, unsigned Field)
       : Expr(Member, L), Base(std::move(Base)), Field(Field) {}
   static bool classof(const Expr *E) { return E->getKind() == Member; }
@@ -238,6 +249,7 @@ private:
 /// `{ ... }`: a lexical scope.
 class BlockStmt : public Stmt {
 public:
+  ~BlockStmt() override;
   explicit BlockStmt(SourceLoc L) : Stmt(Block, L) {}
   static bool classof(const Stmt *S) { return S->getKind() == Block; }
   std::vector<StmtPtr> Body;
@@ -248,6 +260,7 @@ using BlockPtr = std::unique_ptr<BlockStmt>;
 /// null for arrays.
 class DeclStmt : public Stmt {
 public:
+  ~DeclStmt() override;
   DeclStmt(SourceLoc L) : Stmt(Decl, L) {}
   static bool classof(const Stmt *S) { return S->getKind() == Decl; }
   VarDecl Var;
@@ -262,6 +275,7 @@ std::string_view spelling(AssignOp Op);
 /// `target op= value;` where target is a `var` name or an element.
 class AssignStmt : public Stmt {
 public:
+  ~AssignStmt() override;
   AssignStmt(SourceLoc L, AssignOp Op, ExprPtr Target, ExprPtr Value)
       : Stmt(Assign, L), Op(Op), Target(std::move(Target)), Value(std::move(Value)) {}
   static bool classof(const Stmt *S) { return S->getKind() == Assign; }
@@ -273,6 +287,7 @@ public:
 /// `if c { } else ...`; Else is null, a BlockStmt, or an IfStmt (`else if`).
 class IfStmt : public Stmt {
 public:
+  ~IfStmt() override;
   IfStmt(SourceLoc L) : Stmt(If, L) {}
   static bool classof(const Stmt *S) { return S->getKind() == If; }
   ExprPtr Cond;
@@ -282,6 +297,7 @@ public:
 
 class WhileStmt : public Stmt {
 public:
+  ~WhileStmt() override;
   WhileStmt(SourceLoc L) : Stmt(While, L) {}
   static bool classof(const Stmt *S) { return S->getKind() == While; }
   ExprPtr Cond;
@@ -291,6 +307,7 @@ public:
 /// `for i in a..b step s { }`; Step is null when not written (1).
 class ForStmt : public Stmt {
 public:
+  ~ForStmt() override;
   ForStmt(SourceLoc L) : Stmt(For, L) {}
   static bool classof(const Stmt *S) { return S->getKind() == For; }
   VarDecl Index; ///< Storage == LoopIndex; its type is set by the verifier
@@ -312,6 +329,7 @@ public:
 
 class ReturnStmt : public Stmt {
 public:
+  ~ReturnStmt() override;
   ReturnStmt(SourceLoc L, ExprPtr Value = nullptr) : Stmt(Return, L), Value(std::move(Value)) {}
   static bool classof(const Stmt *S) { return S->getKind() == Return; }
   ExprPtr Value; ///< null for `return;`
@@ -320,6 +338,7 @@ public:
 /// A call used as a statement.
 class ExprStmt : public Stmt {
 public:
+  ~ExprStmt() override;
   ExprStmt(SourceLoc L, ExprPtr E) : Stmt(ExprS, L), E(std::move(E)) {}
   static bool classof(const Stmt *S) { return S->getKind() == ExprS; }
   ExprPtr E;
