@@ -133,3 +133,23 @@ BuiltinFunc gridjit::lookupBuiltinFunc(std::string_view Name) {
 std::string_view gridjit::builtinFuncName(BuiltinFunc F) {
   return F == BuiltinFunc::None ? std::string_view() : getBuiltinFuncInfo(F).Name;
 }
+
+std::optional<CudaSpelling> gridjit::lookupCudaSpelling(std::string_view Name) {
+#define CUDA_NAME(Cuda, Kir)                                                                       \
+  if (Name == #Cuda)                                                                               \
+    return CudaSpelling{Kir, {}};
+#define CUDA_NOTE(Cuda, Note)                                                                      \
+  if (Name == #Cuda)                                                                               \
+    return CudaSpelling{{}, Note};
+#include "gridjit/IR/CudaSpellings.def"
+  return std::nullopt;
+}
+
+std::string CudaSpelling::hint() const {
+  return Kir.empty() ? std::string(Note) : "did you mean '" + std::string(Kir) + "'?";
+}
+
+std::string gridjit::cudaSpellingHint(std::string_view Name) {
+  std::optional<CudaSpelling> S = lookupCudaSpelling(Name);
+  return S ? "; " + S->hint() : std::string();
+}

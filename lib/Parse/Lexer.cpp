@@ -326,11 +326,28 @@ Token Lexer::lexPunctuation(size_t Start) {
 Token Lexer::lexInvalidCharacter(size_t Start) {
   auto Byte = static_cast<unsigned char>(peek());
   ++Pos;
+  // A C string literal is one error, not one per quote.
+  if (Byte == '"') {
+    while (Pos < Src.size() && Src[Pos] != '"' && Src[Pos] != '\n')
+      Pos += Src[Pos] == '\\' && Pos + 1 < Src.size() ? 2 : 1;
+    if (Pos < Src.size() && Src[Pos] == '"')
+      ++Pos;
+  }
   if (Byte >= 0x80)
     for (int I = 0; I < 3 && (static_cast<unsigned char>(peek()) & 0xC0) == 0x80; ++I)
       ++Pos;
   Token T = makeToken(TokenKind::Error, Start);
-  Diags.error(T.Loc, "unexpected character '" + escapeBytes(T.Text) + "'");
+  // C's that KIR leaves out on purpose say what to write instead.
+  std::string Why;
+  if (T.Text == "?")
+    Why = ": KIR has no conditional expression 'c ? a : b'; use select(c, a, b) (which "
+          "evaluates both) or an if statement";
+  std::string_view Shown = T.Text;
+  if (T.Text.front() == '"') {
+    Why = ": KIR has no string literals";
+    Shown = "\"";
+  }
+  Diags.error(T.Loc, "unexpected character '" + escapeBytes(Shown) + "'" + Why);
   T.Diagnosed = true;
   return T;
 }

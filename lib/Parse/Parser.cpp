@@ -342,7 +342,8 @@ void Parser::errorAtTok(std::string Message) {
 
 /// "expected WHAT, found 'TOKEN'" at the current token.
 void Parser::errorExpected(std::string_view What) {
-  errorAtTok("expected " + std::string(What) + ", found " + describeTok());
+  errorAtTok("expected " + std::string(What) + ", found " + describeTok() +
+             (Tok.is(TokenKind::Identifier) ? cudaSpellingHint(Tok.Text) : std::string()));
 }
 
 // The current token for a message: its text in quotes (shortened if very
@@ -570,7 +571,7 @@ Type Parser::parseType(bool AllowArray, ExprPtr *ArraySize) {
   if (Tok.is(TokenKind::Identifier) && Tok.Text == "ptr")
     return parsePointerType();
   if (Tok.is(TokenKind::Identifier) && !scalarFromName(Tok.Text)) {
-    errorAtTok("unknown type " + describeTok());
+    errorAtTok("unknown type " + describeTok() + cudaSpellingHint(Tok.Text));
     consume();
     return Type::getScalar(ScalarKind::I32);
   }
@@ -892,7 +893,16 @@ StmtPtr Parser::parseAssignOrCallStmt() {
     return std::make_unique<AssignStmt>(Start, *Op, std::move(E), std::move(Value));
   }
   if (!llvm::isa<CallExpr>(E.get())) {
-    error(Start, "expected an assignment or a call");
+    std::string Hint;
+    // `int i = 0;`, `__shared__ float s[4];`: CUDA C++ spellings.
+    if (auto *N = llvm::dyn_cast<NameExpr>(E.get())) {
+      Hint = cudaSpellingHint(N->Ident);
+      std::optional<CudaSpelling> S = lookupCudaSpelling(N->Ident);
+      if (S && scalarFromName(S->Kir))
+        Hint = "; a declaration in KIR is 'let NAME: TYPE = VALUE;' or 'var NAME: TYPE = VALUE;'" +
+               Hint;
+    }
+    error(Start, "expected an assignment or a call" + Hint);
     return nullptr;
   }
   if (!expectSemi())

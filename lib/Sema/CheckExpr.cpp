@@ -337,7 +337,7 @@ Type Checker::checkName(NameExpr &N, bool AllowArray) {
     else
       T = Type::getScalar(ScalarKind::I32);
   } else {
-    error(N.getLoc(), "use of undeclared name " + quote(N.Ident));
+    error(N.getLoc(), "use of undeclared name " + quote(N.Ident) + cudaSpellingHint(N.Ident));
   }
   N.Ty = T;
   return T;
@@ -357,7 +357,7 @@ Type Checker::checkMember(MemberExpr &Mem) {
       return Type();
     }
     if (!R.Var && !R.Fn && R.Value == BuiltinValue::None && R.Func == BuiltinFunc::None) {
-      error(N->getLoc(), "use of undeclared name " + quote(N->Ident));
+      error(N->getLoc(), "use of undeclared name " + quote(N->Ident) + cudaSpellingHint(N->Ident));
       return Type();
     }
   } else if (!checkExpr(Mem.Base.get(), Mem.getLoc()).isValid()) {
@@ -648,7 +648,8 @@ Type Checker::checkCall(CallExpr &C, Type Hint) {
     if (R.Var || R.Value != BuiltinValue::None)
       error(C.getLoc(), quote(C.Callee) + " is not a function");
     else
-      error(C.getLoc(), "call to undeclared function " + quote(C.Callee));
+      error(C.getLoc(),
+            "call to undeclared function " + quote(C.Callee) + cudaSpellingHint(C.Callee));
   }
   for (ExprPtr &A : C.Args)
     checkValue(A.get(), C.getLoc());

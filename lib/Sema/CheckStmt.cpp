@@ -400,7 +400,7 @@ Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
     } else if (R.Value != BuiltinValue::None || R.Func != BuiltinFunc::None) {
       error(N->getLoc(), "cannot assign to builtin " + quote(N->Ident));
     } else {
-      error(N->getLoc(), "use of undeclared name " + quote(N->Ident));
+      error(N->getLoc(), "use of undeclared name " + quote(N->Ident) + cudaSpellingHint(N->Ident));
     }
     return Type();
   }

@@ -14,6 +14,7 @@
 #include "gridjit/IR/Type.h"
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gridjit {
@@ -128,6 +129,20 @@ BuiltinFunc lookupBuiltinFunc(std::string_view Name);
 std::string_view builtinValueName(BuiltinValue V);
 /// The spelling of \p F; empty for None.
 std::string_view builtinFuncName(BuiltinFunc F);
+/// What KIR calls a CUDA C++ spelling (`threadIdx`, `__syncthreads`,
+/// `atomicAdd`, `float`, `printf`, ...; gridjit/IR/CudaSpellings.def).
+struct CudaSpelling {
+  std::string_view Kir;  ///< KIR's spelling; empty when it has none
+  std::string_view Note; ///< what KIR has instead, when it has no spelling
+  /// What a diagnostic appends: "did you mean 'thread_idx'?", or Note.
+  std::string hint() const;
+};
+/// The row of CudaSpellings.def for \p Name, if it has one.
+std::optional<CudaSpelling> lookupCudaSpelling(std::string_view Name);
+/// "; " and the hint of \p Name's row (lookupCudaSpelling), or empty: what
+/// an error about an unknown name appends.
+std::string cudaSpellingHint(std::string_view Name);
+
 /// True for names that no declaration may take: builtin values and
 /// builtin functions.
 inline bool isReservedBuiltinName(std::string_view Name) {
