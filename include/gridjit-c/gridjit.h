@@ -438,8 +438,8 @@ GJ_API void gj_launch_config_init_v2(gj_launch_config *c, size_t size);
  *  beyond what this library knows), after checking the configuration and
  *  every argument against the kernel's parameters (count, scalar type and
  *  value, pointee). A \p num_args other than the kernel's parameter count
- *  is GJ_ERROR_ARGUMENT before any argument is read. The host target returns when the kernel has finished;
- *  CUDA when it is queued. */
+ *  is GJ_ERROR_ARGUMENT before any argument is read. The host target returns when the kernel has
+ * finished; CUDA when it is queued. */
 GJ_API gj_status gj_launch_v2(gj_loaded_module lm, const char *kernel, const gj_launch_config *c,
                               const gj_arg *args, size_t num_args, size_t arg_size);
 #define gj_launch gj_launch_v2

@@ -16,6 +16,7 @@
 
 #include "GuardedMemory.h"
 #include "KernelFaults.h"
+#include "StackCheck.h"
 #include "WorkerPool.h"
 
 #include "gridjit/Runtime/LaunchChecks.h"
@@ -345,6 +346,9 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
   if (Error E = checkLaunchConfig(Info, Config))
     return E;
   if (Error E = checkHostLimits(Info, K.Desc, Config, P->Opts))
+    return E;
+  // Pool threads join when there is more than one block for them.
+  if (Error E = checkKernelStack(Info, P->Pool.size() > 1 && Config.Grid.count() > 1))
     return E;
   if (Error E = checkArguments(Info, Args))
     return E;
