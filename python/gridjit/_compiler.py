@@ -68,7 +68,7 @@ class Compiler:
         opts = _capi.new_struct("gj_compiler_options")
         self.targets = _targets_string(targets) if targets is not None else "host,nvptx"
         opts.targets = _capi.encode(self.targets, "targets")
-        if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+        if not isinstance(opt_level, int) or isinstance(opt_level, bool) or not 0 <= opt_level <= 3:
             raise InvalidArgumentError("gridjit: opt_level must be 0, 1, 2 or 3, not %r" % (opt_level,))
         opts.opt_level = opt_level
         if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads < 1 << 32:

@@ -193,6 +193,17 @@ class ConfigurationCacheTest(unittest.TestCase):
         self.assertIsNot(self.k[1, 8], self.k[np.int64(1), 8])
 
 
+class OptionTest(unittest.TestCase):
+    def test_bool_is_no_count(self):
+        # True == 1, but a flag is no level or count.
+        with self.assertRaisesRegex(gridjit.InvalidArgumentError, "opt_level must be 0, 1, 2 or 3, not True"):
+            gridjit.Compiler("host", opt_level=True)
+        with self.assertRaisesRegex(gridjit.InvalidArgumentError, "threads must be"):
+            gridjit.Compiler("host", threads=True)
+        with self.assertRaisesRegex(gridjit.InvalidArgumentError, "threads must be"):
+            gridjit.Runtime("host", threads=True)
+
+
 class StringTest(unittest.TestCase):
     """Every string the package passes to C: one with a NUL is refused,
     naming the argument, never cut short."""

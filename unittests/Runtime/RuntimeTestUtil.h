@@ -99,19 +99,28 @@ inline std::string deepKernel(unsigned Depth) {
   return S;
 }
 
-/// Runs \p Fn on a thread of its own with a \p StackBytes stack.
-inline void onThreadWithStack(size_t StackBytes, const std::function<void()> &Fn) {
-  pthread_attr_t Attr;
-  pthread_attr_init(&Attr);
-  pthread_attr_setstacksize(&Attr, StackBytes);
+/// Runs \p Fn on a thread of its own made with \p Attr, which it then
+/// destroys, and waits for it.
+inline void onThread(pthread_attr_t &Attr, const std::function<void()> &Fn) {
   pthread_t T;
   auto Body = [](void *P) -> void * {
     (*static_cast<const std::function<void()> *>(P))();
     return nullptr;
   };
-  ASSERT_EQ(pthread_create(&T, &Attr, Body, const_cast<std::function<void()> *>(&Fn)), 0);
+  int Err = pthread_create(&T, &Attr, Body, const_cast<std::function<void()> *>(&Fn));
   pthread_attr_destroy(&Attr);
+  ASSERT_EQ(Err, 0);
   pthread_join(T, nullptr);
+}
+
+/// Runs \p Fn on a thread of its own with a stack of at least
+/// \p StackBytes (glibc may give it a larger one it kept from an earlier
+/// thread).
+inline void onThreadWithStack(size_t StackBytes, const std::function<void()> &Fn) {
+  pthread_attr_t Attr;
+  pthread_attr_init(&Attr);
+  pthread_attr_setstacksize(&Attr, StackBytes);
+  onThread(Attr, Fn);
 }
 
 /// Sets (or unsets, for nullptr) an environment variable for one scope

@@ -41,20 +41,12 @@ using ::testing::MatchesRegex;
 constexpr uint64_t ArrayBytes = 60000; // deepKernel's arrays
 
 /// Runs \p Fn on a thread of its own whose stack is \p Stack, memory of
-/// the caller's: exactly that stack (one that pthread_attr_setstacksize
-/// asks for may be a larger one glibc kept from an earlier thread).
+/// the caller's: exactly that stack.
 void onStack(llvm::MutableArrayRef<unsigned char> Stack, const std::function<void()> &Fn) {
   pthread_attr_t Attr;
   pthread_attr_init(&Attr);
   pthread_attr_setstack(&Attr, Stack.data(), Stack.size());
-  pthread_t T;
-  auto Body = [](void *P) -> void * {
-    (*static_cast<const std::function<void()> *>(P))();
-    return nullptr;
-  };
-  EXPECT_EQ(pthread_create(&T, &Attr, Body, const_cast<std::function<void()> *>(&Fn)), 0);
-  pthread_attr_destroy(&Attr);
-  pthread_join(T, nullptr);
+  onThread(Attr, Fn);
 }
 
 /// \p Bytes of memory for a thread's stack, unmapped when it goes.
@@ -158,42 +150,47 @@ TEST(StackNeedTest, ALaunchOnAThreadWithTooLittleStackIsRefused) {
   uint64_t Need = A.Kernels[0].StackBytes;
   ASSERT_GT(Need, 150 * ArrayBytes);
   ASSERT_LT(Need + hostabi::RuntimeStackBytes, hostabi::WorkerStackBytes);
+  // A launch of Blocks blocks on a runtime with a pool thread, from a
+  // thread whose stack is Stack: what the kernel wrote, and the error's
+  // kind and text ("" for none).
+  struct Result {
+    std::vector<double> Out;
+    ErrorKind Kind = ErrorKind::Failed;
+    std::string Text;
+  };
+  auto Launch = [&](StackMemory &Stack, uint32_t Blocks) {
+    Result R;
+    R.Out.assign(Blocks, -1.0);
+    onStack(Stack.get(), [&] {
+      HostRuntimeOptions O;
+      O.NumThreads = 2;
+      LoadedHost L = loadHost(A, O);
+      ASSERT_TRUE(L.M);
+      KernelArg Args[] = {KernelArg::i32(0), KernelArg::pointer(R.Out.data())};
+      llvm::Error E = L.RT->launch(*L.M, "deep", config1D(Blocks, 1), Args);
+      if (E)
+        R.Kind = peekErrorKind(E);
+      R.Text = errorText(std::move(E));
+    });
+    return R;
+  };
   StackMemory Small(4u << 20), Large(64u << 20);
-  onStack(Small.get(), [&] {
-    HostRuntimeOptions O;
-    O.NumThreads = 2;
-    LoadedHost L = loadHost(A, O);
-    ASSERT_TRUE(L.M);
-    std::vector<double> Out(4, -1.0);
-    KernelArg Args[] = {KernelArg::i32(0), KernelArg::pointer(Out.data())};
-    llvm::Error E = L.RT->launch(*L.M, "deep", config1D(4, 1), Args);
-    EXPECT_EQ(peekErrorKind(E), ErrorKind::Configuration);
-    EXPECT_THAT(errorText(std::move(E)),
-                MatchesRegex("kernel 'deep' needs " + std::to_string(Need) +
-                             " bytes \\(8\\.[0-9] MiB\\) of stack \\(its frame as compiled, with "
-                             "every device function's local arrays, and the C library's\\) and "
-                             "the runtime 262144 bytes \\(256 KiB\\) more, but the thread that "
-                             "launches it, which runs blocks too, has [0-9]+ bytes \\([0-9.]+ "
-                             "MiB\\) left of its stack of [0-9]+ bytes \\([0-9.]+ MiB\\): launch "
-                             "it from a thread with a larger stack \\(ulimit -s for a process's "
-                             "main thread, pthread_attr_setstacksize for a thread of yours\\), "
-                             "or make the kernel's local arrays smaller"));
-    EXPECT_EQ(Out, std::vector<double>(4, -1.0)) << "a refused launch ran";
-  });
-  onStack(Large.get(), [&] {
-    HostRuntimeOptions O;
-    O.NumThreads = 2;
-    LoadedHost L = loadHost(A, O);
-    ASSERT_TRUE(L.M);
-    std::vector<double> Out(8, -1.0);
-    KernelArg Args[] = {KernelArg::i32(0), KernelArg::pointer(Out.data())};
-    LaunchStats S;
-    LaunchOptions LO;
-    LO.Stats = &S;
-    ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "deep", config1D(8, 1), Args, LO)));
-    EXPECT_EQ(Out, std::vector<double>(8, 150.0));
-    EXPECT_EQ(S.PoolThreads, 2u);
-  });
+  Result Refused = Launch(Small, 4);
+  EXPECT_EQ(Refused.Out, std::vector<double>(4, -1.0)) << "a refused launch ran";
+  EXPECT_EQ(Refused.Kind, ErrorKind::Configuration);
+  EXPECT_THAT(Refused.Text,
+              MatchesRegex("kernel 'deep' needs " + std::to_string(Need) +
+                           " bytes \\(8\\.[0-9] MiB\\) of stack \\(its frame as compiled, with "
+                           "every device function's local arrays, and the C library's\\) and "
+                           "the runtime 262144 bytes \\(256 KiB\\) more, but the thread that "
+                           "launches it, which runs blocks too, has [0-9]+ bytes \\([0-9.]+ "
+                           "MiB\\) left of its stack of 4194304 bytes \\(4 MiB\\): launch "
+                           "it from a thread with a larger stack \\(ulimit -s for a process's "
+                           "main thread, pthread_attr_setstacksize for a thread of yours\\), "
+                           "or make the kernel's local arrays smaller"));
+  Result Ran = Launch(Large, 8);
+  EXPECT_EQ(Ran.Text, "");
+  EXPECT_EQ(Ran.Out, std::vector<double>(8, 150.0));
 }
 
 } // namespace

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "capi_report.h"
+#include "capi_objects.h"
 
 static const char Source[] = "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {\n"
                              "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
@@ -41,30 +42,6 @@ static const char Source[] = "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f
 enum { MaxStruct = GJ_MAX_STRUCT_BYTES };
 #define MAX_BUFFER GJ_MAX_BUFFER_BYTES
 #define MAX_SOURCE ((uint64_t)GJ_MAX_SOURCE_BYTES)
-
-static gj_arg scalar(gj_scalar_type T, int64_t V) {
-  gj_arg A;
-  memset(&A, 0, sizeof(A));
-  A.kind = GJ_ARG_SCALAR;
-  A.type = T;
-  A.value.i = V;
-  return A;
-}
-
-static gj_arg buffer(gj_buffer B) {
-  gj_arg A = scalar(GJ_F32, 0);
-  A.kind = GJ_ARG_BUFFER;
-  A.value.buffer = B;
-  return A;
-}
-
-static gj_launch_config config(uint32_t Grid, uint32_t Block) {
-  gj_launch_config C;
-  gj_launch_config_init(&C, sizeof C);
-  C.grid[0] = Grid;
-  C.block[0] = Block;
-  return C;
-}
 
 /* Struct sizes: a struct_size (or arg_size) beyond the largest any version
    may have is refused before any byte of it is read or written; the
@@ -104,13 +81,13 @@ static void structSizes(gj_module M, gj_loaded_module LM, gj_buffer B) {
       EXPECT(Big.Bytes[J] == 0xab);
 
     memset(&Big, 0, sizeof(Big));
-    Big.LC = config(1, 1);
+    Big.LC = config1D(1, 1);
     Big.LC.struct_size = Sizes[I];
     snprintf(What, sizeof What, "launch config of %s bytes", Names[I]);
     report(What, gj_launch(LM, "saxpy", &Big.LC, NULL, 0, sizeof(gj_arg)));
 
-    gj_launch_config LC = config(1, 1);
-    gj_arg One = scalar(GJ_I32, 0);
+    gj_launch_config LC = config1D(1, 1);
+    gj_arg One = scalarI(GJ_I32, 0);
     snprintf(What, sizeof What, "arg_size %s", Names[I]);
     report(What, gj_launch(LM, "saxpy", &LC, &One, 1, Sizes[I]));
   }
@@ -135,19 +112,19 @@ static void structSizes(gj_module M, gj_loaded_module LM, gj_buffer B) {
   /* Four gj_args of MaxStruct bytes each: a launch that works. */
   static unsigned char Args[4][MaxStruct];
   memset(Args, 0, sizeof(Args));
-  gj_arg Known[4] = {scalar(GJ_I32, 16), scalar(GJ_F32, 0), buffer(B), buffer(B)};
-  Known[1].value.f32 = 2.0f;
+  gj_arg Known[4] = {scalarI(GJ_I32, 16), scalarF32(2.0f), bufferArg(B, GJ_F32),
+                     bufferArg(B, GJ_F32)};
   for (int I = 0; I < 4; ++I)
     memcpy(Args[I], &Known[I], sizeof(gj_arg));
-  gj_launch_config LC = config(1, 16);
+  gj_launch_config LC = config1D(1, 16);
   report("arg_size 4096", gj_launch(LM, "saxpy", &LC, (const gj_arg *)Args, 4, MaxStruct));
 }
 
 /* The number of arguments: checked against the kernel's parameters before
    anything is allocated or read for them (SIZE_MAX aborted inside LLVM). */
 static void argumentCounts(gj_loaded_module LM, gj_buffer B) {
-  gj_arg Args[4] = {scalar(GJ_I32, 16), scalar(GJ_F32, 0), buffer(B), buffer(B)};
-  gj_launch_config LC = config(1, 16);
+  gj_arg Args[4] = {scalarI(GJ_I32, 16), scalarF32(0), bufferArg(B, GJ_F32), bufferArg(B, GJ_F32)};
+  gj_launch_config LC = config1D(1, 16);
   report("2^64-1 args", gj_launch(LM, "saxpy", &LC, Args, MAX64, sizeof(gj_arg)));
   report("2^63 args", gj_launch(LM, "saxpy", &LC, Args, POW63, sizeof(gj_arg)));
   report("5 args", gj_launch(LM, "saxpy", &LC, Args, 5, sizeof(gj_arg)));
@@ -171,9 +148,9 @@ static void bufferSizes(gj_runtime R) {
 
 /* Copies: offset + bytes is never computed where it could wrap. */
 static void copies(gj_buffer B) {
-  static const uint64_t Ranges[][2] = {
-      {MAX64, 1}, {1, MAX64}, {POW63, POW63}, {MAX64, MAX64}, {64, MAX64 - 63}, {63, 2},
-      {0, 64},    {64, 0},    {32, 32}};
+  static const uint64_t Ranges[][2] = {{MAX64, 1},     {1, MAX64},       {POW63, POW63},
+                                       {MAX64, MAX64}, {64, MAX64 - 63}, {63, 2},
+                                       {0, 64},        {64, 0},          {32, 32}};
   static unsigned char Host[64];
   char What[96];
   for (size_t I = 0; I < sizeof(Ranges) / sizeof(Ranges[0]); ++I) {
@@ -190,20 +167,19 @@ static void copies(gj_buffer B) {
    bits is counted exactly (it wrapped to 0 before); shared memory at the
    host's limit. */
 static void configurations(gj_loaded_module LM, gj_buffer B) {
-  gj_arg Args[4] = {scalar(GJ_I32, 16), scalar(GJ_F32, 0), buffer(B), buffer(B)};
-  gj_launch_config LC = config(1, 1);
+  gj_arg Args[4] = {scalarI(GJ_I32, 16), scalarF32(0), bufferArg(B, GJ_F32), bufferArg(B, GJ_F32)};
+  gj_launch_config LC = config1D(1, 1);
   LC.block[0] = LC.block[1] = 1u << 22;
   LC.block[2] = 1u << 20;
   report("block of 2^64 threads", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
   LC.block[0] = LC.block[1] = LC.block[2] = UINT32_MAX;
   report("block of (2^32-1)^3 threads", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
-  LC = config(UINT32_MAX, 1);
+  LC = config1D(UINT32_MAX, 1);
   LC.grid[1] = LC.grid[2] = UINT32_MAX;
   report("grid of (2^32-1)^3 blocks", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
 
-  gj_arg Out = buffer(B);
-  Out.type = GJ_I32;
-  LC = config(1, 16);
+  gj_arg Out = bufferArg(B, GJ_I32);
+  LC = config1D(1, 16);
   LC.dynamic_shared_bytes = UINT32_MAX;
   report("dynamic shared 2^32-1", gj_launch(LM, "dyn", &LC, &Out, 1, sizeof(gj_arg)));
   LC.dynamic_shared_bytes = (1u << 20) + 1;
@@ -235,18 +211,10 @@ static void sourceSizes(gj_compiler C) {
 }
 
 int main(void) {
-  gj_compiler_options CO;
-  gj_compiler_options_init(&CO, sizeof CO);
-  CO.use_disk_cache = 0;
-  gj_compiler C = NULL;
-  MUST(gj_compiler_create(&CO, &C));
+  gj_compiler C = newCompiler(NULL);
   gj_module M = NULL;
   MUST(gj_compile(C, Source, strlen(Source), "sizes.kir", NULL, &M));
-  gj_runtime_options RO;
-  gj_runtime_options_init(&RO, sizeof RO);
-  RO.threads = 2;
-  gj_runtime R = NULL;
-  MUST(gj_runtime_create(&RO, &R));
+  gj_runtime R = newHostRuntime(2);
   gj_loaded_module LM = NULL;
   MUST(gj_runtime_load(R, M, &LM));
   gj_buffer B = NULL;
