@@ -20,6 +20,7 @@ import ctypes
 import math
 import numbers
 import operator
+import reprlib
 import struct
 from ctypes import byref, c_size_t, c_void_p
 
@@ -72,10 +73,21 @@ class Param:
         return "<gridjit.Param %s>" % self
 
 
+_repr = reprlib.Repr()
+_repr.maxlevel = 3
+
+
+def _short_repr(value):
+    """repr() of a configuration's value for a message, cut short where it
+    nests deep or runs long."""
+    return _repr.repr(value)
+
+
 def _dim3(kernel, value, what):
     """A (x, y, z) of a grid or block given as an int or 1..3 ints, each
     one a gj_launch_config can hold (0 too: gj_launch refuses it, in its
     words)."""
+    shown = _short_repr(value)
     if hasattr(type(value), "__index__"):
         dims = (value, 1, 1)
     else:
@@ -83,23 +95,23 @@ def _dim3(kernel, value, what):
             dims = tuple(value)
         except TypeError:
             raise ConfigurationError(
-                "gridjit: kernel '%s': %s %r: expected an int or a tuple of 1 to 3 ints" % (kernel.name, what, value)
+                "gridjit: kernel '%s': %s %s: expected an int or a tuple of 1 to 3 ints" % (kernel.name, what, shown)
             ) from None
         if not 1 <= len(dims) <= 3:
             raise ConfigurationError(
-                "gridjit: kernel '%s': %s %r: expected 1 to 3 dimensions" % (kernel.name, what, value)
+                "gridjit: kernel '%s': %s %s: expected 1 to 3 dimensions" % (kernel.name, what, shown)
             )
         dims = dims + (1,) * (3 - len(dims))
     out = []
     for d in dims:
         if isinstance(d, (bool, _np_bool)) or not hasattr(type(d), "__index__"):
             raise ConfigurationError(
-                "gridjit: kernel '%s': %s %r: every dimension must be an integer" % (kernel.name, what, value)
+                "gridjit: kernel '%s': %s %s: every dimension must be an integer" % (kernel.name, what, shown)
             )
         d = operator.index(d)
         if not 0 <= d < _U32:
             raise ConfigurationError(
-                "gridjit: kernel '%s': %s %r: every dimension must be from 1 to 2**32-1" % (kernel.name, what, value)
+                "gridjit: kernel '%s': %s %s: every dimension must be from 1 to 2**32-1" % (kernel.name, what, shown)
             )
         out.append(d)
     return tuple(out)
@@ -473,13 +485,17 @@ class Kernel:
         )
 
 
-def _typed_key(value):
+def _typed_key(value, depth=2):
     """A dictionary key for \\p value that holds the type of every part of
     it: values that compare equal across types (1, 1.0, True,
     numpy.int64(1)) get different keys, so that a cache keyed on it never
-    takes one for the other."""
+    takes one for the other. Tuples nest \\p depth levels at most (a launch
+    configuration's grid and block); deeper, TypeError, as for a value that
+    cannot be a key."""
     if isinstance(value, tuple):
-        return (type(value), tuple(_typed_key(v) for v in value))
+        if depth == 0:
+            raise TypeError("gridjit: a tuple nested too deep for a key")
+        return (type(value), tuple(_typed_key(v, depth - 1) for v in value))
     return (type(value), value)
 
 

@@ -187,6 +187,13 @@ class ConfigurationCacheTest(unittest.TestCase):
         for c in bad:
             with self.subTest(config=c):
                 self.assertEqual(self.error(c), uncached[repr(c)])
+        # A configuration nested deeper than a grid's tuple is refused
+        # uncached (hashing it would recurse as deep as it nests).
+        deep = 1
+        for _ in range(100000):
+            deep = (deep,)
+        with self.assertRaisesRegex(gridjit.ConfigurationError, "every dimension must be an integer"):
+            self.k[deep, 8]
         # And the valid ones still hit the cache.
         self.assertIs(self.k[1, 8], self.k[1, 8])
         self.assertIs(self.k[(1, 1), 8], self.k[(1, 1), 8])
