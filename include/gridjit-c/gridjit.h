@@ -31,6 +31,12 @@
 |*    is zero, and refused with GJ_ERROR_INVALID_ARGUMENT naming the first    *|
 |*    byte that is not. The library writes no more than struct_size bytes     *|
 |*    of a caller's struct. Fields are fixed-width integers, never enums.     *|
+|*  - Every size, count and offset passed in is checked before it is used,    *|
+|*    without arithmetic that could wrap: a struct_size or arg_size above     *|
+|*    GJ_MAX_STRUCT_BYTES, a buffer above GJ_MAX_BUFFER_BYTES, a source       *|
+|*    above GJ_MAX_SOURCE_BYTES, a copy outside its buffer, a launch's        *|
+|*    argument count other than the kernel's is an error naming the value     *|
+|*    and the limit (docs/CAPI.md, "Sizes").                                  *|
 |*  - Functions whose arguments changed in API version 2 (the *_init          *|
 |*    functions, gj_launch) are macros naming their version-2 symbols         *|
 |*    (gj_launch is gj_launch_v2), as CUDA's header does; the version-1       *|
@@ -56,6 +62,17 @@ extern "C" {
 #endif
 
 /*===-- Versions, status, errors ------------------------------------------===*/
+
+/** The most bytes a struct_size (or gj_launch's arg_size) may say: more
+ *  than any version of any struct will have, as clone3 bounds its own. */
+#define GJ_MAX_STRUCT_BYTES 4096
+/** The most bytes one buffer may have (gj_buffer_alloc): 2^62, more than
+ *  any machine's memory and small enough that no size computed from it
+ *  overflows 64 bits. */
+#define GJ_MAX_BUFFER_BYTES ((uint64_t)1 << 62)
+/** The most bytes of source gj_compile takes (lines and columns are
+ *  32-bit). */
+#define GJ_MAX_SOURCE_BYTES ((size_t)0xffffffffu)
 
 /** The C API's version: GJ_API_VERSION of the library. Bumped when a
  *  function, a field or a status is added; a function whose arguments
@@ -192,7 +209,8 @@ GJ_API const char *gj_compiler_warning(gj_compiler c, size_t index);
  *  stay valid. NULL is fine. */
 GJ_API void gj_compiler_destroy(gj_compiler c);
 
-/** Compiles \p source (\p size bytes; need not be NUL-terminated) for
+/** Compiles \p source (\p size bytes, at most GJ_MAX_SOURCE_BYTES; need
+ *  not be NUL-terminated) for
  *  \p target (a target name of the compiler, "cuda" standing for "nvptx";
  *  NULL: its default), or finds it
  *  in the cache. \p buffer_name names the source in diagnostics (NULL:
@@ -345,7 +363,10 @@ GJ_API gj_status gj_runtime_synchronize(gj_runtime r);
 GJ_API gj_status gj_runtime_load(gj_runtime r, gj_module m, gj_loaded_module *out);
 GJ_API void gj_loaded_module_destroy(gj_loaded_module lm);
 
-/** \p bytes of device memory (zeroed on the host target). */
+/** \p bytes of device memory (zeroed on the host target). More than
+ *  GJ_MAX_BUFFER_BYTES is GJ_ERROR_INVALID_ARGUMENT, naming the limit;
+ *  memory the runtime cannot have, GJ_ERROR_FAILED (host) or the driver's
+ *  GJ_ERROR_DRIVER (CUDA). */
 GJ_API gj_status gj_buffer_alloc(gj_runtime r, uint64_t bytes, gj_buffer *out);
 /** Frees it; NULL is fine. */
 GJ_API void gj_buffer_free(gj_buffer b);
@@ -416,8 +437,9 @@ GJ_API void gj_launch_config_init_v2(gj_launch_config *c, size_t size);
  *  older, smaller gj_arg is read as such; a larger one must have zeros
  *  beyond what this library knows), after checking the configuration and
  *  every argument against the kernel's parameters (count, scalar type and
- *  value, pointee). The host target returns when the kernel has finished;
- *  CUDA when it is queued. */
+ *  value, pointee). A \p num_args other than the kernel's parameter count
+ *  is GJ_ERROR_ARGUMENT before any argument is read. The host target returns when the kernel has
+ * finished; CUDA when it is queued. */
 GJ_API gj_status gj_launch_v2(gj_loaded_module lm, const char *kernel, const gj_launch_config *c,
                               const gj_arg *args, size_t num_args, size_t arg_size);
 #define gj_launch gj_launch_v2

@@ -208,6 +208,11 @@ constexpr StructLayout Layout<gj_launch_config> = {"gj_launch_config", 48, sizeo
 /// gj_launch's elements: their size is gj_launch's arg_size.
 template <> constexpr StructLayout Layout<gj_arg> = {"gj_arg", 16, sizeof(gj_arg), sizeof(gj_arg)};
 
+// The limits the header names are the library's.
+static_assert(GJ_MAX_STRUCT_BYTES == MaxStructBytes);
+static_assert(GJ_MAX_BUFFER_BYTES == limits::MaxBufferBytes);
+static_assert(GJ_MAX_SOURCE_BYTES == limits::MaxSourceBytes);
+
 // No struct ends in padding: a newer version's first field then starts
 // exactly at this version's size, where the check for an unknown tail
 // begins (a field inside our padding would be neither read nor refused).
@@ -427,6 +432,11 @@ static gj_status checkCompile(const char *Function, gj_compiler C, const char *S
     return nullArgument(Function, "out");
   if (!Source && Size)
     return nullArgument(Function, "source");
+  if (Size > limits::MaxSourceBytes)
+    return fail(ErrorKind::InvalidArgument, llvm::Twine(Function) + ": a source of " +
+                                                llvm::Twine(uint64_t(Size)) +
+                                                " bytes is more than the limit of " +
+                                                llvm::Twine(limits::MaxSourceBytes) + " bytes");
   if (Target && *Target) {
     llvm::StringRef Name = canonicalTarget(Target);
     if (!C->C->getTarget(Name))
@@ -1029,6 +1039,10 @@ gj_status gj_launch_v2(gj_loaded_module LM, const char *Kernel, const gj_launch_
     auto K = findKernel(*LM->LM, Kernel);
     if (!K)
       return fail(prefixError("gj_launch", K.takeError()));
+    // The count first, before anything is allocated or read for it: then
+    // NumArgs elements of at most MaxStructBytes each are a real array.
+    if (llvm::Error E = checkArgumentCount(*K, NumArgs))
+      return fail(std::move(E));
     llvm::SmallVector<KernelArg, 8> KArgs(NumArgs);
     const auto *Element = reinterpret_cast<const unsigned char *>(Args);
     for (size_t I = 0; I < NumArgs; ++I, Element += ArgSize) {

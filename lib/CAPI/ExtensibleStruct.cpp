@@ -17,6 +17,14 @@ using namespace gridjit;
 using namespace gridjit::capi;
 
 llvm::Error capi::checkStructSize(const StructLayout &L, size_t CallerSize, const char *SizeName) {
+  // First, before any byte is read or written: the copies below walk the
+  // caller's whole struct.
+  if (CallerSize > MaxStructBytes)
+    return makeError(ErrorKind::InvalidArgument,
+                     llvm::Twine(L.Name) + " has " + llvm::Twine(CallerSize) + " bytes (" +
+                         SizeName + "), more than the limit of " + llvm::Twine(MaxStructBytes) +
+                         " for any version of a struct of this API (set " + SizeName +
+                         " to its sizeof)");
   if (CallerSize < L.Oldest)
     return makeError(ErrorKind::InvalidArgument,
                      llvm::Twine(L.Name) + " has " + llvm::Twine(CallerSize) + " bytes (" +

@@ -36,10 +36,17 @@ struct StructLayout {
   size_t Size;
 };
 
+/// The most bytes a caller's struct may have, as clone3 limits its own to
+/// a page: far more than any version of a struct of this API will have,
+/// and a bound on the bytes copyStructIn reads and copyStructOut writes
+/// (a struct_size of SIZE_MAX is refused, not walked).
+inline constexpr size_t MaxStructBytes = 4096;
+
 /// Checks a caller's size \p CallerSize of \p L (named \p SizeName in
-/// messages: "struct_size", "arg_size"): at least L.Oldest and a multiple
-/// of 8 (the size of every version of every struct: they hold 8-byte
-/// fields and no tail padding). Errors of kind InvalidArgument.
+/// messages: "struct_size", "arg_size"): at most MaxStructBytes, at least
+/// L.Oldest and a multiple of 8 (the size of every version of every
+/// struct: they hold 8-byte fields and no tail padding). Errors of kind
+/// InvalidArgument.
 llvm::Error checkStructSize(const StructLayout &L, size_t CallerSize, const char *SizeName);
 
 /// Reads the caller's struct of \p CallerSize bytes at \p Src into \p Dst

@@ -7,7 +7,8 @@
 //     str Name, u32 parameter count, then per parameter:
 //       str Name, u8 type kind, u8 scalar kind, u8 address space,
 //       u64 array count, u32 Size, u32 Align
-//     u8 Cooperative, u64 StaticSharedBytes, u8 UsesDynamicShared
+//     u8 Cooperative, u64 StaticSharedBytes, u8 UsesDynamicShared,
+//     u64 StackBytes
 //
 //===----------------------------------------------------------------------===//
 
@@ -158,6 +159,7 @@ std::string gridjit::encodeCacheEntry(const CacheKey &Key, const Artifact &A) {
     Body.u8(K.Cooperative);
     Body.u64(K.StaticSharedBytes);
     Body.u8(K.UsesDynamicShared);
+    Body.u64(K.StackBytes);
   }
 
   Writer W;
@@ -212,9 +214,9 @@ llvm::Expected<Artifact> gridjit::decodeCacheEntry(std::string_view Data, const 
   A.Arch = R.str("arch");
   A.Payload = R.blob("payload");
   uint32_t NumKernels = R.u32("kernel count");
-  // Each kernel takes at least 18 bytes; a count beyond that is corrupt
+  // Each kernel takes at least 26 bytes; a count beyond that is corrupt
   // (checked before reserving memory for it).
-  if (!R.Failed && NumKernels > R.In.size() / 18)
+  if (!R.Failed && NumKernels > R.In.size() / 26)
     return entryError("kernel count " + llvm::Twine(NumKernels) + " exceeds the data");
   A.Kernels.reserve(NumKernels);
   for (uint32_t I = 0; I < NumKernels && !R.Failed; ++I) {
@@ -238,6 +240,7 @@ llvm::Expected<Artifact> gridjit::decodeCacheEntry(std::string_view Data, const 
     uint8_t Coop = R.u8("cooperative flag");
     K.StaticSharedBytes = R.u64("shared bytes");
     uint8_t Dyn = R.u8("dynamic shared flag");
+    K.StackBytes = R.u64("stack bytes");
     if (!R.Failed && (Coop > 1 || Dyn > 1))
       return entryError("bad flag");
     K.Cooperative = Coop;

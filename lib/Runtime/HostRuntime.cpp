@@ -16,6 +16,7 @@
 
 #include "GuardedMemory.h"
 #include "KernelFaults.h"
+#include "StackCheck.h"
 #include "WorkerPool.h"
 
 #include "gridjit/Runtime/LaunchChecks.h"
@@ -28,6 +29,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -54,6 +56,31 @@ struct BlockLayout {
   uint64_t SharedBytes = 0, FrameBytes = 0, BlockFrameBytes = 0;
   uint64_t total() const { return SharedBytes + FrameBytes + BlockFrameBytes; }
 };
+
+/// \p V rounded up to 64, where that fits in 64 bits.
+std::optional<uint64_t> alignTo64(std::optional<uint64_t> V) {
+  if (!V || *V > UINT64_MAX - 63)
+    return std::nullopt;
+  return llvm::alignTo(*V, 64);
+}
+
+/// The memory of one block of a kernel described by \p D launched with
+/// \p C, or std::nullopt when it does not fit in 64 bits (no machine has
+/// it: an allocation that cannot succeed, never a size that wrapped).
+std::optional<BlockLayout> layoutBlock(const abi::Descriptor &D, const LaunchConfig &C) {
+  auto Shared =
+      alignTo64(llvm::checkedAddUnsigned(D.StaticSharedBytes, uint64_t(C.DynamicSharedBytes)));
+  auto Frame = alignTo64(llvm::checkedMulUnsigned(D.FrameBytesPerThread, C.Block.count()));
+  auto BlockFrame = alignTo64(D.FrameBytesPerBlock);
+  if (!Shared || !Frame || !BlockFrame || !llvm::checkedAddUnsigned(*Shared, *Frame) ||
+      !llvm::checkedAddUnsigned(*Shared + *Frame, *BlockFrame))
+    return std::nullopt;
+  BlockLayout L;
+  L.SharedBytes = *Shared;
+  L.FrameBytes = *Frame;
+  L.BlockFrameBytes = *BlockFrame;
+  return L;
+}
 
 void bindBlockMemory(abi::BlockContext &C, char *Mem, const BlockLayout &L) {
   C.Shared = Mem;
@@ -291,6 +318,8 @@ static Error divergenceError(const abi::BlockContext &C, const Dim3 &Grid) {
 // Running
 //===----------------------------------------------------------------------===//
 
+static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What);
+
 Error HostRuntime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfig &Config,
                           llvm::ArrayRef<KernelArg> Args, LaunchStats *Stats) {
   LaunchOptions Opts;
@@ -318,6 +347,9 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
     return E;
   if (Error E = checkHostLimits(Info, K.Desc, Config, P->Opts))
     return E;
+  // Pool threads join when there is more than one block for them.
+  if (Error E = checkKernelStack(Info, P->Pool.size() > 1 && Config.Grid.count() > 1))
+    return E;
   if (Error E = checkArguments(Info, Args))
     return E;
 
@@ -333,10 +365,10 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
     Ptrs[I] = &Values[I];
   }
 
-  BlockLayout L;
-  L.SharedBytes = llvm::alignTo(K.Desc.StaticSharedBytes + Config.DynamicSharedBytes, 64);
-  L.FrameBytes = llvm::alignTo(K.Desc.FrameBytesPerThread * Config.Block.count(), 64);
-  L.BlockFrameBytes = llvm::alignTo(K.Desc.FrameBytesPerBlock, 64);
+  std::optional<BlockLayout> Layout = layoutBlock(K.Desc, Config);
+  if (!Layout)
+    return outOfMemory(Info, UINT64_MAX, "a block's shared memory and thread state");
+  const BlockLayout &L = *Layout;
 
   LaunchStats Local;
   auto Start = std::chrono::steady_clock::now();

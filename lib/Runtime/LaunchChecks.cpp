@@ -35,6 +35,18 @@ llvm::Expected<const KernelInfo &> gridjit::findKernel(const LoadedModule &M,
                                             (Known.empty() ? std::string("none") : Known) + ")");
 }
 
+/// X * Y * Z in decimal, exact even where it does not fit in 64 bits
+/// (Dim3::count() saturates): up to (2^32 - 1)^3.
+static std::string exactCount(const Dim3 &D) {
+  unsigned __int128 N = static_cast<unsigned __int128>(D.X) * D.Y * D.Z;
+  std::string Digits;
+  do {
+    Digits.insert(Digits.begin(), char('0' + unsigned(N % 10)));
+    N /= 10;
+  } while (N);
+  return Digits;
+}
+
 Error gridjit::checkLaunchConfig(const KernelInfo &K, const LaunchConfig &C) {
   std::string Where = describeLaunch(K, C);
   if (!C.Grid.X || !C.Grid.Y || !C.Grid.Z)
@@ -49,7 +61,7 @@ Error gridjit::checkLaunchConfig(const KernelInfo &K, const LaunchConfig &C) {
            ")";
   };
   if (C.Block.count() > MaxThreadsPerBlock)
-    return badConfig(Where + ": a block of " + std::to_string(C.Block.count()) +
+    return badConfig(Where + ": a block of " + exactCount(C.Block) +
                      " threads exceeds the limit of " + std::to_string(MaxThreadsPerBlock) +
                      " threads per block");
   if (C.Block.X > MaxBlockDim[0] || C.Block.Y > MaxBlockDim[1] || C.Block.Z > MaxBlockDim[2])
@@ -92,12 +104,18 @@ Error gridjit::argumentError(const KernelInfo &K, size_t Index, const llvm::Twin
   return makeError(Kind, describeArgument(K, Index) + " " + Problem);
 }
 
-Error gridjit::checkArguments(const KernelInfo &K, llvm::ArrayRef<KernelArg> Args) {
-  if (Args.size() != K.Params.size())
+Error gridjit::checkArgumentCount(const KernelInfo &K, uint64_t Given) {
+  if (Given != K.Params.size())
     return makeError(ErrorKind::Argument,
                      "kernel '" + K.Name + "' takes " + std::to_string(K.Params.size()) +
                          " argument" + (K.Params.size() == 1 ? "" : "s") + " (" + signature(K) +
-                         "), " + std::to_string(Args.size()) + " given");
+                         "), " + std::to_string(Given) + " given");
+  return Error::success();
+}
+
+Error gridjit::checkArguments(const KernelInfo &K, llvm::ArrayRef<KernelArg> Args) {
+  if (Error E = checkArgumentCount(K, Args.size()))
+    return E;
   for (size_t I = 0; I < Args.size(); ++I) {
     const KernelParamInfo &P = K.Params[I];
     const KernelArg &A = Args[I];

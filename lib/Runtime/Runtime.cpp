@@ -57,6 +57,13 @@ const KernelInfo *LoadedModule::getKernel(llvm::StringRef Name) const {
 Runtime::~Runtime() = default;
 
 llvm::Expected<DeviceBuffer> Runtime::allocate(uint64_t Bytes) {
+  // Before the target's allocator rounds it (to 64 bytes, pages, guard
+  // regions, the driver's granularity) or adds to it.
+  if (Bytes > limits::MaxBufferBytes)
+    return makeError(ErrorKind::InvalidArgument,
+                     "cannot allocate a device buffer of " + llvm::Twine(Bytes) +
+                         " bytes: more than the limit of " + llvm::Twine(limits::MaxBufferBytes) +
+                         " bytes (2^62) a buffer may have");
   auto Addr = allocateMemory(Bytes);
   if (!Addr)
     return Addr.takeError();

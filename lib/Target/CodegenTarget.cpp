@@ -156,6 +156,11 @@ llvm::Expected<std::string> CodegenTarget::emit(const Module &M, EmitKind Kind,
   return Result;
 }
 
+llvm::Error CodegenTarget::describeCode(const Module &, llvm::StringRef,
+                                        std::vector<KernelInfo> &) const {
+  return llvm::Error::success();
+}
+
 llvm::Error gridjit::runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &TM,
                                         unsigned OptLevel, Vectorizers V) {
   llvm::PipelineTuningOptions PTO;

@@ -9,6 +9,8 @@
 
 #include "SharedLayout.h"
 
+#include "gridjit/Target/CodegenTarget.h"
+
 #include "llvm/Support/Casting.h"
 
 using namespace gridjit;
@@ -57,6 +59,8 @@ llvm::Expected<Artifact> Target::compile(const Module &M, const CompileOptions &
   A.Arch = std::string(getArch());
   A.Payload = std::move(*Payload);
   A.Kernels = describeKernels(M);
+  if (llvm::Error E = CodegenTarget::get(*this).describeCode(M, A.Payload, A.Kernels))
+    return std::move(E);
   return A;
 }
 

@@ -35,7 +35,7 @@ from ctypes import (
     c_void_p,
 )
 
-from ._errors import _error_for_status
+from ._errors import InvalidArgumentError, _error_for_status
 
 #: The C API version this package was written against (GJ_API_VERSION).
 API_VERSION = 2
@@ -109,6 +109,10 @@ GJ_ERROR_FAULT = 11
 GJ_ERROR_TIMEOUT = 12
 GJ_ERROR_DRIVER = 13
 GJ_ERROR_IO = 14
+
+#: GJ_MAX_BUFFER_BYTES: the most bytes a buffer may have (gj_buffer_alloc),
+#: 2**62. test/Python/test_bounds.py reads it from the header.
+MAX_BUFFER_BYTES = 1 << 62
 
 GJ_ARG_SCALAR = 0
 GJ_ARG_BUFFER = 1
@@ -308,8 +312,26 @@ def new_struct(name):
     return s
 
 
-def encode(s):
-    """A str (or bytes, or None) as the bytes a char* argument takes."""
-    if s is None or isinstance(s, bytes):
-        return s
-    return str(s).encode("utf-8")
+def _no_nul(b, what, given):
+    if b"\0" in b:
+        raise InvalidArgumentError("gridjit: %s %r contains a NUL character, where C would cut it short" % (what, given))
+    return b
+
+
+def encode(s, what):
+    """A str (or bytes, or None) as the bytes a char* argument takes. C
+    reads the string up to its first NUL, so a NUL inside it would cut it
+    short silently (a cache directory "/a\\0b" would be "/a"): that is an
+    InvalidArgumentError (a ValueError) naming the argument \\p what."""
+    if s is None:
+        return None
+    return _no_nul(s if isinstance(s, bytes) else str(s).encode("utf-8"), what, s)
+
+
+def encode_path(path, what):
+    """A path (str, bytes, os.PathLike, or None) as the bytes a char*
+    argument takes: in the file system's encoding (os.fsencode, so that a
+    name that is not UTF-8 survives), checked as encode() checks."""
+    if path is None:
+        return None
+    return _no_nul(os.fsencode(os.fspath(path)), what, path)

@@ -67,15 +67,15 @@ class Compiler:
     def __init__(self, targets=None, *, opt_level=3, threads=0, use_disk_cache=True, cache_dir=None):
         opts = _capi.new_struct("gj_compiler_options")
         self.targets = _targets_string(targets) if targets is not None else "host,nvptx"
-        opts.targets = self.targets.encode()
-        if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+        opts.targets = _capi.encode(self.targets, "targets")
+        if not isinstance(opt_level, int) or isinstance(opt_level, bool) or not 0 <= opt_level <= 3:
             raise InvalidArgumentError("gridjit: opt_level must be 0, 1, 2 or 3, not %r" % (opt_level,))
         opts.opt_level = opt_level
         if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads < 1 << 32:
             raise InvalidArgumentError("gridjit: threads must be a non-negative integer, not %r" % (threads,))
         opts.threads = threads
         opts.use_disk_cache = 1 if use_disk_cache else 0
-        opts.cache_dir = _capi.encode(None if cache_dir is None else os.fspath(cache_dir))
+        opts.cache_dir = _capi.encode_path(cache_dir, "cache_dir")
         out = c_void_p()
         _capi.check(_capi.gj_compiler_create(byref(opts), byref(out)), "gj_compiler_create")
         self._handle = Handle(out.value, _capi.gj_compiler_destroy)
@@ -116,7 +116,9 @@ class Compiler:
         data, name = _source_bytes(source, name)
         out = c_void_p()
         _capi.check(
-            _capi.gj_compile(self._handle, data, len(data), _capi.encode(name), self._target_arg(target), byref(out)),
+            _capi.gj_compile(
+                self._handle, data, len(data), _capi.encode(name, "name"), self._target_arg(target), byref(out)
+            ),
             "gj_compile",
         )
         return Module(Handle(out.value, _capi.gj_module_release), runtime)
@@ -131,7 +133,7 @@ class Compiler:
         target_arg = self._target_arg(target)
         out = c_void_p()
         _capi.check(
-            _capi.gj_compile_async(self._handle, data, len(data), _capi.encode(name), target_arg, byref(out)),
+            _capi.gj_compile_async(self._handle, data, len(data), _capi.encode(name, "name"), target_arg, byref(out)),
             "gj_compile_async",
         )
         job = Handle(out.value, _capi.gj_compile_job_destroy, self._handle)

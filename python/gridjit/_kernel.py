@@ -17,8 +17,10 @@ beginning and the status of the C++ library, by gj_kernel_argument_error.
 """
 
 import ctypes
+import math
 import numbers
 import operator
+import reprlib
 import struct
 from ctypes import byref, c_size_t, c_void_p
 
@@ -43,8 +45,11 @@ _char_from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
 _launch = _capi.gj_launch_raw
 
-# The largest magnitude that rounds to a finite f32 (2**128 - 2**103).
+# The largest magnitude that rounds to a finite f32 (2**128 - 2**103): the
+# midpoint between the largest f32 and 2**128. Below it (exactly), a value
+# rounds to at most the largest f32.
 _F32_LIMIT = float(2**128 - 2**103)
+_F32_MAX = float.fromhex("0x1.fffffep127")
 
 _U32 = 1 << 32
 
@@ -68,10 +73,21 @@ class Param:
         return "<gridjit.Param %s>" % self
 
 
+_repr = reprlib.Repr()
+_repr.maxlevel = 3
+
+
+def _short_repr(value):
+    """repr() of a configuration's value for a message, cut short where it
+    nests deep or runs long."""
+    return _repr.repr(value)
+
+
 def _dim3(kernel, value, what):
     """A (x, y, z) of a grid or block given as an int or 1..3 ints, each
     one a gj_launch_config can hold (0 too: gj_launch refuses it, in its
     words)."""
+    shown = _short_repr(value)
     if hasattr(type(value), "__index__"):
         dims = (value, 1, 1)
     else:
@@ -79,23 +95,23 @@ def _dim3(kernel, value, what):
             dims = tuple(value)
         except TypeError:
             raise ConfigurationError(
-                "gridjit: kernel '%s': %s %r: expected an int or a tuple of 1 to 3 ints" % (kernel.name, what, value)
+                "gridjit: kernel '%s': %s %s: expected an int or a tuple of 1 to 3 ints" % (kernel.name, what, shown)
             ) from None
         if not 1 <= len(dims) <= 3:
             raise ConfigurationError(
-                "gridjit: kernel '%s': %s %r: expected 1 to 3 dimensions" % (kernel.name, what, value)
+                "gridjit: kernel '%s': %s %s: expected 1 to 3 dimensions" % (kernel.name, what, shown)
             )
         dims = dims + (1,) * (3 - len(dims))
     out = []
     for d in dims:
         if isinstance(d, (bool, _np_bool)) or not hasattr(type(d), "__index__"):
             raise ConfigurationError(
-                "gridjit: kernel '%s': %s %r: every dimension must be an integer" % (kernel.name, what, value)
+                "gridjit: kernel '%s': %s %s: every dimension must be an integer" % (kernel.name, what, shown)
             )
         d = operator.index(d)
         if not 0 <= d < _U32:
             raise ConfigurationError(
-                "gridjit: kernel '%s': %s %r: every dimension must be from 1 to 2**32-1" % (kernel.name, what, value)
+                "gridjit: kernel '%s': %s %s: every dimension must be from 1 to 2**32-1" % (kernel.name, what, shown)
             )
         out.append(d)
     return tuple(out)
@@ -150,7 +166,9 @@ class _Argument:
         """The ArgumentError `kernel 'K': argument N ('p: T') PROBLEM`, as
         gridjit makes it (gj_kernel_argument_error)."""
         k = self.kernel
-        status = _capi.gj_kernel_argument_error(k.module._handle, k.index, self.index, problem.encode("utf-8"))
+        # A NUL (a type's name may hold one) would end the message in C.
+        problem = problem.replace("\0", "\\x00").encode("utf-8", "backslashreplace")
+        status = _capi.gj_kernel_argument_error(k.module._handle, k.index, self.index, problem)
         return _capi.error(status, "gj_kernel_argument_error")
 
 
@@ -229,15 +247,19 @@ class Kernel:
         )
 
     def __getitem__(self, config):
+        # Keyed on the types as well as the values: (1, 8), (1.0, 8) and
+        # (True, 8) are equal and hash alike, and only the first is a valid
+        # configuration (_Launcher refuses the others, cached or not).
         try:
-            launcher = self._launchers.get(config)
+            key = _typed_key(config)
+            launcher = self._launchers.get(key)
         except TypeError:  # an unhashable configuration (a list): not cached
             return _Launcher(self, config)
         if launcher is None:
             launcher = _Launcher(self, config)
             if len(self._launchers) >= 256:
                 self._launchers.clear()
-            self._launchers[config] = launcher
+            self._launchers[key] = launcher
         return launcher
 
     def launch(self, grid, block, *args, stream=None, shared=0):
@@ -296,6 +318,7 @@ class Kernel:
             "as_bool": _as_bool,
             "as_int": _as_int,
             "as_float": _as_float,
+            "as_f32": _as_f32,
             "out_of_range": _out_of_range,
             "check_f32": _check_f32,
             "F32_LIMIT": _F32_LIMIT,
@@ -346,7 +369,7 @@ class Kernel:
                 views.add("f")
                 body += [
                     "if type(%s) is not float:" % a,
-                    "    %s = as_float(%s, %s)" % (a, a, where),
+                    "    %s = as_f32(%s, %s)" % (a, a, where),
                     "if not -F32_LIMIT < %s < F32_LIMIT:" % a,
                     "    check_f32(%s, %s)" % (a, where),
                     "f[%d] = %s" % ((i * L.size + L.value) // 4, a),
@@ -390,9 +413,8 @@ class Kernel:
 
     def _count_error(self, config, args):
         """The error of a launch with the wrong number of arguments, as
-        gj_launch says it: it is given that many arguments (zeros, which
-        any count check refuses before they are looked at) and refuses
-        them (or the configuration, which it checks first)."""
+        gj_launch says it: it is given that many arguments (zeros) and
+        refuses their count before it reads any of them."""
         L = self._layout
         n = len(args)
         array = (L.cls * max(n, 1))()
@@ -463,6 +485,20 @@ class Kernel:
         )
 
 
+def _typed_key(value, depth=2):
+    """A dictionary key for \\p value that holds the type of every part of
+    it: values that compare equal across types (1, 1.0, True,
+    numpy.int64(1)) get different keys, so that a cache keyed on it never
+    takes one for the other. Tuples nest \\p depth levels at most (a launch
+    configuration's grid and block); deeper, TypeError, as for a value that
+    cannot be a key."""
+    if isinstance(value, tuple):
+        if depth == 0:
+            raise TypeError("gridjit: a tuple nested too deep for a key")
+        return (type(value), tuple(_typed_key(v, depth - 1) for v in value))
+    return (type(value), value)
+
+
 def _is_buffer(v):
     try:
         memoryview(v)
@@ -497,6 +533,36 @@ def _check_f32(v, where):
         raise where.error("must fit in f32, but %r was given (it would round to infinity)" % (v,))
 
 
+def _rounded(v, to, where):
+    """NumPy float \\p v rounded to \\p to (numpy.float32 or numpy.float64)
+    directly, in \\p v's own precision, as C rounds it (a longdouble has more
+    range and precision than f64: through float(), 1e400 would become inf
+    and a value just below the f32 limit would round up to it); a finite
+    value that becomes infinite is refused."""
+    with _np.errstate(over="ignore"):
+        r = to(v)
+    if _np.isinf(r) and _np.isfinite(v):
+        raise where.error(
+            "must fit in %s, but %s was given (it would round to infinity)" % (_types.resolve(to).name, _got(v))
+        )
+    return float(r)
+
+
+def _as_f32(v, where):
+    """\\p v (anything but a float) as the float an f32 parameter gets,
+    checked in \\p v's own precision before it is converted: a NumPy float
+    is rounded to f32 directly; an int or another real is compared with the
+    f32 limit exactly, and one inside it that reaches the limit only through
+    f64's rounding becomes the largest f32, as it would in C. What is left
+    beyond the limit, the launch's check of the float refuses."""
+    if _np is not None and isinstance(v, _np.floating):
+        return _rounded(v, _np.float32, where)
+    f = _as_float(v, where)
+    if -_F32_LIMIT < v < _F32_LIMIT and not -_F32_LIMIT < f < _F32_LIMIT:
+        return math.copysign(_F32_MAX, f)
+    return f
+
+
 def _as_int(v, where):
     """\\p v as an int for an integer parameter: ints and NumPy integers;
     not bools, floats or anything else."""
@@ -516,7 +582,9 @@ def _as_float(v, where):
     reals; not bools, complex numbers or anything else."""
     if isinstance(v, (bool, _np_bool)):
         raise where.error("must be a real number, but a bool (%r) was given" % (v,))
-    if isinstance(v, numbers.Real) or (_np is not None and isinstance(v, (_np.floating, _np.integer))):
+    if _np is not None and isinstance(v, _np.floating):
+        return _rounded(v, _np.float64, where)
+    if isinstance(v, numbers.Real) or (_np is not None and isinstance(v, _np.integer)):
         try:
             return float(v)
         except OverflowError:

@@ -58,7 +58,7 @@ class Runtime:
         opts.threads = _count("threads", threads)
         opts.device = _count("device", device)
         opts.use_cubin_cache = 1 if use_cubin_cache else 0
-        opts.cache_dir = _capi.encode(None if cache_dir is None else str(cache_dir))
+        opts.cache_dir = _capi.encode_path(cache_dir, "cache_dir")
         if not catch_faults:
             opts.catch_faults = 0  # the init's default is 1
         if compiler is not None:
@@ -154,6 +154,8 @@ def cuda_arch(device=0):
     \p device: its compute capability, clamped to the newest architecture
     gridjit knows that is not newer; None when the driver or the device
     cannot be asked."""
+    # An int, checked before the lookup: 1.0 and True are equal to 1 as keys.
+    device = _count("device", device)
     if device in _arch_cache:
         return _arch_cache[device]
     arch = None
@@ -181,8 +183,10 @@ def _shape_tuple(shape):
         shape = (shape,)
     shape = tuple(shape)
     for n in shape:
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise ValueError("gridjit: shape %r: every extent must be a non-negative integer" % (shape,))
+        # Below 2**63: the array interface and DLPack hold extents as int64
+        # (a zero-size array may have any other extent).
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < 1 << 63:
+            raise ValueError("gridjit: shape %r: every extent must be an integer from 0 to 2**63-1" % (shape,))
     return shape
 
 
@@ -211,6 +215,13 @@ class DeviceArray:
             size *= n
         self.size = size
         self.nbytes = size * self.dtype.itemsize
+        # Checked here, exactly (Python's ints do not wrap): ctypes would pass
+        # a size of 2**64 or more modulo 2**64 (2**62 f32 elements as 0 bytes).
+        if self.nbytes > _capi.MAX_BUFFER_BYTES:
+            raise InvalidArgumentError(
+                "gridjit: a DeviceArray of shape %s and %s needs %d bytes, more than the limit of %d bytes (2**62) "
+                "a buffer may have" % (self.shape, self.dtype, self.nbytes, _capi.MAX_BUFFER_BYTES)
+            )
         out = c_void_p()
         # A zero-size array still owns a (1-byte) allocation, so that its
         # address is a valid one.

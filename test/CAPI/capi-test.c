@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "Inputs/capi_report.h"
+#include "Inputs/capi_objects.h"
 
 static const char Saxpy[] =
     "kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {\n"
@@ -41,70 +42,6 @@ static const char Saxpy[] =
     "  out[block_idx.x] = 1;\n"
     "  grid_sync();\n"
     "}\n";
-
-static gj_compiler newCompiler(const char *Targets) {
-  gj_compiler_options O;
-  gj_compiler_options_init(&O, sizeof O);
-  O.targets = Targets;
-  O.use_disk_cache = 0;
-  gj_compiler C = NULL;
-  MUST(gj_compiler_create(&O, &C));
-  return C;
-}
-
-static gj_runtime newHostRuntime(unsigned Threads) {
-  gj_runtime_options O;
-  gj_runtime_options_init(&O, sizeof O);
-  O.threads = Threads;
-  gj_runtime R = NULL;
-  MUST(gj_runtime_create(&O, &R));
-  return R;
-}
-
-static gj_arg scalarI(gj_scalar_type T, int64_t V) {
-  gj_arg A;
-  memset(&A, 0, sizeof(A));
-  A.kind = GJ_ARG_SCALAR;
-  A.type = T;
-  A.value.i = V;
-  return A;
-}
-static gj_arg scalarU(gj_scalar_type T, uint64_t V) {
-  gj_arg A = scalarI(T, 0);
-  A.value.u = V;
-  return A;
-}
-static gj_arg scalarF32(float V) {
-  gj_arg A = scalarI(GJ_F32, 0);
-  A.value.f32 = V;
-  return A;
-}
-static gj_arg bufferArg(gj_buffer B, gj_scalar_type Pointee) {
-  gj_arg A = scalarI(Pointee, 0);
-  A.kind = GJ_ARG_BUFFER;
-  A.value.buffer = B;
-  return A;
-}
-static gj_arg hostArg(void *P, gj_scalar_type Pointee) {
-  gj_arg A = scalarI(Pointee, 0);
-  A.kind = GJ_ARG_HOST_POINTER;
-  A.value.pointer = P;
-  return A;
-}
-static gj_arg deviceArg(uint64_t Addr, gj_scalar_type Pointee) {
-  gj_arg A = scalarI(Pointee, 0);
-  A.kind = GJ_ARG_DEVICE_POINTER;
-  A.value.address = Addr;
-  return A;
-}
-
-static gj_launch_config config1D(uint32_t Grid, uint32_t Block) {
-  gj_launch_config C;
-  gj_launch_config_init(&C, sizeof C);
-  C.grid[0] = Grid;
-  C.block[0] = Block;
-  return C;
-}
 
 /*===-- basics: versions, names, defaults -------------------------------===*/
 

@@ -10,6 +10,10 @@ test/Host/deep-chains.test, test/NVPTX/deep-chains.test).
   gen-kir.py grid-chain N               N functions down to one grid_sync()
   gen-kir.py sync-chain N               N functions, each calling the one
                                         before, then sync_threads()
+  gen-kir.py array-chain N              N functions, each with a local array
+                                        of 60000 bytes live across its call
+                                        of the one before; kernel k(n, o)
+                                        stores f(0, 1.0) = N in o[block]
   gen-kir.py kernels N                  N one-line kernels
   gen-kir.py deep-tree N                the deepest tree the parser takes:
                                         an `else if` chain of 255 links,
@@ -36,6 +40,10 @@ CHAINS = {
                    "kernel k(o: ptr<i32>) {{ f{last}(); o[block_idx.x] = 1; }}"),
     "sync-chain": ("fn f0() {{ sync_threads(); }}", "fn f{i}() {{ f{p}(); sync_threads(); }}",
                    "kernel k(o: ptr<i32>) {{ f{last}(); o[thread_idx.x] = 1; }}"),
+    "array-chain": ("fn f0(n: i32, x: f64) -> f64 {{ var a: [f64; 7500]; a[n] = x; return a[n] + a[1]; }}",
+                    "fn f{i}(n: i32, x: f64) -> f64 {{ var a: [f64; 7500]; a[n] = x; "
+                    "a[1] = f{p}(n, a[n]); return a[n] + a[1]; }}",
+                    "kernel k(n: i32, o: ptr<f64>) {{ o[block_idx.x] = f{last}(n, 1.0); }}"),
 }
 
 

@@ -117,10 +117,10 @@ ctypes.memset(ctypes.byref(info), 0xab, ctypes.sizeof(info))
 info.struct_size = ctypes.sizeof(info)
 _capi.check(_capi.gj_module_kernel(mod._handle, 0, ctypes.byref(info)))
 print("kernel info", info.name.decode(), info.num_params, "newer field", info.newer)
-args = (_capi.gj_arg * 1)()
+args = (_capi.gj_arg * 4)()
 args[0].kind, args[0].type, args[0].newer = _capi.GJ_ARG_SCALAR, 3, 7
 cfg = _capi.new_struct("gj_launch_config")
-status = _capi.gj_launch(mod._loaded_handle(), b"saxpy", ctypes.byref(cfg), args, 1, ctypes.sizeof(_capi.gj_arg))
+status = _capi.gj_launch(mod._loaded_handle(), b"saxpy", ctypes.byref(cfg), args, 4, ctypes.sizeof(_capi.gj_arg))
 print("newer argument field set:", _capi.error(status))
 """
         out = run(NEWER, extra)

@@ -163,12 +163,28 @@ static uint64_t fromDouble(ScalarKind K, double V) {
   return Bits;
 }
 
-static Expected<size_t> parseCount(StringRef T, const llvm::Twine &Where) {
-  size_t N;
-  if (T.trim().getAsInteger(10, N))
+/// The element count N of a generated buffer of \p K: its bytes, N times
+/// the element's size, checked (without overflow) against
+/// MaxBufferArgBytes before anything is allocated.
+static Expected<size_t> parseCount(StringRef T, ScalarKind K, const llvm::Twine &Where) {
+  StringRef Digits = T.trim();
+  uint64_t N, Bytes;
+  unsigned Size = gridjit::scalarBytes(K);
+  auto TooMany = [&](const llvm::Twine &Total) {
+    return usageError(Where + ": " + Digits + " elements of " + gridjit::scalarName(K).data() +
+                      " need " + Total + " bytes; the limit is " + llvm::Twine(MaxBufferArgBytes) +
+                      " (16 GiB)");
+  };
+  if (Digits.getAsInteger(10, N)) {
+    // Digits alone that do not fit in 64 bits: a count, far too large.
+    if (!Digits.empty() && llvm::all_of(Digits, llvm::isDigit))
+      return TooMany("more than 2^64");
     return usageError(Where + ": '" + T + "' is not an element count");
-  if (N > (size_t(1) << 34))
-    return usageError(Where + ": " + T + " elements is too many");
+  }
+  if (__builtin_mul_overflow(N, uint64_t(Size), &Bytes))
+    return TooMany("more than 2^64");
+  if (Bytes > MaxBufferArgBytes)
+    return TooMany(llvm::Twine(Bytes));
   return N;
 }
 
@@ -478,7 +494,7 @@ static Error parseGenerator(ArgValue &A, StringRef S, StringRef Spec, const std:
   auto NeedFields = [&](size_t Min, size_t Max, const char *Form) -> Expected<size_t> {
     if (Rest.empty() || Fields.size() < Min || Fields.size() > Max)
       return usageError(Where + ": expected '" + Form + "', got '" + Spec + "'");
-    return parseCount(Fields[0], Where);
+    return parseCount(Fields[0], K, Where);
   };
   if (Kind == "zeros" || Kind == "iota") {
     auto N = NeedFields(1, 1, Kind == "zeros" ? "zeros:N" : "iota:N");

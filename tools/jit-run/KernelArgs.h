@@ -59,6 +59,11 @@ llvm::Error parseNpy(ArgValue &A, llvm::StringRef Path, llvm::StringRef Data);
 /// The largest .npy file `--arg NAME=@FILE.npy` reads: 16 GiB.
 inline constexpr uint64_t MaxNpyBytes = uint64_t(16) << 30;
 
+/// The largest buffer a generated SPEC makes (zeros:N, fill:N:V, iota:N,
+/// rand:N): N elements of the parameter's type in at most 16 GiB, as a
+/// .npy file's.
+inline constexpr uint64_t MaxBufferArgBytes = MaxNpyBytes;
+
 /// The largest source jit-run reads (a file or standard input): 64 MiB.
 inline constexpr uint64_t MaxSourceBytes = uint64_t(64) << 20;
 

@@ -15,7 +15,9 @@
 #include "gtest/gtest.h"
 
 #include <array>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 using namespace gridjit;
 using namespace gridjit::capi;
@@ -48,6 +50,30 @@ TEST(ExtensibleStructTest, SizesAccepted) {
   EXPECT_EQ(errorText(checkStructSize(L, 20, "struct_size")),
             "gj_test has 20 bytes (struct_size), not a multiple of 8 as every version's size is "
             "(set struct_size to its sizeof)");
+}
+
+// A size beyond MaxStructBytes is refused before a byte is read or
+// written: at 2^64 - 1, 2^63, 2^64 - 8 (a multiple of 8: written as zeros
+// before) and MaxStructBytes + 8; MaxStructBytes itself is accepted.
+TEST(ExtensibleStructTest, SizesAreBounded) {
+  for (size_t N : {SIZE_MAX, size_t(1) << 63, SIZE_MAX - 7, MaxStructBytes + 8}) {
+    EXPECT_EQ(errorText(checkStructSize(L, N, "struct_size")),
+              "gj_test has " + std::to_string(N) +
+                  " bytes (struct_size), more than the limit of 4096 for any version of a struct "
+                  "of this API (set struct_size to its sizeof)");
+    std::array<unsigned char, 64> Buf;
+    Buf.fill(0xee);
+    unsigned char Src[32] = {};
+    EXPECT_TRUE(failed(copyStructOut(L, Src, Buf.data(), N, "struct_size")));
+    EXPECT_TRUE(failed(copyStructIn(L, Buf.data(), N, "struct_size", Src)));
+    for (unsigned char B : Buf)
+      EXPECT_EQ(B, 0xee);
+  }
+  std::vector<unsigned char> Largest(MaxStructBytes, 0);
+  std::array<unsigned char, 32> Out;
+  Out.fill(0xd0);
+  EXPECT_TRUE(
+      succeeded(copyStructIn(L, Largest.data(), MaxStructBytes, "struct_size", Out.data())));
 }
 
 TEST(ExtensibleStructTest, ReadingASmallerStructKeepsTheDefaults) {

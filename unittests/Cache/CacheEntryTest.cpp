@@ -41,6 +41,7 @@ Artifact sampleArtifact() {
   K.Cooperative = true;
   K.StaticSharedBytes = 1024;
   K.UsesDynamicShared = false;
+  K.StackBytes = (uint64_t(1) << 40) + 3; // all eight bytes count
   KernelInfo K2;
   K2.Name = "dyn";
   K2.UsesDynamicShared = true;
@@ -66,6 +67,7 @@ void expectSame(const Artifact &A, const Artifact &B) {
     EXPECT_EQ(X.Cooperative, Y.Cooperative);
     EXPECT_EQ(X.StaticSharedBytes, Y.StaticSharedBytes);
     EXPECT_EQ(X.UsesDynamicShared, Y.UsesDynamicShared);
+    EXPECT_EQ(X.StackBytes, Y.StackBytes);
     ASSERT_EQ(X.Params.size(), Y.Params.size());
     for (size_t J = 0; J < X.Params.size(); ++J) {
       EXPECT_EQ(X.Params[J].Name, Y.Params[J].Name);

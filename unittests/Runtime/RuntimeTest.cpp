@@ -13,6 +13,7 @@
 #include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Runtime/LaunchChecks.h"
 #include "gridjit/Runtime/Runtime.h"
+#include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
 #include "gmock/gmock.h"
@@ -353,6 +354,70 @@ TEST(RuntimeTest, AnotherTargetPlugsInBehindTheSameInterface) {
   EXPECT_EQ(errorText(Host->launch(**M, "saxpy", config(1, 4), Args)),
             "cannot launch a kernel of a module loaded for target 'nvptx' on the host runtime");
   EXPECT_EQ(R.Launches, 1u);
+}
+
+// Every size a caller gives the runtime is checked before it is used: a
+// buffer's (before the target rounds it up, as this one does), a copy's
+// offset and length (never added where they could wrap), a configuration's
+// products (never wrapped), an argument count. At 2^64 - 1, 2^63 and the
+// largest value that passes.
+TEST(RuntimeTest, SizesAreCheckedBeforeTheyAreUsed) {
+  RecordingRuntime R;
+  Runtime &RT = R;
+  constexpr uint64_t Max64 = UINT64_MAX, Pow63 = uint64_t(1) << 63;
+  for (uint64_t Bytes : {Max64, Max64 - 255, Pow63, limits::MaxBufferBytes + 1}) {
+    auto B = RT.allocate(Bytes);
+    ASSERT_TRUE(failed(B)) << Bytes;
+    llvm::Error E = B.takeError();
+    EXPECT_EQ(peekErrorKind(E), ErrorKind::InvalidArgument);
+    EXPECT_EQ(errorText(std::move(E)),
+              "cannot allocate a device buffer of " + std::to_string(Bytes) +
+                  " bytes: more than the limit of 4611686018427387904 bytes (2^62) a buffer may "
+                  "have");
+  }
+  EXPECT_TRUE(R.Live.empty()) << "the target's allocator was asked";
+  // The limit itself reaches the target (which has it here).
+  auto Largest = RT.allocate(limits::MaxBufferBytes);
+  ASSERT_TRUE(succeeded(Largest));
+  EXPECT_EQ(Largest->size(), limits::MaxBufferBytes);
+  char Host[8] = {};
+  for (auto [Offset, Bytes] : {std::pair{Max64, uint64_t(1)},
+                               {uint64_t(1), Max64},
+                               {Pow63, Pow63},
+                               {Max64, Max64},
+                               {limits::MaxBufferBytes, uint64_t(1)}}) {
+    EXPECT_THAT(errorText(RT.copyToDevice(*Largest, Host, Bytes, Offset)),
+                HasSubstr("are outside the buffer of 4611686018427387904 bytes"));
+    EXPECT_THAT(errorText(RT.copyFromDevice(Host, *Largest, Bytes, Offset)),
+                HasSubstr("are outside the buffer of 4611686018427387904 bytes"));
+  }
+  EXPECT_TRUE(succeeded(RT.copyToDevice(*Largest, Host, 8, limits::MaxBufferBytes - 8)));
+  EXPECT_TRUE(succeeded(RT.copyFromDevice(Host, *Largest, 0, limits::MaxBufferBytes)));
+
+  // Products of dimensions saturate instead of wrapping.
+  EXPECT_EQ((Dim3{UINT32_MAX, UINT32_MAX, UINT32_MAX}.count()), Max64);
+  EXPECT_EQ((Dim3{1u << 22, 1u << 22, 1u << 20}.count()), Max64); // 2^64: wrapped to 0
+  EXPECT_EQ((Dim3{1u << 22, 1u << 22, (1u << 20) - 1}.count()), Max64 - (uint64_t(1) << 44) + 1);
+  EXPECT_EQ((Dim3{UINT32_MAX, UINT32_MAX, 1}.count()), uint64_t(UINT32_MAX) * UINT32_MAX);
+  const KernelInfo *Saxpy = artifact().getKernel("saxpy");
+  ASSERT_TRUE(Saxpy);
+  LaunchConfig Wraps = config(1, 1u << 22);
+  Wraps.Block.Y = 1u << 22;
+  Wraps.Block.Z = 1u << 20;
+  EXPECT_EQ(errorText(checkLaunchConfig(*Saxpy, Wraps)),
+            "kernel 'saxpy' launched with grid (1, 1, 1) and block (4194304, 4194304, 1048576): a "
+            "block of 18446744073709551616 threads exceeds the limit of 1024 threads per block");
+  LaunchConfig Widest = config(limits::MaxGridDim[0], 1024);
+  Widest.Grid.Y = limits::MaxGridDim[1];
+  Widest.Grid.Z = limits::MaxGridDim[2];
+  EXPECT_TRUE(succeeded(checkLaunchConfig(*Saxpy, Widest)));
+
+  // Argument counts.
+  for (uint64_t N : {Max64, Pow63, uint64_t(5)})
+    EXPECT_EQ(errorText(checkArgumentCount(*Saxpy, N)),
+              "kernel 'saxpy' takes 4 arguments (n: i32, a: f32, x: ptr<f32>, y: ptr<f32>), " +
+                  std::to_string(N) + " given");
+  EXPECT_TRUE(succeeded(checkArgumentCount(*Saxpy, 4)));
 }
 
 } // namespace

@@ -19,8 +19,10 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <pthread.h>
 #include <string>
 
 namespace gridjit::test {
@@ -78,6 +80,47 @@ inline LoadedHost loadHost(const Artifact &A, const HostRuntimeOptions &Opts = {
   }
   L.M = std::move(*M);
   return L;
+}
+
+/// A chain of \p Depth device functions, each with a 60000-byte local
+/// array (under the 64 KiB a device function's array may have) live
+/// across its call to the next: kernel `deep` needs about Depth * 60000
+/// bytes of stack.
+inline std::string deepKernel(unsigned Depth) {
+  std::string S;
+  for (unsigned I = 0; I < Depth; ++I) {
+    std::string F = "f" + std::to_string(I);
+    S += "fn " + F + "(n: i32, x: f64) -> f64 {\n  var a: [f64; 7500];\n  a[n] = x;\n";
+    if (I + 1 < Depth)
+      S += "  a[1] = f" + std::to_string(I + 1) + "(n, a[n]);\n";
+    S += "  return a[n] + a[1];\n}\n";
+  }
+  S += "kernel deep(n: i32, out: ptr<f64>) {\n  out[block_idx.x] = f0(n, 1.0);\n}\n";
+  return S;
+}
+
+/// Runs \p Fn on a thread of its own made with \p Attr, which it then
+/// destroys, and waits for it.
+inline void onThread(pthread_attr_t &Attr, const std::function<void()> &Fn) {
+  pthread_t T;
+  auto Body = [](void *P) -> void * {
+    (*static_cast<const std::function<void()> *>(P))();
+    return nullptr;
+  };
+  int Err = pthread_create(&T, &Attr, Body, const_cast<std::function<void()> *>(&Fn));
+  pthread_attr_destroy(&Attr);
+  ASSERT_EQ(Err, 0);
+  pthread_join(T, nullptr);
+}
+
+/// Runs \p Fn on a thread of its own with a stack of at least
+/// \p StackBytes (glibc may give it a larger one it kept from an earlier
+/// thread).
+inline void onThreadWithStack(size_t StackBytes, const std::function<void()> &Fn) {
+  pthread_attr_t Attr;
+  pthread_attr_init(&Attr);
+  pthread_attr_setstacksize(&Attr, StackBytes);
+  onThread(Attr, Fn);
 }
 
 /// Sets (or unsets, for nullptr) an environment variable for one scope

@@ -54,6 +54,13 @@ std::string describeArgument(const KernelInfo &K, size_t Index);
 llvm::Error argumentError(const KernelInfo &K, size_t Index, const llvm::Twine &Problem,
                           ErrorKind Kind = ErrorKind::Argument);
 
+/// Checks that \p Given arguments are as many as \p K has parameters.
+/// Error (Argument): "kernel 'K' takes N arguments (p: T, ...), M given".
+/// checkArguments begins with it; the C API calls it first, on the count
+/// its caller gave, before it reads or allocates anything for the
+/// arguments.
+llvm::Error checkArgumentCount(const KernelInfo &K, uint64_t Given);
+
 /// Checks \p Args against the parameters of \p K: their number, scalars of
 /// the parameter's type, pointers for pointer parameters (and, when the
 /// argument's pointee is known, of the parameter's pointee). Errors of

@@ -43,7 +43,16 @@ class Runtime;
 /// A grid or block size. Every component must be at least 1.
 struct Dim3 {
   uint32_t X = 1, Y = 1, Z = 1;
-  uint64_t count() const { return uint64_t(X) * Y * Z; }
+  /// X * Y * Z; UINT64_MAX when the product does not fit in 64 bits (it
+  /// always does within the launch limits: at most 2^63 blocks, 1024
+  /// threads), never a product that wrapped around.
+  uint64_t count() const {
+    uint64_t N;
+    if (__builtin_mul_overflow(uint64_t(X), uint64_t(Y), &N) ||
+        __builtin_mul_overflow(N, uint64_t(Z), &N))
+      return UINT64_MAX;
+    return N;
+  }
 };
 
 /// How to launch a kernel.
@@ -296,7 +305,9 @@ public:
   virtual llvm::Expected<std::unique_ptr<LoadedModule>> load(const Artifact &A) = 0;
 
   /// \p Bytes of device memory (at least 64-byte aligned; zeroed on the
-  /// host target, undefined on a GPU).
+  /// host target, undefined on a GPU). Errors: more than
+  /// limits::MaxBufferBytes (InvalidArgument, before anything is
+  /// allocated), memory the target cannot give.
   llvm::Expected<DeviceBuffer> allocate(uint64_t Bytes);
   /// Frees \p B now (it becomes empty). An empty handle is fine.
   /// Errors: a buffer of another runtime, the device refusing; \p B then

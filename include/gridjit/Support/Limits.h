@@ -45,6 +45,20 @@ inline constexpr uint64_t MaxStackArrayBytes = 64u << 10;
 /// A larger count is an error, not an attempt to start that many threads.
 inline constexpr uint32_t MaxThreads = 1024;
 
+/// The most bytes one device buffer may have (Runtime::allocate, the C
+/// API's gj_buffer_alloc, the Python package's DeviceArray): 2^62, far more
+/// than any machine's memory, and small enough that every size computed
+/// from a buffer's (rounded up to pages, with guard regions, offset plus
+/// length) fits in 64 bits. A larger request is an error of kind
+/// InvalidArgument that names this limit, before anything is allocated.
+inline constexpr uint64_t MaxBufferBytes = uint64_t(1) << 62;
+
+/// The most bytes of KIR source the C API compiles (gj_compile,
+/// gj_compile_async): source lines and columns are 32-bit numbers. A
+/// larger size is an error of kind InvalidArgument, before any byte is
+/// read.
+inline constexpr uint64_t MaxSourceBytes = 0xffffffffu;
+
 } // namespace gridjit::limits
 
 #endif // GRIDJIT_SUPPORT_LIMITS_H

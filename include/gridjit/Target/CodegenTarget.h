@@ -16,11 +16,13 @@
 #include "gridjit/Lower/LoweringTarget.h"
 #include "gridjit/Target/Target.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -70,6 +72,14 @@ public:
   /// Generates target assembly (PTX for NVPTX) or an object file.
   virtual llvm::Expected<std::string> codegen(llvm::Module &IR, llvm::TargetMachine &TM,
                                               EmitKind Kind) const = 0;
+  /// Completes \p Kernels, the launch metadata of \p M
+  /// (Target::describeKernels), from \p Payload, the code compile()
+  /// generated for it: what only the generated code knows (the host
+  /// target's KernelInfo::StackBytes). Errors: a kernel that needs more
+  /// than any thread the target runs it on has (a located compile error).
+  /// The default adds nothing.
+  virtual llvm::Error describeCode(const Module &M, llvm::StringRef Payload,
+                                   std::vector<KernelInfo> &Kernels) const;
 
   /// TargetMachines made and reused by this target's compiles so far.
   TargetMachineStats getTargetMachineStats() const;

@@ -34,6 +34,20 @@ static_assert(MaxStackArrayBytes * 16 <= WorkerStackBytes,
               "a kernel's stack arrays must leave most of a worker's stack to the rest "
               "(several arrays, device functions, the runtime's own frames)");
 
+/// The stack a kernel's code may use besides its module's own frames:
+/// the C library functions it calls (libm, memset, memcpy). Part of
+/// KernelInfo::StackBytes.
+constexpr uint64_t LibraryCallStackBytes = 16u << 10;
+/// What a thread that runs kernels keeps for the rest of its stack: the
+/// runtime's own frames between the launch and the kernel (the pool's
+/// loop, fault catching), the thread's start and, on a pool thread, its
+/// TLS. A kernel's KernelInfo::StackBytes must fit in what is left.
+constexpr uint64_t RuntimeStackBytes = 256u << 10;
+/// The most stack a kernel may need: a pool thread's, less what the
+/// runtime keeps. The host target refuses to compile a kernel that needs
+/// more (no thread gridjit starts could run it).
+constexpr uint64_t MaxKernelStackBytes = WorkerStackBytes - RuntimeStackBytes;
+
 /// Symbol prefixes; the kernel's name follows.
 constexpr const char *EntryPrefix = "__gridjit_entry_";
 constexpr const char *DescriptorPrefix = "__gridjit_desc_";

@@ -68,6 +68,17 @@ struct KernelInfo {
   uint64_t StaticSharedBytes = 0;
   /// Declares `shared NAME: [T];` (sized by the launch).
   bool UsesDynamicShared = false;
+  /// Host target: an upper bound of the bytes of stack the kernel's code
+  /// needs on the thread that runs it, known when it is compiled (KIR has
+  /// no recursion): its entry function's frame as the code generator laid
+  /// it out (every device function is inlined into it, local arrays
+  /// included), the frames of the module's other functions (all of them,
+  /// as if one call chain held them), and hostabi::LibraryCallStackBytes
+  /// for the C library functions it calls. The compile refuses a kernel
+  /// that needs more than hostabi::MaxKernelStackBytes; the host runtime
+  /// refuses to launch it on a thread with less stack left. 0: not known
+  /// (the nvptx target: the driver places a thread's local memory).
+  uint64_t StackBytes = 0;
 };
 
 /// The result of a compile.

@@ -9,10 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostLowering.h"
+#include "StackSizes.h"
 
 #include "../Pipeline.h"
+#include "gridjit/Support/ByteCount.h"
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Target/CodegenTarget.h"
+#include "gridjit/Target/HostABI.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -92,6 +95,8 @@ public:
                        const CompileOptions &Opts) const override;
   Expected<std::string> codegen(llvm::Module &IR, llvm::TargetMachine &TM,
                                 EmitKind Kind) const override;
+  llvm::Error describeCode(const Module &M, llvm::StringRef Payload,
+                           std::vector<KernelInfo> &Kernels) const override;
 
 private:
   std::string Triple, CPU, Features;
@@ -122,6 +127,7 @@ llvm::Error HostTarget::init(llvm::ArrayRef<Op> Omit) {
   H.update(CPU);
   H.update(Features);
   H.update("probe-stack=inline-asm"); // artifacts from before stack probes are misses
+  H.update("stack-size-section");     // ... and from before KernelInfo::StackBytes
   Fingerprint = llvm::toHex(H.final(), /*LowerCase=*/true);
   return llvm::Error::success();
 }
@@ -138,6 +144,11 @@ HostTarget::createTargetMachine(const CompileOptions &Opts) const {
                                     llvm::CodeGenOptLevel::Default,
                                     llvm::CodeGenOptLevel::Aggressive};
   llvm::TargetOptions Options; // no fast-math, no contraction: IEEE results
+  // Every function's frame size in the object's .stack_sizes section
+  // (clang's -fstack-size-section), which describeCode reads: the stack a
+  // kernel needs, as laid out. The section is not loaded (not SHF_ALLOC):
+  // the JIT links the object as before.
+  Options.EmitStackSizeSection = true;
   std::unique_ptr<llvm::TargetMachine> TM(
       T->createTargetMachine(Triple, CPU, Features, Options, llvm::Reloc::PIC_,
                              llvm::CodeModel::Small, Levels[std::min(Opts.OptLevel, 3u)]));
@@ -168,6 +179,43 @@ Expected<std::string> HostTarget::codegen(llvm::Module &IR, llvm::TargetMachine 
   return runBackend(IR, TM,
                     Kind == EmitKind::Object ? llvm::CodeGenFileType::ObjectFile
                                              : llvm::CodeGenFileType::AssemblyFile);
+}
+
+// Each kernel's stack need (KernelInfo::StackBytes): its entry's frame,
+// every other function's frame (device functions are all inlined into the
+// entries, so there are none in practice; counting them all is a bound
+// without a call graph, as KIR has no recursion), and the C library's.
+llvm::Error HostTarget::describeCode(const Module &M, llvm::StringRef Payload,
+                                     std::vector<KernelInfo> &Kernels) const {
+  auto Frames = host::readStackSizes(Payload);
+  if (!Frames)
+    return Frames.takeError();
+  uint64_t Others = 0;
+  for (const auto &F : *Frames)
+    if (!F.first().starts_with(hostabi::EntryPrefix))
+      Others += F.second;
+  DiagnosticEngine Diags(M.Name, M.Source);
+  for (KernelInfo &K : Kernels) {
+    auto It = Frames->find(hostabi::EntryPrefix + K.Name);
+    if (It == Frames->end())
+      continue; // a dynamic frame (none is made): not known
+    K.StackBytes = It->second + Others + hostabi::LibraryCallStackBytes;
+    if (K.StackBytes <= hostabi::MaxKernelStackBytes)
+      continue;
+    SourceLoc Where;
+    for (const FunctionDecl *F : M.getKernels())
+      if (F->Name == K.Name)
+        Where = F->getLoc();
+    Diags.error(Where,
+                "kernel '" + K.Name + "' needs " + formatByteCount(K.StackBytes) +
+                    " of stack on the host target, more than the " +
+                    formatByteCount(hostabi::MaxKernelStackBytes) +
+                    " a worker thread can give a kernel: the local arrays of the device "
+                    "functions it calls live on the stack of the thread that runs it, all of "
+                    "those on one call chain at once; make them smaller, or keep the data in a "
+                    "buffer");
+  }
+  return Diags.takeError();
 }
 
 /// The host CPU's features as a target-feature string, sorted so that it

@@ -11,6 +11,8 @@
 
 #include "../../Lower/CommonLowerings.h"
 #include "../Pipeline.h"
+#include "gridjit/Support/ByteCount.h"
+#include "gridjit/Support/Diagnostics.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -20,6 +22,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <algorithm>
 #include <mutex>
 
 using namespace gridjit;
@@ -237,6 +240,48 @@ Expected<std::string> NVPTXTarget::codegen(llvm::Module &IR, llvm::TargetMachine
   if (!PTX)
     return PTX.takeError();
   return renumberCallSites(*PTX);
+}
+
+/// The bytes of kernel \p Name's local depot in \p PTX (`.local .align A
+/// .b8 __local_depotN[SIZE];` in the body of `.entry NAME(`): its frame,
+/// local arrays and the stack of what was inlined into it. 0 when it has
+/// none.
+static uint64_t localDepotBytes(llvm::StringRef PTX, llvm::StringRef Name) {
+  size_t At = PTX.find((".entry " + Name + "(").str());
+  if (At == llvm::StringRef::npos)
+    return 0;
+  llvm::StringRef Body = PTX.substr(At + 1);
+  Body = Body.take_front(std::min(Body.find(".entry "), Body.find(".func ")));
+  size_t Depot = Body.find("__local_depot");
+  if (Depot == llvm::StringRef::npos)
+    return 0;
+  llvm::StringRef Size = Body.substr(Depot).split('[').second.split(']').first;
+  uint64_t Bytes = 0;
+  return Size.getAsInteger(10, Bytes) ? 0 : Bytes;
+}
+
+// ptxas accepts a larger frame than a GPU thread may have (it prints "N
+// bytes stack frame") and the launch fails; a kernel whose own frame is
+// larger is refused here instead, with the sizes. Device functions are
+// inlined into the kernels, so the depot holds their local arrays; what
+// ptxas adds (spills, the frames of functions it calls) comes on top, so a
+// depot within the limit may still be too much, which the driver reports
+// at the launch.
+llvm::Error NVPTXTarget::describeCode(const Module &M, llvm::StringRef PTX,
+                                      std::vector<KernelInfo> &) const {
+  DiagnosticEngine Diags(M.Name, M.Source);
+  for (const FunctionDecl *F : M.getKernels()) {
+    uint64_t Bytes = localDepotBytes(PTX, F->Name);
+    if (Bytes > MaxLocalBytes)
+      Diags.error(F->getLoc(), "kernel '" + F->Name + "' needs " + formatByteCount(Bytes) +
+                                   " of local memory per thread on the GPU, more than the " +
+                                   formatByteCount(MaxLocalBytes) +
+                                   " a GPU thread may have: the local arrays of the device "
+                                   "functions it calls are all in its frame, those on one call "
+                                   "chain at once; make them smaller, or keep the data in a "
+                                   "buffer");
+  }
+  return Diags.takeError();
 }
 
 llvm::ArrayRef<NVPTXArchInfo> gridjit::getNVPTXArchs() { return Archs; }

@@ -63,6 +63,15 @@ public:
                        const CompileOptions &Opts) const override;
   llvm::Expected<std::string> codegen(llvm::Module &IR, llvm::TargetMachine &TM,
                                       EmitKind Kind) const override;
+  /// Refuses a kernel whose frame in the PTX (its local depot) is larger
+  /// than a GPU thread's local memory may be (MaxLocalBytes).
+  llvm::Error describeCode(const Module &M, llvm::StringRef PTX,
+                           std::vector<KernelInfo> &Kernels) const override;
+
+  /// The most local memory a GPU thread may have: 512 KiB on every
+  /// architecture gridjit compiles for (the CUDA C++ Programming Guide,
+  /// "Technical Specifications per Compute Capability").
+  static constexpr uint64_t MaxLocalBytes = 512u << 10;
 
   /// False when libdevice was not found or not wanted: f32 math is then
   /// approximate and f64 math an error.
