@@ -19,10 +19,11 @@ beginning and the status of the C++ library, by gj_kernel_argument_error.
 import ctypes
 import numbers
 import operator
+import os
 import struct
 from ctypes import byref, c_size_t, c_void_p
 
-from . import _capi, _interop, _types
+from . import _cancel, _capi, _interop, _types
 from ._errors import ConfigurationError
 from ._runtime import DeviceArray
 
@@ -163,7 +164,11 @@ class Kernel:
 
     ``grid`` and ``block`` are ints or tuples of 1 to 3 ints. On the host
     target the call returns when the kernel has finished; on CUDA when it is
-    queued (``runtime.synchronize()`` or a copy waits for it).
+    queued (``runtime.synchronize()`` or a copy waits for it). A host launch
+    takes ``timeout=SECONDS`` (KernelTimeoutError once it has passed) and
+    ``cancel=CancelToken`` (KernelCancelledError once cancelled), both
+    checked between blocks, and Ctrl-C stops a long one (KeyboardInterrupt):
+    docs/Python.md, "Timeouts, cancellation and Ctrl-C".
     """
 
     __slots__ = (
@@ -240,9 +245,10 @@ class Kernel:
             self._launchers[config] = launcher
         return launcher
 
-    def launch(self, grid, block, *args, stream=None, shared=0):
-        """The same as ``kernel[grid, block, stream, shared](*args)``."""
-        return _Launcher(self, (grid, block, stream, shared))(*args)
+    def launch(self, grid, block, *args, stream=None, shared=0, timeout=None, cancel=None):
+        """The same as ``kernel[grid, block, stream, shared](*args,
+        timeout=timeout, cancel=cancel)``."""
+        return _Launcher(self, (grid, block, stream, shared))(*args, timeout=timeout, cancel=cancel)
 
     # ---- The launch path --------------------------------------------------
 
@@ -524,10 +530,21 @@ def _as_float(v, where):
     raise where.error("must be a real number, but %s was given" % _got(v))
 
 
+def _workers(kernel):
+    """The threads of the host runtime \p kernel launches on."""
+    rt = kernel.module.runtime
+    if rt.threads:
+        return rt.threads
+    try:
+        return len(os.sched_getaffinity(0))  # what the runtime counts
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class _Launcher:
     """A kernel with a launch configuration: call it with the arguments."""
 
-    __slots__ = ("kernel", "grid", "block", "stream", "shared", "_struct", "_config", "_launch")
+    __slots__ = ("kernel", "grid", "block", "stream", "shared", "_struct", "_config", "_launch", "_long")
 
     def __init__(self, kernel, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -558,6 +575,14 @@ class _Launcher:
         self._struct = c  # what _config points into
         self._config = byref(c)
         self._launch = kernel._launch
+        # Long enough for Ctrl-C to matter (_cancel.py): more blocks than
+        # the runtime has threads, and many threads for each of them.
+        self._long = False
+        if not kernel._cuda:
+            blocks = self.grid[0] * self.grid[1] * self.grid[2]
+            threads = blocks * self.block[0] * self.block[1] * self.block[2]
+            workers = _workers(kernel)
+            self._long = blocks > workers and threads >= workers * _cancel.LONG_LAUNCH_THREADS_PER_WORKER
 
     def __repr__(self):
         return "<gridjit launch of %s grid=%s block=%s shared=%d stream=%#x>" % (
@@ -568,5 +593,32 @@ class _Launcher:
             self.stream,
         )
 
-    def __call__(self, *args):
-        self._launch(self._config, self.stream, args)
+    def __call__(self, *args, timeout=None, cancel=None):
+        if timeout is None and cancel is None and not self._long:
+            self._launch(self._config, self.stream, args)  # the fast path
+        else:
+            self._launch_with(args, timeout, cancel)
+
+    def _launch_with(self, args, timeout, cancel):
+        """A launch with a timeout or a cancel token, or a long one: on the
+        main thread, with Python's SIGINT handler, one whose grid has more
+        blocks than the runtime has threads runs interruptibly
+        (_cancel.run_interruptibly), Ctrl-C cancelling its token."""
+        kernel = self.kernel
+        ms = _cancel.timeout_ms(kernel, timeout)
+        token = None if cancel is None else _cancel.check_token(kernel, cancel)
+        interruptible = False
+        if not kernel._cuda and _cancel.interruptible_here():
+            interruptible = self._long or self.grid[0] * self.grid[1] * self.grid[2] > _workers(kernel)
+            if interruptible and token is None:
+                token = _cancel.CancelToken()
+        if ms == 0 and token is None:
+            self._launch(self._config, self.stream, args)
+            return
+        c = type(self._struct).from_buffer_copy(self._struct)
+        c.timeout_ms = ms
+        c.cancel = token._handle.value if token is not None else None
+        if interruptible:
+            _cancel.run_interruptibly(self._launch, byref(c), self.stream, args, token)
+        else:
+            self._launch(byref(c), self.stream, args)
