@@ -26,6 +26,7 @@
 #include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Errors.h"
+#include "gridjit/Support/ForkSafety.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
@@ -62,6 +63,7 @@ using namespace gridjit::capi;
 struct WarningList {
   std::mutex Lock;
   std::deque<std::string> Messages;
+  ForkHooks Fork{Lock, nullptr}; ///< fork(): no thread inside when copied
 
   /// A handler that appends to \p L: a library inside someone else's
   /// process prints nothing (where jit-run would warn, the caller reads
@@ -104,6 +106,7 @@ struct gj_compile_job_s {
   gj_status Status = GJ_OK;
   std::string Message;
   CompiledModuleRef Module;
+  ForkHooks Fork{Lock, nullptr}; ///< last: see ForkHooks
 };
 
 /// A runtime; its buffers and loaded modules share its ownership, so that it

@@ -138,6 +138,9 @@ struct HostRuntime::Impl {
   /// first launch that catches faults until it is destroyed.
   std::atomic<bool> HoldsHandlers{false};
   std::mutex HoldLock;
+  /// fork(): HoldLock is held while the fault handlers' lock is taken, so
+  /// these hooks are newer than those (forkSafeFaultHandlers, in create).
+  ForkHooks Fork{HoldLock, nullptr};
 
   Error holdHandlers();
 
@@ -184,6 +187,7 @@ llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRunti
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
+  forkSafeFaultHandlers(); // before the pool's and the runtime's hooks
   // Pool threads get alternate signal stacks only where faults are caught.
   auto Pool =
       WorkerPool::create(Opts.NumThreads ? Opts.NumThreads : availableCPUs(), Opts.CatchFaults);
