@@ -270,6 +270,20 @@ TEST(HostRuntimeTest, DivergenceIsAnErrorNamingKernelAndLine) {
   EXPECT_EQ(Hits, 9u);
 }
 
+/// Launches with \p LO that stop nothing (a timeout that does not pass, a
+/// token nobody cancels) run every block, cooperative or not.
+void expectEveryBlockRuns(Loaded &L, const LaunchOptions &LO) {
+  uint64_t Hits = 0;
+  KernelArg Args[] = {KernelArg::pointer(&Hits)};
+  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "count", config(64, 8), Args, LO)));
+  EXPECT_EQ(Hits, 64u * 8);
+  std::vector<int32_t> Out(64), Tmp(64);
+  KernelArg PArgs[] = {KernelArg::pointer(Out.data()), KernelArg::pointer(Tmp.data())};
+  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "phases", config(8, 8), PArgs, LO)));
+  for (int I = 0; I < 64; ++I)
+    EXPECT_EQ(Out[I], (I + 1) % 64) << I;
+}
+
 TEST(HostRuntimeTest, TimeoutStopsALaunchBetweenBlocks) {
   HostRuntimeOptions O;
   O.NumThreads = 2;
@@ -291,14 +305,7 @@ TEST(HostRuntimeTest, TimeoutStopsALaunchBetweenBlocks) {
   // A launch that finishes in time is not affected, cooperative or not,
   // and the runtime is still usable.
   LO.TimeoutMilliseconds = 3600 * 1000;
-  Hits = 0;
-  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "count", config(64, 8), Args, LO)));
-  EXPECT_EQ(Hits, 64u * 8);
-  std::vector<int32_t> Out(64), Tmp(64);
-  KernelArg PArgs[] = {KernelArg::pointer(Out.data()), KernelArg::pointer(Tmp.data())};
-  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "phases", config(8, 8), PArgs, LO)));
-  for (int I = 0; I < 64; ++I)
-    EXPECT_EQ(Out[I], (I + 1) % 64) << I;
+  expectEveryBlockRuns(L, LO);
 }
 
 TEST(HostRuntimeTest, CancelFromAnotherThreadStopsALaunchBetweenBlocks) {
@@ -351,12 +358,7 @@ TEST(HostRuntimeTest, CancelFromAnotherThreadStopsALaunchBetweenBlocks) {
   // that passes first is still a timeout, told apart from a cancel.
   CancelToken Fresh;
   LO.Cancel = &Fresh;
-  Hits = 0;
-  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "count", config(64, 8), Args, LO)));
-  EXPECT_EQ(Hits, 64u * 8);
-  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "phases", config(8, 8), PArgs, LO)));
-  for (int I = 0; I < 64; ++I)
-    EXPECT_EQ(Out[I], (I + 1) % 64) << I;
+  expectEveryBlockRuns(L, LO);
   LO.TimeoutMilliseconds = 1;
   E = L.RT->launch(*L.M, "count", config(0x7fffffff, 1), Args, LO);
   EXPECT_EQ(peekErrorKind(E), ErrorKind::Timeout);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "capi_report.h"
+#include "capi_setup.h"
 
 /* Seconds a child may take: far more than it needs. */
 enum { DeadlineSeconds = 120 };
@@ -34,37 +35,6 @@ static const char Count[] = "kernel count(hits: ptr<u64>) {\n"
                             "  atomic_add(&hits[0], 1u64);\n"
                             "}\n";
 
-static gj_compiler newCompiler(const char *Targets, const char *CacheDir, uint32_t Threads) {
-  gj_compiler_options O;
-  gj_compiler_options_init(&O, sizeof O);
-  O.targets = Targets;
-  O.cache_dir = CacheDir;
-  O.use_disk_cache = CacheDir != NULL;
-  O.threads = Threads;
-  gj_compiler C = NULL;
-  MUST(gj_compiler_create(&O, &C));
-  return C;
-}
-
-static gj_runtime newRuntime(const char *Target, uint32_t Threads) {
-  gj_runtime_options O;
-  gj_runtime_options_init(&O, sizeof O);
-  O.target = Target;
-  O.threads = Threads;
-  O.use_cubin_cache = 0;
-  gj_runtime R = NULL;
-  MUST(gj_runtime_create(&O, &R));
-  return R;
-}
-
-static gj_arg hostArg(void *P) {
-  gj_arg A;
-  memset(&A, 0, sizeof A);
-  A.kind = GJ_ARG_HOST_POINTER;
-  A.type = GJ_U64;
-  A.value.pointer = P;
-  return A;
-}
 
 /* A kernel of its own for each \p Tag: a compile nothing cached. */
 static char *source(const char *Tag, int N, int Kernels) {
@@ -85,11 +55,8 @@ static char *source(const char *Tag, int N, int Kernels) {
    thread counted. */
 static int countOn(gj_loaded_module LM, uint32_t Grid, const char *What) {
   uint64_t Hits = 0;
-  gj_launch_config C;
-  gj_launch_config_init(&C, sizeof C);
-  C.grid[0] = Grid;
-  C.block[0] = 8;
-  gj_arg A = hostArg(&Hits);
+  gj_launch_config C = setupConfig(Grid, 8);
+  gj_arg A = setupHostArg(&Hits, GJ_U64);
   gj_status S = gj_launch(LM, "count", &C, &A, 1, sizeof A);
   if (S != GJ_OK || Hits != (uint64_t)Grid * 8) {
     printf("FAIL: %s: %s %s, %llu hits\n", What, gj_status_name(S), gj_last_error(),
@@ -163,7 +130,7 @@ static int hostChild(void *P) {
   gj_compile_job_destroy(H->Pending);
   /* Launches on the parent's runtime and on one of the child's own. */
   int Bad = countOn(H->LM, 4096, "the parent's runtime");
-  gj_runtime Own = newRuntime("host", 3);
+  gj_runtime Own = setupRuntime("host", 3);
   gj_loaded_module LM = NULL;
   MUST(gj_runtime_load(Own, H->M, &LM));
   Bad += countOn(LM, 4096, "the child's runtime");
@@ -221,7 +188,7 @@ static int caseHost(const char *CacheDir) {
   struct Host H;
   memset(&H, 0, sizeof H);
   H.CacheDir = CacheDir;
-  H.C = newCompiler("host", CacheDir, 2);
+  H.C = setupCompiler("host", CacheDir, 2);
   /* The compiler's threads start. */
   for (int I = 0; I < 4; ++I) {
     char *S = source("parent", I, 1);
@@ -235,7 +202,7 @@ static int caseHost(const char *CacheDir) {
   }
   MUST(gj_compile(H.C, Count, strlen(Count), "count.kir", NULL, &H.M));
   /* The runtime's threads start. */
-  H.R = newRuntime("host", 4);
+  H.R = setupRuntime("host", 4);
   MUST(gj_runtime_load(H.R, H.M, &H.LM));
   EXPECT(countOn(H.LM, 4096, "the parent") == 0);
   /* A compile that takes a while, submitted just before the fork, behind
@@ -286,14 +253,8 @@ struct Cuda {
 };
 
 static int cudaLaunch(struct Cuda *K) {
-  gj_launch_config C;
-  gj_launch_config_init(&C, sizeof C);
-  C.grid[0] = 4;
-  gj_arg A;
-  memset(&A, 0, sizeof A);
-  A.kind = GJ_ARG_BUFFER;
-  A.type = GJ_U64;
-  A.value.buffer = K->B;
+  gj_launch_config C = setupConfig(4, 1);
+  gj_arg A = setupBufferArg(K->B, GJ_U64);
   return gj_launch(K->LM, "count", &C, &A, 1, sizeof A);
 }
 
@@ -311,10 +272,10 @@ static int cudaChild(void *P) {
   report("child: a new CUDA runtime", gj_runtime_create(&O, &R));
   printf("child: CUDA devices: %d\n", gj_cuda_device_count());
   /* The host still works here. */
-  gj_compiler C = newCompiler("host", NULL, 1);
+  gj_compiler C = setupCompiler("host", NULL, 1);
   gj_module M = NULL;
   MUST(gj_compile(C, Count, strlen(Count), "count.kir", NULL, &M));
-  gj_runtime H = newRuntime("host", 2);
+  gj_runtime H = setupRuntime("host", 2);
   gj_loaded_module LM = NULL;
   MUST(gj_runtime_load(H, M, &LM));
   printf("child: host launch: %s\n", countOn(LM, 256, "the child's host runtime") ? "wrong" : "right");
@@ -333,9 +294,9 @@ static int cudaChild(void *P) {
 static int caseCuda(void) {
   struct Cuda K;
   memset(&K, 0, sizeof K);
-  K.C = newCompiler("nvptx:sm_80", NULL, 1);
+  K.C = setupCompiler("nvptx:sm_80", NULL, 1);
   MUST(gj_compile(K.C, Count, strlen(Count), "count.kir", NULL, &K.M));
-  K.R = newRuntime("cuda", 0);
+  K.R = setupRuntime("cuda", 0);
   MUST(gj_runtime_load(K.R, K.M, &K.LM));
   MUST(gj_buffer_alloc(K.R, 8, &K.B));
   report("parent: launch", cudaLaunch(&K));

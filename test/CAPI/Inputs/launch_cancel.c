@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "capi_report.h"
+#include "capi_setup.h"
 
 static const char Source[] = "kernel count(hits: ptr<u64>) {\n"
                              "  atomic_add(&hits[0], 1u64);\n"
@@ -37,36 +38,20 @@ static const char Source[] = "kernel count(hits: ptr<u64>) {\n"
    running every block would take. */
 enum { DeadlineSeconds = 120 };
 
-static gj_loaded_module load(gj_compiler *C, gj_module *M, gj_runtime *R) {
-  gj_compiler_options CO;
-  gj_compiler_options_init(&CO, sizeof CO);
-  CO.use_disk_cache = 0;
-  MUST(gj_compiler_create(&CO, C));
+/* The kernels above, for \p Target's runtime; the compiler, the module
+   and the runtime into \p C, \p M, \p R. */
+static gj_loaded_module load(const char *Target, gj_compiler *C, gj_module *M, gj_runtime *R) {
+  *C = setupCompiler(strcmp(Target, "cuda") == 0 ? "nvptx:sm_80" : "host", NULL, 0);
   MUST(gj_compile(*C, Source, strlen(Source), "cancel.kir", NULL, M));
-  gj_runtime_options RO;
-  gj_runtime_options_init(&RO, sizeof RO);
-  RO.threads = 2;
-  MUST(gj_runtime_create(&RO, R));
+  *R = setupRuntime(Target, 2);
   gj_loaded_module LM = NULL;
   MUST(gj_runtime_load(*R, *M, &LM));
   return LM;
 }
 
-static gj_arg hostArg(void *P) {
-  gj_arg A;
-  memset(&A, 0, sizeof A);
-  A.kind = GJ_ARG_HOST_POINTER;
-  A.type = GJ_ANY;
-  A.value.pointer = P;
-  return A;
-}
+static gj_arg hostArg(void *P) { return setupHostArg(P, GJ_ANY); }
 
-static gj_launch_config config1D(uint32_t Grid) {
-  gj_launch_config C;
-  gj_launch_config_init(&C, sizeof C);
-  C.grid[0] = Grid;
-  return C;
-}
+static gj_launch_config config1D(uint32_t Grid) { return setupConfig(Grid, 1); }
 
 static uint64_t hits(const uint64_t *H) { return __atomic_load_n(H, __ATOMIC_RELAXED); }
 
@@ -124,7 +109,7 @@ static int caseHost(void) {
   gj_compiler C;
   gj_module M;
   gj_runtime R;
-  gj_loaded_module LM = load(&C, &M, &R);
+  gj_loaded_module LM = load("host", &C, &M, &R);
   uint64_t Hits = 0;
 
   /* A token: created not cancelled, cancelled by another thread while the
@@ -220,29 +205,13 @@ static int caseHost(void) {
 /* The CUDA runtime, on the fake driver: a GPU kernel cannot be stopped
    once queued, so both are refused before anything is launched. */
 static int caseCuda(void) {
-  gj_compiler_options CO;
-  gj_compiler_options_init(&CO, sizeof CO);
-  CO.targets = "nvptx:sm_80";
-  CO.use_disk_cache = 0;
-  gj_compiler C = NULL;
-  MUST(gj_compiler_create(&CO, &C));
-  gj_module M = NULL;
-  MUST(gj_compile(C, Source, strlen(Source), "cancel.kir", NULL, &M));
-  gj_runtime_options RO;
-  gj_runtime_options_init(&RO, sizeof RO);
-  RO.target = "cuda";
-  RO.use_cubin_cache = 0;
-  gj_runtime R = NULL;
-  MUST(gj_runtime_create(&RO, &R));
-  gj_loaded_module LM = NULL;
-  MUST(gj_runtime_load(R, M, &LM));
+  gj_compiler C;
+  gj_module M;
+  gj_runtime R;
+  gj_loaded_module LM = load("cuda", &C, &M, &R);
   gj_buffer B = NULL;
   MUST(gj_buffer_alloc(R, 8, &B));
-  gj_arg A;
-  memset(&A, 0, sizeof A);
-  A.kind = GJ_ARG_BUFFER;
-  A.type = GJ_U64;
-  A.value.buffer = B;
+  gj_arg A = setupBufferArg(B, GJ_U64);
   gj_launch_config LC = config1D(4);
   LC.timeout_ms = 10;
   report("cuda timeout", gj_launch(LM, "count", &LC, &A, 1, sizeof A));
