@@ -187,6 +187,7 @@ class Kernel:
         "_layout",
         "_pool",
         "_launchers",
+        "_launcher_class",
         "_lm",
         "_cuda",
         "__weakref__",
@@ -237,9 +238,9 @@ class Kernel:
         try:
             launcher = self._launchers.get(config)
         except TypeError:  # an unhashable configuration (a list): not cached
-            return _Launcher(self, config)
+            return self._launcher_class(self, config)
         if launcher is None:
-            launcher = _Launcher(self, config)
+            launcher = self._launcher_class(self, config)
             if len(self._launchers) >= 256:
                 self._launchers.clear()
             self._launchers[config] = launcher
@@ -248,7 +249,7 @@ class Kernel:
     def launch(self, grid, block, *args, stream=None, shared=0, timeout=None, cancel=None):
         """The same as ``kernel[grid, block, stream, shared](*args,
         timeout=timeout, cancel=cancel)``."""
-        return _Launcher(self, (grid, block, stream, shared))(*args, timeout=timeout, cancel=cancel)
+        return self._launcher_class(self, (grid, block, stream, shared))(*args, timeout=timeout, cancel=cancel)
 
     # ---- The launch path --------------------------------------------------
 
@@ -357,7 +358,8 @@ class Kernel:
                     "    check_f32(%s, %s)" % (a, where),
                     "f[%d] = %s" % ((i * L.size + L.value) // 4, a),
                 ]
-        lines = ["def launch(config, stream, args):"]
+        # The body, shared by the two functions made of it below.
+        lines = []
         if names:
             lines += [
                 "    try:",
@@ -388,10 +390,28 @@ class Kernel:
             "    if status:",
             "        check(status, 'gj_launch')",
         ]
-        source = "\n".join(lines) + "\n"
+        # launch(config, stream, args), for every path; and the kernel's
+        # launchers' __call__, the fast path, with the body inline (one
+        # Python frame less, which more than pays for its keyword-only
+        # options): a launch given an option, or a long one, goes to
+        # _Launcher._launch_with, which calls launch().
+        source = "\n".join(
+            ["def launch(config, stream, args):"]
+            + lines
+            + [
+                "",
+                "def call(self, *args, timeout=None, cancel=None):",
+                "    if timeout is not None or cancel is not None or self._long:",
+                "        return self._launch_with(args, timeout, cancel)",
+                "    config = self._config",
+                "    stream = self.stream",
+            ]
+            + lines
+        ) + "\n"
         exec(compile(source, "<gridjit launch of %s>" % self.name, "exec"), env)
         launch = env["launch"]
         launch.source = source
+        self._launcher_class = type("_Launcher", (_Launcher,), {"__slots__": (), "__call__": env["call"]})
         return launch
 
     def _count_error(self, config, args):
@@ -544,7 +564,7 @@ def _workers(kernel):
 class _Launcher:
     """A kernel with a launch configuration: call it with the arguments."""
 
-    __slots__ = ("kernel", "grid", "block", "stream", "shared", "_struct", "_config", "_launch", "_long")
+    __slots__ = ("kernel", "grid", "block", "stream", "shared", "_struct", "_config", "_launch", "_long", "_can_stop")
 
     def __init__(self, kernel, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -575,14 +595,16 @@ class _Launcher:
         self._struct = c  # what _config points into
         self._config = byref(c)
         self._launch = kernel._launch
-        # Long enough for Ctrl-C to matter (_cancel.py): more blocks than
-        # the runtime has threads, and many threads for each of them.
-        self._long = False
-        if not kernel._cuda:
-            blocks = self.grid[0] * self.grid[1] * self.grid[2]
-            threads = blocks * self.block[0] * self.block[1] * self.block[2]
+        # A host launch with more blocks than the runtime has threads can be
+        # stopped between blocks; a long one (many threads for each runtime
+        # thread) takes the interruptible path by itself (_cancel.py).
+        self._can_stop = self._long = False
+        blocks = self.grid[0] * self.grid[1] * self.grid[2]
+        if not kernel._cuda and blocks > 1:
             workers = _workers(kernel)
-            self._long = blocks > workers and threads >= workers * _cancel.LONG_LAUNCH_THREADS_PER_WORKER
+            self._can_stop = blocks > workers
+            threads = blocks * self.block[0] * self.block[1] * self.block[2]
+            self._long = self._can_stop and threads >= workers * _cancel.LONG_LAUNCH_THREADS_PER_WORKER
 
     def __repr__(self):
         return "<gridjit launch of %s grid=%s block=%s shared=%d stream=%#x>" % (
@@ -594,8 +616,10 @@ class _Launcher:
         )
 
     def __call__(self, *args, timeout=None, cancel=None):
+        # What each kernel's launchers do, in one generated function
+        # (Kernel._generate_launch): this one is never called on them.
         if timeout is None and cancel is None and not self._long:
-            self._launch(self._config, self.stream, args)  # the fast path
+            self._launch(self._config, self.stream, args)
         else:
             self._launch_with(args, timeout, cancel)
 
@@ -607,11 +631,9 @@ class _Launcher:
         kernel = self.kernel
         ms = _cancel.timeout_ms(kernel, timeout)
         token = None if cancel is None else _cancel.check_token(kernel, cancel)
-        interruptible = False
-        if not kernel._cuda and _cancel.interruptible_here():
-            interruptible = self._long or self.grid[0] * self.grid[1] * self.grid[2] > _workers(kernel)
-            if interruptible and token is None:
-                token = _cancel.CancelToken()
+        interruptible = self._can_stop and _cancel.interruptible_here()
+        if interruptible and token is None:
+            token = _cancel.CancelToken()
         if ms == 0 and token is None:
             self._launch(self._config, self.stream, args)
             return
