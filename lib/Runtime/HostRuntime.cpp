@@ -507,6 +507,7 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
   std::atomic<int> Stopped{Watch::None}; // why the watch stopped it
   std::atomic<uint64_t> Ran{0};
   std::atomic<unsigned> Participants{0};
+  const bool Watching = W.active();
 
   Pool.run(Workers, [&](unsigned) {
     Participants.fetch_add(1, std::memory_order_relaxed);
@@ -526,9 +527,9 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
       uint64_t End = std::min(NumBlocks, First + Chunk);
       // With a timeout or a cancel token, one block at a time and the
       // watch checked between them.
-      uint64_t Step = W.active() ? 1 : End - First;
+      uint64_t Step = Watching ? 1 : End - First;
       for (uint64_t B = First; B < End && !Failed.load(std::memory_order_relaxed); B += Step) {
-        if (Step == 1)
+        if (Watching)
           if (Watch::Reason Why = W.check()) {
             Stopped.store(Why, std::memory_order_relaxed);
             Failed = true;
