@@ -35,11 +35,12 @@ _default_int_handler = signal.default_int_handler
 #: A launch can take long enough for Ctrl-C to matter, and take the
 #: interruptible path, when its grid has more blocks than the runtime has
 #: threads (a cancel stops it only between blocks) and at least this many
-#: threads per runtime thread (an empty kernel runs about a million
-#: threads a millisecond on one core of a 2020s machine; the helper thread
-#: costs some 25 to 80 µs, a few per cent of such a launch). A launch given
-#: ``timeout=`` or ``cancel=`` takes it too. (docs/Python.md)
-LONG_LAUNCH_THREADS_PER_WORKER = 1 << 20
+#: threads per runtime thread: a saxpy of that size took 4 ms on two
+#: busy cores of the CI machine, against the helper thread's 25 to
+#: 120 µs (a quiet or a busy machine). Smaller launches end before a
+#: person's Ctrl-C matters. A launch given ``timeout=`` or ``cancel=``
+#: takes it too. (docs/Python.md, "Timeouts, cancellation and Ctrl-C")
+LONG_LAUNCH_THREADS_PER_WORKER = 1 << 22
 
 
 class CancelToken:

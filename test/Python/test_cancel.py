@@ -196,15 +196,15 @@ class CancelTest(unittest.TestCase):
         self.assertEqual(hits[0], 1)
 
     def test_which_launches_are_interruptible(self):
-        # Launches with more blocks than the runtime has threads, and a
-        # million threads for each of them: the rest keep the fast path.
+        # Launches with more blocks than the runtime has threads, and 2^22
+        # threads for each of them: the rest keep the fast path.
         k = self.mod.count
         self.assertTrue(k[ALL, 1]._long)
-        self.assertTrue(k[(1024, 1024), 2]._long)
+        self.assertTrue(k[(1024, 1024), 8]._long)  # 2^23 threads for 2 threads
+        self.assertFalse(k[(1024, 1024), 7]._long)
         self.assertFalse(k[2, 1024]._long)  # no more blocks than threads
-        self.assertFalse(k[1024, 1024]._long)  # 2^20 threads for 2 threads
         self.assertFalse(k[1, 1]._long)
-        self.assertEqual(_cancel.LONG_LAUNCH_THREADS_PER_WORKER, 1 << 20)
+        self.assertEqual(_cancel.LONG_LAUNCH_THREADS_PER_WORKER, 1 << 22)
         self.assertTrue(_cancel.interruptible_here())
         seen = []
         t = threading.Thread(target=lambda: seen.append(_cancel.interruptible_here()))
