@@ -10,6 +10,12 @@ the cost of getting a launch through each layer:
   Python      kernel[1, 1](n, a, x, y)            NumPy arrays
   Python      launcher(n, a, x, y)                the configured launcher kept
   Python      ... with gridjit.DeviceArray args
+  Python      launcher(..., timeout=3600)         a launch option: the config copied
+  Python      ... on the interruptible path       a helper thread runs the launch
+                                                  while the main thread waits for
+                                                  Ctrl-C (what a long launch does;
+                                                  docs/Python.md, "Timeouts,
+                                                  cancellation and Ctrl-C")
   ctypes      gj_launch called from Python with prebuilt arguments (the
               floor of any ctypes binding)
   Numba       an @njit function of the same four arguments, empty: the
@@ -114,6 +120,24 @@ def main():
     rows.append(("Python kernel[1, 1](n, a, x, y)", best_us(lambda: k[1, 1](16, 2.0, x, y), number, repeat)))
     rows.append(("Python launcher(n, a, x, y)", best_us(lambda: launcher(16, 2.0, x, y), number, repeat)))
     rows.append(("Python launcher, DeviceArray args", best_us(lambda: launcher(16, 2.0, dx, dy), number, repeat)))
+    rows.append(
+        ("Python launcher(..., timeout=3600)", best_us(lambda: launcher(16, 2.0, x, y, timeout=3600), number, repeat))
+    )
+    # The path a long launch takes from the main thread with Python's SIGINT
+    # handler (installed here, for a run where SIGINT was ignored at start):
+    # a launcher of two blocks on the one runtime thread, marked long.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    interruptible = k[2, 1]
+    interruptible._long = True
+    slow_number = max(200, number // 20)
+    rows.append(
+        (
+            "Python launcher, interruptible path (helper thread)",
+            best_us(lambda: interruptible(16, 2.0, x, y), slow_number, repeat),
+        )
+    )
 
     # The floor: gj_launch through ctypes with every argument prebuilt.
     args = (_capi.gj_arg * 4)()

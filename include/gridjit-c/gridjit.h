@@ -101,7 +101,7 @@ typedef enum gj_status {
   GJ_ERROR_NOT_FOUND = 3,
   /** API version 1's status of every launch failure. Version 2 returns
    *  the finer statuses below instead (ARGUMENT, CONFIGURATION,
-   *  DIVERGENCE, FAULT, TIMEOUT); only version 1's symbol of gj_launch,
+   *  DIVERGENCE, FAULT, TIMEOUT, CANCELLED); only version 1's symbol of gj_launch,
    *  for the programs built against it, still returns this one. */
   GJ_ERROR_LAUNCH = 4,
   /** gj_compile_job_poll: the compile has not finished yet. */
@@ -133,6 +133,10 @@ typedef enum gj_status {
   GJ_ERROR_DRIVER = 13,
   /** A file, directory or cache that cannot be read or written. */
   GJ_ERROR_IO = 14,
+  /** A launch stopped because its gj_cancel_token was cancelled (the
+   *  blocks that had started finished; the rest never ran). Added in API
+   *  version 2. */
+  GJ_ERROR_CANCELLED = 15,
 } gj_status;
 
 /** The name of \p s ("GJ_OK", "GJ_ERROR_COMPILE", ...; "GJ_STATUS_UNKNOWN"
@@ -418,6 +422,10 @@ typedef struct gj_arg {
   uint64_t extent;
 } gj_arg;
 
+/** A cancellation token: a flag that any thread may set to stop the host
+ *  launches that name it (gj_launch_config's cancel). */
+typedef struct gj_cancel_token_s *gj_cancel_token;
+
 typedef struct gj_launch_config {
   size_t struct_size;
   uint32_t grid[3];  /**< blocks; each at least 1 */
@@ -426,10 +434,22 @@ typedef struct gj_launch_config {
   /** cuda: a CUstream of the caller's (e.g. a CuPy or PyTorch stream), as
    *  an opaque handle; NULL: the runtime's stream. host: must be NULL. */
   void *stream;
+  /** host: a watchdog, in milliseconds (0, the default: none), checked
+   *  between blocks: once it has passed no more blocks start and the
+   *  launch returns GJ_ERROR_TIMEOUT (the blocks already running finish;
+   *  what they wrote stays written). cuda: must be 0 (a GPU kernel cannot
+   *  be stopped once queued; GJ_ERROR_INVALID_ARGUMENT). (API version 2.) */
+  uint64_t timeout_ms;
+  /** host: a token another thread may cancel (gj_cancel_token_cancel),
+   *  checked between blocks as timeout_ms is: once cancelled no more
+   *  blocks start and the launch returns GJ_ERROR_CANCELLED; a token
+   *  already cancelled runs no block. It must outlive the launch. NULL
+   *  (default): none. cuda: must be NULL. (API version 2.) */
+  gj_cancel_token cancel;
 } gj_launch_config;
 
-/** grid = block = {1, 1, 1}, no shared memory, no stream; as
- *  gj_compiler_options_init. */
+/** grid = block = {1, 1, 1}, no shared memory, no stream, no timeout, no
+ *  cancel token; as gj_compiler_options_init. */
 GJ_API void gj_launch_config_init_v2(gj_launch_config *c, size_t size);
 #define gj_launch_config_init gj_launch_config_init_v2
 /** Launches kernel \p kernel of \p lm with the \p num_args arguments at
@@ -443,6 +463,20 @@ GJ_API void gj_launch_config_init_v2(gj_launch_config *c, size_t size);
 GJ_API gj_status gj_launch_v2(gj_loaded_module lm, const char *kernel, const gj_launch_config *c,
                               const gj_arg *args, size_t num_args, size_t arg_size);
 #define gj_launch gj_launch_v2
+
+/** A new cancellation token, not cancelled, into \p out. (Added in API
+ *  version 2, as the three below.) */
+GJ_API gj_status gj_cancel_token_create(gj_cancel_token *out);
+/** Cancels \p t: every host launch naming it stops at its next check
+ *  between blocks with GJ_ERROR_CANCELLED, and so does every later one (a
+ *  token stays cancelled: make a new one for new launches). Callable from
+ *  any thread, and from a signal handler (for a non-NULL token it is one
+ *  atomic store). NULL: GJ_ERROR_INVALID_ARGUMENT. */
+GJ_API gj_status gj_cancel_token_cancel(gj_cancel_token t);
+/** Non-zero once \p t has been cancelled; 0 for NULL. */
+GJ_API int32_t gj_cancel_token_is_cancelled(gj_cancel_token t);
+/** Frees \p t; no launch may still name it. NULL is fine. */
+GJ_API void gj_cancel_token_destroy(gj_cancel_token t);
 
 #ifdef __cplusplus
 } /* extern "C" */

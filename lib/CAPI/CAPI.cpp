@@ -26,6 +26,7 @@
 #include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Errors.h"
+#include "gridjit/Support/ForkSafety.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
@@ -62,6 +63,7 @@ using namespace gridjit::capi;
 struct WarningList {
   std::mutex Lock;
   std::deque<std::string> Messages;
+  ForkHooks Fork{Lock, nullptr}; ///< fork(): no thread inside when copied
 
   /// A handler that appends to \p L: a library inside someone else's
   /// process prints nothing (where jit-run would warn, the caller reads
@@ -104,6 +106,7 @@ struct gj_compile_job_s {
   gj_status Status = GJ_OK;
   std::string Message;
   CompiledModuleRef Module;
+  ForkHooks Fork{Lock, nullptr}; ///< last: see ForkHooks
 };
 
 /// A runtime; its buffers and loaded modules share its ownership, so that it
@@ -122,6 +125,10 @@ struct gj_loaded_module_s {
 struct gj_buffer_s {
   std::shared_ptr<Runtime> RT; ///< destroyed after Buf, which frees into it
   DeviceBuffer Buf;
+};
+
+struct gj_cancel_token_s {
+  CancelToken Token;
 };
 
 //===----------------------------------------------------------------------===//
@@ -225,7 +232,8 @@ static_assert(sizeof(gj_runtime_options) ==
 // gj_runtime_options's reserved field lies inside the struct (it keeps
 // `compiler` 8-byte aligned): gj_runtime_create checks that it is zero.
 static_assert(offsetof(gj_runtime_options, compiler) == offsetof(gj_runtime_options, reserved) + 4);
-static_assert(sizeof(gj_launch_config) == offsetof(gj_launch_config, stream) + sizeof(void *));
+static_assert(sizeof(gj_launch_config) ==
+              offsetof(gj_launch_config, cancel) + sizeof(gj_cancel_token));
 static_assert(sizeof(gj_arg) == offsetof(gj_arg, extent) + 8);
 
 /// The caller's struct_size of the struct at \p P (its first field).
@@ -887,8 +895,33 @@ void gj_launch_config_init_v2(gj_launch_config *C, size_t Size) {
     D.grid[I] = D.block[I] = 1;
   D.dynamic_shared_bytes = 0;
   D.stream = nullptr;
+  D.timeout_ms = 0;
+  D.cancel = nullptr;
   initStruct(C, Size, D);
 }
+
+gj_status gj_cancel_token_create(gj_cancel_token *Out) {
+  return guarded("gj_cancel_token_create", [&] {
+    if (!Out)
+      return nullArgument("gj_cancel_token_create", "out");
+    *Out = new gj_cancel_token_s;
+    return GJ_OK;
+  });
+}
+
+gj_status gj_cancel_token_cancel(gj_cancel_token T) {
+  // Nothing here may allocate for a token: a signal handler may call it.
+  if (!T)
+    return nullArgument("gj_cancel_token_cancel", "token");
+  T->Token.cancel();
+  return GJ_OK;
+}
+
+int32_t gj_cancel_token_is_cancelled(gj_cancel_token T) {
+  return T && T->Token.isCancelled() ? 1 : 0;
+}
+
+void gj_cancel_token_destroy(gj_cancel_token T) { delete T; }
 
 namespace {
 
@@ -1058,6 +1091,9 @@ gj_status gj_launch_v2(gj_loaded_module LM, const char *Kernel, const gj_launch_
     LC.DynamicSharedBytes = Config.dynamic_shared_bytes;
     LaunchOptions LO;
     LO.Stream = Config.stream;
+    LO.TimeoutMilliseconds = Config.timeout_ms;
+    if (Config.cancel)
+      LO.Cancel = &Config.cancel->Token;
     if (llvm::Error E = LM->RT->launch(*LM->LM, Kernel, LC, KArgs, LO))
       return fail(std::move(E));
     return GJ_OK;

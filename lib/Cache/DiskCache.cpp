@@ -28,6 +28,7 @@
 #include "gridjit/Cache/DiskCache.h"
 #include "gridjit/Cache/CacheEntry.h"
 #include "gridjit/Support/Environment.h"
+#include "gridjit/Support/ForkSafety.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -294,7 +295,7 @@ bool DiskCache::store(const CacheKey &K, const Artifact &A) {
 //===----------------------------------------------------------------------===//
 
 DiskCache::KeyLock::KeyLock(KeyLock &&O) noexcept
-    : FD(O.FD), Path(std::move(O.Path)), Waited(O.Waited) {
+    : FD(O.FD), Path(std::move(O.Path)), Waited(O.Waited), ForkGeneration(O.ForkGeneration) {
   O.FD = -1;
 }
 
@@ -304,6 +305,7 @@ DiskCache::KeyLock &DiskCache::KeyLock::operator=(KeyLock &&O) noexcept {
     FD = O.FD;
     Path = std::move(O.Path);
     Waited = O.Waited;
+    ForkGeneration = O.ForkGeneration;
     O.FD = -1;
   }
   return *this;
@@ -312,6 +314,11 @@ DiskCache::KeyLock &DiskCache::KeyLock::operator=(KeyLock &&O) noexcept {
 void DiskCache::KeyLock::release() {
   if (FD < 0)
     return;
+  if (ForkGeneration != forkGeneration()) {
+    FD = -1; // the parent's lock: the fork closed this copy of it
+    return;
+  }
+  removeForkChildClose(FD);
   // Remove the name while still holding the lock (see the file comment).
   ::unlink(Path.c_str());
   ::close(FD); // releases the flock
@@ -367,8 +374,11 @@ DiskCache::KeyLock DiskCache::lockKey(const CacheKey &K) {
     struct stat Mine, AtPath;
     if (::fstat(FD, &Mine) == 0 && ::stat(Path.c_str(), &AtPath) == 0 &&
         Mine.st_ino == AtPath.st_ino && Mine.st_dev == AtPath.st_dev) {
+      // Not for a child of fork(), which must not keep it locked.
+      addForkChildClose(FD);
       L.FD = FD;
       L.Path = std::move(Path);
+      L.ForkGeneration = forkGeneration();
       return L;
     }
     ::close(FD);

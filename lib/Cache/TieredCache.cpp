@@ -9,6 +9,8 @@
 #include "gridjit/Cache/TieredCache.h"
 #include "SingleFlight.h"
 
+#include "gridjit/Support/ForkSafety.h"
+
 #include <atomic>
 #include <chrono>
 #include <list>
@@ -74,6 +76,11 @@ struct TieredCache::Impl {
 
   std::atomic<uint64_t> MemoryHits{0}, MemoryMisses{0}, SharedWaits{0}, DiskHits{0}, DiskMisses{0},
       RemoteHits{0}, RemoteMisses{0}, Produced{0}, ProduceFailures{0}, Evictions{0};
+
+  /// fork(): a key in flight in the parent is led by a thread the child
+  /// does not have; the child forgets those flights, so that its own
+  /// request for such a key leads instead of waiting forever.
+  ForkHooks Fork{Mu, [this] { InFlight.clear(); }};
 
   explicit Impl(TieredCacheOptions O)
       : Opts(std::move(O)), Disk(Opts.Tiers.Disk.get()), Remote(Opts.Tiers.Remote.get()) {}

@@ -6,11 +6,10 @@
 
 #include "AsyncPool.h"
 
-#include <system_error>
-
 using namespace gridjit;
 
-AsyncPool::AsyncPool(unsigned MaxThreads) : MaxThreads(MaxThreads ? MaxThreads : 1) {}
+AsyncPool::AsyncPool(unsigned MaxThreads)
+    : MaxThreads(MaxThreads ? MaxThreads : 1), Fork(M, [this] { resetInChild(); }) {}
 
 AsyncPool::~AsyncPool() {
   {
@@ -18,30 +17,31 @@ AsyncPool::~AsyncPool() {
     Stopping = true;
   }
   HasWork.notify_all();
-  for (std::thread &T : Threads)
-    T.join();
+  for (pthread_t T : Threads)
+    pthread_join(T, nullptr);
+}
+
+void *AsyncPool::threadMain(void *Pool) {
+  static_cast<AsyncPool *>(Pool)->work();
+  return nullptr;
 }
 
 void AsyncPool::submit(std::function<void()> Task) {
   std::unique_lock<std::mutex> L(M);
   if (Waiting == 0 && Threads.size() < MaxThreads) {
-    try {
-      Threads.emplace_back([this] { work(); });
-    } catch (const std::system_error &) {
+    // pthreads directly, whose handles a child can forget (a std::thread
+    // must be joined or detached, which a child cannot do with its
+    // parent's).
+    pthread_t T;
+    if (pthread_create(&T, nullptr, threadMain, this) == 0) {
+      Threads.push_back(T);
+    } else if (Threads.empty()) {
       // The system cannot start a thread now (its thread or memory
       // limits). Threads already running take the task in turn; with none,
       // the caller runs it (compileAsync then returns a ready future),
       // rather than leaving it queued with nobody to run it.
-      if (Threads.empty()) {
-        ++Running;
-        L.unlock();
-        Task();
-        Task = nullptr;
-        L.lock();
-        if (--Running == 0 && Queue.empty())
-          Idle.notify_all();
-        return;
-      }
+      run(L, std::move(Task));
+      return;
     }
   }
   Queue.push_back(std::move(Task));
@@ -50,7 +50,18 @@ void AsyncPool::submit(std::function<void()> Task) {
 
 void AsyncPool::wait() {
   std::unique_lock<std::mutex> L(M);
-  Idle.wait(L, [this] { return Queue.empty() && Running == 0; });
+  Idle.wait(L, [this] { return Queue.empty() && Running.empty(); });
+}
+
+void AsyncPool::run(std::unique_lock<std::mutex> &L, std::function<void()> Task) {
+  auto It = Running.insert(Running.end(), std::move(Task));
+  L.unlock();
+  (*It)();
+  *It = nullptr; // its captures go before the pool counts it done
+  L.lock();
+  Running.erase(It);
+  if (Running.empty() && Queue.empty())
+    Idle.notify_all();
 }
 
 void AsyncPool::work() {
@@ -66,12 +77,19 @@ void AsyncPool::work() {
     }
     std::function<void()> Task = std::move(Queue.front());
     Queue.pop_front();
-    ++Running;
-    L.unlock();
-    Task();
-    Task = nullptr; // its captures go before the pool counts it done
-    L.lock();
-    if (--Running == 0 && Queue.empty())
-      Idle.notify_all();
+    run(L, std::move(Task));
   }
+}
+
+void AsyncPool::resetInChild() {
+  // The parent's threads are not here: none can be joined, woken or
+  // counted on. Their tasks and the queue go (what they captured is
+  // destroyed now), and the condition variables start without the
+  // parent's waiters.
+  Threads.clear();
+  Waiting = 0;
+  Queue.clear();
+  Running.clear();
+  recreateInChild(HasWork);
+  recreateInChild(Idle);
 }

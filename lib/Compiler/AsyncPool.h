@@ -7,16 +7,25 @@
 // ThreadSanitizer cannot see, so every compileAsync would be reported as a
 // race in a TSan build; this one synchronises only through its own mutex.)
 //
+// fork(): a child has none of the parent's threads. Its pool forgets them
+// and starts its own on the next submit; the tasks the parent had queued or
+// was running are dropped in the child (destroying what they captured: a
+// compile's promise then gets its error, Compiler.cpp), since nothing there
+// will finish them (gridjit/Support/ForkSafety.h).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GRIDJIT_LIB_COMPILER_ASYNCPOOL_H
 #define GRIDJIT_LIB_COMPILER_ASYNCPOOL_H
 
+#include "gridjit/Support/ForkSafety.h"
+
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <list>
 #include <mutex>
-#include <thread>
+#include <pthread.h>
 #include <vector>
 
 namespace gridjit {
@@ -38,16 +47,25 @@ public:
   void wait();
 
 private:
+  static void *threadMain(void *Pool);
   void work();
+  /// Runs \p Task, kept in Running meanwhile; \p L (on M) is held on entry
+  /// and on return, released while the task runs.
+  void run(std::unique_lock<std::mutex> &L, std::function<void()> Task);
+  /// In a child of fork(), with M held: see the file comment.
+  void resetInChild();
 
   std::mutex M;
   std::condition_variable HasWork, Idle;
   std::deque<std::function<void()>> Queue;
-  std::vector<std::thread> Threads;
+  /// The tasks being run, owned here rather than by the threads running
+  /// them, so that a child can drop those of its parent's threads.
+  std::list<std::function<void()>> Running;
+  std::vector<pthread_t> Threads;
   unsigned MaxThreads;
   unsigned Waiting = 0; ///< threads blocked on HasWork
-  unsigned Running = 0; ///< tasks being run
   bool Stopping = false;
+  ForkHooks Fork; ///< last: registered after, and gone before, the rest
 };
 
 } // namespace gridjit

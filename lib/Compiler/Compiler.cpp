@@ -26,6 +26,7 @@
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Errors.h"
+#include "gridjit/Support/ForkSafety.h"
 #include "gridjit/Support/Limits.h"
 
 #include "llvm/Support/BLAKE3.h"
@@ -66,6 +67,8 @@ struct Compiler::Impl {
   // Guarded by MemoMu: the text memo of the fast path.
   mutable std::mutex MemoMu;
   std::unordered_map<CacheKey, CacheKey> TextMemo;
+  /// fork(): no thread is inside the memo when the process is copied.
+  ForkHooks Fork{MemoMu, nullptr};
 
   std::atomic<uint64_t> Requests{0};
 
@@ -317,12 +320,44 @@ llvm::Expected<CompiledModuleRef> Compiler::compile(const Module &M, const Compi
   return P->request(InfoOut, [&](CompileInfo &Info) { return P->compileModule(M, Req, Info); });
 }
 
+namespace {
+/// The promise of one compileAsync, kept by its task. A task destroyed
+/// without having run - dropped in a child of fork(), which has none of
+/// the parent's threads to run it (AsyncPool.h) - gives its future an error
+/// instead of std::future_error's "broken promise", or, where the waiter
+/// cannot see that, a wait that never ends.
+class AsyncResult {
+public:
+  using Result = llvm::Expected<CompiledModuleRef>;
+  AsyncResult() = default;
+  AsyncResult(const AsyncResult &) = delete;
+  AsyncResult &operator=(const AsyncResult &) = delete;
+  ~AsyncResult() {
+    if (P && !Set)
+      P->set_value(makeError(ErrorKind::Failed,
+                             "the asynchronous compile was abandoned: the process forked (this is "
+                             "the child) before it finished, and only the parent finishes it"));
+  }
+  std::future<Result> future() { return P->get_future(); }
+  void set(Result R) {
+    Set = true;
+    P->set_value(std::move(R));
+  }
+
+private:
+  std::unique_ptr<std::promise<Result>> P = std::make_unique<std::promise<Result>>();
+  bool Set = false;
+};
+} // namespace
+
 std::future<llvm::Expected<CompiledModuleRef>>
 Compiler::compileAsync(std::string Source, std::string BufferName, CompileRequest Req) {
-  auto Promise = std::make_shared<std::promise<llvm::Expected<CompiledModuleRef>>>();
-  auto Future = Promise->get_future();
-  P->Pool->submit([this, Promise, Source = std::move(Source), BufferName = std::move(BufferName),
-                   Req = std::move(Req)] { Promise->set_value(compile(Source, BufferName, Req)); });
+  // The task is a std::function, which needs a copyable callable: the
+  // result is shared, and set once.
+  auto Result = std::make_shared<AsyncResult>();
+  auto Future = Result->future();
+  P->Pool->submit([this, Result, Source = std::move(Source), BufferName = std::move(BufferName),
+                   Req = std::move(Req)] { Result->set(compile(Source, BufferName, Req)); });
   return Future;
 }
 

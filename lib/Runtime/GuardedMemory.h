@@ -14,6 +14,8 @@
 #ifndef GRIDJIT_LIB_RUNTIME_GUARDEDMEMORY_H
 #define GRIDJIT_LIB_RUNTIME_GUARDEDMEMORY_H
 
+#include "gridjit/Support/ForkSafety.h"
+
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -100,6 +102,7 @@ private:
   uint64_t KeptNow = 0; ///< bytes of the data pages kept
   /// Kept[k]: mapping bases of regions with k + 1 data pages.
   std::vector<char *> Kept[KeptClasses];
+  ForkHooks Fork{M, nullptr}; ///< last: see ForkHooks
 };
 
 } // namespace gridjit

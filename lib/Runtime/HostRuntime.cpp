@@ -115,17 +115,36 @@ struct HostModule final : LoadedModule {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// LaunchOptions::TimeoutMilliseconds, checked between blocks.
+/// What stops a launch between blocks: LaunchOptions::TimeoutMilliseconds
+/// and LaunchOptions::Cancel. With either, workers run one block per call
+/// and check() before each.
 struct Watch {
+  enum Reason { None, TimedOut, Cancelled };
   uint64_t Milliseconds = 0; ///< 0: no limit
   std::chrono::steady_clock::time_point Deadline;
-  bool expired() const { return Milliseconds && std::chrono::steady_clock::now() >= Deadline; }
-  Error error(const KernelInfo &K, uint64_t Ran, uint64_t Blocks) const {
-    return fail(ErrorKind::Timeout,
-                "kernel '" + K.Name + "' did not finish within " + std::to_string(Milliseconds) +
-                    " ms (LaunchOptions::TimeoutMilliseconds): stopped after " +
-                    std::to_string(Ran) + " of " + std::to_string(Blocks) +
-                    " blocks; memory the kernel wrote until then stays written");
+  const CancelToken *Cancel = nullptr;
+
+  bool active() const { return Milliseconds || Cancel; }
+  /// Why the launch must stop now, if it must: a cancel first (one load),
+  /// then the clock.
+  Reason check() const {
+    if (Cancel && Cancel->isCancelled())
+      return Cancelled;
+    if (Milliseconds && std::chrono::steady_clock::now() >= Deadline)
+      return TimedOut;
+    return None;
+  }
+  /// The error of a launch of \p K stopped for \p Why; \p Progress says
+  /// how far it got ("after 3 of 10 blocks").
+  Error error(Reason Why, const KernelInfo &K, const std::string &Progress) const {
+    std::string Tail =
+        ": stopped " + Progress + "; memory the kernel wrote until then stays written";
+    if (Why == Cancelled)
+      return fail(ErrorKind::Cancelled,
+                  "kernel '" + K.Name + "' was cancelled (LaunchOptions::Cancel)" + Tail);
+    return fail(ErrorKind::Timeout, "kernel '" + K.Name + "' did not finish within " +
+                                        std::to_string(Milliseconds) +
+                                        " ms (LaunchOptions::TimeoutMilliseconds)" + Tail);
   }
 };
 } // namespace
@@ -146,6 +165,9 @@ struct HostRuntime::Impl {
   /// first launch that catches faults until it is destroyed.
   std::atomic<bool> HoldsHandlers{false};
   std::mutex HoldLock;
+  /// fork(): HoldLock is held while the fault handlers' lock is taken, so
+  /// these hooks are newer than those (forkSafeFaultHandlers, in create).
+  ForkHooks Fork{HoldLock, nullptr};
 
   Error holdHandlers();
 
@@ -192,6 +214,7 @@ llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRunti
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
+  forkSafeFaultHandlers(); // before the pool's and the runtime's hooks
   // Pool threads get alternate signal stacks only where faults are caught.
   auto Pool =
       WorkerPool::create(Opts.NumThreads ? Opts.NumThreads : availableCPUs(), Opts.CatchFaults);
@@ -379,6 +402,7 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
   bool Catch = Opts.CatchFaults && P->Opts.CatchFaults;
   W.Milliseconds = Opts.TimeoutMilliseconds;
   W.Deadline = Start + std::chrono::milliseconds(std::min<uint64_t>(W.Milliseconds, 1ull << 40));
+  W.Cancel = Opts.Cancel;
   if (Catch)
     if (Error E = P->holdHandlers())
       return E;
@@ -512,9 +536,10 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
   std::optional<abi::BlockContext> FirstFailure;
   std::optional<std::tuple<KernelFault, uint64_t, uint64_t>> Fault;
   bool NoMemory = false;
-  std::atomic<bool> TimedOut{false};
+  std::atomic<int> Stopped{Watch::None}; // why the watch stopped it
   std::atomic<uint64_t> Ran{0};
   std::atomic<unsigned> Participants{0};
+  const bool Watching = W.active();
 
   Pool.run(Workers, [&](unsigned) {
     Participants.fetch_add(1, std::memory_order_relaxed);
@@ -532,14 +557,16 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
       if (First >= NumBlocks)
         break;
       uint64_t End = std::min(NumBlocks, First + Chunk);
-      // With a timeout, one block at a time and the clock between them.
-      uint64_t Step = W.Milliseconds ? 1 : End - First;
+      // With a timeout or a cancel token, one block at a time and the
+      // watch checked between them.
+      uint64_t Step = Watching ? 1 : End - First;
       for (uint64_t B = First; B < End && !Failed.load(std::memory_order_relaxed); B += Step) {
-        if (W.expired()) {
-          TimedOut = true;
-          Failed = true;
-          break;
-        }
+        if (Watching)
+          if (Watch::Reason Why = W.check()) {
+            Stopped.store(Why, std::memory_order_relaxed);
+            Failed = true;
+            break;
+          }
         uint64_t To = std::min(End, B + Step);
         int32_t Result;
         KernelFault F;
@@ -570,8 +597,10 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
                       Cfg.Grid);
   if (FirstFailure)
     return divergenceError(*FirstFailure, Cfg.Grid);
-  if (TimedOut)
-    return W.error(*K.Info, Ran.load(), NumBlocks);
+  if (int Why = Stopped.load())
+    return W.error(Watch::Reason(Why), *K.Info,
+                   "after " + std::to_string(Ran.load()) + " of " + std::to_string(NumBlocks) +
+                       " blocks");
   return Error::success();
 }
 
@@ -596,7 +625,7 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
   unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
   uint32_t Resume = 0;
   std::atomic<unsigned> Participants{0};
-  std::atomic<bool> TimedOut{false};
+  std::atomic<int> Stopped{Watch::None}; // why the watch stopped it
   std::atomic<bool> Faulted{false};
   std::mutex FaultLock;
   std::optional<std::pair<KernelFault, uint64_t>> Fault;
@@ -605,10 +634,9 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
     std::atomic<uint64_t> Next{0};
     Pool.run(Workers, [&](unsigned) {
       Participants.fetch_add(1, std::memory_order_relaxed);
-      while (!TimedOut.load(std::memory_order_relaxed) &&
-             !Faulted.load(std::memory_order_relaxed)) {
-        if (W.expired()) {
-          TimedOut = true;
+      while (!Stopped.load(std::memory_order_relaxed) && !Faulted.load(std::memory_order_relaxed)) {
+        if (Watch::Reason Why = W.check()) {
+          Stopped.store(Why, std::memory_order_relaxed);
           break;
         }
         uint64_t B = Next.fetch_add(1, std::memory_order_relaxed);
@@ -631,14 +659,11 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
       Stats.Workers = std::min<unsigned>(Participants.load(), Workers);
       return faultError(*K.Info, Fault->first, Fault->second, Fault->second + 1, Cfg.Grid);
     }
-    if (TimedOut) {
+    if (int Why = Stopped.load()) {
       Stats.Workers = std::min<unsigned>(Participants.load(), Workers);
-      return fail(ErrorKind::Timeout,
-                  "kernel '" + K.Info->Name + "' did not finish within " +
-                      std::to_string(W.Milliseconds) +
-                      " ms (LaunchOptions::TimeoutMilliseconds): stopped in grid-wide phase " +
-                      std::to_string(Stats.Phases) + " after " + std::to_string(Ran.load()) +
-                      " block runs; memory the kernel wrote until then stays written");
+      return W.error(Watch::Reason(Why), *K.Info,
+                     "in grid-wide phase " + std::to_string(Stats.Phases) + " after " +
+                         std::to_string(Ran.load()) + " block runs");
     }
     for (uint64_t B = 0; B < NumBlocks; ++B)
       if (Status[B] == abi::EntryError)

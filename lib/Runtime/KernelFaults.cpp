@@ -15,6 +15,8 @@
 
 #include "KernelFaults.h"
 
+#include "gridjit/Support/ForkSafety.h"
+
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -186,6 +188,12 @@ llvm::Error gridjit::holdFaultHandlers() {
     S.Linked = true;
   }
   return llvm::Error::success();
+}
+
+void gridjit::forkSafeFaultHandlers() {
+  // Never destroyed: runtimes may go during static destruction.
+  static ForkHooks *Hooks = new ForkHooks(HandlersLock, nullptr);
+  (void)Hooks;
 }
 
 void gridjit::releaseFaultHandlers() {

@@ -58,6 +58,11 @@ llvm::Error holdFaultHandlers();
 /// gridjit's stay behind it (with no kernel running, they pass every fault
 /// on).
 void releaseFaultHandlers();
+/// Registers the lock of the two functions above for fork()
+/// (gridjit/Support/ForkSafety.h), once per process. A runtime calls it
+/// before it registers its own hooks and outside every lock: a runtime's
+/// lock is held while taking this one, so this one must be the older.
+void forkSafeFaultHandlers();
 
 /// Calls Entry(Args, Ctx, First, End) and returns its result; when the call
 /// faults, returns false with \p Fault filled in (what the kernel wrote

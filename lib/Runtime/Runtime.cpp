@@ -129,12 +129,14 @@ Error Runtime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfi
   auto K = findKernel(M, Kernel);
   if (!K)
     return K.takeError();
-  if (Opts.TimeoutMilliseconds && Kind != TargetKind::Host)
+  // A GPU kernel cannot be stopped once queued: refused, never ignored.
+  if ((Opts.TimeoutMilliseconds || Opts.Cancel) && Kind != TargetKind::Host)
     return makeError(
         ErrorKind::InvalidArgument,
         "kernel '" + K->Name + "': the " + std::string(getTargetName(Kind)) +
-            " runtime cannot stop a launch (LaunchOptions::TimeoutMilliseconds must be 0 "
-            "there)");
+            " runtime cannot stop a launch (LaunchOptions::" +
+            (Opts.TimeoutMilliseconds ? "TimeoutMilliseconds must be 0" : "Cancel must be null") +
+            " there)");
   return launchKernel(M, *K, Config, Args, Opts);
 }
 

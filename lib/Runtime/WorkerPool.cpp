@@ -58,15 +58,8 @@ llvm::Expected<std::unique_ptr<WorkerPool>> WorkerPool::create(unsigned NumThrea
                                    "host runtime: cannot set up worker threads: %s",
                                    std::strerror(Err));
   int Err = pthread_attr_setstacksize(&Attr, hostabi::WorkerStackBytes);
-  for (unsigned I = 1; !Err && I < P->NumThreads; ++I) {
-    auto *Start = new ThreadStart{P.get(), SignalStacks ? &P->Stacks[I - 1] : nullptr};
-    pthread_t T;
-    Err = pthread_create(&T, &Attr, threadMain, Start);
-    if (Err)
-      delete Start;
-    else
-      P->Threads.push_back(T);
-  }
+  if (!Err)
+    Err = P->startThreads(Attr);
   pthread_attr_destroy(&Attr);
   if (Err) {
     std::string Msg = "host runtime: could not start worker thread " +
@@ -79,6 +72,48 @@ llvm::Expected<std::unique_ptr<WorkerPool>> WorkerPool::create(unsigned NumThrea
     return llvm::createStringError(std::error_code(Err, std::generic_category()), Msg);
   }
   return std::move(P);
+}
+
+int WorkerPool::startThreads(const pthread_attr_t &Attr) {
+  while (Threads.size() + 1 < NumThreads) {
+    size_t I = Threads.size();
+    auto *Start = new ThreadStart{this, Stacks.empty() ? nullptr : &Stacks[I]};
+    pthread_t T;
+    if (int Err = pthread_create(&T, &Attr, threadMain, Start)) {
+      delete Start;
+      return Err;
+    }
+    Threads.push_back(T);
+  }
+  return 0;
+}
+
+void WorkerPool::restartThreads() {
+  std::lock_guard<std::mutex> L(M);
+  if (!Forked.load(std::memory_order_relaxed))
+    return; // another caller did it
+  // The signal stacks are the parent's mappings, which the child has too.
+  // A thread that cannot start now leaves the pool smaller, not failed:
+  // the callers of run() do the work.
+  pthread_attr_t Attr;
+  if (pthread_attr_init(&Attr) == 0) {
+    if (pthread_attr_setstacksize(&Attr, hostabi::WorkerStackBytes) == 0)
+      (void)startThreads(Attr);
+    pthread_attr_destroy(&Attr);
+  }
+  // After the threads: a run() that sees it cleared reads Threads as left.
+  Forked.store(false, std::memory_order_release);
+}
+
+void WorkerPool::resetInChild() {
+  // The parent's threads, and the callers whose jobs are queued, are not
+  // here; the condition variables start without the parent's waiters.
+  Threads.clear();
+  Queue.clear();
+  Stopping = false;
+  recreateInChild(WorkAvailable);
+  recreateInChild(JobDone);
+  Forked.store(NumThreads > 1, std::memory_order_relaxed);
 }
 
 void WorkerPool::stop() {
@@ -95,6 +130,8 @@ void WorkerPool::stop() {
 WorkerPool::~WorkerPool() { stop(); }
 
 void WorkerPool::run(unsigned MaxParticipants, llvm::function_ref<void(unsigned)> Work) {
+  if (Forked.load(std::memory_order_acquire)) [[unlikely]]
+    restartThreads();
   if (MaxParticipants <= 1 || Threads.empty()) {
     Work(0);
     return;

@@ -8,7 +8,9 @@
 // held only to hand out places in a job, never while work runs. Each pool
 // thread may have its own alternate signal stack for its whole life
 // (KernelFaults.h), so that a kernel that overflows its stack there is
-// caught.
+// caught. In a child of fork(), which has none of the parent's threads, the
+// pool forgets them and starts its own on the next run()
+// (gridjit/Support/ForkSafety.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,9 +19,12 @@
 
 #include "KernelFaults.h"
 
+#include "gridjit/Support/ForkSafety.h"
+
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -62,6 +67,14 @@ private:
   static void *threadMain(void *Start);
   void workerLoop();
   void stop();
+  /// Starts pool threads (with \p Attr) until there are NumThreads - 1;
+  /// 0, or the error of the first that could not start. M held, or the
+  /// pool not shared yet.
+  int startThreads(const pthread_attr_t &Attr);
+  /// In a child of fork(), before a job: the threads the parent had.
+  void restartThreads();
+  /// In a child of fork(), with M held.
+  void resetInChild();
 
   unsigned NumThreads;
   std::mutex M;
@@ -72,6 +85,9 @@ private:
   /// One per thread, when the pool has them; unmapped after the threads
   /// are joined.
   std::vector<SignalStack> Stacks;
+  /// A child of fork() that has not started its threads yet.
+  std::atomic<bool> Forked{false};
+  ForkHooks Fork{M, [this] { resetInChild(); }}; ///< last: see ForkHooks
 };
 
 } // namespace gridjit

@@ -8,6 +8,8 @@
 #include "gridjit/Target/CodegenTarget.h"
 #include "Pipeline.h"
 
+#include "gridjit/Support/ForkSafety.h"
+
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -101,6 +103,7 @@ private:
   /// Least recently given back first.
   std::vector<std::pair<unsigned, std::unique_ptr<llvm::TargetMachine>>> Idle;
   uint64_t Created = 0, Reused = 0;
+  ForkHooks Fork{Mu, nullptr}; ///< last: see ForkHooks
 };
 
 CodegenTarget::CodegenTarget(TargetKind Kind)

@@ -19,6 +19,7 @@ docs/Python.md.
 """
 
 from . import _capi
+from ._cancel import CancelToken
 from ._compiler import Compiler, Module, compile, compile_async, default_compiler
 from ._errors import (
     ArgumentError,
@@ -29,6 +30,7 @@ from ._errors import (
     Error,
     FileSystemError,
     InvalidArgumentError,
+    KernelCancelledError,
     KernelFaultError,
     KernelTimeoutError,
     LaunchError,
@@ -55,6 +57,7 @@ library_path = _capi.library_path
 __all__ = [
     "DEFAULT_TARGET",
     "ArgumentError",
+    "CancelToken",
     "CompileError",
     "Compiler",
     "ConfigurationError",
@@ -65,6 +68,7 @@ __all__ = [
     "FileSystemError",
     "InvalidArgumentError",
     "Kernel",
+    "KernelCancelledError",
     "KernelFaultError",
     "KernelTimeoutError",
     "LaunchError",

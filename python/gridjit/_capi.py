@@ -109,6 +109,7 @@ GJ_ERROR_FAULT = 11
 GJ_ERROR_TIMEOUT = 12
 GJ_ERROR_DRIVER = 13
 GJ_ERROR_IO = 14
+GJ_ERROR_CANCELLED = 15
 
 #: GJ_MAX_BUFFER_BYTES: the most bytes a buffer may have (gj_buffer_alloc),
 #: 2**62. test/Python/test_bounds.py reads it from the header.
@@ -192,6 +193,8 @@ class gj_launch_config(Structure):
         ("block", c_uint32 * 3),
         ("dynamic_shared_bytes", c_uint32),
         ("stream", c_void_p),
+        ("timeout_ms", c_uint64),
+        ("cancel", c_void_p),
     ]
 
 
@@ -274,6 +277,10 @@ gj_buffer_read = _declare("gj_buffer_read", c_int, _handle, c_uint64, c_void_p, 
 
 gj_launch_config_init = _declare("gj_launch_config_init_v2", None, c_void_p, c_size_t)
 gj_launch = _declare("gj_launch_v2", c_int, _handle, c_char_p, c_void_p, c_void_p, c_size_t, c_size_t)
+gj_cancel_token_create = _declare("gj_cancel_token_create", c_int, _P(_handle))
+gj_cancel_token_cancel = _declare("gj_cancel_token_cancel", c_int, _handle)
+gj_cancel_token_is_cancelled = _declare("gj_cancel_token_is_cancelled", c_int32, _handle)
+gj_cancel_token_destroy = _declare("gj_cancel_token_destroy", None, _handle)
 
 # The launch path's gj_launch: a second function object (lib[...] makes a new
 # one) without argtypes, so that ctypes converts nothing: the launch passes

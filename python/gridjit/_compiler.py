@@ -2,6 +2,7 @@
 
 import os
 import threading
+import weakref
 from concurrent.futures import Future
 from ctypes import byref, c_size_t, c_void_p, string_at
 
@@ -139,11 +140,22 @@ class Compiler:
         job = Handle(out.value, _capi.gj_compile_job_destroy, self._handle)
         future = Future()
         future.set_running_or_notify_cancel()
-        waiter = threading.Thread(
-            target=_wait_for_job, args=(job, future, runtime), name="gridjit-compile-wait", daemon=True
-        )
-        waiter.start()
+        pending = (job, future, runtime)
+        with _pending_lock:
+            _pending.add(pending)
+        _start_waiter(pending)
         return future
+
+
+# compile_async's jobs whose waiter has not finished: a child of fork(),
+# which has none of the parent's threads, starts a waiter of its own for
+# each (_after_fork_in_child).
+_pending_lock = threading.Lock()
+_pending = set()
+
+
+def _start_waiter(pending):
+    threading.Thread(target=_wait_for_job, args=pending, name="gridjit-compile-wait", daemon=True).start()
 
 
 def _wait_for_job(job, future, runtime):
@@ -157,6 +169,8 @@ def _wait_for_job(job, future, runtime):
     else:
         future.set_result(module)
     finally:
+        with _pending_lock:
+            _pending.discard((job, future, runtime))
         job.close()
 
 
@@ -177,6 +191,7 @@ class Module:
             )
         self._runtime = runtime
         self._lock = threading.Lock()
+        _modules.add(self)  # its lock is renewed in a child of fork()
         self._lm = None
         self._kernels = {}
         infos = _kernels if _kernels is not None else _read_kernels(handle)
@@ -284,6 +299,28 @@ def _read_kernels(handle):
 
 _defaults_lock = threading.Lock()
 _default_compilers = {}
+_modules = weakref.WeakSet()
+
+
+def _after_fork_in_child():
+    """A child of fork() has only the thread that forked (the library makes
+    its own objects usable there: docs/Python.md, "multiprocessing and
+    fork()"). A lock another thread held at the fork would stay held: the
+    package's are made anew. A compile_async job still waited for gets a
+    waiter of its own; the library finishes the job there (with its
+    module, or with an error if the compile was unfinished at the fork)."""
+    global _defaults_lock, _pending_lock
+    _defaults_lock = threading.Lock()
+    _pending_lock = threading.Lock()
+    for m in list(_modules):
+        m._lock = threading.Lock()
+    for pending in list(_pending):
+        if not pending[1].done():
+            _start_waiter(pending)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def default_compiler(targets=None):

@@ -30,8 +30,8 @@ class CompileError(Error):
 
 class LaunchError(Error):
     """A launch was refused or failed: the base of ArgumentError,
-    ConfigurationError, DivergenceError, KernelFaultError and
-    KernelTimeoutError."""
+    ConfigurationError, DivergenceError, KernelFaultError,
+    KernelTimeoutError and KernelCancelledError."""
 
 
 class ArgumentError(LaunchError, TypeError, ValueError):
@@ -61,6 +61,13 @@ class KernelFaultError(LaunchError):
 
 class KernelTimeoutError(LaunchError):
     """A watchdog stopped the launch."""
+
+
+class KernelCancelledError(LaunchError):
+    """The launch's CancelToken was cancelled (``cancel=``), so it stopped
+    between blocks: the blocks that had started finished, the others never
+    ran. A launch that Ctrl-C stopped raises KeyboardInterrupt instead
+    (docs/Python.md, "Timeouts, cancellation and Ctrl-C")."""
 
 
 class NotFoundError(Error, LookupError):
@@ -101,6 +108,7 @@ _BY_STATUS_NAME = {
     "GJ_ERROR_TIMEOUT": KernelTimeoutError,
     "GJ_ERROR_DRIVER": DriverError,
     "GJ_ERROR_IO": FileSystemError,
+    "GJ_ERROR_CANCELLED": KernelCancelledError,
     "GJ_ERROR_LAUNCH": LaunchError,
     "GJ_ERROR_NOT_READY": Error,
 }
@@ -124,6 +132,7 @@ ALL = (
     DivergenceError,
     KernelFaultError,
     KernelTimeoutError,
+    KernelCancelledError,
     NotFoundError,
     NoDeviceError,
     InvalidArgumentError,

@@ -20,11 +20,12 @@ import ctypes
 import math
 import numbers
 import operator
+import os
 import reprlib
 import struct
 from ctypes import byref, c_size_t, c_void_p
 
-from . import _capi, _interop, _types
+from . import _cancel, _capi, _interop, _types
 from ._errors import ConfigurationError
 from ._runtime import DeviceArray
 
@@ -181,7 +182,11 @@ class Kernel:
 
     ``grid`` and ``block`` are ints or tuples of 1 to 3 ints. On the host
     target the call returns when the kernel has finished; on CUDA when it is
-    queued (``runtime.synchronize()`` or a copy waits for it).
+    queued (``runtime.synchronize()`` or a copy waits for it). A host launch
+    takes ``timeout=SECONDS`` (KernelTimeoutError once it has passed) and
+    ``cancel=CancelToken`` (KernelCancelledError once cancelled), both
+    checked between blocks, and Ctrl-C stops a long one (KeyboardInterrupt):
+    docs/Python.md, "Timeouts, cancellation and Ctrl-C".
     """
 
     __slots__ = (
@@ -200,6 +205,7 @@ class Kernel:
         "_layout",
         "_pool",
         "_launchers",
+        "_launcher_class",
         "_lm",
         "_cuda",
         "__weakref__",
@@ -254,17 +260,18 @@ class Kernel:
             key = _typed_key(config)
             launcher = self._launchers.get(key)
         except TypeError:  # an unhashable configuration (a list): not cached
-            return _Launcher(self, config)
+            return self._launcher_class(self, config)
         if launcher is None:
-            launcher = _Launcher(self, config)
+            launcher = self._launcher_class(self, config)
             if len(self._launchers) >= 256:
                 self._launchers.clear()
             self._launchers[key] = launcher
         return launcher
 
-    def launch(self, grid, block, *args, stream=None, shared=0):
-        """The same as ``kernel[grid, block, stream, shared](*args)``."""
-        return _Launcher(self, (grid, block, stream, shared))(*args)
+    def launch(self, grid, block, *args, stream=None, shared=0, timeout=None, cancel=None):
+        """The same as ``kernel[grid, block, stream, shared](*args,
+        timeout=timeout, cancel=cancel)``."""
+        return self._launcher_class(self, (grid, block, stream, shared))(*args, timeout=timeout, cancel=cancel)
 
     # ---- The launch path --------------------------------------------------
 
@@ -374,7 +381,8 @@ class Kernel:
                     "    check_f32(%s, %s)" % (a, where),
                     "f[%d] = %s" % ((i * L.size + L.value) // 4, a),
                 ]
-        lines = ["def launch(config, stream, args):"]
+        # The body, shared by the two functions made of it below.
+        lines = []
         if names:
             lines += [
                 "    try:",
@@ -405,10 +413,28 @@ class Kernel:
             "    if status:",
             "        check(status, 'gj_launch')",
         ]
-        source = "\n".join(lines) + "\n"
+        # launch(config, stream, args), for every path; and the kernel's
+        # launchers' __call__, the fast path, with the body inline (one
+        # Python frame less, which more than pays for its keyword-only
+        # options): a launch given an option, or a long one, goes to
+        # _Launcher._launch_with, which calls launch().
+        source = "\n".join(
+            ["def launch(config, stream, args):"]
+            + lines
+            + [
+                "",
+                "def call(self, *args, timeout=None, cancel=None):",
+                "    if timeout is not None or cancel is not None or self._long:",
+                "        return self._launch_with(args, timeout, cancel)",
+                "    config = self._config",
+                "    stream = self.stream",
+            ]
+            + lines
+        ) + "\n"
         exec(compile(source, "<gridjit launch of %s>" % self.name, "exec"), env)
         launch = env["launch"]
         launch.source = source
+        self._launcher_class = type("_Launcher", (_Launcher,), {"__slots__": (), "__call__": env["call"]})
         return launch
 
     def _count_error(self, config, args):
@@ -592,10 +618,21 @@ def _as_float(v, where):
     raise where.error("must be a real number, but %s was given" % _got(v))
 
 
+def _workers(kernel):
+    """The threads of the host runtime \p kernel launches on."""
+    rt = kernel.module.runtime
+    if rt.threads:
+        return rt.threads
+    try:
+        return len(os.sched_getaffinity(0))  # what the runtime counts
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class _Launcher:
     """A kernel with a launch configuration: call it with the arguments."""
 
-    __slots__ = ("kernel", "grid", "block", "stream", "shared", "_struct", "_config", "_launch")
+    __slots__ = ("kernel", "grid", "block", "stream", "shared", "_struct", "_config", "_launch", "_long", "_can_stop")
 
     def __init__(self, kernel, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -626,6 +663,16 @@ class _Launcher:
         self._struct = c  # what _config points into
         self._config = byref(c)
         self._launch = kernel._launch
+        # A host launch with more blocks than the runtime has threads can be
+        # stopped between blocks; a long one (many threads for each runtime
+        # thread) takes the interruptible path by itself (_cancel.py).
+        self._can_stop = self._long = False
+        blocks = self.grid[0] * self.grid[1] * self.grid[2]
+        if not kernel._cuda and blocks > 1:
+            workers = _workers(kernel)
+            self._can_stop = blocks > workers
+            threads = blocks * self.block[0] * self.block[1] * self.block[2]
+            self._long = self._can_stop and threads >= workers * _cancel.LONG_LAUNCH_THREADS_PER_WORKER
 
     def __repr__(self):
         return "<gridjit launch of %s grid=%s block=%s shared=%d stream=%#x>" % (
@@ -636,5 +683,32 @@ class _Launcher:
             self.stream,
         )
 
-    def __call__(self, *args):
-        self._launch(self._config, self.stream, args)
+    def __call__(self, *args, timeout=None, cancel=None):
+        # What each kernel's launchers do, in one generated function
+        # (Kernel._generate_launch): this one is never called on them.
+        if timeout is None and cancel is None and not self._long:
+            self._launch(self._config, self.stream, args)
+        else:
+            self._launch_with(args, timeout, cancel)
+
+    def _launch_with(self, args, timeout, cancel):
+        """A launch with a timeout or a cancel token, or a long one: on the
+        main thread, with Python's SIGINT handler, one whose grid has more
+        blocks than the runtime has threads runs interruptibly
+        (_cancel.run_interruptibly), Ctrl-C cancelling its token."""
+        kernel = self.kernel
+        ms = _cancel.timeout_ms(kernel, timeout)
+        token = None if cancel is None else _cancel.check_token(kernel, cancel)
+        interruptible = self._can_stop and _cancel.interruptible_here()
+        if interruptible and token is None:
+            token = _cancel.CancelToken()
+        if ms == 0 and token is None:
+            self._launch(self._config, self.stream, args)
+            return
+        c = type(self._struct).from_buffer_copy(self._struct)
+        c.timeout_ms = ms
+        c.cancel = token._handle.value if token is not None else None
+        if interruptible:
+            _cancel.run_interruptibly(self._launch, byref(c), self.stream, args, token)
+        else:
+            self._launch(byref(c), self.stream, args)

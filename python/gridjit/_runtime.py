@@ -109,6 +109,16 @@ _defaults_lock = threading.Lock()
 _default_runtimes = {}
 
 
+def _after_fork_in_child():
+    # Another thread may have held it at the fork (_compiler.py says more).
+    global _defaults_lock
+    _defaults_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def runtime(target=DEFAULT_TARGET):
     """The process's shared default Runtime of \\p target ("host" or
     "cuda"), created on first use with the default options (for CUDA,

@@ -28,6 +28,8 @@ class BenchmarkTest(unittest.TestCase):
             "Python kernel[1, 1](n, a, x, y)",
             "Python launcher(n, a, x, y)",
             "Python launcher, DeviceArray args",
+            "Python launcher(..., timeout=3600)",
+            "Python launcher, interruptible path (helper thread)",
             "ctypes gj_launch, prebuilt arguments",
         ]
         if os.path.exists(os.path.join(BUILD, "bin", "bench-CAPIBench")):

@@ -183,6 +183,27 @@ class CudaTest(unittest.TestCase):
         gridjit.runtime("cuda").synchronize()
         self.assertEqual(launches()[before:], ["cuLaunchKernel saxpy grid (2, 1, 1) block (128, 1, 1) shared 0"])
 
+    def test_timeout_and_cancel_are_refused(self):
+        # A GPU kernel cannot be stopped once queued: refused, in gridjit's
+        # words, and nothing is launched (docs/Python.md, "Timeouts,
+        # cancellation and Ctrl-C"). A long grid keeps the fast path too.
+        before = len(launches())
+        x = gridjit.to_device(np.arange(256, dtype=np.float32), target="cuda")
+        y = gridjit.device_array(256, np.float32, target="cuda")
+        with self.assertRaisesRegex(
+            gridjit.InvalidArgumentError,
+            r"^kernel 'saxpy': the nvptx runtime cannot stop a launch "
+            r"\(LaunchOptions::TimeoutMilliseconds must be 0 there\)$",
+        ):
+            self.mod.saxpy[2, 128](256, 2.0, x, y, timeout=1)
+        with self.assertRaisesRegex(
+            gridjit.InvalidArgumentError,
+            r"^kernel 'saxpy': the nvptx runtime cannot stop a launch \(LaunchOptions::Cancel must be null there\)$",
+        ):
+            self.mod.saxpy.launch(2, 128, 256, 2.0, x, y, cancel=gridjit.CancelToken())
+        self.assertEqual(launches()[before:], [])
+        self.assertFalse(self.mod.saxpy[1 << 30, 1024]._long)
+
     def test_foreign_cuda_array_interface(self):
         before = len(launches())
         x = ForeignArray(self.driver, (64,), "<f4")

@@ -520,6 +520,29 @@ TEST(CudaRuntimeTest, GridTooLarge) {
             "are limited to (2147483647, 65535, 65535)");
 }
 
+// A GPU kernel cannot be stopped once queued: a timeout or a cancel token
+// is refused before anything is launched, never ignored.
+TEST(CudaRuntimeTest, TimeoutAndCancelAreRefused) {
+  Loaded L;
+  ASSERT_TRUE(L.M);
+  int Plain = launches(false);
+  KernelArg Args[] = {KernelArg::buffer(L.Out, ScalarKind::I32)};
+  LaunchOptions LO;
+  LO.TimeoutMilliseconds = 1000;
+  llvm::Error E = L.RT->launch(*L.M, "dyn", config(1, 32, 128), Args, LO);
+  EXPECT_EQ(peekErrorKind(E), ErrorKind::InvalidArgument);
+  EXPECT_EQ(errorText(std::move(E)), "kernel 'dyn': the nvptx runtime cannot stop a launch "
+                                     "(LaunchOptions::TimeoutMilliseconds must be 0 there)");
+  CancelToken Token;
+  LO.TimeoutMilliseconds = 0;
+  LO.Cancel = &Token;
+  E = L.RT->launch(*L.M, "dyn", config(1, 32, 128), Args, LO);
+  EXPECT_EQ(peekErrorKind(E), ErrorKind::InvalidArgument);
+  EXPECT_EQ(errorText(std::move(E)), "kernel 'dyn': the nvptx runtime cannot stop a launch "
+                                     "(LaunchOptions::Cancel must be null there)");
+  EXPECT_EQ(launches(false), Plain);
+}
+
 TEST(CudaRuntimeTest, CooperativeLaunches) {
   Loaded L("occupancy:2");
   ASSERT_TRUE(L.M);

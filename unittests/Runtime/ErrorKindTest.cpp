@@ -104,6 +104,12 @@ TEST(ErrorKindTest, HostCompilerAndRuntime) {
   LaunchOptions LO;
   LO.TimeoutMilliseconds = 1;
   Check(kindOf((*RT)->launch(**LM, "spin", config(1u << 20, 1024), Spin, LO)), ErrorKind::Timeout);
+  // A cancelled token: its own kind, told apart from the timeout.
+  CancelToken Cancelled;
+  Cancelled.cancel();
+  LaunchOptions Cancel;
+  Cancel.Cancel = &Cancelled;
+  Check(kindOf((*RT)->launch(**LM, "spin", config(64, 1024), Spin, Cancel)), ErrorKind::Cancelled);
   // (Not an allocation too large, which a sanitizer would report.)
   Artifact Garbage = (*M)->Art;
   Garbage.Payload = "not an object file";
@@ -112,7 +118,7 @@ TEST(ErrorKindTest, HostCompilerAndRuntime) {
   ASSERT_TRUE(succeeded(B));
   Check(kindOf((*RT)->copyToDevice(*B, Out, 16)), ErrorKind::InvalidArgument);
   Check(kindOf(readRemoteCacheSecret("/nonexistent/gridjit/secret")), ErrorKind::IO);
-  EXPECT_EQ(Seen.size(), 10u);
+  EXPECT_EQ(Seen.size(), 11u);
 }
 
 TEST(ErrorKindTest, CudaRuntimeOnTheFakeDriver) {

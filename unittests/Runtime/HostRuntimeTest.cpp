@@ -270,6 +270,20 @@ TEST(HostRuntimeTest, DivergenceIsAnErrorNamingKernelAndLine) {
   EXPECT_EQ(Hits, 9u);
 }
 
+/// Launches with \p LO that stop nothing (a timeout that does not pass, a
+/// token nobody cancels) run every block, cooperative or not.
+void expectEveryBlockRuns(Loaded &L, const LaunchOptions &LO) {
+  uint64_t Hits = 0;
+  KernelArg Args[] = {KernelArg::pointer(&Hits)};
+  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "count", config(64, 8), Args, LO)));
+  EXPECT_EQ(Hits, 64u * 8);
+  std::vector<int32_t> Out(64), Tmp(64);
+  KernelArg PArgs[] = {KernelArg::pointer(Out.data()), KernelArg::pointer(Tmp.data())};
+  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "phases", config(8, 8), PArgs, LO)));
+  for (int I = 0; I < 64; ++I)
+    EXPECT_EQ(Out[I], (I + 1) % 64) << I;
+}
+
 TEST(HostRuntimeTest, TimeoutStopsALaunchBetweenBlocks) {
   HostRuntimeOptions O;
   O.NumThreads = 2;
@@ -291,14 +305,64 @@ TEST(HostRuntimeTest, TimeoutStopsALaunchBetweenBlocks) {
   // A launch that finishes in time is not affected, cooperative or not,
   // and the runtime is still usable.
   LO.TimeoutMilliseconds = 3600 * 1000;
+  expectEveryBlockRuns(L, LO);
+}
+
+TEST(HostRuntimeTest, CancelFromAnotherThreadStopsALaunchBetweenBlocks) {
+  HostRuntimeOptions O;
+  O.NumThreads = 2;
+  Loaded L = load(O);
+  ASSERT_TRUE(L.M);
+  // 2^31 - 1 blocks; another thread cancels once the kernel has started.
+  // Without the cancel the launch would run them all, and the counts
+  // below would say so: no time is measured.
+  uint64_t Hits = 0;
+  KernelArg Args[] = {KernelArg::pointer(&Hits)};
+  CancelToken Token;
+  LaunchOptions LO;
+  LO.Cancel = &Token;
+  std::thread Canceller([&] {
+    while (__atomic_load_n(&Hits, __ATOMIC_RELAXED) == 0)
+      std::this_thread::yield();
+    Token.cancel();
+  });
+  llvm::Error E = L.RT->launch(*L.M, "count", config(0x7fffffff, 1), Args, LO);
+  Canceller.join();
+  ASSERT_TRUE(failed(E));
+  EXPECT_EQ(peekErrorKind(E), ErrorKind::Cancelled);
+  std::string Msg = errorText(std::move(E));
+  EXPECT_EQ(Msg, "kernel 'count' was cancelled (LaunchOptions::Cancel): stopped after " +
+                     std::to_string(Hits) +
+                     " of 2147483647 blocks; memory the kernel wrote until then stays written");
+  EXPECT_GT(Hits, 0u);
+  EXPECT_LT(Hits, 0x7fffffffu);
+  EXPECT_TRUE(Token.isCancelled());
+
+  // A token that is already cancelled: no block runs, cooperative or not.
   Hits = 0;
-  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "count", config(64, 8), Args, LO)));
-  EXPECT_EQ(Hits, 64u * 8);
-  std::vector<int32_t> Out(64), Tmp(64);
+  E = L.RT->launch(*L.M, "count", config(64, 8), Args, LO);
+  EXPECT_EQ(errorText(std::move(E)),
+            "kernel 'count' was cancelled (LaunchOptions::Cancel): stopped after 0 of 64 blocks; "
+            "memory the kernel wrote until then stays written");
+  EXPECT_EQ(Hits, 0u);
+  std::vector<int32_t> Out(64, -1), Tmp(64, -1);
   KernelArg PArgs[] = {KernelArg::pointer(Out.data()), KernelArg::pointer(Tmp.data())};
-  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "phases", config(8, 8), PArgs, LO)));
-  for (int I = 0; I < 64; ++I)
-    EXPECT_EQ(Out[I], (I + 1) % 64) << I;
+  E = L.RT->launch(*L.M, "phases", config(8, 8), PArgs, LO);
+  EXPECT_EQ(peekErrorKind(E), ErrorKind::Cancelled);
+  EXPECT_EQ(errorText(std::move(E)),
+            "kernel 'phases' was cancelled (LaunchOptions::Cancel): stopped in grid-wide phase 1 "
+            "after 0 block runs; memory the kernel wrote until then stays written");
+  EXPECT_EQ(Tmp, std::vector<int32_t>(64, -1));
+
+  // A fresh token that nobody cancels changes nothing, and a timeout
+  // that passes first is still a timeout, told apart from a cancel.
+  CancelToken Fresh;
+  LO.Cancel = &Fresh;
+  expectEveryBlockRuns(L, LO);
+  LO.TimeoutMilliseconds = 1;
+  E = L.RT->launch(*L.M, "count", config(0x7fffffff, 1), Args, LO);
+  EXPECT_EQ(peekErrorKind(E), ErrorKind::Timeout);
+  llvm::consumeError(std::move(E));
 }
 
 /// Floats that end where an inaccessible page starts: the first access

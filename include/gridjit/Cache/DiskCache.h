@@ -125,7 +125,11 @@ public:
   /// Held from lockKey until release() or destruction; releasing removes
   /// the lock file. It may also come back not held (stores are off, the
   /// file system has no flock, or LockTimeout passed): the caller then
-  /// compiles without it.
+  /// compiles without it. A child of fork() does not hold its parent's
+  /// locks: its copy of the descriptor is closed at the fork (an flock
+  /// belongs to the open file, which the copy would keep locked after the
+  /// parent's release), and a KeyLock that came over the fork releases
+  /// nothing.
   class KeyLock {
   public:
     KeyLock() = default;
@@ -142,6 +146,7 @@ public:
     int FD = -1;
     std::string Path;
     bool Waited = false;
+    uint64_t ForkGeneration = 0; ///< forkGeneration() when it was taken
   };
   /// Takes \p K's lock, waiting for another process that holds it (at most
   /// LockTimeout). Callers look the key up again once they hold it.

@@ -28,6 +28,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -220,6 +221,28 @@ struct LaunchStats {
   bool Cooperative = false;
 };
 
+/// Stops launches from another thread (LaunchOptions::Cancel). Once
+/// cancel() has been called, a host launch that names the token takes no
+/// more blocks: the blocks already running finish, and the launch returns
+/// an error of kind Cancelled naming the kernel and how many blocks ran
+/// (what they wrote stays written); a launch that starts with the token
+/// already cancelled runs no block. A token stays cancelled: make a new
+/// one for the launches after. Thread-safe (cancel() from any thread, a
+/// signal handler included: it is one atomic store); it must outlive the
+/// launches that name it.
+class CancelToken {
+public:
+  CancelToken() = default;
+  CancelToken(const CancelToken &) = delete;
+  CancelToken &operator=(const CancelToken &) = delete;
+  /// Asks every launch naming this token to stop.
+  void cancel() { Cancelled.store(true, std::memory_order_relaxed); }
+  bool isCancelled() const { return Cancelled.load(std::memory_order_relaxed); }
+
+private:
+  std::atomic<bool> Cancelled{false};
+};
+
 /// How to launch, beyond the configuration.
 struct LaunchOptions {
   /// A stream of the caller's, as an opaque handle: on the nvptx target a
@@ -232,11 +255,20 @@ struct LaunchOptions {
   LaunchStats *Stats = nullptr;
   /// A watchdog, in milliseconds (0: none). The host runtime checks it
   /// between blocks: once it has passed, workers take no more blocks and
-  /// the launch returns an error naming the kernel and how many blocks ran
-  /// (what they wrote stays written). A block that never finishes (`while
-  /// true {}`) cannot be stopped: kernel code has no cancellation points
-  /// (docs/Runtime.md). The nvptx runtime rejects a non-zero value.
+  /// the launch returns an error of kind Timeout naming the kernel and how
+  /// many blocks ran (what they wrote stays written). A block that never
+  /// finishes (`while true {}`) cannot be stopped: kernel code has no
+  /// cancellation points (docs/Runtime.md, "Timeouts and cancellation").
+  /// The nvptx runtime rejects a non-zero value: a GPU kernel cannot be
+  /// stopped once queued.
   uint64_t TimeoutMilliseconds = 0;
+  /// A token another thread may cancel (null: none). The host runtime
+  /// checks it between blocks, as the timeout, and stops the launch with an
+  /// error of kind Cancelled (CancelToken). With a token or a timeout each
+  /// block is a call of its own, checked before it starts; without either,
+  /// workers run chunks of blocks unchecked. The nvptx runtime rejects a
+  /// non-null token, as it does a timeout.
+  const CancelToken *Cancel = nullptr;
   /// The host runtime catches a memory fault (SIGSEGV, SIGBUS) of the
   /// kernel's code, a stack overflow included: the launch stops and returns
   /// a KernelFaultError naming the kernel and its blocks (what the kernel

@@ -92,6 +92,13 @@ RedisClient::~RedisClient() {
     redisFree(C);
 }
 
+void RedisClient::dropPoolInChild() {
+  // redisFree closes the descriptor and frees memory; it sends nothing.
+  for (redisContext *C : Idle)
+    redisFree(C);
+  Idle.clear();
+}
+
 size_t RedisClient::idleConnections() {
   std::lock_guard<std::mutex> G(PoolMu);
   return Idle.size();

@@ -17,6 +17,11 @@
 //   SIGPIPE blocked in the calling thread, and a SIGPIPE it raised is taken
 //   back with sigtimedwait before the thread's mask is restored. The
 //   process's signal dispositions are never touched.
+// * No socket shared over fork(). A child closes the pooled connections it
+//   inherited (the parent's sockets: a command of the child's on one would
+//   interleave with the parent's) and connects anew. A connection another
+//   thread of the parent was using at the fork stays open in the child,
+//   never used, until the child exits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +30,7 @@
 
 #include "gridjit/Cache/RemoteCacheConfig.h"
 #include "gridjit/Cache/RemoteStore.h"
+#include "gridjit/Support/ForkSafety.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -86,9 +92,14 @@ private:
   bool handshake(redisContext *C, CommandResult &Failure);
   void give(redisContext *C);
 
+  /// In a child of fork(), PoolMu held: closes the pooled connections
+  /// (their sockets are the parent's too) without a word to the server.
+  void dropPoolInChild();
+
   ClientOptions Opts;
   std::mutex PoolMu;
   std::vector<redisContext *> Idle;
+  ForkHooks Fork{PoolMu, [this] { dropPoolInChild(); }}; ///< last: see ForkHooks
 };
 
 } // namespace gridjit::redis

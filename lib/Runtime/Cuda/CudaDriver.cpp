@@ -7,12 +7,14 @@
 #include "CudaDriver.h"
 
 #include "gridjit/Support/Environment.h"
+#include "gridjit/Support/ForkSafety.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <atomic>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -33,6 +35,11 @@ struct Driver::ContextSlot {
 };
 
 namespace {
+
+/// forkGeneration() of the process image that first initialised CUDA (a
+/// cuInit that succeeded), or -1: a child of that one cannot use it. The
+/// driver's state is process-wide, so this is too.
+std::atomic<int64_t> InitialisedIn{-1};
 
 /// The library when nothing names another.
 constexpr const char *DefaultLibrary = "libcuda.so.1";
@@ -114,6 +121,11 @@ Expected<std::unique_ptr<Driver>> Driver::open(const CudaDriverOptions &Options)
   if (!Missing.empty())
     return missingEntryPoints(D->LibraryPath, Missing);
 
+  if (int64_t In = InitialisedIn.load(); In >= 0 && uint64_t(In) != forkGeneration())
+    return llvm::make_error<DriverUnavailableError>(
+        "CUDA was initialised before this process was forked from its parent, and CUDA does "
+        "not survive fork(): use CUDA in a process that has not forked since CUDA started "
+        "(Python's multiprocessing: the 'spawn' or 'forkserver' start method)");
   CUresult Init = D->API.cuInit(0);
   if (Init == CUDA_ERROR_NO_DEVICE)
     return llvm::make_error<DriverUnavailableError>("no device");
@@ -122,6 +134,9 @@ Expected<std::unique_ptr<Driver>> Driver::open(const CudaDriverOptions &Options)
         D->LibraryPath + " is the CUDA toolkit's stub library (no NVIDIA driver installed)");
   if (Error E = D->check(Init, "cuInit"))
     return std::move(E);
+  D->OpenedIn = forkGeneration();
+  int64_t None = -1;
+  InitialisedIn.compare_exchange_strong(None, int64_t(D->OpenedIn));
   if (Error E = GRIDJIT_CU(*D, cuDriverGetVersion, &D->Version))
     return std::move(E);
   if (Error E = GRIDJIT_CU(*D, cuDeviceGetCount, &D->DeviceCount))
@@ -133,6 +148,8 @@ Expected<std::unique_ptr<Driver>> Driver::open(const CudaDriverOptions &Options)
 }
 
 Driver::~Driver() {
+  if (forked())
+    return; // the contexts are the parent's: no call may reach the driver here
   for (int I = 0; I < DeviceCount; ++I) {
     if (!Contexts[I].Context)
       continue;
@@ -221,7 +238,19 @@ Expected<CudaDeviceInfo> Driver::getDeviceInfo(int Ordinal) const {
   return Info;
 }
 
+bool Driver::forked() const { return forkGeneration() != OpenedIn; }
+
+Error Driver::forkError() {
+  return makeError(ErrorKind::NoDevice,
+                   "CUDA cannot be used in this process: it is a child of fork() of the process "
+                   "that initialised CUDA, and CUDA does not survive fork(). Create the CUDA "
+                   "runtime in a process that has not forked since CUDA started (Python's "
+                   "multiprocessing: the 'spawn' or 'forkserver' start method)");
+}
+
 Expected<CUcontext> Driver::makeCurrent(int Ordinal) {
+  if (forked())
+    return forkError();
   if (Ordinal < 0 || Ordinal >= DeviceCount)
     return noSuchDevice(Ordinal, DeviceCount);
   ContextSlot &Slot = Contexts[Ordinal];
@@ -250,6 +279,8 @@ Expected<CUcontext> Driver::makeCurrent(int Ordinal) {
 }
 
 Expected<Driver::ScopedContext> Driver::enterContext(int Ordinal) {
+  if (forked())
+    return forkError();
   CUcontext Before = nullptr;
   if (Error E = GRIDJIT_CU(*this, cuCtxGetCurrent, &Before))
     return std::move(E);

@@ -109,7 +109,8 @@ public:
   static llvm::Expected<std::unique_ptr<Driver>> open(const CudaDriverOptions &Options = {});
 
   /// Releases the primary contexts this Driver retained. The library stays
-  /// loaded (unloading a CUDA driver under other users of it is unsafe).
+  /// loaded (unloading a CUDA driver under other users of it is unsafe). In
+  /// a child of fork() it calls nothing (see forkError).
   ~Driver();
   Driver(const Driver &) = delete;
   Driver &operator=(const Driver &) = delete;
@@ -135,8 +136,15 @@ public:
   /// makes it current in the calling thread; returns it. Call it in every
   /// thread before other calls that need a context (memory, modules,
   /// launches). A failed retain is remembered: later calls for that device
-  /// return the same error.
+  /// return the same error. In a child of fork() of the process that opened
+  /// this Driver: forkError(), and no driver call.
   llvm::Expected<CUcontext> makeCurrent(int Ordinal);
+
+  /// CUDA does not survive fork(): a child of the process that initialised
+  /// it cannot use the driver (calls fail, or hang). The error of a Driver
+  /// used in such a child, and of open() there (kind NoDevice), which says
+  /// so and what to do instead.
+  static llvm::Error forkError();
 
   /// A context made current by enterContext(): when it is destroyed, the
   /// context that was current in the thread before is current again (a
@@ -169,10 +177,14 @@ private:
   struct ContextSlot;
   Driver() = default;
 
+  /// This Driver's process is a child of fork() of the one that opened it.
+  bool forked() const;
+
   DriverAPI API;
   std::string LibraryPath;
   int Version = 0;
   int DeviceCount = 0;
+  uint64_t OpenedIn = 0;                   ///< forkGeneration() at open()
   std::unique_ptr<ContextSlot[]> Contexts; ///< one per device
 };
 
