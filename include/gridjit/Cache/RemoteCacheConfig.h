@@ -36,8 +36,20 @@ struct RemoteCacheURL {
 /// (optionally `?db=N`). Errors say what is wrong and where.
 llvm::Expected<RemoteCacheURL> parseRemoteCacheURL(std::string_view URL);
 
-/// The secret in file \p Path (its whole content; at least 16 bytes).
-/// Errors: the file cannot be read, or is too short.
+/// The fewest and the most bytes a secret file may hold.
+constexpr uint64_t MinSecretBytes = 16;
+constexpr uint64_t MaxSecretFileBytes = 4096;
+
+/// The secret in file \p Path: its whole content, from MinSecretBytes to
+/// MaxSecretFileBytes bytes. Only a regular file (or a link to one) is
+/// read; it is opened non-blocking, so a FIFO never blocks, and never read
+/// past the bound. Errors name the file as "the <What> '<Path>'" (What:
+/// "remote cache secret file", "cache secret file"): it cannot be opened
+/// or read (IO), it is a FIFO, a directory, a device... (IO), it holds too
+/// few or too many bytes (InvalidArgument).
+llvm::Expected<std::string> readSecretFile(const std::string &Path, std::string_view What);
+
+/// readSecretFile(\p Path, "remote cache secret file").
 llvm::Expected<std::string> readRemoteCacheSecret(const std::string &Path);
 
 /// Options of a RemoteCache.
