@@ -54,9 +54,9 @@ struct RemoteCache::Impl {
   std::string TokenBase;
   std::atomic<uint64_t> TokenCount{0};
 
-  std::atomic<uint64_t> Hits{0}, Misses{0}, Errors{0}, Timeouts{0}, BadEntries{0}, AuthFailures{0},
-      Oversize{0}, BadDeleted{0}, Stores{0}, StoreExisting{0}, LeasesTaken{0}, LeaseWaits{0},
-      LeaseWaitHits{0}, LeaseExpired{0}, BytesRead{0}, BytesWritten{0};
+  std::atomic<uint64_t> Hits{0}, Misses{0}, Errors{0}, Timeouts{0}, BadReplies{0}, BadEntries{0},
+      AuthFailures{0}, Oversize{0}, BadDeleted{0}, Stores{0}, StoreExisting{0}, LeasesTaken{0},
+      LeaseWaits{0}, LeaseWaitHits{0}, LeaseExpired{0}, BytesRead{0}, BytesWritten{0};
 
   Impl(const RemoteCacheOptions &O, std::unique_ptr<RemoteStore> S, TimeSource &T)
       : Opts(O), Store(std::move(S)), Time(T), Breaker(breakerOptions(O), T) {}
@@ -85,7 +85,7 @@ struct RemoteCache::Impl {
       return std::move(R.Value);
     }
     bool Timeout = R.Status == RemoteStatus::TimedOut;
-    count(Timeout ? Timeouts : Errors);
+    count(Timeout ? Timeouts : R.Status == RemoteStatus::BadReply ? BadReplies : Errors);
     Breaker.recordFailure(Timeout);
     if (Why)
       *Why = std::move(R.Why);
@@ -331,6 +331,7 @@ RemoteCacheStats RemoteCache::getStats() const {
   S.Misses = P->Misses.load();
   S.Errors = P->Errors.load();
   S.Timeouts = P->Timeouts.load();
+  S.BadReplies = P->BadReplies.load();
   S.BadEntries = P->BadEntries.load();
   S.AuthFailures = P->AuthFailures.load();
   S.Oversize = P->Oversize.load();

@@ -303,7 +303,7 @@ void printCacheStats(const CompileReport &R) {
     Text("remote", Twine(RS.Hits) + " hits, " + Twine(RS.Misses) + " misses, " + Twine(RS.Errors) +
                        " errors, " + Twine(RS.Timeouts) + " timeouts, " + Twine(RS.BadEntries) +
                        " bad entries, " + Twine(RS.AuthFailures) + " auth failures, " +
-                       Twine(RS.Oversize) + " oversize");
+                       Twine(RS.Oversize) + " oversize, " + Twine(RS.BadReplies) + " bad replies");
     Text("remote-io", Twine(RS.Stores) + " stores, " + Twine(RS.StoreExisting) + " existing, " +
                           Twine(RS.BytesRead) + " bytes read, " + Twine(RS.BytesWritten) +
                           " bytes written");

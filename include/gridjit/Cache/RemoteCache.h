@@ -9,16 +9,19 @@
 //         40-byte trailer "GJHMAC01" + HMAC-SHA256(secret, key || entry),
 //         written at once with SET NX PX (first writer wins, all expire)
 //
-// A value that fails validation is a miss; it is deleted only if it still
-// holds the same bytes. Every operation has a deadline; any error, timeout
-// or refusal is a miss (never an error of the compile), and after a few
-// consecutive failures a circuit breaker skips the server for a while. No
-// SIGPIPE from a closed socket reaches the process, and the process's
-// signal dispositions are never changed.
+// A value that fails validation (damaged, foreign, unauthenticated, or a
+// valid entry for another target than the request's) is a miss and a bad
+// entry; it is deleted only if it still holds the same bytes. Every
+// operation has one deadline for all of it, and every reply a bound
+// before it is read; any error, timeout, bad reply or refusal is a miss
+// (never an error of the compile), and after a few consecutive failures a
+// circuit breaker skips the server for a while. No SIGPIPE from a closed
+// socket reaches the process, and the process's signal dispositions are
+// never changed.
 //
 // The parts, each with its own tests (docs/RemoteCache.md, "Code"):
 // RemoteCacheConfig.h (options, URL, secret, environment), the value's
-// format and check (lib/Cache/RemoteEntry.h), the breaker
+// format and check (lib/Cache/TaggedEntry.h), the breaker
 // (lib/Cache/CircuitBreaker.h), this class (entries and leases, over any
 // RemoteStore), and the Redis client (lib/Cache/Redis: the gridjitCacheRedis
 // library, the only code that links hiredis; it defines create() and
@@ -48,9 +51,10 @@ namespace gridjit {
 struct RemoteCacheStats {
   uint64_t Hits = 0;
   uint64_t Misses = 0;        ///< no value (also counted: every failed lookup)
-  uint64_t Errors = 0;        ///< connect, I/O, protocol or server errors
-  uint64_t Timeouts = 0;      ///< operations that passed a deadline
-  uint64_t BadEntries = 0;    ///< values that failed validation
+  uint64_t Errors = 0;        ///< connect, I/O or server errors
+  uint64_t Timeouts = 0;      ///< operations that passed their deadline
+  uint64_t BadReplies = 0;    ///< replies that broke the protocol or a bound
+  uint64_t BadEntries = 0;    ///< values that failed validation (or another target's)
   uint64_t AuthFailures = 0;  ///< values without a valid HMAC (secret set)
   uint64_t Oversize = 0;      ///< values over MaxValueBytes (read or write)
   uint64_t BadDeleted = 0;    ///< bad values deleted (still the same bytes)

@@ -58,14 +58,19 @@ struct RemoteCacheOptions {
   std::string URL;
   /// Never write (no stores, no leases, no deletes of bad values).
   bool ReadOnly = false;
-  /// Deadline of connecting (and of the AUTH/SELECT handshake's each
-  /// read or write).
+  /// The most of an operation's deadline that connecting and the
+  /// AUTH/SELECT handshake may take (when no pooled connection is idle).
   std::chrono::milliseconds ConnectTimeout{100};
-  /// Deadline of each read or write of an operation.
+  /// Deadline of a whole operation, from its start: connecting (within
+  /// ConnectTimeout), writing the command, reading the reply to its last
+  /// byte. Not per read or write: a server that trickles bytes cannot
+  /// renew it.
   std::chrono::milliseconds OperationTimeout{1000};
   /// How long an entry lives on the server.
   std::chrono::milliseconds TTL = std::chrono::hours(24 * 7);
-  /// Values larger than this are neither stored nor read.
+  /// Values larger than this are neither stored nor read; a reply that
+  /// announces more (plus 64 KiB for the protocol) is refused when its
+  /// header is read, before anything it announces is buffered (BadReplies).
   uint64_t MaxValueBytes = uint64_t(64) << 20;
   /// Consecutive failed operations that open the breaker.
   unsigned BreakerThreshold = 3;
