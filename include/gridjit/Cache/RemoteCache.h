@@ -32,6 +32,7 @@
 #ifndef GRIDJIT_CACHE_REMOTECACHE_H
 #define GRIDJIT_CACHE_REMOTECACHE_H
 
+#include "gridjit/Cache/CacheEntry.h"
 #include "gridjit/Cache/CacheKey.h"
 #include "gridjit/Cache/RemoteCacheConfig.h"
 #include "gridjit/Cache/RemoteStore.h"
@@ -91,8 +92,11 @@ public:
   static std::string leaseKey(const CacheKey &K);
 
   /// The artifact stored under \p K, or std::nullopt (no value, a bad one,
-  /// or any failure). A problem is put in \p Problem when given.
-  std::optional<Artifact> lookup(const CacheKey &K, std::string *Problem = nullptr);
+  /// or any failure). A problem is put in \p Problem when given. With
+  /// \p Want, an artifact for another target or architecture is a bad
+  /// entry (counted, deleted, not a hit), as a damaged one is.
+  std::optional<Artifact> lookup(const CacheKey &K, std::string *Problem = nullptr,
+                                 const ArtifactMatch *Want = nullptr);
   /// Writes \p A under \p K unless a value is there (SET NX). False when
   /// nothing was written.
   bool store(const CacheKey &K, const Artifact &A);
@@ -119,8 +123,9 @@ public:
   /// LeaseTime) for its entry, which is put in \p Found. Not held: the
   /// entry was found, the wait ran out, leases are off (read-only, zero
   /// LeaseTime) or the server failed; the caller then compiles (or uses
-  /// \p Found).
-  Lease acquireLease(const CacheKey &K, std::optional<Artifact> &Found);
+  /// \p Found). \p Want as for lookup.
+  Lease acquireLease(const CacheKey &K, std::optional<Artifact> &Found,
+                     const ArtifactMatch *Want = nullptr);
 
   RemoteCacheStats getStats() const;
   /// Whether the breaker is open now.
