@@ -43,7 +43,7 @@ void checkTagged(const CacheKey &K, const std::string &Entry, bool Tag, const Ar
     Value.append(TagMagic);
     Value.append(reinterpret_cast<const char *>(T.data()), T.size());
   }
-  ArtifactMatch Want{TargetKind::NVPTX, "sm_80"};
+  const ArtifactMatch Want{TargetKind::NVPTX, "sm_80"};
   for (const ArtifactMatch *W : {(const ArtifactMatch *)nullptr, &Want}) {
     std::string Problem;
     EntryProblem Why;

@@ -43,7 +43,7 @@ const std::string_view Secret = "fuzz-secret";
 
 void checkValue(std::string_view Value) {
   CacheKey K = fuzz::fuzzKey();
-  ArtifactMatch Want{TargetKind::Host, "x86-64"};
+  const ArtifactMatch Want{TargetKind::Host, "x86-64"};
   for (std::string_view S : {std::string_view(), Secret})
     for (const ArtifactMatch *W : {(const ArtifactMatch *)nullptr, &Want}) {
       std::string Problem;
