@@ -66,6 +66,7 @@ bodies = [
 ]
 for i, b in enumerate(bodies):
     put("cache-entry", "body-%d" % i, b"\x01" + b)
+    put("cache-entry", "tagged-body-%d" % i, b"\x03" + b)
 put("cache-entry", "raw-header", b"\x00GRIDJITC" + struct.pack("<II", 1, 96) + bytes(80))
 
 
@@ -93,6 +94,11 @@ for i, r in enumerate([b"$5\r\nhello\r\n", b":123456\r\n", b"$-1\r\n", b"_\r\n",
                        b"*2\r\n$1\r\na\r\n:1\r\n", b"-ERR wrong\r\n", b"+OK\r\n",
                        b"$%d\r\n" % 8 + b"GRIDJITC\r\n"]):
     put("redis-reply", "resp-%d" % i, b"\x00" + r)
+# Replies at and over the parser's bounds (FuzzRedisReply.cpp's limits).
+for i, r in enumerate([b"$10000000000\r\n" + b"x" * 64, b"*200000000\r\n:1\r\n",
+                       b"+" + b"A" * 100, b"*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n",
+                       b"$2030\r\n" + b"y" * 2030 + b"\r\n", b"+OK\r\n:1\r\n$1\r\nz\r\n"]):
+    put("redis-reply", "bounds-%d" % i, b"\x00" + r)
 put("redis-reply", "value-short", b"\x01GRIDJITC")
 for i, b in enumerate(bodies):
     put("redis-reply", "wrapped-%d" % i, b"\x02\x00" + b)

@@ -749,12 +749,17 @@ gj_status gj_runtime_create(const gj_runtime_options *O, gj_runtime *Out) {
       RO.CubinTiers = Opt.compiler->C->getCacheTiers();
     } else if (K == TargetKind::NVPTX && RO.UseCubinCache) {
       // The runtime reads no environment: the remote tier of the cubin
-      // cache that $GRIDJIT_REMOTE_CACHE names (docs/RemoteCache.md) is
-      // opened here.
+      // cache that $GRIDJIT_REMOTE_CACHE names (docs/RemoteCache.md), and
+      // the disk tier's secret ($GRIDJIT_CACHE_SECRET_FILE, else the remote
+      // tier's; docs/Cache.md), are found here, as a Compiler finds them.
       auto Remote = openRemoteCache({});
       if (!Remote)
         return fail(prefixError("gj_runtime_create", Remote.takeError()));
       RO.CubinTiers.Remote = std::move(*Remote);
+      auto Secret = resolveDiskCacheSecret({}, RO.CubinTiers.Remote.get());
+      if (!Secret)
+        return fail(prefixError("gj_runtime_create", Secret.takeError()));
+      RO.CacheSecret = std::move(*Secret);
     }
     auto RT = createRuntime(K, RO);
     if (!RT)

@@ -253,3 +253,10 @@ llvm::Expected<Artifact> gridjit::decodeCacheEntry(std::string_view Data, const 
     return entryError("trailing bytes after the body");
   return A;
 }
+
+std::string ArtifactMatch::mismatch(std::string_view What, const Artifact &A) const {
+  auto Name = [](TargetKind K, const std::string &Arch) {
+    return "'" + std::string(getTargetName(K)) + "' (" + Arch + ")";
+  };
+  return std::string(What) + " is for target " + Name(A.Kind, A.Arch) + ", not " + Name(Kind, Arch);
+}

@@ -2,37 +2,52 @@
 //
 // Part of gridjit. The file protocol (docs/Cache.md has the long form):
 //
-// * lookup opens the entry, reads it whole (read() into its own memory,
-//   never mmap, so that a file truncated underneath cannot fault) and
-//   decodes it; anything wrong is a miss.
-// * store writes a unique temp file in the directory, then rename()s it
+// * The directory is opened once (created 0700 when missing) and checked
+//   with fstat on the opened descriptor: this user's and not writable by
+//   group or others, or a secret is set (docs/Cache.md, "Sharing a cache
+//   directory"). Every file is then reached relative to that descriptor
+//   (openat, renameat, unlinkat; O_NOFOLLOW), so neither a path swapped
+//   after the check nor a symbolic link leads anywhere else.
+// * lookup opens the entry, checks the opened file (a regular file; with
+//   no secret, this user's and not writable by group or others), reads it
+//   whole (read() into its own memory, never mmap, so that a file
+//   truncated underneath cannot fault), checks its tag (with a secret),
+//   then decodes it; anything wrong is a miss.
+// * store writes a unique temp file in the directory, then renames it
 //   over the entry: atomic on POSIX, so readers see the old entry or the
-//   new one. A directory squatting on the entry's name is removed first.
+//   new one. A rename replaces a file or a link in the entry's place (the
+//   name only: it never follows one); a directory there makes the store
+//   fail and is left alone, never removed: another user may have put
+//   links to this user's files inside it.
 // * lockKey takes flock(LOCK_EX) on gridjit-<key>.lock. The kernel drops
 //   the lock when its process dies, so a killed compiler never blocks the
 //   others. The holder removes the file before unlocking; a waiter that
 //   then gets the lock on the removed file sees (by inode) that it is no
-//   longer the file at that path and starts over, so two processes never
+//   longer the file at that name and starts over, so two processes never
 //   both believe they hold the lock of one key.
-// * prune removes only names of the three forms above.
+// * prune removes only regular files with names of the three forms above,
+//   one name at a time (unlinkat, which never follows a link).
 //
 // LLVM's Support/Caching.h (localCache) and CachePruning.h (pruneCache) do
 // not fit: localCache has no header, checksum, lock or repair of bad
 // entries, and pruneCache only looks at "llvmcache-*" files (which a
-// ThinLTO cache in the same directory would own) and prints its own
-// warnings to stderr. The pruning policy here is the same idea, size-bound,
-// least recently used first.
+// ThinLTO cache in the same directory would own), prints its own warnings
+// to stderr and works by path. The pruning policy here is the same idea,
+// size-bound, least recently used first.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gridjit/Cache/DiskCache.h"
+#include "TaggedEntry.h"
 #include "gridjit/Cache/CacheEntry.h"
+#include "gridjit/Cache/RemoteCache.h"
 #include "gridjit/Support/Environment.h"
 #include "gridjit/Support/ForkSafety.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -40,6 +55,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/file.h>
@@ -52,6 +68,18 @@ namespace fs = llvm::sys::fs;
 struct DiskCache::AtomicStats {
   std::atomic<uint64_t> Hits{0}, Misses{0}, BadEntries{0}, Stores{0}, StoreFailures{0},
       LockWaits{0}, LockTimeouts{0}, PrunedFiles{0};
+};
+
+/// The opened directory: every file of the cache is reached relative to
+/// FD. Shared by the operations using it; closed when the last lets go.
+struct DiskCache::Directory {
+  int FD = -1;
+  /// This user's and not writable by group or others.
+  bool Trusted = false;
+  ~Directory() {
+    if (FD >= 0)
+      ::close(FD);
+  }
 };
 
 namespace {
@@ -84,8 +112,91 @@ std::string joinPath(llvm::StringRef Dir, llvm::StringRef Name) {
   return std::string(P);
 }
 
+/// The name of \p K's file with \p Suffix ("gridjit-<key>.gjc").
+std::string keyName(const CacheKey &K, llvm::StringRef Suffix) {
+  return (Prefix + K.hex() + Suffix).str();
+}
+
+/// The name of user \p Uid, or its number when it has none.
+std::string userName(uid_t Uid) {
+  struct passwd Pw, *Result = nullptr;
+  char Buf[4096];
+  if (getpwuid_r(Uid, &Pw, Buf, sizeof(Buf), &Result) == 0 && Result && Pw.pw_name)
+    return Pw.pw_name;
+  return std::to_string(Uid);
+}
+
+/// "alice (uid 1000)".
+std::string describeUser(uid_t Uid) { return userName(Uid) + " (uid " + std::to_string(Uid) + ")"; }
+
+/// Why the file \p St describes may hold what another user wrote: it is
+/// owned by someone else, or writable by group or others. Empty: it is
+/// this user's alone. As Git's safe.directory (CVE-2022-24765) and
+/// OpenSSH's StrictModes decide; an ACL that grants another user write
+/// access shows as group write permission (the ACL mask), so it counts.
+std::string untrustedBecause(const struct stat &St) {
+  std::string Why;
+  if (St.st_uid != ::geteuid())
+    Why =
+        "owned by " + describeUser(St.st_uid) + ", not by this user, " + describeUser(::geteuid());
+  bool Group = St.st_mode & S_IWGRP, Others = St.st_mode & S_IWOTH;
+  if (Group || Others) {
+    char Mode[8];
+    std::snprintf(Mode, sizeof(Mode), "%04o", unsigned(St.st_mode & 07777));
+    Why += std::string(Why.empty() ? "" : ", and ") + "writable by " +
+           (Group && Others ? "group and others"
+            : Group         ? "group"
+                            : "others") +
+           " (mode " + Mode + ")";
+  }
+  return Why;
+}
+
+/// Reads all of \p FD into \p Data (sized to what is expected); a short
+/// file is read short. 0, or the errno of a failed read.
+int readAll(int FD, std::string &Data) {
+  size_t Got = 0;
+  int Error = 0;
+  while (Got < Data.size()) {
+    ssize_t N = ::read(FD, Data.data() + Got, Data.size() - Got);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0)
+      Error = errno;
+    if (N <= 0)
+      break;
+    Got += static_cast<size_t>(N);
+  }
+  Data.resize(Got);
+  return Error;
+}
+
+/// Writes all of \p Data to \p FD. 0, or the errno of a failed write.
+int writeAll(int FD, std::string_view Data) {
+  while (!Data.empty()) {
+    ssize_t N = ::write(FD, Data.data(), Data.size());
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0)
+      return errno;
+    Data.remove_prefix(static_cast<size_t>(N));
+  }
+  return 0;
+}
+
+/// Twelve random hex digits for a temp file's name.
+std::string randomSuffix() {
+  uint64_t R = (uint64_t(llvm::sys::Process::GetRandomNumber()) << 32) ^
+               uint64_t(llvm::sys::Process::GetRandomNumber()) ^ uint64_t(nowNs());
+  std::string S = llvm::utohexstr(R & 0xffffffffffffULL, /*LowerCase=*/true);
+  return std::string(12 - std::min<size_t>(S.size(), 12), '0') + S;
+}
+
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Directory
+//===----------------------------------------------------------------------===//
 //===----------------------------------------------------------------------===//
 // Directory
 //===----------------------------------------------------------------------===//
@@ -116,82 +227,164 @@ llvm::Expected<std::string> gridjit::resolveCacheDirectory(std::string_view Expl
                                  "XDG_CACHE_HOME and HOME are unset");
 }
 
+llvm::Expected<std::string> gridjit::resolveDiskCacheSecret(const std::string &SecretFile,
+                                                            const RemoteCache *Remote) {
+  std::string File = SecretFile;
+  if (File.empty())
+    File = getEnv(EnvVar::GridjitCacheSecretFile).value_or("");
+  if (!File.empty())
+    return readSecretFile(File, "cache secret file");
+  return Remote ? Remote->getOptions().Secret : std::string();
+}
+
 DiskCache::DiskCache(DiskCacheOptions O)
     : Opts(std::move(O)), Counters(std::make_unique<AtomicStats>()) {}
 
 DiskCache::~DiskCache() = default;
 
 std::string DiskCache::getEntryPath(const CacheKey &K) const {
-  return joinPath(Opts.Dir, (Prefix + K.hex() + EntrySuffix).str());
+  return joinPath(Opts.Dir, keyName(K, EntrySuffix));
 }
 
-void DiskCache::disableStores(const std::string &Why) {
+void DiskCache::warn(const std::string &Msg) {
   // Exactly one warning, from whichever thread gets here first.
-  if (!Writable.exchange(false))
+  if (Warned.exchange(true))
     return;
-  std::string Msg =
-      "cache directory '" + Opts.Dir + "' is not usable (" + Why + "); " + Opts.Consequence;
   if (Opts.Warning)
     Opts.Warning(Msg);
   else
     llvm::WithColor::warning(llvm::errs(), "gridjit") << Msg << '\n';
 }
 
-bool DiskCache::ensureDirectory() {
-  if (DirectoryReady.load(std::memory_order_acquire))
-    return true;
-  if (std::error_code EC = fs::create_directories(Opts.Dir)) {
-    disableStores("cannot create it: " + EC.message());
-    return false;
+void DiskCache::disableStores(const std::string &Why) {
+  if (!Writable.exchange(false))
+    return;
+  warn("cache directory '" + Opts.Dir + "' is not usable (" + Why + "); " + Opts.Consequence);
+}
+
+std::shared_ptr<const DiskCache::Directory> DiskCache::openDirectory(bool Create) {
+  // 0700: nobody else may write here, so the directory is trusted without
+  // a secret; its missing parents are made the same way.
+  if (Create)
+    if (std::error_code EC =
+            fs::create_directories(Opts.Dir, /*IgnoreExisting=*/true, fs::perms::owner_all)) {
+      disableStores("cannot create it: " + EC.message());
+      return nullptr;
+    }
+  // The directory itself may be reached through a link (a cache on another
+  // disk); what is checked is the directory opened.
+  int FD = ::open(Opts.Dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (FD < 0) {
+    // A lookup only misses; a store says why it cannot use the directory.
+    if (Create)
+      disableStores(std::string("cannot open it: ") + std::strerror(errno));
+    return nullptr;
   }
-  DirectoryReady.store(true, std::memory_order_release);
-  return true;
+  auto D = std::make_shared<Directory>();
+  D->FD = FD;
+  struct stat St;
+  if (::fstat(FD, &St) != 0) {
+    disableStores(std::string("cannot stat it: ") + std::strerror(errno));
+    return nullptr;
+  }
+  std::string Why = untrustedBecause(St);
+  D->Trusted = Why.empty();
+  if (!D->Trusted && Opts.Secret.empty()) {
+    // Refused: nothing is read from or written to it. One warning.
+    Refused.store(true);
+    Writable.store(false);
+    warn("cache directory '" + Opts.Dir + "' is not trusted: it is " + Why +
+         ", so another user could plant entries in it that this process would run as its "
+         "own code. Make it yours and private (chown " +
+         userName(::geteuid()) + " '" + Opts.Dir + "'; chmod go-w '" + Opts.Dir +
+         "'), or give every user of it the same cache secret (GRIDJIT_CACHE_SECRET_FILE; "
+         "docs/Cache.md, \"Sharing a cache directory\"); " +
+         Opts.Consequence);
+    return nullptr;
+  }
+  return D;
+}
+
+std::shared_ptr<const DiskCache::Directory> DiskCache::directory(bool Create,
+                                                                 const Directory *Stale) {
+  {
+    std::lock_guard<std::mutex> G(DirMu);
+    if (Stale && Dir.get() == Stale)
+      Dir.reset();
+    if (Dir)
+      return Dir;
+  }
+  if (Refused.load(std::memory_order_relaxed) || (Create && !isWritable()))
+    return nullptr;
+  // Opened without the lock held (it is file I/O); of two threads that
+  // both open it, the first to get here keeps its handle.
+  std::shared_ptr<const Directory> D = openDirectory(Create);
+  if (!D)
+    return nullptr;
+  std::lock_guard<std::mutex> G(DirMu);
+  if (!Dir)
+    Dir = std::move(D);
+  return Dir;
 }
 
 //===----------------------------------------------------------------------===//
 // Lookup and store
 //===----------------------------------------------------------------------===//
 
-std::optional<Artifact> DiskCache::lookup(const CacheKey &K, std::string *Problem) {
-  return lookupImpl(K, Problem, /*CountMisses=*/true);
+std::optional<Artifact> DiskCache::lookup(const CacheKey &K, std::string *Problem,
+                                          const ArtifactMatch *Want) {
+  return lookupImpl(K, Problem, Want, /*CountMisses=*/true);
 }
 
-std::optional<Artifact> DiskCache::lookupAgain(const CacheKey &K) {
-  return lookupImpl(K, nullptr, /*CountMisses=*/false);
+std::optional<Artifact> DiskCache::lookupAgain(const CacheKey &K, const ArtifactMatch *Want) {
+  return lookupImpl(K, nullptr, Want, /*CountMisses=*/false);
 }
 
 std::optional<Artifact> DiskCache::lookupImpl(const CacheKey &K, std::string *Problem,
-                                              bool CountMisses) {
-  std::string Path = getEntryPath(K);
-  auto Bad = [&](const std::string &Why) -> std::optional<Artifact> {
-    if (CountMisses) {
-      Counters->BadEntries.fetch_add(1, std::memory_order_relaxed);
+                                              const ArtifactMatch *Want, bool CountMisses) {
+  auto Miss = [&]() -> std::optional<Artifact> {
+    if (CountMisses)
       Counters->Misses.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (Problem)
-      *Problem = Why;
     return std::nullopt;
   };
+  std::string Name = keyName(K, EntrySuffix);
+  /// \p Why follows the entry's quoted path: "is not a regular file",
+  /// ": invalid cache entry: ...".
+  auto Bad = [&](const std::string &Why) -> std::optional<Artifact> {
+    if (CountMisses)
+      Counters->BadEntries.fetch_add(1, std::memory_order_relaxed);
+    if (Problem)
+      *Problem = "'" + getEntryPath(K) + "'" + Why;
+    return Miss();
+  };
+  std::shared_ptr<const Directory> D = directory(/*Create=*/false);
+  if (!D)
+    return Miss(); // none yet, or refused
   // O_NONBLOCK: a FIFO in the entry's place must not block the open (it is
   // then rejected as not a regular file); O_NOFOLLOW: gridjit never makes a
   // symbolic link there, so one (to a FIFO, a device, ...) is a bad entry.
-  int FD = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  int FD = ::openat(D->FD, Name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (FD < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) {
-      if (CountMisses)
-        Counters->Misses.fetch_add(1, std::memory_order_relaxed);
-      return std::nullopt;
-    }
-    return Bad("cannot open '" + Path + "': " + std::strerror(errno));
+    if (errno == ENOENT || errno == ENOTDIR)
+      return Miss();
+    return Bad(std::string(" cannot be opened: ") + std::strerror(errno));
   }
+  // Every check is of the file opened (fstat), not of a name that could
+  // be swapped meanwhile.
   struct stat St;
   if (::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode)) {
     ::close(FD);
-    return Bad("'" + Path + "' is not a regular file");
+    return Bad(" is not a regular file");
+  }
+  if (Opts.Secret.empty()) {
+    if (std::string Why = untrustedBecause(St); !Why.empty()) {
+      ::close(FD);
+      return Bad(" is " + Why + ": without a cache secret, only this user's own entries are used");
+    }
   }
   if (uint64_t(St.st_size) > Opts.MaxEntryBytes) {
     ::close(FD);
-    return Bad("'" + Path + "' is " + std::to_string(St.st_size) +
+    return Bad(" is " + std::to_string(St.st_size) +
                " bytes, more than any entry gridjit writes (DiskCacheOptions::MaxEntryBytes = " +
                std::to_string(Opts.MaxEntryBytes) + ")");
   }
@@ -202,19 +395,7 @@ std::optional<Artifact> DiskCache::lookupImpl(const CacheKey &K, std::string *Pr
   // NUL terminator is required). A file that shrinks meanwhile is read
   // short, and decoding rejects it.
   std::string Data(static_cast<size_t>(St.st_size), '\0');
-  size_t Got = 0;
-  int ReadError = 0;
-  while (Got < Data.size()) {
-    ssize_t N = ::read(FD, Data.data() + Got, Data.size() - Got);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N < 0)
-      ReadError = errno;
-    if (N <= 0)
-      break;
-    Got += static_cast<size_t>(N);
-  }
-  Data.resize(Got);
+  int ReadError = readAll(FD, Data);
   // Lookups refresh the modification time (at most hourly), which is what
   // pruning orders entries by: least recently used go first.
   if (!ReadError &&
@@ -223,12 +404,17 @@ std::optional<Artifact> DiskCache::lookupImpl(const CacheKey &K, std::string *Pr
     (void)::futimens(FD, nullptr);
   ::close(FD);
   if (ReadError)
-    return Bad("cannot read '" + Path + "': " + std::strerror(ReadError));
-  auto A = decodeCacheEntry(std::string_view(Data.data(), Data.size()), K);
+    return Bad(std::string(" cannot be read: ") + std::strerror(ReadError));
+  // With a secret, the tag is checked before any byte of the entry is
+  // decoded.
+  std::string Why;
+  EntryProblem P;
+  std::optional<Artifact> A =
+      validateTaggedEntry(Opts.Secret, TagContext::Disk, K, Data, Want, Why, P);
   if (!A)
-    return Bad("'" + Path + "': " + llvm::toString(A.takeError()));
+    return Bad(": " + Why);
   Counters->Hits.fetch_add(1, std::memory_order_relaxed);
-  return std::move(*A);
+  return A;
 }
 
 bool DiskCache::store(const CacheKey &K, const Artifact &A) {
@@ -236,53 +422,49 @@ bool DiskCache::store(const CacheKey &K, const Artifact &A) {
     Counters->StoreFailures.fetch_add(1, std::memory_order_relaxed);
     return false;
   };
-  if (!isWritable() || !ensureDirectory())
+  if (!isWritable())
     return Failed();
-  std::string Entry = encodeCacheEntry(K, A);
+  std::shared_ptr<const Directory> D = directory(/*Create=*/true);
+  if (!D)
+    return Failed();
+  std::string Entry = encodeTaggedEntry(Opts.Secret, TagContext::Disk, K, A);
   if (Entry.size() > Opts.MaxEntryBytes)
     return Failed();
-  std::string Path = getEntryPath(K);
-  std::string Model = joinPath(Opts.Dir, (Prefix + K.hex() + TempInfix + "%%%%%%%%%%%%").str());
 
+  // A new temp file of this process's own (O_EXCL: never one that is
+  // there, nor through a link).
+  std::string TempName;
   int FD = -1;
-  llvm::SmallString<256> TempPath;
-  std::error_code EC = fs::createUniqueFile(Model, FD, TempPath, fs::OF_None, 0644);
-  if (EC == std::errc::no_such_file_or_directory) {
+  for (int Attempt = 0; Attempt < 8 && FD < 0; ++Attempt) {
+    TempName = keyName(K, TempInfix) + randomSuffix();
+    FD = ::openat(D->FD, TempName.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                  0644);
+    if (FD >= 0 || errno == EEXIST)
+      continue;
+    if (errno != ENOENT || Attempt > 0)
+      break;
     // The directory was removed while we ran: make it again, once.
-    DirectoryReady.store(false, std::memory_order_release);
-    if (!ensureDirectory())
+    D = directory(/*Create=*/true, D.get());
+    if (!D)
       return Failed();
-    EC = fs::createUniqueFile(Model, FD, TempPath, fs::OF_None, 0644);
   }
-  if (EC) {
-    disableStores("cannot create a file in it: " + EC.message());
+  if (FD < 0) {
+    disableStores(std::string("cannot create a file in it: ") + std::strerror(errno));
     return Failed();
   }
-  {
-    llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
-    OS << Entry;
-    OS.close();
-    if (OS.has_error()) {
-      EC = OS.error();
-      OS.clear_error();
-    }
-  }
-  if (EC) {
-    fs::remove(TempPath);
-    disableStores("cannot write to it: " + EC.message());
+  int Error = writeAll(FD, Entry);
+  if (::close(FD) != 0 && !Error)
+    Error = errno;
+  if (Error) {
+    ::unlinkat(D->FD, TempName.c_str(), 0);
+    disableStores(std::string("cannot write to it: ") + std::strerror(Error));
     return Failed();
   }
-  EC = fs::rename(TempPath, Path);
-  if (EC) {
-    // Something that is not a file holds the entry's name (a directory,
-    // say): it is ours by its name, so remove it and try again once.
-    fs::file_status St;
-    if (!fs::status(Path, St, /*Follow=*/false) && fs::is_directory(St))
-      fs::remove_directories(Path, /*IgnoreErrors=*/true);
-    EC = fs::rename(TempPath, Path);
-  }
-  if (EC) {
-    fs::remove(TempPath);
+  // Replaces a file or a link in the entry's place, never follows one. A
+  // directory there (EISDIR) is a bad entry to skip: removing it could
+  // remove whatever another user linked inside it.
+  if (::renameat(D->FD, TempName.c_str(), D->FD, keyName(K, EntrySuffix).c_str()) != 0) {
+    ::unlinkat(D->FD, TempName.c_str(), 0);
     return Failed();
   }
   Counters->Stores.fetch_add(1, std::memory_order_relaxed);
@@ -295,7 +477,8 @@ bool DiskCache::store(const CacheKey &K, const Artifact &A) {
 //===----------------------------------------------------------------------===//
 
 DiskCache::KeyLock::KeyLock(KeyLock &&O) noexcept
-    : FD(O.FD), Path(std::move(O.Path)), Waited(O.Waited), ForkGeneration(O.ForkGeneration) {
+    : FD(O.FD), Dir(std::move(O.Dir)), Name(std::move(O.Name)), Waited(O.Waited),
+      ForkGeneration(O.ForkGeneration) {
   O.FD = -1;
 }
 
@@ -303,7 +486,8 @@ DiskCache::KeyLock &DiskCache::KeyLock::operator=(KeyLock &&O) noexcept {
   if (this != &O) {
     release();
     FD = O.FD;
-    Path = std::move(O.Path);
+    Dir = std::move(O.Dir);
+    Name = std::move(O.Name);
     Waited = O.Waited;
     ForkGeneration = O.ForkGeneration;
     O.FD = -1;
@@ -311,36 +495,59 @@ DiskCache::KeyLock &DiskCache::KeyLock::operator=(KeyLock &&O) noexcept {
   return *this;
 }
 
+namespace {
+
+/// Whether the name \p Name in directory \p DirFD is the file open as \p FD.
+bool isSameFile(int DirFD, const std::string &Name, int FD) {
+  struct stat Mine, AtName;
+  return ::fstat(FD, &Mine) == 0 &&
+         ::fstatat(DirFD, Name.c_str(), &AtName, AT_SYMLINK_NOFOLLOW) == 0 &&
+         Mine.st_ino == AtName.st_ino && Mine.st_dev == AtName.st_dev;
+}
+
+} // namespace
+
 void DiskCache::KeyLock::release() {
   if (FD < 0)
     return;
   if (ForkGeneration != forkGeneration()) {
     FD = -1; // the parent's lock: the fork closed this copy of it
+    Dir.reset();
     return;
   }
   removeForkChildClose(FD);
-  // Remove the name while still holding the lock (see the file comment).
-  ::unlink(Path.c_str());
+  // Remove the name while still holding the lock (see the file comment),
+  // if it is still our file.
+  if (isSameFile(Dir->FD, Name, FD))
+    ::unlinkat(Dir->FD, Name.c_str(), 0);
   ::close(FD); // releases the flock
   FD = -1;
+  Dir.reset();
 }
 
 DiskCache::KeyLock DiskCache::lockKey(const CacheKey &K) {
   KeyLock L;
-  if (!isWritable() || !ensureDirectory())
+  if (!isWritable())
     return L;
-  std::string Path = joinPath(Opts.Dir, (Prefix + K.hex() + LockSuffix).str());
+  std::shared_ptr<const Directory> D = directory(/*Create=*/true);
+  if (!D)
+    return L;
+  std::string Name = keyName(K, LockSuffix);
   TimeSource &Time = *Opts.Time;
   auto Deadline = Time.now() + Opts.LockTimeout;
   auto Sleep = std::chrono::microseconds(500);
   while (true) {
     // O_NOFOLLOW: a symbolic link planted in the lock's place must not
     // make us create or lock a file elsewhere; O_NONBLOCK: nor may a FIFO
-    // block the open. Only a regular file is a lock.
-    int FD = ::open(Path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+    // block the open. Only a regular file is a lock. Read-only: flock needs
+    // no more, so the users of a shared directory lock each other's files.
+    int FD = ::openat(D->FD, Name.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                      0644);
     if (FD < 0)
       return L; // cannot lock here (read-only, a directory in the way...)
-    if (struct stat St; ::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode)) {
+    struct stat St;
+    if (::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode) ||
+        (Opts.Secret.empty() && !untrustedBecause(St).empty())) {
       ::close(FD);
       return L; // something else squats on the lock's name: no lock
     }
@@ -369,15 +576,14 @@ DiskCache::KeyLock DiskCache::lockKey(const CacheKey &K) {
       ::close(FD);
       return L;
     }
-    // Is the file we locked still the one at Path? If its holder removed it
-    // in the meantime, start over with the new one.
-    struct stat Mine, AtPath;
-    if (::fstat(FD, &Mine) == 0 && ::stat(Path.c_str(), &AtPath) == 0 &&
-        Mine.st_ino == AtPath.st_ino && Mine.st_dev == AtPath.st_dev) {
+    // Is the file we locked still the one at the name? If its holder
+    // removed it in the meantime, start over with the new one.
+    if (isSameFile(D->FD, Name, FD)) {
       // Not for a child of fork(), which must not keep it locked.
       addForkChildClose(FD);
       L.FD = FD;
-      L.Path = std::move(Path);
+      L.Dir = std::move(D);
+      L.Name = std::move(Name);
       L.ForkGeneration = forkGeneration();
       return L;
     }
@@ -408,52 +614,60 @@ void DiskCache::maybePrune() {
 }
 
 void DiskCache::prune() {
+  std::shared_ptr<const Directory> D = directory(/*Create=*/false);
+  if (!D)
+    return;
   struct Entry {
-    std::string Path;
+    std::string Name;
     std::chrono::system_clock::time_point MTime;
     uint64_t Size;
   };
   std::vector<Entry> Entries;
   uint64_t Total = 0;
   auto Now = std::chrono::system_clock::now();
-  auto Remove = [&](const std::string &Path) {
-    if (!fs::remove(Path, /*IgnoreNonExisting=*/true))
+  // One name, never followed, never a directory (no AT_REMOVEDIR).
+  auto Remove = [&](const std::string &Name) {
+    if (::unlinkat(D->FD, Name.c_str(), 0) == 0)
       Counters->PrunedFiles.fetch_add(1, std::memory_order_relaxed);
   };
 
-  std::error_code EC;
-  for (fs::directory_iterator It(Opts.Dir, EC), End; It != End && !EC; It.increment(EC)) {
-    llvm::StringRef Name = llvm::sys::path::filename(It->path());
+  // A descriptor of its own for the listing (its own offset: prunes of
+  // several threads do not disturb each other).
+  int ListFD = ::openat(D->FD, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *List = ListFD >= 0 ? ::fdopendir(ListFD) : nullptr;
+  if (!List) {
+    if (ListFD >= 0)
+      ::close(ListFD);
+    return;
+  }
+  while (dirent *E = ::readdir(List)) {
+    std::string Name = E->d_name;
     llvm::StringRef Rest;
     if (!isOwnName(Name, Rest))
       continue;
-    fs::file_status St;
-    if (fs::status(It->path(), St, /*Follow=*/false))
+    struct stat St;
+    if (::fstatat(D->FD, Name.c_str(), &St, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(St.st_mode))
       continue;
-    auto MTime = std::chrono::time_point_cast<std::chrono::system_clock::duration>(
-        St.getLastModificationTime());
+    auto MTime = std::chrono::system_clock::from_time_t(St.st_mtime);
     bool Stale = Now - MTime > Opts.StaleAfter;
     if (Rest == EntrySuffix) {
-      if (fs::is_regular_file(St)) {
-        Entries.push_back({It->path(), MTime, St.getSize()});
-        Total += St.getSize();
-      }
+      Entries.push_back({Name, MTime, uint64_t(St.st_size)});
+      Total += uint64_t(St.st_size);
     } else if (Rest.starts_with(TempInfix)) {
-      if (Stale && fs::is_regular_file(St))
-        Remove(It->path());
-    } else if (Rest == LockSuffix) {
+      if (Stale)
+        Remove(Name);
+    } else if (Rest == LockSuffix && Stale) {
       // A lock file outlives its process only when the process was killed
       // (a holder removes its own). Remove it if nobody holds it now.
-      if (Stale && fs::is_regular_file(St)) {
-        int FD = ::open(It->path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        if (FD >= 0) {
-          if (::flock(FD, LOCK_EX | LOCK_NB) == 0)
-            Remove(It->path());
-          ::close(FD);
-        }
+      int FD = ::openat(D->FD, Name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+      if (FD >= 0) {
+        if (::flock(FD, LOCK_EX | LOCK_NB) == 0 && isSameFile(D->FD, Name, FD))
+          Remove(Name);
+        ::close(FD);
       }
     }
   }
+  ::closedir(List);
   if (Opts.MaxBytes == 0 || Total <= Opts.MaxBytes)
     return;
   // Least recently used first, down to 90% of the bound, so that the next
@@ -464,7 +678,7 @@ void DiskCache::prune() {
   for (const Entry &E : Entries) {
     if (Total <= Goal)
       break;
-    Remove(E.Path);
+    Remove(E.Name);
     Total -= E.Size;
   }
 }

@@ -3,14 +3,14 @@
 // Part of gridjit. The remote tier's entries and leases (docs/RemoteCache.md,
 // "Entries" and "Lease"), over any RemoteStore: every operation goes through
 // the circuit breaker (CircuitBreaker.h) and is counted here; values are
-// written and checked by RemoteEntry.h; the server itself is the store's
+// written and checked by TaggedEntry.h; the server itself is the store's
 // business (lib/Cache/Redis for Redis).
 //
 //===----------------------------------------------------------------------===//
 
 #include "gridjit/Cache/RemoteCache.h"
 #include "CircuitBreaker.h"
-#include "RemoteEntry.h"
+#include "TaggedEntry.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -54,9 +54,9 @@ struct RemoteCache::Impl {
   std::string TokenBase;
   std::atomic<uint64_t> TokenCount{0};
 
-  std::atomic<uint64_t> Hits{0}, Misses{0}, Errors{0}, Timeouts{0}, BadEntries{0}, AuthFailures{0},
-      Oversize{0}, BadDeleted{0}, Stores{0}, StoreExisting{0}, LeasesTaken{0}, LeaseWaits{0},
-      LeaseWaitHits{0}, LeaseExpired{0}, BytesRead{0}, BytesWritten{0};
+  std::atomic<uint64_t> Hits{0}, Misses{0}, Errors{0}, Timeouts{0}, BadReplies{0}, BadEntries{0},
+      AuthFailures{0}, Oversize{0}, BadDeleted{0}, Stores{0}, StoreExisting{0}, LeasesTaken{0},
+      LeaseWaits{0}, LeaseWaitHits{0}, LeaseExpired{0}, BytesRead{0}, BytesWritten{0};
 
   Impl(const RemoteCacheOptions &O, std::unique_ptr<RemoteStore> S, TimeSource &T)
       : Opts(O), Store(std::move(S)), Time(T), Breaker(breakerOptions(O), T) {}
@@ -85,7 +85,7 @@ struct RemoteCache::Impl {
       return std::move(R.Value);
     }
     bool Timeout = R.Status == RemoteStatus::TimedOut;
-    count(Timeout ? Timeouts : Errors);
+    count(Timeout ? Timeouts : R.Status == RemoteStatus::BadReply ? BadReplies : Errors);
     Breaker.recordFailure(Timeout);
     if (Why)
       *Why = std::move(R.Why);
@@ -110,29 +110,36 @@ struct RemoteCache::Impl {
     return true;
   }
 
-  /// Validates \p Value as \p K's entry; counts and explains a bad one.
+  /// Validates \p Value as \p K's entry (for \p Want's target, when
+  /// given); counts and explains a bad one.
   std::optional<Artifact> validate(const CacheKey &K, std::string_view Value,
-                                   std::string &Problem) {
-    remote::ValueProblem Why = remote::ValueProblem::None;
-    std::optional<Artifact> A = remote::validateRemoteValue(Opts.Secret, K, Value, Problem, Why);
-    if (Why == remote::ValueProblem::Auth)
+                                   const ArtifactMatch *Want, std::string &Problem) {
+    EntryProblem Why = EntryProblem::None;
+    std::optional<Artifact> A =
+        validateTaggedEntry(Opts.Secret, TagContext::Remote, K, Value, Want, Problem, Why);
+    if (Why == EntryProblem::Auth)
       count(AuthFailures);
-    else if (Why == remote::ValueProblem::BadEntry)
+    else if (Why == EntryProblem::BadEntry)
       count(BadEntries);
     return A;
   }
 
   /// get and validate: \p K's entry, counted as a hit, or std::nullopt.
-  /// \p Bad is set when a value was there but unusable.
-  std::optional<Artifact> fetch(const CacheKey &K, std::string &Value, std::string &Problem,
+  /// \p Bad is set when a value was there but unusable (damaged, foreign,
+  /// unauthenticated, for another target): such a value is deleted, if the
+  /// server still holds the same bytes, so that a good one can be written.
+  std::optional<Artifact> fetch(const CacheKey &K, const ArtifactMatch *Want, std::string &Problem,
                                 bool &Bad) {
     Bad = false;
+    std::string Value;
     if (!get(entryKey(K), Value, Problem))
       return std::nullopt;
-    std::optional<Artifact> A = validate(K, Value, Problem);
+    std::optional<Artifact> A = validate(K, Value, Want, Problem);
     Bad = !A;
     if (A)
       count(Hits);
+    else if (!Opts.ReadOnly && deleteIfEquals(entryKey(K), Value))
+      count(BadDeleted);
     return A;
   }
 
@@ -152,9 +159,10 @@ struct RemoteCache::Impl {
   }
 
   Lease takenLease(RemoteCache &Owner, const CacheKey &K, std::string LeaseKey, std::string Token,
-                   std::optional<Artifact> &Found);
+                   std::optional<Artifact> &Found, const ArtifactMatch *Want);
   Lease waitForHolder(RemoteCache &Owner, const CacheKey &K, const std::string &LeaseKey,
-                      const std::string &Token, std::optional<Artifact> &Found);
+                      const std::string &Token, std::optional<Artifact> &Found,
+                      const ArtifactMatch *Want);
 };
 
 RemoteCache::RemoteCache(RemoteCacheOptions O, std::unique_ptr<RemoteStore> Store, TimeSource &Time)
@@ -171,36 +179,28 @@ std::string RemoteCache::leaseKey(const CacheKey &K) {
 }
 
 std::string RemoteCache::encodeValue(const CacheKey &K, const Artifact &A) const {
-  return remote::encodeRemoteValue(Opts.Secret, K, A);
+  return encodeTaggedEntry(Opts.Secret, TagContext::Remote, K, A);
 }
 
 //===----------------------------------------------------------------------===//
 // Entries
 //===----------------------------------------------------------------------===//
 
-std::optional<Artifact> RemoteCache::lookup(const CacheKey &K, std::string *ProblemOut) {
+std::optional<Artifact> RemoteCache::lookup(const CacheKey &K, std::string *ProblemOut,
+                                            const ArtifactMatch *Want) {
   if (P->Breaker.skipIfOpen()) {
     Impl::count(P->Misses);
     if (ProblemOut)
       *ProblemOut = "skipped: the remote cache's breaker is open";
     return std::nullopt;
   }
-  std::string Value, Problem;
+  std::string Problem;
   bool Bad = false;
-  if (std::optional<Artifact> A = P->fetch(K, Value, Problem, Bad))
+  if (std::optional<Artifact> A = P->fetch(K, Want, Problem, Bad))
     return A;
   Impl::count(P->Misses);
-  if (!Bad) {
-    if (ProblemOut && !Problem.empty())
-      *ProblemOut = Problem;
-    return std::nullopt;
-  }
-  if (ProblemOut)
-    *ProblemOut = "remote entry: " + Problem;
-  // Delete it so that a good value can be written, but only if nobody has
-  // replaced it meanwhile.
-  if (!Opts.ReadOnly && P->deleteIfEquals(entryKey(K), Value))
-    Impl::count(P->BadDeleted);
+  if (ProblemOut && !Problem.empty())
+    *ProblemOut = Bad ? "remote entry: " + Problem : Problem;
   return std::nullopt;
 }
 
@@ -251,7 +251,8 @@ void RemoteCache::Lease::release() {
   Owner = nullptr;
 }
 
-RemoteCache::Lease RemoteCache::acquireLease(const CacheKey &K, std::optional<Artifact> &Found) {
+RemoteCache::Lease RemoteCache::acquireLease(const CacheKey &K, std::optional<Artifact> &Found,
+                                             const ArtifactMatch *Want) {
   if (Opts.ReadOnly || Opts.LeaseTime.count() <= 0 || P->Breaker.skipIfOpen())
     return Lease();
   std::string LeaseKey = leaseKey(K);
@@ -260,9 +261,9 @@ RemoteCache::Lease RemoteCache::acquireLease(const CacheKey &K, std::optional<Ar
   if (!Taken)
     return Lease(); // the server failed: compile
   if (*Taken)
-    return P->takenLease(*this, K, std::move(LeaseKey), std::move(Token), Found);
+    return P->takenLease(*this, K, std::move(LeaseKey), std::move(Token), Found, Want);
   Impl::count(P->LeaseWaits);
-  return P->waitForHolder(*this, K, LeaseKey, Token, Found);
+  return P->waitForHolder(*this, K, LeaseKey, Token, Found, Want);
 }
 
 /// The lease is ours. But the previous holder may have stored the entry
@@ -270,7 +271,8 @@ RemoteCache::Lease RemoteCache::acquireLease(const CacheKey &K, std::optional<Ar
 /// the store happened before the release, so one more look settles it.
 RemoteCache::Lease RemoteCache::Impl::takenLease(RemoteCache &Owner, const CacheKey &K,
                                                  std::string LeaseKey, std::string Token,
-                                                 std::optional<Artifact> &Found) {
+                                                 std::optional<Artifact> &Found,
+                                                 const ArtifactMatch *Want) {
   count(LeasesTaken);
   Lease L;
   L.Owner = &Owner;
@@ -280,9 +282,9 @@ RemoteCache::Lease RemoteCache::Impl::takenLease(RemoteCache &Owner, const Cache
   if (!There || !*There)
     return L;
   L.release();
-  std::string Value, Problem;
+  std::string Problem;
   bool Bad;
-  Found = fetch(K, Value, Problem, Bad);
+  Found = fetch(K, Want, Problem, Bad);
   return L;
 }
 
@@ -292,13 +294,14 @@ RemoteCache::Lease RemoteCache::Impl::takenLease(RemoteCache &Owner, const Cache
 RemoteCache::Lease RemoteCache::Impl::waitForHolder(RemoteCache &Owner, const CacheKey &K,
                                                     const std::string &LeaseKey,
                                                     const std::string &Token,
-                                                    std::optional<Artifact> &Found) {
+                                                    std::optional<Artifact> &Found,
+                                                    const ArtifactMatch *Want) {
   auto Deadline = Time.now() + Opts.LeaseTime;
   while (Time.now() < Deadline) {
     Time.sleepFor(std::max(Opts.LeasePoll, std::chrono::milliseconds(1)));
-    std::string Value, Problem;
+    std::string Problem;
     bool Bad;
-    if ((Found = fetch(K, Value, Problem, Bad))) {
+    if ((Found = fetch(K, Want, Problem, Bad))) {
       count(LeaseWaitHits);
       return Lease();
     }
@@ -313,7 +316,7 @@ RemoteCache::Lease RemoteCache::Impl::waitForHolder(RemoteCache &Owner, const Ca
     if (!Taken)
       return Lease();
     if (*Taken)
-      return takenLease(Owner, K, LeaseKey, Token, Found);
+      return takenLease(Owner, K, LeaseKey, Token, Found, Want);
   }
   count(LeaseExpired);
   return Lease();
@@ -331,6 +334,7 @@ RemoteCacheStats RemoteCache::getStats() const {
   S.Misses = P->Misses.load();
   S.Errors = P->Errors.load();
   S.Timeouts = P->Timeouts.load();
+  S.BadReplies = P->BadReplies.load();
   S.BadEntries = P->BadEntries.load();
   S.AuthFailures = P->AuthFailures.load();
   S.Oversize = P->Oversize.load();

@@ -7,8 +7,14 @@
 
 #include "gridjit/Cache/RemoteCacheConfig.h"
 #include "gridjit/Support/Environment.h"
+#include "gridjit/Support/Errors.h"
 
-#include "llvm/Support/MemoryBuffer.h"
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace gridjit;
 
@@ -127,19 +133,84 @@ llvm::Expected<RemoteCacheURL> gridjit::parseRemoteCacheURL(std::string_view URL
   return R;
 }
 
-llvm::Expected<std::string> gridjit::readRemoteCacheSecret(const std::string &Path) {
-  auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!Buf)
-    return llvm::createStringError(Buf.getError(),
-                                   "cannot read the remote cache secret file '%s': %s",
-                                   Path.c_str(), Buf.getError().message().c_str());
-  std::string S = (*Buf)->getBuffer().str();
-  if (S.size() < 16)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the remote cache secret file '%s' holds %zu bytes; a secret "
-                                   "needs at least 16",
-                                   Path.c_str(), S.size());
+namespace {
+
+/// "a FIFO", "a directory", ...: what the file \p St describes is.
+const char *fileKind(const struct stat &St) {
+  if (S_ISDIR(St.st_mode))
+    return "a directory";
+  if (S_ISFIFO(St.st_mode))
+    return "a FIFO";
+  if (S_ISCHR(St.st_mode))
+    return "a character device";
+  if (S_ISBLK(St.st_mode))
+    return "a block device";
+  if (S_ISSOCK(St.st_mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+} // namespace
+
+llvm::Expected<std::string> gridjit::readSecretFile(const std::string &Path,
+                                                    std::string_view What) {
+  std::string Name = "the " + std::string(What) + " '" + Path + "'";
+  auto TooLarge = [&](uint64_t Size) {
+    return makeError(ErrorKind::InvalidArgument, Name + " holds " + llvm::Twine(Size) +
+                                                     " bytes or more; a secret is at most " +
+                                                     llvm::Twine(MaxSecretFileBytes));
+  };
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
+  // below, as is every file that is not a regular one: /dev/zero would be
+  // read forever). A link to a regular file is followed (mounted secrets
+  // are often links).
+  int FD = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (FD < 0)
+    return makeError(ErrorKind::IO, "cannot read " + Name + ": " + std::strerror(errno));
+  struct stat St;
+  if (::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode)) {
+    int Error = errno;
+    bool Stat = ::fstat(FD, &St) == 0;
+    ::close(FD);
+    if (!Stat)
+      return makeError(ErrorKind::IO, "cannot read " + Name + ": " + std::strerror(Error));
+    return makeError(ErrorKind::IO,
+                     "cannot read " + Name + ": it is " + fileKind(St) + ", not a regular file");
+  }
+  if (uint64_t(St.st_size) > MaxSecretFileBytes) {
+    ::close(FD);
+    return TooLarge(uint64_t(St.st_size));
+  }
+  // One byte more than the bound: a file that grew meanwhile is refused,
+  // never read further.
+  std::string S(MaxSecretFileBytes + 1, '\0');
+  size_t Got = 0;
+  while (Got < S.size()) {
+    ssize_t N = ::read(FD, S.data() + Got, S.size() - Got);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0) {
+      int Error = errno;
+      ::close(FD);
+      return makeError(ErrorKind::IO, "cannot read " + Name + ": " + std::strerror(Error));
+    }
+    if (N == 0)
+      break;
+    Got += size_t(N);
+  }
+  ::close(FD);
+  if (Got > MaxSecretFileBytes)
+    return TooLarge(Got);
+  S.resize(Got);
+  if (S.size() < MinSecretBytes)
+    return makeError(ErrorKind::InvalidArgument, Name + " holds " + llvm::Twine(S.size()) +
+                                                     " bytes; a secret needs at least " +
+                                                     llvm::Twine(MinSecretBytes));
   return S;
+}
+
+llvm::Expected<std::string> gridjit::readRemoteCacheSecret(const std::string &Path) {
+  return readSecretFile(Path, "remote cache secret file");
 }
 
 llvm::Expected<std::optional<RemoteCacheOptions>>

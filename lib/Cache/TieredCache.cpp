@@ -37,12 +37,6 @@ private:
   SteadyClock::time_point Start;
 };
 
-/// "the entry is for target 'host' (znver3)": why a valid entry is a miss.
-std::string mismatch(const char *What, const Artifact &A) {
-  return std::string(What) + " is for target '" + std::string(getTargetName(A.Kind)) + "' (" +
-         A.Arch + ")";
-}
-
 } // namespace
 
 std::string_view gridjit::cacheOutcomeName(CacheOutcome O) {
@@ -107,13 +101,14 @@ struct TieredCache::Impl {
   /// this process that is producing \p K.
   FlightResult loadOrProduce(const CacheKey &K, const ArtifactMatch &Want, Producer Produce,
                              TieredRequestInfo &Info, Mode M);
-  /// \p A when it is what \p Want asks for (counted in \p Hits); else
-  /// nothing, and an artifact of another target or architecture is
-  /// explained in \p Problem ("<What> is for target ..."). The one place
-  /// that decides whether a tier's artifact is used.
-  std::optional<Artifact> accept(std::optional<Artifact> A, const ArtifactMatch &Want,
-                                 std::atomic<uint64_t> &Hits, const char *What,
-                                 std::string &Problem);
+  /// \p A, counted in \p Hits when there is one. The tiers decide
+  /// whether an artifact is usable (ArtifactMatch: an artifact for another
+  /// target or architecture is a bad entry of the tier, not a miss here).
+  static std::optional<Artifact> hit(std::optional<Artifact> A, std::atomic<uint64_t> &Hits) {
+    if (A)
+      count(Hits);
+    return A;
+  }
   /// Step 3: disk, the key's lock (kept in \p Lock), disk again.
   std::optional<Artifact> fromDisk(const CacheKey &K, const ArtifactMatch &Want,
                                    TieredRequestInfo &Info, DiskCache::KeyLock &Lock);
@@ -157,29 +152,15 @@ void TieredCache::Impl::insertLocked(const CacheKey &K, CachedArtifactRef A) {
 // The tiers
 //===----------------------------------------------------------------------===//
 
-std::optional<Artifact> TieredCache::Impl::accept(std::optional<Artifact> A,
-                                                  const ArtifactMatch &Want,
-                                                  std::atomic<uint64_t> &Hits, const char *What,
-                                                  std::string &Problem) {
-  if (A && Want.matches(*A)) {
-    count(Hits);
-    return A;
-  }
-  if (A)
-    Problem = mismatch(What, *A);
-  return std::nullopt;
-}
-
 std::optional<Artifact> TieredCache::Impl::fromDisk(const CacheKey &K, const ArtifactMatch &Want,
                                                     TieredRequestInfo &Info,
                                                     DiskCache::KeyLock &Lock) {
   std::optional<Artifact> A;
   {
     AddTime T(Info.LookupMs);
-    A = Disk->lookup(K, &Info.BadEntry);
+    A = Disk->lookup(K, &Info.BadEntry, &Want);
   }
-  if (std::optional<Artifact> Hit =
-          accept(std::move(A), Want, DiskHits, "the entry", Info.BadEntry))
+  if (std::optional<Artifact> Hit = hit(std::move(A), DiskHits))
     return Hit;
   count(DiskMisses);
   // Another process may be producing this key: wait for it, then look
@@ -192,9 +173,9 @@ std::optional<Artifact> TieredCache::Impl::fromDisk(const CacheKey &K, const Art
     return std::nullopt;
   {
     AddTime T(Info.LookupMs);
-    A = Disk->lookupAgain(K);
+    A = Disk->lookupAgain(K, &Want);
   }
-  return accept(std::move(A), Want, DiskHits, "the entry", Info.BadEntry);
+  return hit(std::move(A), DiskHits);
 }
 
 std::optional<Artifact> TieredCache::Impl::fromRemote(const CacheKey &K, const ArtifactMatch &Want,
@@ -203,14 +184,13 @@ std::optional<Artifact> TieredCache::Impl::fromRemote(const CacheKey &K, const A
   std::optional<Artifact> A;
   {
     AddTime T(Info.LookupMs);
-    A = Remote->lookup(K, &Info.RemoteProblem);
+    A = Remote->lookup(K, &Info.RemoteProblem, &Want);
   }
   if (!A) {
     AddTime T(Info.WaitMs);
-    Lease = Remote->acquireLease(K, A);
+    Lease = Remote->acquireLease(K, A, &Want);
   }
-  std::optional<Artifact> Hit =
-      accept(std::move(A), Want, RemoteHits, "the remote entry", Info.RemoteProblem);
+  std::optional<Artifact> Hit = hit(std::move(A), RemoteHits);
   if (!Hit)
     count(RemoteMisses);
   return Hit;

@@ -426,7 +426,16 @@ void Compiler::clearMemoryCache() {
 
 llvm::Expected<CacheTiers> gridjit::openCacheTiers(const CompilerOptions &Opts) {
   CacheTiers T;
+  if (Opts.UseRemoteCache) {
+    auto R = openRemoteCache(Opts.Remote, Opts.RemoteSecretFile);
+    if (!R)
+      return R.takeError();
+    T.Remote = std::move(*R);
+  }
   if (Opts.UseDiskCache) {
+    auto Secret = resolveDiskCacheSecret(Opts.CacheSecretFile, T.Remote.get());
+    if (!Secret)
+      return Secret.takeError();
     auto Dir = resolveCacheDirectory(Opts.CacheDir);
     if (Dir) {
       DiskCacheOptions DO;
@@ -435,6 +444,7 @@ llvm::Expected<CacheTiers> gridjit::openCacheTiers(const CompilerOptions &Opts) 
       DO.LockTimeout = Opts.DiskLockTimeout;
       DO.PruneInterval = Opts.DiskPruneInterval;
       DO.Warning = Opts.Warning;
+      DO.Secret = std::move(*Secret);
       T.Disk = std::make_shared<DiskCache>(std::move(DO));
     } else {
       std::string Msg = llvm::toString(Dir.takeError()) + "; compiled kernels are cached in "
@@ -444,12 +454,6 @@ llvm::Expected<CacheTiers> gridjit::openCacheTiers(const CompilerOptions &Opts) 
       else
         llvm::WithColor::warning(llvm::errs(), "gridjit") << Msg << '\n';
     }
-  }
-  if (Opts.UseRemoteCache) {
-    auto R = openRemoteCache(Opts.Remote, Opts.RemoteSecretFile);
-    if (!R)
-      return R.takeError();
-    T.Remote = std::move(*R);
   }
   return T;
 }

@@ -163,6 +163,7 @@ llvm::Expected<std::unique_ptr<Runtime>> gridjit::createRuntime(TargetKind K,
     CO.CacheDir = Opts.CacheDir;
     CO.CubinTiers = Opts.CubinTiers;
     CO.Warning = Opts.Warning;
+    CO.CacheSecret = Opts.CacheSecret;
     auto RT = CudaRuntime::create(CO);
     if (!RT)
       return RT.takeError();

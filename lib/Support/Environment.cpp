@@ -41,6 +41,9 @@ constexpr EnvVarInfo Table[] = {
     {EnvVar::GridjitRemoteCacheReadOnly, "GRIDJIT_REMOTE_CACHE_READ_ONLY",
      EnvEffect::DoesNotAffectCode,
      "when 1, the remote cache is only read (no stores, leases or deletes)"},
+    {EnvVar::GridjitCacheSecretFile, "GRIDJIT_CACHE_SECRET_FILE", EnvEffect::DoesNotAffectCode,
+     "the file holding the disk cache's HMAC secret (a cache directory shared between users), "
+     "when the caller does not name one"},
 };
 
 } // namespace

@@ -132,6 +132,12 @@ cl::opt<std::string> CacheDirOpt("cache-dir",
                                  cl::value_desc("dir"), cl::cat(JitRunCategory));
 cl::opt<bool> NoCache("no-cache", cl::desc("Do not read or write the disk or remote cache"),
                       cl::cat(JitRunCategory));
+cl::opt<std::string> CacheSecretOpt(
+    "cache-secret-file",
+    cl::desc("File holding the disk cache's HMAC secret, for a directory shared between users "
+             "(default: $GRIDJIT_CACHE_SECRET_FILE, else the remote cache's secret; none: the "
+             "directory must be yours and not writable by others)"),
+    cl::value_desc("file"), cl::cat(JitRunCategory));
 // The remote tier (docs/RemoteCache.md).
 cl::opt<std::string> RemoteCacheOpt(
     "remote-cache",
@@ -209,7 +215,7 @@ struct Options {
   std::string Cpu;      ///< --cpu: the host CPU to compile for (empty: this one)
   unsigned Device = 0;
   bool Stats = false;
-  std::string CacheDir;
+  std::string CacheDir, CacheSecretFile;
   bool NoCache = false;
   std::string RemoteCache, RemoteSecretFile;
   bool RemoteReadOnly = false;
@@ -303,7 +309,7 @@ void printCacheStats(const CompileReport &R) {
     Text("remote", Twine(RS.Hits) + " hits, " + Twine(RS.Misses) + " misses, " + Twine(RS.Errors) +
                        " errors, " + Twine(RS.Timeouts) + " timeouts, " + Twine(RS.BadEntries) +
                        " bad entries, " + Twine(RS.AuthFailures) + " auth failures, " +
-                       Twine(RS.Oversize) + " oversize");
+                       Twine(RS.Oversize) + " oversize, " + Twine(RS.BadReplies) + " bad replies");
     Text("remote-io", Twine(RS.Stores) + " stores, " + Twine(RS.StoreExisting) + " existing, " +
                           Twine(RS.BytesRead) + " bytes read, " + Twine(RS.BytesWritten) +
                           " bytes written");
@@ -341,6 +347,7 @@ gridjit::CompilerOptions cacheOptions(const Options &O) {
   gridjit::CompilerOptions CO;
   CO.UseDiskCache = !O.NoCache;
   CO.CacheDir = O.CacheDir;
+  CO.CacheSecretFile = O.CacheSecretFile;
   CO.UseRemoteCache = !O.NoCache;
   CO.Remote.URL = O.RemoteCache;
   CO.Remote.ReadOnly = O.RemoteReadOnly;
@@ -958,6 +965,7 @@ Expected<Options> readOptions(bool Stats) {
   O.Device = DeviceOpt;
   O.Stats = Stats;
   O.CacheDir = CacheDirOpt;
+  O.CacheSecretFile = CacheSecretOpt;
   O.NoCache = NoCache;
   O.RemoteCache = RemoteCacheOpt;
   O.RemoteReadOnly = RemoteReadOnlyOpt;

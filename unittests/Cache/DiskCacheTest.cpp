@@ -1,8 +1,9 @@
 //===- DiskCacheTest.cpp - Bad entries, bad directories, pruning, locks ---===//
 //
 // Part of gridjit. Every kind of bad entry (truncated, a flipped byte, zero
-// length, another format version, a directory in its place, a foreign file
-// under its name) is a miss that is recompiled and replaced; an unusable
+// length, another format version, a foreign file under its name) is a miss
+// that is recompiled and replaced, and a directory in its place a miss
+// that is left alone (DiskTrustTest has the links inside it); an unusable
 // directory gives exactly one warning and memory-only caching; pruning
 // keeps the size bound and touches only the cache's own files; a lock left
 // by a killed process does not block.
@@ -148,8 +149,35 @@ TEST_P(BadEntryTest, IsAMissThatIsRecompiledAndReplaced) {
 
 INSTANTIATE_TEST_SUITE_P(AllKinds, BadEntryTest,
                          ::testing::Values(Damage::Truncate, Damage::FlipByte, Damage::ZeroLength,
-                                           Damage::WrongVersion, Damage::Directory,
-                                           Damage::ForeignFile));
+                                           Damage::WrongVersion, Damage::ForeignFile));
+
+// A directory in an entry's place is a bad entry too, but one to skip, not
+// to clean: removing it could remove what another user linked inside it
+// (issue 20, 2). Each compile misses, the store fails without a warning,
+// and the directory and its file stay.
+TEST(DiskCacheTest, ADirectoryInAnEntrysPlaceIsAMissLeftAlone) {
+  TempDir Dir;
+  auto [GoodPayload, Entry] = storeSaxpy(Dir);
+  ASSERT_FALSE(Entry.empty());
+  damage(Entry, Damage::Directory);
+  for (int Round = 0; Round < 2; ++Round) {
+    std::vector<std::string> Warnings;
+    auto C = makeCompiler(Dir.path(), &Warnings);
+    CompileInfo I;
+    auto Again = C->compile(SaxpySource, "saxpy.kir", {}, &I);
+    ASSERT_TRUE(succeeded(Again));
+    EXPECT_EQ(I.Outcome, CacheOutcome::Compiled);
+    EXPECT_THAT(I.BadEntry, HasSubstr("is not a regular file"));
+    EXPECT_EQ((*Again)->Art.Payload, GoodPayload);
+    CompilerStats S = C->getStats();
+    EXPECT_EQ(S.Disk.BadEntries, 1u);
+    EXPECT_EQ(S.Disk.Stores, 0u);
+    EXPECT_EQ(S.Disk.StoreFailures, 1u);
+    EXPECT_TRUE(Warnings.empty()) << Warnings.front();
+    EXPECT_TRUE(fs::is_directory(Entry));
+    EXPECT_EQ(readFile(Entry + "/inside"), "a file inside the directory");
+  }
+}
 
 // A file in an entry's place larger than any entry (DiskCacheOptions::
 // MaxEntryBytes) is a bad entry, found without reading it: here a sparse

@@ -41,7 +41,7 @@ std::unique_ptr<RedisClient> client(const std::string &URL) {
 long long clientId(RedisClient &C) {
   CommandResult R = C.run({"CLIENT", "ID"});
   EXPECT_EQ(R.Status, RemoteStatus::OK) << R.Why;
-  return R.Reply && R.Reply->type == REDIS_REPLY_INTEGER ? R.Reply->integer : -1;
+  return R.Reply && R.Reply->Type == redis::Reply::Integer ? R.Reply->Int : -1;
 }
 
 TEST(RedisClientTest, CommandsShareOnePooledConnection) {
@@ -52,8 +52,8 @@ TEST(RedisClientTest, CommandsShareOnePooledConnection) {
   ASSERT_EQ(Set.Status, RemoteStatus::OK) << Set.Why;
   CommandResult Get = C->run({"GET", "k"});
   ASSERT_EQ(Get.Status, RemoteStatus::OK);
-  ASSERT_EQ(Get.Reply->type, REDIS_REPLY_STRING);
-  EXPECT_EQ(std::string(Get.Reply->str, Get.Reply->len), std::string("a\0b", 3));
+  ASSERT_EQ(Get.Reply->Type, redis::Reply::String);
+  EXPECT_EQ(Get.Reply->Str, std::string("a\0b", 3));
   long long Id = clientId(*C);
   for (int I = 0; I < 5; ++I)
     EXPECT_EQ(clientId(*C), Id);
@@ -65,7 +65,7 @@ TEST(RedisClientTest, AConnectionTheServerClosedIsReplacedOnce) {
   RedisServer S;
   auto C = client(S.url());
   long long Id = clientId(*C);
-  Reply Killed = S.cmd({"CLIENT", "KILL", "ID", std::to_string(Id)});
+  test::Reply Killed = S.cmd({"CLIENT", "KILL", "ID", std::to_string(Id)});
   ASSERT_TRUE(Killed && Killed->type == REDIS_REPLY_INTEGER && Killed->integer == 1);
   // The pooled connection fails at once; the command is run again on a
   // new one, and succeeds.
@@ -91,12 +91,12 @@ TEST(RedisClientTest, HandshakeAuthAndSelect) {
   RedisServer S({"--requirepass", "open-sesame"});
   auto Good = client("redis+unix://:open-sesame@" + S.socketPath() + "?db=3");
   ASSERT_EQ(Good->run({"SET", "in-db-3", "yes"}).Status, RemoteStatus::OK);
-  Reply InDb0 = S.cmd({"EXISTS", "in-db-3"}); // unauthenticated: refused
+  test::Reply InDb0 = S.cmd({"EXISTS", "in-db-3"}); // unauthenticated: refused
   EXPECT_TRUE(InDb0 && InDb0->type == REDIS_REPLY_ERROR);
   auto Zero = client("redis+unix://default:open-sesame@" + S.socketPath());
   CommandResult Missing = Zero->run({"EXISTS", "in-db-3"});
   ASSERT_EQ(Missing.Status, RemoteStatus::OK);
-  EXPECT_EQ(Missing.Reply->integer, 0); // it is in database 3, not 0
+  EXPECT_EQ(Missing.Reply->Int, 0); // it is in database 3, not 0
 
   auto Wrong = client("redis+unix://:wrong@" + S.socketPath());
   CommandResult R = Wrong->run({"PING"});

@@ -3,7 +3,8 @@
 // Part of gridjit. The remote cache tests' server: redis-server on a unix
 // socket in a temp directory (no TCP port unless asked, no persistence),
 // started by the constructor and killed by the destructor, and a raw
-// hiredis connection to look at or damage what it holds.
+// hiredis connection to look at or damage what it holds; and a scripted
+// fake server for what no real server does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,15 +19,22 @@
 
 #include <hiredis/hiredis.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,6 +165,96 @@ private:
   std::vector<std::string> Extra;
   std::string Sock;
   pid_t Pid = -1;
+};
+
+/// A "server" on a unix socket that runs a script on each connection it
+/// accepts, in a thread of its own: what a broken or hostile server does
+/// (close at once, trickle a reply, send more than any reply may hold).
+/// The script writes with send (MSG_NOSIGNAL) and should stop when Stop
+/// is set or a write fails; the connection ends when it returns. stop()
+/// (and the destructor) sets Stop and shuts every connection down, so no
+/// script is left blocked.
+class ScriptedServer {
+public:
+  using Script = std::function<void(int FD, const std::atomic<bool> &Stop)>;
+
+  ScriptedServer(const std::string &Path, Script S) : Run(std::move(S)) {
+    Listen = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un A{};
+    A.sun_family = AF_UNIX;
+    std::strncpy(A.sun_path, Path.c_str(), sizeof(A.sun_path) - 1);
+    EXPECT_EQ(::bind(Listen, reinterpret_cast<sockaddr *>(&A), sizeof(A)), 0);
+    EXPECT_EQ(::listen(Listen, 16), 0);
+    Acceptor = std::thread([this] {
+      while (true) {
+        int C = ::accept4(Listen, nullptr, nullptr, SOCK_CLOEXEC);
+        if (C < 0 || Stop)
+          break;
+        std::lock_guard<std::mutex> G(Mu);
+        ++Accepted;
+        Conns.push_back(C);
+        // The script's end ends the connection (closed by stop()).
+        Workers.emplace_back([this, C] {
+          Run(C, Stop);
+          ::shutdown(C, SHUT_RDWR);
+        });
+      }
+    });
+  }
+  ~ScriptedServer() { stop(); }
+  ScriptedServer(const ScriptedServer &) = delete;
+  ScriptedServer &operator=(const ScriptedServer &) = delete;
+
+  /// Ends every script and the acceptor (idempotent).
+  void stop() {
+    if (Stop.exchange(true))
+      return;
+    ::shutdown(Listen, SHUT_RDWR);
+    Acceptor.join();
+    ::close(Listen);
+    {
+      std::lock_guard<std::mutex> G(Mu);
+      for (int C : Conns)
+        ::shutdown(C, SHUT_RDWR);
+    }
+    for (std::thread &W : Workers)
+      W.join();
+    for (int C : Conns)
+      ::close(C);
+  }
+  int accepted() {
+    std::lock_guard<std::mutex> G(Mu);
+    return Accepted;
+  }
+
+  /// Sends all of \p Data; false when the connection failed or Stop is set.
+  static bool send(int FD, std::string_view Data, const std::atomic<bool> &Stop) {
+    while (!Data.empty() && !Stop) {
+      ssize_t N = ::send(FD, Data.data(), Data.size(), MSG_NOSIGNAL);
+      if (N < 0 && errno == EINTR)
+        continue;
+      if (N <= 0)
+        return false;
+      Data.remove_prefix(size_t(N));
+    }
+    return !Stop;
+  }
+  /// Reads what the client sent so far (its command), waiting for the
+  /// first bytes.
+  static void readSome(int FD) {
+    char Buf[4096];
+    (void)::recv(FD, Buf, sizeof(Buf), 0);
+  }
+
+private:
+  Script Run;
+  int Listen = -1;
+  std::atomic<bool> Stop{false};
+  std::thread Acceptor;
+  std::mutex Mu;
+  std::vector<int> Conns;
+  std::vector<std::thread> Workers;
+  int Accepted = 0;
 };
 
 } // namespace gridjit::test

@@ -1,8 +1,10 @@
 //===- RemoteCacheConfigTest.cpp - Options, URL, secret, environment -----===//
 //
 // Part of gridjit. include/gridjit/Cache/RemoteCacheConfig.h: the URL's
-// grammar and its errors, the secret file, and the environment's defaults
-// (the one place that reads $GRIDJIT_REMOTE_CACHE and its companions).
+// grammar and its errors, the secret file (what is read, and what is
+// refused: a device, a FIFO, a directory, too many or too few bytes), and
+// the environment's defaults (the one place that reads
+// $GRIDJIT_REMOTE_CACHE and its companions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,8 +12,16 @@
 #include "Cache/CacheTestUtil.h"
 #include "Runtime/RuntimeTestUtil.h"
 
+#include "gridjit/Support/Errors.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
+#include <future>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace gridjit;
 using namespace gridjit::test;
@@ -87,6 +97,60 @@ TEST(RemoteCacheConfigTest, SecretFile) {
   auto Good = readRemoteCacheSecret(D.file("good"));
   ASSERT_TRUE(succeeded(Good));
   EXPECT_EQ(*Good, std::string("sixteen bytes!\n\0", 16)); // the whole content, as it is
+}
+
+// Only a regular file is read, opened without blocking and never read past
+// MaxSecretFileBytes (issue 20, 5): /dev/zero would be read until memory
+// ran out, and opening a FIFO would wait forever for a writer. Each
+// refusal names the file.
+TEST(RemoteCacheConfigTest, SecretFileIsARegularFileOfBoundedSize) {
+  TempDir D;
+  ASSERT_EQ(::mkfifo(D.file("fifo").c_str(), 0600), 0);
+  ASSERT_EQ(::mkdir(D.file("dir").c_str(), 0700), 0);
+  struct Bad {
+    std::string Path;
+    const char *Says;
+  } Bads[] = {
+      {"/dev/zero", "it is a character device, not a regular file"},
+      {D.file("fifo"), "it is a FIFO, not a regular file"},
+      {D.file("dir"), "it is a directory, not a regular file"},
+  };
+  for (const Bad &B : Bads) {
+    // A hang bound, not a speed check: a FIFO must not block the open.
+    auto F = std::async(std::launch::async, [&] {
+      auto S = readSecretFile(B.Path, "cache secret file");
+      return S ? std::string("accepted") : llvm::toString(S.takeError());
+    });
+    ASSERT_EQ(F.wait_for(std::chrono::seconds(60)), std::future_status::ready) << B.Path;
+    EXPECT_EQ(F.get(), "cannot read the cache secret file '" + B.Path + "': " + B.Says);
+  }
+  // The size bound, at its boundary (and the lower one).
+  writeFile(D.file("max"), std::string(MaxSecretFileBytes, 'k'));
+  auto Max = readRemoteCacheSecret(D.file("max"));
+  ASSERT_TRUE(succeeded(Max));
+  EXPECT_EQ(Max->size(), MaxSecretFileBytes);
+  writeFile(D.file("big"), std::string(MaxSecretFileBytes + 1, 'k'));
+  auto Big = readRemoteCacheSecret(D.file("big"));
+  ASSERT_TRUE(failed(Big));
+  llvm::Error E = Big.takeError();
+  EXPECT_EQ(peekErrorKind(E), ErrorKind::InvalidArgument);
+  EXPECT_EQ(llvm::toString(std::move(E)),
+            "the remote cache secret file '" + D.file("big") +
+                "' holds 4097 bytes or more; a secret is at most 4096");
+  // A sparse file that says it is huge is refused by its size, unread.
+  int FD = ::open(D.file("sparse").c_str(), O_CREAT | O_WRONLY, 0600);
+  ASSERT_GE(FD, 0);
+  ASSERT_EQ(::ftruncate(FD, off_t(64) << 30), 0);
+  ::close(FD);
+  auto Sparse = readRemoteCacheSecret(D.file("sparse"));
+  ASSERT_TRUE(failed(Sparse));
+  EXPECT_THAT(llvm::toString(Sparse.takeError()), HasSubstr("holds 68719476736 bytes or more"));
+  // A link to a regular file is read (mounted secrets are often links).
+  writeFile(D.file("real"), "sixteen bytes!!!");
+  ASSERT_EQ(::symlink(D.file("real").c_str(), D.file("link").c_str()), 0);
+  auto Linked = readRemoteCacheSecret(D.file("link"));
+  ASSERT_TRUE(succeeded(Linked));
+  EXPECT_EQ(*Linked, "sixteen bytes!!!");
 }
 
 TEST(RemoteCacheConfigTest, EnvironmentDefaults) {

@@ -563,46 +563,12 @@ TEST(RemoteCacheTest, ServerStoppedHungKilledAndRestartedUnderLoad) {
               FreshHits.load());
 }
 
-/// A "server" that accepts connections, reads a little and closes them:
-/// every large write to it fails mid-way (EPIPE), which would raise SIGPIPE.
-class ClosingServer {
-public:
-  explicit ClosingServer(const std::string &Path) {
-    FD = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un A{};
-    A.sun_family = AF_UNIX;
-    std::strncpy(A.sun_path, Path.c_str(), sizeof(A.sun_path) - 1);
-    EXPECT_EQ(::bind(FD, reinterpret_cast<sockaddr *>(&A), sizeof(A)), 0);
-    EXPECT_EQ(::listen(FD, 16), 0);
-    T = std::thread([this] {
-      while (true) {
-        int C = ::accept(FD, nullptr, nullptr);
-        if (C < 0 || Stop)
-          break;
-        char Buf[256];
-        (void)::read(C, Buf, sizeof(Buf));
-        ::close(C);
-        ++Closed;
-      }
-    });
-  }
-  ~ClosingServer() {
-    Stop = true;
-    ::shutdown(FD, SHUT_RDWR);
-    ::close(FD);
-    T.join();
-  }
-  std::atomic<int> Closed{0};
-
-private:
-  int FD;
-  std::atomic<bool> Stop{false};
-  std::thread T;
-};
-
 TEST(RemoteCacheTest, NoSigpipeWhenTheServerClosesMidWrite) {
   TempDir D;
-  ClosingServer Srv(D.file("closing.sock"));
+  // Accepts connections, reads a little and closes them: every large write
+  // to it fails mid-way (EPIPE), which would raise SIGPIPE.
+  ScriptedServer Srv(D.file("closing.sock"),
+                     [](int FD, const std::atomic<bool> &) { ScriptedServer::readSome(FD); });
   RemoteCacheOptions RO = quickOptions("redis+unix://" + D.file("closing.sock"));
   RO.BreakerThreshold = 1000; // every store reaches the socket
   auto RC = RemoteCache::create(RO);
@@ -612,7 +578,7 @@ TEST(RemoteCacheTest, NoSigpipeWhenTheServerClosesMidWrite) {
   for (int I = 0; I < 3; ++I)
     EXPECT_FALSE((*RC)->store(reference(40)->Key, Big));
   EXPECT_GE((*RC)->getStats().Errors, 3u);
-  EXPECT_GE(Srv.Closed.load(), 1);
+  EXPECT_GE(Srv.accepted(), 1);
   // Still alive, with SIGPIPE neither pending nor left blocked, and the
   // process's disposition untouched.
   sigset_t Mask, Pending;

@@ -240,20 +240,96 @@ TEST(TieredCacheTest, AFailureReachesEveryWaiterAndIsNotCached) {
   EXPECT_EQ(I.Outcome, CacheOutcome::Compiled);
 }
 
-TEST(TieredCacheTest, AnArtifactForAnotherTargetIsAMiss) {
+// The key covers the target and architecture, so an artifact of another
+// one under it is no entry any gridjit wrote there (issue 20, 14): in each
+// tier it is a bad entry, counted as such and never as a hit, replaced on
+// disk and deleted from the server (where it would otherwise stay for its
+// TTL while every machine compiled), and the request compiles.
+TEST(TieredCacheTest, AnArtifactForAnotherTargetIsABadEntry) {
   Tiers A;
   CacheKey K = testKey("tiered", 6);
   ASSERT_TRUE(A.T.Disk->store(K, artifact("other", "znver9")));
-  A.Store->put(RemoteCache::entryKey(K), A.T.Remote->encodeValue(K, artifact("other", "znver9")));
+  std::string Planted = A.T.Remote->encodeValue(K, artifact("other", "znver9"));
+  A.Store->put(RemoteCache::entryKey(K), Planted);
   Producer P;
   TieredRequestInfo I;
-  auto R = get(*A.cache(), K, P, I);
+  auto C = A.cache();
+  auto R = get(*C, K, P, I);
   ASSERT_TRUE(succeeded(R));
   EXPECT_EQ(I.Outcome, CacheOutcome::Compiled);
-  EXPECT_EQ(I.BadEntry, "the entry is for target 'host' (znver9)");
-  EXPECT_EQ(I.RemoteProblem, "the remote entry is for target 'host' (znver9)");
+  EXPECT_EQ(P.Calls, 1);
+  EXPECT_EQ(I.BadEntry, "'" + A.T.Disk->getEntryPath(K) +
+                            "': the entry is for target 'host' (znver9), not 'host' (x86-64)");
+  EXPECT_EQ(I.RemoteProblem,
+            "remote entry: the entry is for target 'host' (znver9), not 'host' (x86-64)");
   EXPECT_EQ((*R)->Art.Arch, "x86-64");
-  EXPECT_EQ(A.T.Disk->lookup(K)->Arch, "x86-64"); // replaced on disk
+  TieredCacheStats S = C->getStats();
+  EXPECT_EQ(S.DiskHits, 0u);
+  EXPECT_EQ(S.RemoteHits, 0u);
+  EXPECT_EQ(S.RemoteMisses, 1u);
+  EXPECT_EQ(A.T.Disk->getStats().BadEntries, 1u);
+  EXPECT_EQ(A.T.Disk->getStats().Hits, 0u);
+  RemoteCacheStats RS = A.T.Remote->getStats();
+  EXPECT_EQ(RS.BadEntries, 1u);
+  EXPECT_EQ(RS.Hits, 0u);
+  EXPECT_EQ(RS.BadDeleted, 1u);
+  // Replaced: the disk and the server hold this request's artifact.
+  EXPECT_EQ(A.T.Disk->lookup(K)->Arch, "x86-64");
+  std::optional<std::string> Now = A.Store->value(RemoteCache::entryKey(K));
+  ASSERT_TRUE(Now);
+  EXPECT_NE(*Now, Planted);
+  EXPECT_EQ(A.T.Remote->lookup(K)->Arch, "x86-64");
+}
+
+// The same value found while waiting for another machine's lease is a bad
+// entry too, and deleted: the waiter compiles.
+TEST(TieredCacheTest, AnArtifactForAnotherTargetFoundWaitingForALeaseIsABadEntry) {
+  Tiers A(/*Disk=*/false);
+  CacheKey K = testKey("tiered", 16);
+  A.Store->put(RemoteCache::leaseKey(K), "another machine's token");
+  A.Store->put(RemoteCache::entryKey(K), A.T.Remote->encodeValue(K, artifact("other", "znver9")));
+  std::optional<Artifact> Found;
+  ArtifactMatch Want{TargetKind::Host, "x86-64"};
+  // The lookup's own check comes first: the value is gone after it.
+  EXPECT_FALSE(A.T.Remote->lookup(K, nullptr, &Want));
+  A.Store->put(RemoteCache::entryKey(K), A.T.Remote->encodeValue(K, artifact("other", "znver9")));
+  RemoteCache::Lease L = A.T.Remote->acquireLease(K, Found, &Want);
+  EXPECT_FALSE(Found);
+  EXPECT_FALSE(L.held());
+  RemoteCacheStats RS = A.T.Remote->getStats();
+  EXPECT_EQ(RS.BadEntries, 2u);
+  EXPECT_EQ(RS.BadDeleted, 2u);
+  EXPECT_EQ(RS.Hits, 0u);
+  EXPECT_FALSE(A.Store->value(RemoteCache::entryKey(K)));
+}
+
+// With a secret, the disk tier's entries carry its tag, a remote hit
+// landing on disk included.
+TEST(TieredCacheTest, ARemoteHitIsStoredOnDiskWithTheDiskTiersTag) {
+  Tiers A;
+  CacheKey K = testKey("tiered", 17);
+  ASSERT_TRUE(A.T.Remote->store(K, artifact("from the fleet")));
+  TempDir Dir;
+  DiskCacheOptions DO;
+  DO.Dir = Dir.path();
+  DO.Secret = "a disk secret of 16+ bytes";
+  A.T.Disk = std::make_shared<DiskCache>(DO);
+  Producer P;
+  TieredRequestInfo I;
+  ASSERT_TRUE(succeeded(get(*A.cache(), K, P, I)));
+  EXPECT_EQ(I.Outcome, CacheOutcome::RemoteHit);
+  std::string OnDisk = readFile(A.T.Disk->getEntryPath(K));
+  std::string Entry = encodeCacheEntry(K, artifact("from the fleet"));
+  ASSERT_EQ(OnDisk.size(), Entry.size() + 40);
+  EXPECT_EQ(OnDisk.substr(0, Entry.size()), Entry);
+  EXPECT_EQ(OnDisk.substr(Entry.size(), 8), "GJHMAC01");
+  // Read back with the secret; refused with another.
+  EXPECT_TRUE(A.T.Disk->lookup(K));
+  DO.Secret = "another secret, 16+ bytes";
+  DiskCache Other(DO);
+  std::string Problem;
+  EXPECT_FALSE(Other.lookup(K, &Problem));
+  EXPECT_THAT(Problem, HasSubstr("the value's HMAC tag does not match"));
 }
 
 TEST(TieredCacheTest, RefreshProducesAfreshAndAsksNoTier) {

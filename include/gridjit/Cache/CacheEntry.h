@@ -40,6 +40,19 @@ constexpr size_t CacheEntryHeaderSize = 96;
 /// The complete entry (header and body) for \p A under \p Key.
 std::string encodeCacheEntry(const CacheKey &Key, const Artifact &A);
 
+/// What a request accepts: an artifact for one target and architecture.
+/// The cache key covers both (CacheKey.h), so an entry for another target
+/// or architecture under a key is not one any gridjit wrote there: the
+/// tiers treat it as a bad entry, like a corrupt one.
+struct ArtifactMatch {
+  TargetKind Kind = TargetKind::Host;
+  std::string Arch;
+  bool matches(const Artifact &A) const { return A.Kind == Kind && A.Arch == Arch; }
+  /// "the entry is for target 'host' (znver3), not 'nvptx' (sm_80)": why
+  /// \p A, found as \p What, does not match.
+  std::string mismatch(std::string_view What, const Artifact &A) const;
+};
+
 /// Decodes an entry read from disk. Errors (each a message naming what is
 /// wrong): too short, foreign magic, another format version, another key,
 /// a body size that does not match the data (truncated or appended to), a

@@ -9,16 +9,19 @@
 //         40-byte trailer "GJHMAC01" + HMAC-SHA256(secret, key || entry),
 //         written at once with SET NX PX (first writer wins, all expire)
 //
-// A value that fails validation is a miss; it is deleted only if it still
-// holds the same bytes. Every operation has a deadline; any error, timeout
-// or refusal is a miss (never an error of the compile), and after a few
-// consecutive failures a circuit breaker skips the server for a while. No
-// SIGPIPE from a closed socket reaches the process, and the process's
-// signal dispositions are never changed.
+// A value that fails validation (damaged, foreign, unauthenticated, or a
+// valid entry for another target than the request's) is a miss and a bad
+// entry; it is deleted only if it still holds the same bytes. Every
+// operation has one deadline for all of it, and every reply a bound
+// before it is read; any error, timeout, bad reply or refusal is a miss
+// (never an error of the compile), and after a few consecutive failures a
+// circuit breaker skips the server for a while. No SIGPIPE from a closed
+// socket reaches the process, and the process's signal dispositions are
+// never changed.
 //
 // The parts, each with its own tests (docs/RemoteCache.md, "Code"):
 // RemoteCacheConfig.h (options, URL, secret, environment), the value's
-// format and check (lib/Cache/RemoteEntry.h), the breaker
+// format and check (lib/Cache/TaggedEntry.h), the breaker
 // (lib/Cache/CircuitBreaker.h), this class (entries and leases, over any
 // RemoteStore), and the Redis client (lib/Cache/Redis: the gridjitCacheRedis
 // library, the only code that links hiredis; it defines create() and
@@ -29,6 +32,7 @@
 #ifndef GRIDJIT_CACHE_REMOTECACHE_H
 #define GRIDJIT_CACHE_REMOTECACHE_H
 
+#include "gridjit/Cache/CacheEntry.h"
 #include "gridjit/Cache/CacheKey.h"
 #include "gridjit/Cache/RemoteCacheConfig.h"
 #include "gridjit/Cache/RemoteStore.h"
@@ -48,9 +52,10 @@ namespace gridjit {
 struct RemoteCacheStats {
   uint64_t Hits = 0;
   uint64_t Misses = 0;        ///< no value (also counted: every failed lookup)
-  uint64_t Errors = 0;        ///< connect, I/O, protocol or server errors
-  uint64_t Timeouts = 0;      ///< operations that passed a deadline
-  uint64_t BadEntries = 0;    ///< values that failed validation
+  uint64_t Errors = 0;        ///< connect, I/O or server errors
+  uint64_t Timeouts = 0;      ///< operations that passed their deadline
+  uint64_t BadReplies = 0;    ///< replies that broke the protocol or a bound
+  uint64_t BadEntries = 0;    ///< values that failed validation (or another target's)
   uint64_t AuthFailures = 0;  ///< values without a valid HMAC (secret set)
   uint64_t Oversize = 0;      ///< values over MaxValueBytes (read or write)
   uint64_t BadDeleted = 0;    ///< bad values deleted (still the same bytes)
@@ -87,8 +92,11 @@ public:
   static std::string leaseKey(const CacheKey &K);
 
   /// The artifact stored under \p K, or std::nullopt (no value, a bad one,
-  /// or any failure). A problem is put in \p Problem when given.
-  std::optional<Artifact> lookup(const CacheKey &K, std::string *Problem = nullptr);
+  /// or any failure). A problem is put in \p Problem when given. With
+  /// \p Want, an artifact for another target or architecture is a bad
+  /// entry (counted, deleted, not a hit), as a damaged one is.
+  std::optional<Artifact> lookup(const CacheKey &K, std::string *Problem = nullptr,
+                                 const ArtifactMatch *Want = nullptr);
   /// Writes \p A under \p K unless a value is there (SET NX). False when
   /// nothing was written.
   bool store(const CacheKey &K, const Artifact &A);
@@ -115,8 +123,9 @@ public:
   /// LeaseTime) for its entry, which is put in \p Found. Not held: the
   /// entry was found, the wait ran out, leases are off (read-only, zero
   /// LeaseTime) or the server failed; the caller then compiles (or uses
-  /// \p Found).
-  Lease acquireLease(const CacheKey &K, std::optional<Artifact> &Found);
+  /// \p Found). \p Want as for lookup.
+  Lease acquireLease(const CacheKey &K, std::optional<Artifact> &Found,
+                     const ArtifactMatch *Want = nullptr);
 
   RemoteCacheStats getStats() const;
   /// Whether the breaker is open now.

@@ -36,8 +36,20 @@ struct RemoteCacheURL {
 /// (optionally `?db=N`). Errors say what is wrong and where.
 llvm::Expected<RemoteCacheURL> parseRemoteCacheURL(std::string_view URL);
 
-/// The secret in file \p Path (its whole content; at least 16 bytes).
-/// Errors: the file cannot be read, or is too short.
+/// The fewest and the most bytes a secret file may hold.
+constexpr uint64_t MinSecretBytes = 16;
+constexpr uint64_t MaxSecretFileBytes = 4096;
+
+/// The secret in file \p Path: its whole content, from MinSecretBytes to
+/// MaxSecretFileBytes bytes. Only a regular file (or a link to one) is
+/// read; it is opened non-blocking, so a FIFO never blocks, and never read
+/// past the bound. Errors name the file as "the <What> '<Path>'" (What:
+/// "remote cache secret file", "cache secret file"): it cannot be opened
+/// or read (IO), it is a FIFO, a directory, a device... (IO), it holds too
+/// few or too many bytes (InvalidArgument).
+llvm::Expected<std::string> readSecretFile(const std::string &Path, std::string_view What);
+
+/// readSecretFile(\p Path, "remote cache secret file").
 llvm::Expected<std::string> readRemoteCacheSecret(const std::string &Path);
 
 /// Options of a RemoteCache.
@@ -46,14 +58,19 @@ struct RemoteCacheOptions {
   std::string URL;
   /// Never write (no stores, no leases, no deletes of bad values).
   bool ReadOnly = false;
-  /// Deadline of connecting (and of the AUTH/SELECT handshake's each
-  /// read or write).
+  /// The most of an operation's deadline that connecting and the
+  /// AUTH/SELECT handshake may take (when no pooled connection is idle).
   std::chrono::milliseconds ConnectTimeout{100};
-  /// Deadline of each read or write of an operation.
+  /// Deadline of a whole operation, from its start: connecting (within
+  /// ConnectTimeout), writing the command, reading the reply to its last
+  /// byte. Not per read or write: a server that trickles bytes cannot
+  /// renew it.
   std::chrono::milliseconds OperationTimeout{1000};
   /// How long an entry lives on the server.
   std::chrono::milliseconds TTL = std::chrono::hours(24 * 7);
-  /// Values larger than this are neither stored nor read.
+  /// Values larger than this are neither stored nor read; a reply that
+  /// announces more (plus 64 KiB for the protocol) is refused when its
+  /// header is read, before anything it announces is buffered (BadReplies).
   uint64_t MaxValueBytes = uint64_t(64) << 20;
   /// Consecutive failed operations that open the breaker.
   unsigned BreakerThreshold = 3;

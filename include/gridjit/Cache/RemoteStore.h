@@ -9,9 +9,13 @@
 // are tested without a server.
 //
 // Every operation reports how it went (RemoteStatus): it did its work, it
-// failed (an I/O error, a closed connection, an error reply), or it passed
-// a deadline. An implementation applies its own deadlines, never blocks
-// without one, and never lets a signal from its sockets reach the process.
+// failed (an I/O error, a closed connection, an error reply), it passed its
+// deadline, or the server's reply broke the protocol or a bound. An
+// implementation applies its own deadline to the whole operation (never
+// one per read, which a server trickling bytes would renew forever), never
+// blocks without one, bounds what it buffers by the largest value it may
+// be asked for before reading it, and never lets a signal from its sockets
+// reach the process.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,8 +32,9 @@ namespace gridjit {
 /// How one operation on the server went.
 enum class RemoteStatus {
   OK,       ///< it was done (its answer is in the result)
-  Failed,   ///< connect, I/O, protocol or server error
-  TimedOut, ///< a deadline passed
+  Failed,   ///< connect, I/O or server error
+  TimedOut, ///< the operation's deadline passed
+  BadReply, ///< the reply broke the protocol or a bound (a size over the limit)
 };
 
 /// An operation's status and answer; Why says what happened when it was

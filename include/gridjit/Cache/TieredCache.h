@@ -69,23 +69,18 @@ struct CacheTiers {
   std::shared_ptr<RemoteCache> Remote;
 };
 
-/// What a request accepts: an artifact for another target or architecture
-/// under its key (a valid entry, but not this request's) is a miss.
-struct ArtifactMatch {
-  TargetKind Kind = TargetKind::Host;
-  std::string Arch;
-  bool matches(const Artifact &A) const { return A.Kind == Kind && A.Arch == Arch; }
-};
-
 /// What one request did and how long each part took (milliseconds).
 struct TieredRequestInfo {
   CacheOutcome Outcome = CacheOutcome::Compiled;
   double LookupMs = 0; ///< memory, disk and remote lookups
   double WaitMs = 0;   ///< waiting for another thread, process or machine
   double StoreMs = 0;  ///< writing the disk and remote entries
-  /// Set when the disk held a bad entry for the key (it was replaced).
+  /// Set when the disk held a bad entry for the key (damaged, foreign,
+  /// another target's, unauthenticated...): the store replaces a file
+  /// there, and leaves anything else alone.
   std::string BadEntry;
-  /// Set when the remote tier held a bad entry for the key, or failed.
+  /// Set when the remote tier held a bad entry for the key (deleted if
+  /// unchanged), or failed.
   std::string RemoteProblem;
 };
 

@@ -62,7 +62,8 @@ struct CompileInfo {
   double WaitMs = 0;   ///< waiting for another thread or process
   double StoreMs = 0;  ///< writing the disk (and remote) entry
   double TotalMs = 0;
-  /// Set when the disk held a bad entry for the key (it was replaced).
+  /// Set when the disk held a bad entry for the key (TieredRequestInfo::
+  /// BadEntry: a file there is replaced, anything else left alone).
   std::string BadEntry;
   /// Set when the remote cache held a bad entry for the key, or failed.
   std::string RemoteProblem;
@@ -130,6 +131,12 @@ struct CompilerOptions {
   /// The file holding the HMAC secret; empty:
   /// $GRIDJIT_REMOTE_CACHE_SECRET_FILE (unset or empty: no secret).
   std::string RemoteSecretFile;
+  /// The file holding the disk cache's HMAC secret (DiskCacheOptions::
+  /// Secret; docs/Cache.md, "Sharing a cache directory"); empty:
+  /// $GRIDJIT_CACHE_SECRET_FILE; both empty: the remote cache's secret,
+  /// when a remote cache is on and has one; else no secret (the directory
+  /// must then be this user's and private, or it is not used).
+  std::string CacheSecretFile;
   /// Receives warnings (today only: the disk cache was turned off, once).
   /// Null: they go to standard error through llvm::WithColor::warning.
   WarningHandler Warning;
@@ -144,11 +151,13 @@ struct CompilerOptions {
 
 /// The disk and remote tiers \p Opts describe: the disk cache (unless
 /// UseDiskCache is off) in CacheDir or resolveCacheDirectory()'s directory,
-/// with DiskCacheMaxBytes, DiskLockTimeout, DiskPruneInterval and Warning;
-/// a directory that cannot be determined is no disk tier, with one
-/// warning. The remote cache (unless UseRemoteCache is off) that Remote,
-/// RemoteSecretFile and the environment describe (openRemoteCache).
-/// Errors: a malformed remote cache URL, a secret file that cannot be read.
+/// with DiskCacheMaxBytes, DiskLockTimeout, DiskPruneInterval, Warning and
+/// the secret of CacheSecretFile (see there); a directory that cannot be
+/// determined is no disk tier, with one warning. The remote cache (unless
+/// UseRemoteCache is off) that Remote, RemoteSecretFile and the environment
+/// describe (openRemoteCache). Errors: a malformed remote cache URL, a
+/// secret file that cannot be read (or is not a regular file, or holds too
+/// few or too many bytes).
 llvm::Expected<CacheTiers> openCacheTiers(const CompilerOptions &Opts);
 
 /// The front door. Thread-safe. Owns its memory cache, disk cache and the

@@ -420,6 +420,11 @@ struct RuntimeOptions {
   /// cubins are not kept; once). Null: standard error, through
   /// llvm::WithColor::warning, as a Compiler's.
   WarningHandler Warning;
+  /// nvptx target: the HMAC secret of the disk tier the runtime makes
+  /// itself (DiskCacheOptions::Secret; docs/Cache.md, "Sharing a cache
+  /// directory"). Empty: none. The runtime reads no environment: the C
+  /// API passes $GRIDJIT_CACHE_SECRET_FILE's secret (resolveDiskCacheSecret).
+  std::string CacheSecret;
   /// Host target: catch a kernel's memory faults (HostRuntimeOptions::
   /// CatchFaults). Off: the runtime installs no signal handler and gives
   /// no thread an alternate signal stack, and no launch catches a fault,

@@ -33,6 +33,7 @@ enum class EnvVar {
   GridjitRemoteCache,           ///< GRIDJIT_REMOTE_CACHE
   GridjitRemoteCacheSecretFile, ///< GRIDJIT_REMOTE_CACHE_SECRET_FILE
   GridjitRemoteCacheReadOnly,   ///< GRIDJIT_REMOTE_CACHE_READ_ONLY
+  GridjitCacheSecretFile,       ///< GRIDJIT_CACHE_SECRET_FILE
 };
 
 /// Whether a variable can change the code gridjit generates.

@@ -1,62 +1,61 @@
-//===- RedisClient.cpp - A small Redis client: pool, deadlines, no SIGPIPE ===//
+//===- RedisClient.cpp - A small Redis client: pool, deadlines, bounds ----===//
 //
-// Part of gridjit. See RedisClient.h. The client is hiredis (0.14):
-// blocking connections with socket deadlines.
+// Part of gridjit. See RedisClient.h. hiredis (0.14) makes the connection;
+// everything after that is poll(), send() and recv() on its socket.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RedisClient.h"
 
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 
-#include <pthread.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
 
 using namespace gridjit;
 using namespace gridjit::redis;
 
 namespace {
 
-timeval toTimeval(std::chrono::milliseconds Ms) {
-  timeval TV;
-  TV.tv_sec = Ms.count() / 1000;
-  TV.tv_usec = (Ms.count() % 1000) * 1000;
-  if (TV.tv_sec == 0 && TV.tv_usec == 0)
-    TV.tv_usec = 1000;
-  return TV;
+using Clock = std::chrono::steady_clock;
+
+CommandResult result(RemoteStatus S, std::string Why) {
+  CommandResult R;
+  R.Status = S;
+  R.Why = std::move(Why);
+  return R;
 }
 
-/// Blocks SIGPIPE in this thread for its lifetime; a SIGPIPE raised
-/// meanwhile (and not pending before) is consumed before the old mask is
-/// put back, so it is never delivered.
-class SigPipeBlock {
-public:
-  SigPipeBlock() {
-    sigemptyset(&Pipe);
-    sigaddset(&Pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &Pipe, &Old);
-    WasPending = pending();
-  }
-  ~SigPipeBlock() {
-    if (!WasPending && pending()) {
-      timespec Zero{0, 0};
-      while (sigtimedwait(&Pipe, nullptr, &Zero) == -1 && errno == EINTR) {
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &Old, nullptr);
-  }
+/// The time left until \p Deadline, in whole milliseconds rounded up
+/// (poll's unit); 0 when it has passed.
+int msLeft(Clock::time_point Deadline) {
+  auto Left = Deadline - Clock::now();
+  if (Left <= Clock::duration::zero())
+    return 0;
+  auto Ms = std::chrono::ceil<std::chrono::milliseconds>(Left).count();
+  return int(std::min<decltype(Ms)>(Ms, 1 << 30));
+}
 
-private:
-  static bool pending() {
-    sigset_t Pending;
-    sigemptyset(&Pending);
-    sigpending(&Pending);
-    return sigismember(&Pending, SIGPIPE) == 1;
+/// Waits until \p FD is ready for \p Events or \p Deadline passes: 1
+/// ready, 0 timed out, -1 failed (errno).
+int waitFor(int FD, short Events, Clock::time_point Deadline) {
+  while (true) {
+    int Ms = msLeft(Deadline);
+    if (Ms == 0)
+      return 0;
+    pollfd P{FD, Events, 0};
+    int N = ::poll(&P, 1, Ms);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N != 0)
+      return N < 0 ? -1 : 1;
   }
-  sigset_t Pipe, Old;
-  bool WasPending = false;
-};
+}
 
 bool isTimeout(const redisContext *C) {
   if (C->err != REDIS_ERR_IO)
@@ -65,24 +64,81 @@ bool isTimeout(const redisContext *C) {
          std::strstr(C->errstr, "timed out") || std::strstr(C->errstr, "temporarily unavailable");
 }
 
-/// The command \p Args on \p C: its reply, or null (C->err says why).
-ReplyPtr command(redisContext *C, llvm::ArrayRef<std::string_view> Args) {
-  std::vector<const char *> Argv;
-  std::vector<size_t> Lens;
-  for (std::string_view A : Args) {
-    Argv.push_back(A.data());
-    Lens.push_back(A.size());
-  }
-  errno = 0;
-  return ReplyPtr(
-      static_cast<redisReply *>(redisCommandArgv(C, int(Argv.size()), Argv.data(), Lens.data())));
+timeval toTimeval(Clock::duration D) {
+  auto Us =
+      std::max<int64_t>(std::chrono::duration_cast<std::chrono::microseconds>(D).count(), 1000);
+  timeval TV;
+  TV.tv_sec = Us / 1000000;
+  TV.tv_usec = Us % 1000000;
+  return TV;
 }
 
-CommandResult failure(const redisContext *C, const std::string &Prefix) {
-  CommandResult R;
-  R.Status = C && isTimeout(C) ? RemoteStatus::TimedOut : RemoteStatus::Failed;
-  R.Why = Prefix + (C ? C->errstr : "out of memory");
-  return R;
+/// Writes all of \p Data to \p FD by \p Deadline.
+CommandResult writeAll(int FD, std::string_view Data, Clock::time_point Deadline) {
+  while (!Data.empty()) {
+    // MSG_NOSIGNAL: a closed connection is EPIPE, never SIGPIPE.
+    ssize_t N = ::send(FD, Data.data(), Data.size(), MSG_NOSIGNAL);
+    if (N > 0) {
+      Data.remove_prefix(size_t(N));
+      continue;
+    }
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+      return result(RemoteStatus::Failed, std::string("failed: writing: ") + std::strerror(errno));
+    int W = waitFor(FD, POLLOUT, Deadline);
+    if (W == 0)
+      return result(RemoteStatus::TimedOut, "timed out: writing the command");
+    if (W < 0)
+      return result(RemoteStatus::Failed, std::string("failed: poll: ") + std::strerror(errno));
+  }
+  return result(RemoteStatus::OK, "");
+}
+
+/// Reads one reply from \p FD by \p Deadline, within \p L.
+CommandResult readReply(int FD, const ReplyLimits &L, Clock::time_point Deadline) {
+  std::string Buf;
+  size_t Need = 1; // bytes the reply needs at least, as far as it is known
+  while (true) {
+    if (Buf.size() >= Need) {
+      Reply R;
+      std::string Why;
+      ParseStatus S = parseReply(Buf, L, R, Need, Why);
+      if (S == ParseStatus::Bad)
+        return result(RemoteStatus::BadReply, "bad reply: " + Why);
+      if (S == ParseStatus::Complete) {
+        // One command, one reply: anything after it is not the protocol.
+        if (Need != Buf.size())
+          return result(RemoteStatus::BadReply, "bad reply: " + std::to_string(Buf.size() - Need) +
+                                                    " bytes after the reply");
+        CommandResult C = result(RemoteStatus::OK, "");
+        C.Reply = std::move(R);
+        return C;
+      }
+    }
+    // Read what is there, but never so much that the buffer passes the
+    // limit by more than the one byte that shows a reply is over it.
+    Buf.reserve(Need);
+    char Chunk[32 << 10];
+    size_t Room = size_t(L.MaxReplyBytes) + 1 - Buf.size();
+    ssize_t N = ::recv(FD, Chunk, std::min(sizeof(Chunk), Room), 0);
+    if (N > 0)
+      Buf.append(Chunk, size_t(N));
+    if (N > 0)
+      continue;
+    if (N == 0)
+      return result(RemoteStatus::Failed, "failed: the server closed the connection");
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+      return result(RemoteStatus::Failed, std::string("failed: reading: ") + std::strerror(errno));
+    int W = waitFor(FD, POLLIN, Deadline);
+    if (W == 0)
+      return result(RemoteStatus::TimedOut,
+                    "timed out: reading the reply (" + std::to_string(Buf.size()) + " bytes came)");
+    if (W < 0)
+      return result(RemoteStatus::Failed, std::string("failed: poll: ") + std::strerror(errno));
+  }
 }
 
 } // namespace
@@ -104,37 +160,50 @@ size_t RedisClient::idleConnections() {
   return Idle.size();
 }
 
-redisContext *RedisClient::connect(CommandResult &Failure) {
-  timeval CT = toTimeval(Opts.ConnectTimeout);
+redisContext *RedisClient::connect(CommandResult &Failure, Clock::time_point Deadline) {
+  Deadline = std::min(Deadline, Clock::now() + Opts.ConnectTimeout);
+  if (msLeft(Deadline) == 0) {
+    Failure = result(RemoteStatus::TimedOut, "timed out: no time left to connect");
+    return nullptr;
+  }
+  timeval CT = toTimeval(Deadline - Clock::now());
   const RemoteCacheURL &U = Opts.URL;
+  errno = 0;
   redisContext *C = U.IsUnix ? redisConnectUnixWithTimeout(U.SocketPath.c_str(), CT)
                              : redisConnectWithTimeout(U.Host.c_str(), int(U.Port), CT);
   if (!C || C->err) {
-    Failure = failure(C, "cannot connect: ");
+    bool Timeout = C && isTimeout(C);
+    Failure = result(Timeout ? RemoteStatus::TimedOut : RemoteStatus::Failed,
+                     (Timeout ? "timed out: cannot connect: " : "cannot connect: ") +
+                         std::string(C ? C->errstr : "out of memory"));
     if (C)
       redisFree(C);
     return nullptr;
   }
-  // The handshake runs under the connect deadline.
-  redisSetTimeout(C, CT);
-  if (!handshake(C, Failure)) {
+  // From here on, every wait is poll() with what is left of the deadline.
+  int Flags = ::fcntl(C->fd, F_GETFL);
+  if (Flags < 0 || ::fcntl(C->fd, F_SETFL, Flags | O_NONBLOCK) != 0) {
+    Failure = result(RemoteStatus::Failed, std::string("cannot connect: ") + std::strerror(errno));
     redisFree(C);
     return nullptr;
   }
-  redisSetTimeout(C, toTimeval(Opts.OperationTimeout));
+  if (!handshake(C, Failure, Deadline)) {
+    redisFree(C);
+    return nullptr;
+  }
   return C;
 }
 
-bool RedisClient::handshake(redisContext *C, CommandResult &Failure) {
+bool RedisClient::handshake(redisContext *C, CommandResult &Failure, Clock::time_point Deadline) {
   auto Simple = [&](llvm::ArrayRef<std::string_view> Args) {
-    ReplyPtr R = command(C, Args);
-    if (!R) {
-      Failure = failure(C, "handshake: ");
+    CommandResult R = roundTrip(C, Args, Deadline);
+    if (R.Status != RemoteStatus::OK) {
+      Failure = std::move(R);
+      Failure.Why = "handshake: " + Failure.Why;
       return false;
     }
-    if (R->type == REDIS_REPLY_ERROR) {
-      Failure = {RemoteStatus::Failed, nullptr,
-                 std::string(Args[0]) + ": " + std::string(R->str, R->len)};
+    if (R.Reply->Type == Reply::Error) {
+      Failure = result(RemoteStatus::Failed, std::string(Args[0]) + ": " + R.Reply->Str);
       return false;
     }
     return true;
@@ -147,7 +216,8 @@ bool RedisClient::handshake(redisContext *C, CommandResult &Failure) {
   return U.Database == 0 || Simple({"SELECT", DB});
 }
 
-redisContext *RedisClient::take(bool &FromPool, CommandResult &Failure) {
+redisContext *RedisClient::take(bool &FromPool, CommandResult &Failure,
+                                Clock::time_point Deadline) {
   {
     std::lock_guard<std::mutex> G(PoolMu);
     FromPool = !Idle.empty();
@@ -157,7 +227,7 @@ redisContext *RedisClient::take(bool &FromPool, CommandResult &Failure) {
       return C;
     }
   }
-  return connect(Failure);
+  return connect(Failure, Deadline);
 }
 
 void RedisClient::give(redisContext *C) {
@@ -168,32 +238,49 @@ void RedisClient::give(redisContext *C) {
     redisFree(C);
 }
 
+CommandResult RedisClient::roundTrip(redisContext *C, llvm::ArrayRef<std::string_view> Args,
+                                     Clock::time_point Deadline) {
+  std::vector<const char *> Argv;
+  std::vector<size_t> Lens;
+  for (std::string_view A : Args) {
+    Argv.push_back(A.data());
+    Lens.push_back(A.size());
+  }
+  char *Cmd = nullptr;
+  int Len = redisFormatCommandArgv(&Cmd, int(Argv.size()), Argv.data(), Lens.data());
+  if (Len < 0 || !Cmd)
+    return result(RemoteStatus::Failed, "failed: cannot format the command");
+  CommandResult R = writeAll(C->fd, std::string_view(Cmd, size_t(Len)), Deadline);
+  redisFreeCommand(Cmd);
+  if (R.Status != RemoteStatus::OK)
+    return R;
+  return readReply(C->fd, Opts.Limits, Deadline);
+}
+
 CommandResult RedisClient::run(llvm::ArrayRef<std::string_view> Args) {
-  SigPipeBlock Guard;
+  Clock::time_point Deadline = Clock::now() + Opts.OperationTimeout;
   for (int Attempt = 0;; ++Attempt) {
     bool FromPool = false;
     CommandResult R;
-    redisContext *C = take(FromPool, R);
+    redisContext *C = take(FromPool, R, Deadline);
     if (!C)
       return R;
-    R.Reply = command(C, Args);
-    if (!R.Reply) {
-      // Dead pooled connection: one retry on a new one (not after a
-      // timeout, which would cost a second deadline).
-      R = failure(C, "");
+    R = roundTrip(C, Args, Deadline);
+    if (R.Status != RemoteStatus::OK) {
+      // Never reused: a late reply must not answer a later command.
       redisFree(C);
+      // Dead pooled connection: one retry on a new one (not after a
+      // timeout or a bad reply, which a new connection would not cure).
       if (FromPool && R.Status == RemoteStatus::Failed && Attempt == 0)
         continue;
-      R.Why = (R.Status == RemoteStatus::TimedOut ? "timed out: " : "failed: ") + R.Why;
       return R;
     }
     give(C);
-    if (R.Reply->type == REDIS_REPLY_ERROR) {
-      R.Why = "server error: " + std::string(R.Reply->str, R.Reply->len);
+    if (R.Reply->Type == Reply::Error) {
+      R.Status = RemoteStatus::Failed;
+      R.Why = "server error: " + R.Reply->Str;
       R.Reply.reset();
-      return R; // Status is Failed
     }
-    R.Status = RemoteStatus::OK;
     return R;
   }
 }

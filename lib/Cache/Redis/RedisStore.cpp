@@ -10,7 +10,7 @@
 #include "RedisReply.h"
 #include "gridjit/Cache/RemoteCache.h"
 
-#include <algorithm>
+#include <cstdint>
 
 using namespace gridjit;
 using namespace gridjit::redis;
@@ -35,7 +35,14 @@ public:
     CommandResult R = Client.run({"EVAL", BoundedGetScript, "1", Key, Max});
     if (!R.Reply)
       return notDone<StoredValue>(R);
-    return RemoteResult<StoredValue>::done(interpretGetReply(*R.Reply));
+    StoredValue V = interpretGetReply(*R.Reply);
+    if (V.Kind == StoredValue::Found && V.Bytes.size() > MaxBytes) {
+      // The server sent more than the script lets it: no value of ours.
+      V.Kind = StoredValue::Oversize;
+      V.Size = V.Bytes.size();
+      V.Bytes.clear();
+    }
+    return RemoteResult<StoredValue>::done(std::move(V));
   }
 
   RemoteResult<bool> setIfAbsent(std::string_view Key, std::string_view Value,
@@ -44,23 +51,23 @@ public:
     CommandResult R = Client.run({"SET", Key, Value, "NX", "PX", PX});
     if (!R.Reply)
       return notDone<bool>(R);
-    return RemoteResult<bool>::done(R.Reply->type != REDIS_REPLY_NIL);
+    return RemoteResult<bool>::done(R.Reply->Type != Reply::Nil);
   }
 
   RemoteResult<bool> deleteIfEquals(std::string_view Key, std::string_view Value) override {
     CommandResult R = Client.run({"EVAL", DeleteIfSameScript, "1", Key, Value});
     if (!R.Reply)
       return notDone<bool>(R);
-    return RemoteResult<bool>::done(R.Reply->type == REDIS_REPLY_INTEGER && R.Reply->integer == 1);
+    return RemoteResult<bool>::done(R.Reply->Type == Reply::Integer && R.Reply->Int == 1);
   }
 
   RemoteResult<bool> exists(std::string_view Key) override {
     CommandResult R = Client.run({"EXISTS", Key});
     if (!R.Reply)
       return notDone<bool>(R);
-    if (R.Reply->type != REDIS_REPLY_INTEGER)
-      return RemoteResult<bool>::failed(RemoteStatus::Failed, "EXISTS: not an integer reply");
-    return RemoteResult<bool>::done(R.Reply->integer != 0);
+    if (R.Reply->Type != Reply::Integer)
+      return RemoteResult<bool>::failed(RemoteStatus::BadReply, "EXISTS: not an integer reply");
+    return RemoteResult<bool>::done(R.Reply->Int != 0);
   }
 
 private:
@@ -68,18 +75,6 @@ private:
 };
 
 } // namespace
-
-StoredValue redis::interpretGetReply(const redisReply &R) {
-  StoredValue V;
-  if (R.type == REDIS_REPLY_INTEGER) {
-    V.Kind = StoredValue::Oversize;
-    V.Size = uint64_t(std::max<long long>(R.integer, 0));
-  } else if (R.type == REDIS_REPLY_STRING) {
-    V.Kind = StoredValue::Found;
-    V.Bytes.assign(R.str, R.len);
-  }
-  return V;
-}
 
 llvm::Expected<std::unique_ptr<RemoteCache>> RemoteCache::create(RemoteCacheOptions Opts) {
   auto URL = parseRemoteCacheURL(Opts.URL);
@@ -89,6 +84,10 @@ llvm::Expected<std::unique_ptr<RemoteCache>> RemoteCache::create(RemoteCacheOpti
   CO.URL = std::move(*URL);
   CO.ConnectTimeout = Opts.ConnectTimeout;
   CO.OperationTimeout = Opts.OperationTimeout;
+  // The largest reply: the largest value the tier reads, and room for the
+  // protocol around it (saturating: MaxValueBytes may be "no limit").
+  constexpr uint64_t Room = 64 << 10, Most = uint64_t(SIZE_MAX) / 2;
+  CO.Limits.MaxReplyBytes = Opts.MaxValueBytes > Most - Room ? Most : Opts.MaxValueBytes + Room;
   auto Store = std::make_unique<RedisStore>(std::move(CO));
   return std::make_unique<RemoteCache>(std::move(Opts), std::move(Store));
 }

@@ -138,6 +138,7 @@ static std::unique_ptr<TieredCache> openCubinCache(const CudaRuntimeOptions &Opt
       // compile per module: one warning says why.
       DO.Warning = Opts.Warning;
       DO.Consequence = "cubins are not kept: every load has the driver compile the PTX";
+      DO.Secret = Opts.CacheSecret;
       TO.Tiers.Disk = std::make_shared<DiskCache>(DO);
     } else {
       llvm::consumeError(Dir.takeError());

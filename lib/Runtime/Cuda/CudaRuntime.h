@@ -49,6 +49,8 @@ struct CudaRuntimeOptions {
   /// Receives the warning of the disk tier made here (RuntimeOptions::
   /// Warning); null: standard error.
   WarningHandler Warning;
+  /// The secret of the disk tier made here (RuntimeOptions::CacheSecret).
+  std::string CacheSecret;
 };
 
 /// The nvptx target's Runtime: one CUDA device. Thread-safe. Its modules
