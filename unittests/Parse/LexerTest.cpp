@@ -309,7 +309,7 @@ TEST(LexerTest, InvalidCharacters) {
   EXPECT_EQ(lexError("@"), "unexpected character '@'");
   EXPECT_EQ(lexError("a $ b"), "unexpected character '$'");
   EXPECT_EQ(lexError("#"), "unexpected character '#'");
-  EXPECT_EQ(lexError("\"s"), "unexpected character '\"'");
+  EXPECT_EQ(lexError("\"s"), "unexpected character '\"': KIR has no string literals");
   EXPECT_EQ(lexError(std::string_view("\0", 1)), "unexpected character '\\x00'");
   EXPECT_EQ(lexError("\x7f"), "unexpected character '\\x7F'");
   EXPECT_EQ(lexError("\x01"), "unexpected character '\\x01'");

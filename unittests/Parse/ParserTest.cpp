@@ -647,7 +647,8 @@ TEST(ParserTest, ExpressionErrors) {
             "1:20: expected 'x', 'y' or 'z' after '.', found 'xy'");
   EXPECT_EQ(onlyError("kernel k() { x = a && && b; }"), "1:23: expected expression, found '&&'");
   EXPECT_EQ(onlyError("kernel k() { x = 1 as; }"), "1:22: expected type, found ';'");
-  EXPECT_EQ(onlyError("kernel k() { x = 1 as int; }"), "1:23: unknown type 'int'");
+  EXPECT_EQ(onlyError("kernel k() { x = 1 as int; }"),
+            "1:23: unknown type 'int'; did you mean 'i32'?");
   EXPECT_EQ(onlyError("kernel k() { x = 1\n  as [f32; 2]; }"),
             "2:6: array types are only allowed in 'var' and 'shared' "
             "declarations");

@@ -360,8 +360,8 @@ TEST(ForkSafetyTest, TheChildMakesItsOwnRedisConnections) {
   redis::RedisClient Client(O);
   auto Id = [&] {
     redis::CommandResult R = Client.run({"CLIENT", "ID"});
-    return R.Status == RemoteStatus::OK && R.Reply && R.Reply->type == REDIS_REPLY_INTEGER
-               ? R.Reply->integer
+    return R.Status == RemoteStatus::OK && R.Reply && R.Reply->Type == redis::Reply::Integer
+               ? R.Reply->Int
                : -1;
   };
   long long Parent = Id();
@@ -379,8 +379,8 @@ TEST(ForkSafetyTest, TheChildMakesItsOwnRedisConnections) {
   EXPECT_EQ(Id(), Parent);
   redis::CommandResult Get = Client.run({"GET", "fork"});
   ASSERT_EQ(Get.Status, RemoteStatus::OK) << Get.Why;
-  ASSERT_TRUE(Get.Reply && Get.Reply->type == REDIS_REPLY_STRING);
-  EXPECT_EQ(std::string(Get.Reply->str, Get.Reply->len), "child");
+  ASSERT_TRUE(Get.Reply && Get.Reply->Type == redis::Reply::String);
+  EXPECT_EQ(Get.Reply->Str, "child");
 }
 
 // CUDA does not survive fork(): in the child, a runtime of the parent's
