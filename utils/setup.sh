@@ -6,7 +6,11 @@
 # Installs the Debian packages the build and the tests need (only the
 # missing ones; `apt-get update` runs only when something is missing),
 # configures the CMake preset (default: release; `ci` when $CI is set, which
-# adds -Werror) into its build directory, and builds. Safe to run again.
+# adds -Werror) into its build directory, and builds what running a kernel
+# needs: jit-run and libgridjit.so (for the C API and the Python package).
+# The tests, benchmarks and fuzzers are built by `cmake --build BUILD_DIR`
+# or, with the tests they serve, by `cmake --build BUILD_DIR --target
+# check-gridjit`. Safe to run again.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -67,4 +71,4 @@ if [ ! -f "$build_dir/build.ninja" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$pre
   cmake --preset "$preset" >/dev/null
   echo "$preset" > "$stamp"
 fi
-cmake --build "$build_dir"
+cmake --build "$build_dir" --target jit-run gridjit
