@@ -164,6 +164,7 @@ try:
 except (OSError, subprocess.CalledProcessError) as e:
     lit_config.fatal("cannot ask %s for its features: %s" % (_jit_run, e))
 config.available_features.update(_features)
+config.substitutions.append(("%{jit_features}", " ".join(_features)))
 
 # The Python package (python/gridjit) and its tests (test/Python): a Python
 # with NumPy runs them (Debian: python3-numpy, which utils/setup.sh

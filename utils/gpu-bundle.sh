@@ -43,7 +43,7 @@
 #===----------------------------------------------------------------------===#
 set -euo pipefail
 
-src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+src=$(cd -P "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 with_bench=0
 with_python=0
 while [ $# -gt 0 ]; do
