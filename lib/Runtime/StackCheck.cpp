@@ -15,7 +15,17 @@
 using namespace gridjit;
 namespace abi = gridjit::hostabi;
 
-std::optional<ThreadStack> gridjit::callingThreadStack() {
+namespace {
+/// A thread's stack as pthread_getattr_np gave it, asked once per thread:
+/// for a process's main thread glibc reads /proc/self/maps and the stack
+/// rlimit on every call (about 50 us, more than the rest of a launch).
+struct StackBounds {
+  uintptr_t Bottom = 0;
+  uint64_t Size = 0;
+};
+thread_local std::optional<StackBounds> CachedBounds;
+
+std::optional<StackBounds> askStackBounds() {
   pthread_attr_t Attr;
   if (pthread_getattr_np(pthread_self(), &Attr) != 0)
     return std::nullopt;
@@ -23,12 +33,29 @@ std::optional<ThreadStack> gridjit::callingThreadStack() {
   size_t Size = 0;
   int Err = pthread_attr_getstack(&Attr, &Low, &Size);
   pthread_attr_destroy(&Attr);
-  // The stack grows down from Low + Size; this frame is on it.
-  auto Here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  auto Bottom = reinterpret_cast<uintptr_t>(Low);
-  if (Err != 0 || Here < Bottom || Here - Bottom > Size)
+  if (Err != 0)
     return std::nullopt;
-  return ThreadStack{Size, Here - Bottom};
+  return StackBounds{reinterpret_cast<uintptr_t>(Low), Size};
+}
+
+bool contains(const StackBounds &B, uintptr_t Here) {
+  return Here >= B.Bottom && Here - B.Bottom <= B.Size;
+}
+} // namespace
+
+std::optional<ThreadStack> gridjit::callingThreadStack() {
+  // The stack grows down from Bottom + Size; this frame is on it. A frame
+  // outside the bounds asked before (the main thread's rlimit was raised
+  // since) asks again.
+  auto Here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (!CachedBounds || !contains(*CachedBounds, Here)) {
+    CachedBounds = askStackBounds();
+    if (!CachedBounds || !contains(*CachedBounds, Here)) {
+      CachedBounds.reset();
+      return std::nullopt;
+    }
+  }
+  return ThreadStack{CachedBounds->Size, Here - CachedBounds->Bottom};
 }
 
 llvm::Error gridjit::checkKernelStack(const KernelInfo &K, bool PoolThreadsRun) {
