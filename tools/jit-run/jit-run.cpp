@@ -281,6 +281,21 @@ double msSince(std::chrono::steady_clock::time_point Start) {
       .count();
 }
 
+/// A count with its noun in the number it needs: {1, "hit", "hits"} is
+/// "1 hit", {0, "hit", "hits"} "0 hits".
+struct Counted {
+  uint64_t N;
+  const char *One, *Many;
+};
+
+/// The counts of \p Items, separated by ", " ("1 hit, 0 misses").
+std::string counts(std::initializer_list<Counted> Items) {
+  std::string Out;
+  for (const Counted &C : Items)
+    Out += (Out.empty() ? "" : ", ") + std::to_string(C.N) + " " + (C.N == 1 ? C.One : C.Many);
+  return Out;
+}
+
 /// Prints the cache part of --stats: the cache's own phases and counts.
 void printCacheStats(const CompileReport &R) {
   auto Line = [](StringRef Name, double Ms) {
@@ -297,26 +312,34 @@ void printCacheStats(const CompileReport &R) {
     errs() << format("  %-10s ", Name.str().c_str()) << Value << '\n';
   };
   Text("cache", gridjit::cacheOutcomeName(I.Outcome));
-  Text("memory", Twine(S.MemoryHits) + " hits, " + Twine(S.MemoryMisses) + " misses");
+  Text("memory", counts({{S.MemoryHits, "hit", "hits"}, {S.MemoryMisses, "miss", "misses"}}));
   if (R.Cache.DiskOn)
-    Text("disk", Twine(S.DiskHits) + " hits, " + Twine(S.DiskMisses) + " misses, " +
-                     Twine(S.Disk.BadEntries) + " bad entries, " + Twine(S.Disk.Stores) +
-                     " stores, " + Twine(S.Disk.StoreFailures) + " store failures");
+    Text("disk", counts({{S.DiskHits, "hit", "hits"},
+                         {S.DiskMisses, "miss", "misses"},
+                         {S.Disk.BadEntries, "bad entry", "bad entries"},
+                         {S.Disk.Stores, "store", "stores"},
+                         {S.Disk.StoreFailures, "store failure", "store failures"}}));
   else
     Text("disk", "off");
   if (!R.Cache.RemoteURL.empty()) {
     const gridjit::RemoteCacheStats &RS = S.Remote;
-    Text("remote", Twine(RS.Hits) + " hits, " + Twine(RS.Misses) + " misses, " + Twine(RS.Errors) +
-                       " errors, " + Twine(RS.Timeouts) + " timeouts, " + Twine(RS.BadEntries) +
-                       " bad entries, " + Twine(RS.AuthFailures) + " auth failures, " +
-                       Twine(RS.Oversize) + " oversize, " + Twine(RS.BadReplies) + " bad replies");
-    Text("remote-io", Twine(RS.Stores) + " stores, " + Twine(RS.StoreExisting) + " existing, " +
-                          Twine(RS.BytesRead) + " bytes read, " + Twine(RS.BytesWritten) +
-                          " bytes written");
-    Text("breaker", Twine(RS.BreakerTrips) + " trips, " + Twine(RS.BreakerSkips) + " skips");
-    Text("lease", Twine(RS.LeasesTaken) + " taken, " + Twine(RS.LeaseWaits) + " waits, " +
-                      Twine(RS.LeaseWaitHits) + " wait hits, " + Twine(RS.LeaseExpired) +
-                      " expired");
+    Text("remote", counts({{RS.Hits, "hit", "hits"},
+                           {RS.Misses, "miss", "misses"},
+                           {RS.Errors, "error", "errors"},
+                           {RS.Timeouts, "timeout", "timeouts"},
+                           {RS.BadEntries, "bad entry", "bad entries"},
+                           {RS.AuthFailures, "auth failure", "auth failures"},
+                           {RS.Oversize, "oversize value", "oversize values"},
+                           {RS.BadReplies, "bad reply", "bad replies"}}));
+    Text("remote-io", counts({{RS.Stores, "store", "stores"},
+                              {RS.StoreExisting, "existing", "existing"},
+                              {RS.BytesRead, "byte read", "bytes read"},
+                              {RS.BytesWritten, "byte written", "bytes written"}}));
+    Text("breaker", counts({{RS.BreakerTrips, "trip", "trips"}, {RS.BreakerSkips, "skip", "skips"}}));
+    Text("lease", counts({{RS.LeasesTaken, "taken", "taken"},
+                          {RS.LeaseWaits, "wait", "waits"},
+                          {RS.LeaseWaitHits, "wait hit", "wait hits"},
+                          {RS.LeaseExpired, "expired", "expired"}}));
     if (!I.RemoteProblem.empty())
       Text("remote-note", I.RemoteProblem);
   }
@@ -735,14 +758,14 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
   if (O.Stats) {
     printStats(R);
     errs() << format("  %-10s %10.3f ms\n", static_cast<const char *>("load"), LoadMs);
-    const char *Coop = LS.Cooperative ? ", cooperative" : "";
+    std::string What = counts({{LS.Blocks, "block", "blocks"}});
     if ((*RT)->getTargetKind() == gridjit::TargetKind::Host)
-      errs() << format("  %-10s %10.3f ms  (%llu blocks, %u phases, %u of %u threads%s)\n",
-                       static_cast<const char *>("run"), LS.Milliseconds,
-                       (unsigned long long)LS.Blocks, LS.Phases, LS.Workers, LS.PoolThreads, Coop);
-    else
-      errs() << format("  %-10s %10.3f ms  (%llu blocks%s)\n", static_cast<const char *>("run"),
-                       LS.Milliseconds, (unsigned long long)LS.Blocks, Coop);
+      What += ", " + counts({{LS.Phases, "phase", "phases"}}) + ", " + std::to_string(LS.Workers) +
+              " of " + counts({{LS.PoolThreads, "thread", "threads"}});
+    if (LS.Cooperative)
+      What += ", cooperative";
+    errs() << format("  %-10s %10.3f ms  (%s)\n", static_cast<const char *>("run"), LS.Milliseconds,
+                     What.c_str());
   }
   return E;
 }
