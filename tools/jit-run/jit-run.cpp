@@ -99,6 +99,16 @@ cl::opt<std::string>
     SmArch("sm", cl::desc("NVPTX architecture when no device decides it (default: sm_80)"),
            cl::value_desc("sm_XX"), cl::init("sm_80"), cl::cat(JitRunCategory));
 
+// nvcc's and llc's spellings of the architecture (docs/jit-run.md):
+// -arch=sm_XX is --sm; -mcpu names the target's CPU, so it is --sm with
+// --target=cuda and --cpu with --target=host (resolveArchitectures).
+cl::opt<std::string> ArchOpt("arch", cl::desc("nvcc's spelling of --sm: -arch=sm_XX"),
+                             cl::value_desc("sm_XX"), cl::cat(JitRunCategory));
+cl::opt<std::string> McpuOpt("mcpu",
+                             cl::desc("llc's spelling: -mcpu=sm_XX is --sm with --target=cuda, "
+                                      "-mcpu=NAME is --cpu with --target=host"),
+                             cl::value_desc("name"), cl::cat(JitRunCategory));
+
 cl::opt<std::string>
     CpuOpt("cpu",
            cl::desc("With --emit: the CPU to compile host code for, as LLVM names it (znver3, "
@@ -211,8 +221,9 @@ struct Options {
   TargetKind Target = TargetKind::Host;
   unsigned OptLevel = 3;
   std::string SmArch;
-  bool SmGiven = false; ///< --sm was given: no device decides it
-  std::string Cpu;      ///< --cpu: the host CPU to compile for (empty: this one)
+  bool SmGiven = false; ///< --sm (or -arch, -mcpu) was given: no device decides it
+  std::string Cpu;       ///< --cpu (or -mcpu): the host CPU to compile for (empty: this one)
+  std::string CpuOption; ///< the option that gave Cpu ("--cpu", "-mcpu"), for messages
   unsigned Device = 0;
   bool Stats = false;
   std::string CacheDir, CacheSecretFile;
@@ -433,7 +444,10 @@ Expected<std::unique_ptr<gridjit::Target>> makeTarget(const Options &O) {
   HO.CPU = O.Cpu;
   auto T = gridjit::createHostTarget(HO);
   if (!T && !O.Cpu.empty())
-    return jitrun::usageError("--cpu=" + O.Cpu + ": " + toString(T.takeError()));
+    return jitrun::usageError(O.CpuOption + "=" + O.Cpu + ": " + toString(T.takeError()) +
+                              (StringRef(O.Cpu).starts_with("sm_")
+                                   ? "; sm_XX is an NVPTX architecture: add --target=cuda"
+                                   : ""));
   return T;
 }
 
@@ -953,23 +967,70 @@ Error checkUsage() {
     return jitrun::usageError("--grid " + GridOpt + ": expected X[,Y[,Z]]");
   if (!parseDim3(BlockOpt, D))
     return jitrun::usageError("--block " + BlockOpt + ": expected X[,Y[,Z]]");
+  return Error::success();
+}
+
+/// A value as the command line gave it, with the option that gave it
+/// ("--sm", "-arch", "-mcpu"), for messages.
+struct Spelled {
+  std::string Option, Value;
+  std::string str() const { return Option + "=" + Value; }
+};
+
+/// The value that the options of \p Spellings that occur give (none when
+/// none does); two that give different values are misuse.
+Expected<std::optional<Spelled>>
+agreedValue(std::initializer_list<std::pair<const char *, const cl::opt<std::string> *>> Spellings) {
+  std::optional<Spelled> Found;
+  for (auto [Option, Opt] : Spellings) {
+    if (!Opt->getNumOccurrences())
+      continue;
+    Spelled Given{Option, Opt->getValue()};
+    if (Found && Found->Value != Given.Value)
+      return jitrun::usageError(Found->str() + " and " + Given.str() +
+                                " disagree; give one of them");
+    if (!Found)
+      Found = std::move(Given);
+  }
+  return Found;
+}
+
+/// The NVPTX architecture (--sm, -arch, -mcpu with --target=cuda) and the
+/// host CPU (--cpu, -mcpu with --target=host) the command line asks for,
+/// checked, in \p O (SmArch, SmGiven, Cpu).
+Error resolveArchitectures(Options &O) {
+  bool Cuda = TargetOpt == TargetKind::Cuda;
+  auto Sm = Cuda ? agreedValue({{"--sm", &SmArch}, {"-arch", &ArchOpt}, {"-mcpu", &McpuOpt}})
+                 : agreedValue({{"--sm", &SmArch}, {"-arch", &ArchOpt}});
+  if (!Sm)
+    return Sm.takeError();
+  O.SmGiven = Sm->has_value();
+  O.SmArch = O.SmGiven ? (*Sm)->Value : SmArch.getValue();
   bool KnownSm = false;
   std::string Known;
   for (const gridjit::NVPTXArchInfo &A : gridjit::getNVPTXArchs()) {
-    KnownSm |= SmArch == A.Arch;
+    KnownSm |= O.SmArch == A.Arch;
     Known += " " + std::string(A.Arch);
   }
   if (!KnownSm)
-    return jitrun::usageError("--sm=" + SmArch + ": unknown architecture (known:" + Known + ")");
-  if (CpuOpt.getNumOccurrences()) {
-    if (TargetOpt != TargetKind::Host)
-      return jitrun::usageError("--cpu needs --target=host (--sm chooses the NVPTX architecture)");
-    if (Emit == EmitStage::None)
-      return jitrun::usageError("--cpu=" + CpuOpt +
-                                " needs --emit: code for another CPU may not run on this one");
-    if (CpuOpt.empty())
-      return jitrun::usageError("--cpu: expected a CPU name");
-  }
+    return jitrun::usageError((O.SmGiven ? (*Sm)->str() : "--sm=" + O.SmArch) +
+                              ": unknown architecture (known:" + Known + ")");
+  if (Cuda && CpuOpt.getNumOccurrences())
+    return jitrun::usageError("--cpu needs --target=host (--sm chooses the NVPTX architecture)");
+  if (Cuda)
+    return Error::success();
+  auto Cpu = agreedValue({{"--cpu", &CpuOpt}, {"-mcpu", &McpuOpt}});
+  if (!Cpu)
+    return Cpu.takeError();
+  if (!*Cpu)
+    return Error::success();
+  if (Emit == EmitStage::None)
+    return jitrun::usageError((*Cpu)->str() +
+                              " needs --emit: code for another CPU may not run on this one");
+  if ((*Cpu)->Value.empty())
+    return jitrun::usageError((*Cpu)->Option + ": expected a CPU name");
+  O.Cpu = (*Cpu)->Value;
+  O.CpuOption = (*Cpu)->Option;
   return Error::success();
 }
 
@@ -982,9 +1043,8 @@ Expected<Options> readOptions(bool Stats) {
   O.Emit = Emit;
   O.Target = TargetOpt;
   O.OptLevel = OptLevel;
-  O.SmArch = SmArch;
-  O.SmGiven = SmArch.getNumOccurrences() != 0;
-  O.Cpu = CpuOpt;
+  if (Error E = resolveArchitectures(O))
+    return std::move(E);
   O.Device = DeviceOpt;
   O.Stats = Stats;
   O.CacheDir = CacheDirOpt;
