@@ -20,6 +20,7 @@
 #include "Features.h"
 #include "KernelArgs.h"
 
+#include "gridjit/Cache/CacheKey.h"
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/IR/Printer.h"
 #include "gridjit/Parse/Parser.h"
@@ -38,6 +39,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -1153,9 +1155,28 @@ Error listDevices(raw_ostream &OS) {
   return Error::success();
 }
 
+/// --version: gridjit's version, the LLVM it was built with, and what it
+/// compiles for: the host target's triple and CPU (the name the host
+/// target gives LLVM, as an artifact made here records it) and the NVPTX
+/// architectures.
+void printVersion(raw_ostream &OS) {
+  OS << "jit-run (gridjit) " << gridjit::getGridjitVersion() << '\n';
+  OS << "LLVM " << gridjit::getLLVMVersion() << '\n';
+  if (auto T = gridjit::createHostTarget())
+    OS << "host target: " << sys::getProcessTriple() << ", CPU " << (*T)->getArch() << '\n';
+  else
+    OS << "host target: unavailable: " << toString(T.takeError()) << '\n';
+  gridjit::NVPTXTargetOptions Defaults;
+  OS << "nvptx target:";
+  for (const gridjit::NVPTXArchInfo &A : gridjit::getNVPTXArchs())
+    OS << ' ' << A.Arch;
+  OS << " (default " << Defaults.Arch << ")\n";
+}
+
 /// Everything jit-run does after LLVM's own initialisation.
 Error runTool(int argc, char **argv) {
   cl::HideUnrelatedOptions(JitRunCategory); // also registers LLVM's common options
+  cl::SetVersionPrinter(printVersion);
   const cl::opt<bool> &Stats = registerStatsOption();
   if (Error E = parseCommandLine(argc, argv))
     return E;
