@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferPrint.h"
 #include "Errors.h"
 #include "Features.h"
 #include "KernelArgs.h"
@@ -39,9 +40,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <atomic>
 #include <chrono>
@@ -183,8 +184,11 @@ cl::list<std::string>
     ArgOpts("arg",
             cl::desc("A kernel argument, one per parameter: NAME=SPEC (see docs/jit-run.md)"),
             cl::value_desc("name=spec"), cl::cat(JitRunCategory));
-cl::list<std::string> PrintOpts("print", cl::desc("After the run, print buffer NAME"),
-                                cl::value_desc("name"), cl::cat(JitRunCategory));
+cl::list<std::string>
+    PrintOpts("print",
+              cl::desc("After the run, print buffer NAME, an element NAME[I] or a slice "
+                       "NAME[START:STOP:STEP]; with :summary, its count, NaNs, min, max and mean"),
+              cl::value_desc("name[slice][:summary]"), cl::cat(JitRunCategory));
 cl::list<std::string> OutOpts("out",
                               cl::desc("After the run, write buffer NAME as a NumPy .npy file"),
                               cl::value_desc("name=file.npy"), cl::cat(JitRunCategory));
@@ -223,7 +227,7 @@ struct Options {
   TargetKind Target = TargetKind::Host;
   unsigned OptLevel = 3;
   std::string SmArch;
-  bool SmGiven = false; ///< --sm (or -arch, -mcpu) was given: no device decides it
+  bool SmGiven = false;  ///< --sm (or -arch, -mcpu) was given: no device decides it
   std::string Cpu;       ///< --cpu (or -mcpu): the host CPU to compile for (empty: this one)
   std::string CpuOption; ///< the option that gave Cpu ("--cpu", "-mcpu"), for messages
   unsigned Device = 0;
@@ -348,7 +352,8 @@ void printCacheStats(const CompileReport &R) {
                               {RS.StoreExisting, "existing", "existing"},
                               {RS.BytesRead, "byte read", "bytes read"},
                               {RS.BytesWritten, "byte written", "bytes written"}}));
-    Text("breaker", counts({{RS.BreakerTrips, "trip", "trips"}, {RS.BreakerSkips, "skip", "skips"}}));
+    Text("breaker",
+         counts({{RS.BreakerTrips, "trip", "trips"}, {RS.BreakerSkips, "skip", "skips"}}));
     Text("lease", counts({{RS.LeasesTaken, "taken", "taken"},
                           {RS.LeaseWaits, "wait", "waits"},
                           {RS.LeaseWaitHits, "wait hit", "wait hits"},
@@ -512,41 +517,55 @@ Expected<std::vector<jitrun::ArgValue>> buildArguments(const gridjit::KernelInfo
   return std::move(Values);
 }
 
-/// What to do with the buffers after the run: indices into the arguments.
-struct Outputs {
-  std::vector<size_t> ToPrint;
-  std::vector<std::pair<size_t, std::string>> ToWrite;
+/// One --print: the argument (an index into the arguments), what to show
+/// of it and which of its elements.
+struct Printed {
+  size_t Arg;
+  jitrun::PrintSpec Spec;
+  jitrun::Selection Elements;
 };
 
-/// The argument that is buffer \p Name, for option \p Opt.
+/// What to do with the buffers after the run.
+struct Outputs {
+  std::vector<Printed> ToPrint;
+  std::vector<std::pair<size_t, std::string>> ToWrite; ///< argument, .npy file
+};
+
+/// The argument that is buffer \p Name, for \p Given (the option as the
+/// command line gave it, for messages: "--print y[0:8]").
 Expected<size_t> findBuffer(ArrayRef<jitrun::ArgValue> Values, StringRef KernelName, StringRef Name,
-                            StringRef Opt) {
+                            const Twine &Given) {
   for (size_t I = 0; I < Values.size(); ++I)
     if (Values[I].Param.Name == Name) {
       if (!Values[I].isPointer())
-        return jitrun::usageError(Opt + " " + Name + ": '" + Name +
-                                  "' is a scalar parameter, not a buffer");
+        return jitrun::usageError(Given + ": '" + Name + "' is a scalar parameter, not a buffer");
       return I;
     }
-  return jitrun::usageError(Opt + " " + Name + ": kernel '" + KernelName + "' has no parameter '" +
-                            Name + "'");
+  return jitrun::usageError(Given + ": kernel '" + KernelName + "' has no parameter '" + Name +
+                            "'");
 }
 
 /// The buffers --print and --out name.
 Expected<Outputs> selectOutputs(ArrayRef<jitrun::ArgValue> Values, StringRef KernelName,
                                 const Options &O) {
   Outputs Out;
-  for (const std::string &Name : O.Prints) {
-    auto B = findBuffer(Values, KernelName, Name, "--print");
+  for (const std::string &Text : O.Prints) {
+    auto Spec = jitrun::parsePrintSpec(Text);
+    if (!Spec)
+      return Spec.takeError();
+    auto B = findBuffer(Values, KernelName, Spec->Name, "--print " + Text);
     if (!B)
       return B.takeError();
-    Out.ToPrint.push_back(*B);
+    auto Elements = jitrun::selectElements(*Spec, Values[*B].Count);
+    if (!Elements)
+      return Elements.takeError();
+    Out.ToPrint.push_back({*B, std::move(*Spec), *Elements});
   }
   for (const std::string &Spec : O.Outs) {
     auto [Name, File] = StringRef(Spec).split('=');
     if (File.empty())
       return jitrun::usageError("--out " + Spec + ": expected NAME=FILE.npy");
-    auto B = findBuffer(Values, KernelName, Name, "--out");
+    auto B = findBuffer(Values, KernelName, Name, "--out " + Name);
     if (!B)
       return B.takeError();
     Out.ToWrite.push_back({*B, File.str()});
@@ -788,8 +807,8 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
 
 /// Prints the buffers of --print, then writes those of --out.
 Error writeBuffers(ArrayRef<jitrun::ArgValue> Values, const Outputs &Out) {
-  for (size_t I : Out.ToPrint)
-    outs() << jitrun::formatBuffer(Values[I]) << '\n';
+  for (const Printed &P : Out.ToPrint)
+    jitrun::printSelection(outs(), Values[P.Arg], P.Spec, P.Elements);
   outs().flush();
   for (const auto &[I, File] : Out.ToWrite)
     if (Error E = jitrun::writeNpy(File, Values[I]))
@@ -981,8 +1000,8 @@ struct Spelled {
 
 /// The value that the options of \p Spellings that occur give (none when
 /// none does); two that give different values are misuse.
-Expected<std::optional<Spelled>>
-agreedValue(std::initializer_list<std::pair<const char *, const cl::opt<std::string> *>> Spellings) {
+Expected<std::optional<Spelled>> agreedValue(
+    std::initializer_list<std::pair<const char *, const cl::opt<std::string> *>> Spellings) {
   std::optional<Spelled> Found;
   for (auto [Option, Opt] : Spellings) {
     if (!Opt->getNumOccurrences())
