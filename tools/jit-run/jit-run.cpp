@@ -182,7 +182,7 @@ cl::opt<unsigned> SharedBytes("shared", cl::desc("Bytes of dynamic shared memory
                               cl::value_desc("bytes"), cl::init(0), cl::cat(JitRunCategory));
 cl::list<std::string>
     ArgOpts("arg",
-            cl::desc("A kernel argument, one per parameter: NAME=SPEC (see docs/jit-run.md)"),
+            cl::desc("A kernel argument, one per parameter: NAME=SPEC (the forms of SPEC: below)"),
             cl::value_desc("name=spec"), cl::cat(JitRunCategory));
 cl::list<std::string>
     PrintOpts("print",
@@ -218,6 +218,33 @@ cl::opt<bool> ListDevices("list-devices",
                           cl::desc("List the CUDA devices this machine has, one per line, and "
                                    "exit"),
                           cl::cat(JitRunCategory));
+
+/// What --help says after the options: the forms of --arg and --print,
+/// and one complete command with its output (test/Driver/help.test runs
+/// it and every SPEC form listed here).
+std::string moreHelp() {
+  std::string Text;
+  raw_string_ostream OS(Text);
+  OS << "\nARGUMENTS (--arg NAME=SPEC, one for each parameter of the kernel):\n"
+        "  A scalar parameter takes a literal of its type: 1000, -3, 0x1f, 2.5, 1e-3,\n"
+        "  inf, nan, true, false. A ptr<T> parameter takes a buffer of T elements:\n";
+  for (const jitrun::BufferSpecForm &F : jitrun::getBufferSpecForms())
+    OS << format("    %-16s%s\n", F.Syntax, F.Meaning);
+  OS << "\nPRINTING (--print SPEC, after the run):\n"
+        "    y               every element of buffer y\n"
+        "    y[5]            one element (y[-1]: the last)\n"
+        "    y[0:8]          a slice, as in Python (y[-4:], y[::2], y[::-1])\n"
+        "    y:summary       count, NaNs, min, max and mean (also y[0:8]:summary)\n"
+        "\nEXAMPLE (from the source tree):\n"
+        "  jit-run examples/saxpy.kir --grid 4 --block 256 --arg n=1000 --arg a=2.0 \\\n"
+        "      --arg x=iota:1000 --arg y=fill:1000:1.0 --print 'y[0:4]'\n"
+        "prints\n"
+        "  y[0:4] = [1, 3, 5, 7]\n"
+        "\nEvery option, the exit statuses and more examples: docs/jit-run.md\n";
+  return Text;
+}
+const std::string MoreHelpText = moreHelp();
+cl::extrahelp MoreHelp(MoreHelpText);
 
 /// Everything the command line asks for, read once from the options above
 /// and checked (readOptions).
