@@ -513,7 +513,26 @@ Expected<const gridjit::FunctionDecl *> selectKernel(const gridjit::Module &M, c
                             "); choose one with --kernel");
 }
 
+/// Kernel \p K's signature, `kernel NAME(p: T, ...)`, on a line of its
+/// own, and when \p Marked marks parameters, a line with `^~~~` under each
+/// of them.
+std::string signatureLines(const gridjit::KernelInfo &K, ArrayRef<bool> Marked = {}) {
+  std::string Line = "  kernel " + K.Name + "(", Marks;
+  for (size_t I = 0; I < K.Params.size(); ++I) {
+    if (I)
+      Line += ", ";
+    std::string Param = K.Params[I].Name + ": " + K.Params[I].Ty.str();
+    if (I < Marked.size() && Marked[I])
+      Marks +=
+          std::string(Line.size() - Marks.size(), ' ') + "^" + std::string(Param.size() - 1, '~');
+    Line += Param;
+  }
+  Line += ")";
+  return "\n" + Line + (Marks.empty() ? "" : "\n" + Marks);
+}
+
 /// The value of every parameter of kernel \p K, from exactly one --arg each.
+/// A missing one is misuse that names them all and shows the signature.
 Expected<std::vector<jitrun::ArgValue>> buildArguments(const gridjit::KernelInfo &K,
                                                        const Options &O) {
   std::map<std::string, std::string> Specs;
@@ -526,17 +545,26 @@ Expected<std::vector<jitrun::ArgValue>> buildArguments(const gridjit::KernelInfo
       Known |= P.Name == Name;
     if (!Known)
       return jitrun::usageError("--arg " + A + ": kernel '" + K.Name + "' has no parameter '" +
-                                Name + "'");
+                                Name + "'" + signatureLines(K));
     if (!Specs.emplace(Name.str(), Spec.str()).second)
       return jitrun::usageError("--arg " + Name + " is given twice");
   }
+  SmallVector<bool, 8> Missing;
+  std::string MissingNames;
+  for (const gridjit::KernelParamInfo &P : K.Params) {
+    Missing.push_back(!Specs.count(P.Name));
+    if (Missing.back())
+      MissingNames += (MissingNames.empty() ? "" : ", ") + P.Name;
+  }
+  if (!MissingNames.empty())
+    return jitrun::usageError("kernel '" + K.Name +
+                              "' needs one --arg NAME=SPEC for each parameter; missing: " +
+                              MissingNames + signatureLines(K, Missing) +
+                              "\n  (a scalar takes a literal of its type, a ptr<T> a buffer: " +
+                              jitrun::listBufferSpecForms() + "; see jit-run --help)");
   std::vector<jitrun::ArgValue> Values;
   for (const gridjit::KernelParamInfo &P : K.Params) {
-    auto It = Specs.find(P.Name);
-    if (It == Specs.end())
-      return jitrun::usageError("kernel '" + K.Name + "' needs --arg " + P.Name +
-                                "=SPEC for its parameter '" + P.Name + ": " + P.Ty.str() + "'");
-    auto V = jitrun::parseArg(P, It->second);
+    auto V = jitrun::parseArg(P, Specs.at(P.Name));
     if (!V)
       return V.takeError();
     Values.push_back(std::move(*V));
