@@ -23,6 +23,8 @@
 
 #include "gridjit/Cache/CacheKey.h"
 #include "gridjit/Compiler/Compiler.h"
+#include "gridjit/IR/AST.h"
+#include "gridjit/IR/Builtins.h"
 #include "gridjit/IR/Printer.h"
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Runtime/CudaDevices.h"
@@ -53,6 +55,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -269,6 +272,7 @@ struct Options {
   std::string OutputFile;
   std::optional<std::string> KernelName;
   gridjit::LaunchConfig Launch;
+  bool GridGiven = false, BlockGiven = false; ///< --grid, --block
   std::vector<std::string> Args, Prints, Outs;
   std::optional<unsigned> Threads;
   unsigned Concurrent = 1;     ///< --concurrent
@@ -529,6 +533,95 @@ std::string signatureLines(const gridjit::KernelInfo &K, ArrayRef<bool> Marked =
   }
   Line += ")";
   return "\n" + Line + (Marks.empty() ? "" : "\n" + Marks);
+}
+
+/// The builtin values that differ between the threads of a launch
+/// (thread_idx, block_idx, block_dim, grid_dim, lane_id: all but constants)
+/// that kernel \p K reads, itself or in the functions it calls, in the
+/// order of Builtins.def. (A walk with its own stack: the tree may be as
+/// deep as the verifier allows.)
+std::vector<std::string_view> launchDependentBuiltins(const gridjit::FunctionDecl &K) {
+  using namespace gridjit;
+  std::set<BuiltinValue> Read;
+  std::set<const FunctionDecl *> Seen{&K};
+  std::vector<const Stmt *> Stmts{K.Body.get()};
+  std::vector<const Expr *> Exprs;
+  auto AddExpr = [&](const ExprPtr &E) {
+    if (E)
+      Exprs.push_back(E.get());
+  };
+  auto AddStmt = [&](const Stmt *S) {
+    if (S)
+      Stmts.push_back(S);
+  };
+  while (!Stmts.empty() || !Exprs.empty()) {
+    if (!Exprs.empty()) {
+      const Expr *E = Exprs.back();
+      Exprs.pop_back();
+      if (const auto *N = dyn_cast<NameExpr>(E)) {
+        if (N->Builtin != BuiltinValue::None &&
+            getBuiltinValueInfo(N->Builtin).Varies != VariesPer::Never)
+          Read.insert(N->Builtin);
+      } else if (const auto *U = dyn_cast<UnaryExpr>(E)) {
+        AddExpr(U->Operand);
+      } else if (const auto *B = dyn_cast<BinaryExpr>(E)) {
+        AddExpr(B->LHS), AddExpr(B->RHS);
+      } else if (const auto *C = dyn_cast<CastExpr>(E)) {
+        AddExpr(C->Operand);
+      } else if (const auto *Call = dyn_cast<CallExpr>(E)) {
+        for_each(Call->Args, AddExpr);
+        if (Call->Fn && Seen.insert(Call->Fn).second)
+          AddStmt(Call->Fn->Body.get());
+      } else if (const auto *I = dyn_cast<IndexExpr>(E)) {
+        AddExpr(I->Base), AddExpr(I->Idx);
+      } else if (const auto *M = dyn_cast<MemberExpr>(E)) {
+        AddExpr(M->Base);
+      }
+      continue;
+    }
+    const Stmt *S = Stmts.back();
+    Stmts.pop_back();
+    if (const auto *B = dyn_cast<BlockStmt>(S)) {
+      for (const StmtPtr &Child : B->Body)
+        AddStmt(Child.get());
+    } else if (const auto *D = dyn_cast<DeclStmt>(S)) {
+      AddExpr(D->Init), AddExpr(D->Var.ArraySize);
+    } else if (const auto *A = dyn_cast<AssignStmt>(S)) {
+      AddExpr(A->Target), AddExpr(A->Value);
+    } else if (const auto *If = dyn_cast<IfStmt>(S)) {
+      AddExpr(If->Cond), AddStmt(If->Then.get()), AddStmt(If->Else.get());
+    } else if (const auto *W = dyn_cast<WhileStmt>(S)) {
+      AddExpr(W->Cond), AddStmt(W->Body.get());
+    } else if (const auto *F = dyn_cast<ForStmt>(S)) {
+      AddExpr(F->Begin), AddExpr(F->End), AddExpr(F->Step), AddStmt(F->Body.get());
+    } else if (const auto *R = dyn_cast<ReturnStmt>(S)) {
+      AddExpr(R->Value);
+    } else if (const auto *X = dyn_cast<ExprStmt>(S)) {
+      AddExpr(X->E);
+    }
+  }
+  std::vector<std::string_view> Names;
+  for (BuiltinValue V : Read)
+    Names.push_back(getBuiltinValueInfo(V).Name);
+  return Names;
+}
+
+/// With neither --grid nor --block, a kernel that reads its position in
+/// the launch ran as a single thread, which is rarely what was meant: a
+/// note says so on stderr, naming what the kernel reads.
+void noteSingleThread(const gridjit::FunctionDecl &K, const Options &O) {
+  if (O.GridGiven || O.BlockGiven)
+    return;
+  std::vector<std::string_view> Read = launchDependentBuiltins(K);
+  if (Read.empty())
+    return;
+  std::string List;
+  for (size_t I = 0; I < Read.size(); ++I)
+    List += (I == 0 ? "" : I + 1 == Read.size() ? " and " : ", ") + std::string(Read[I]);
+  WithColor::note(errs(), "jit-run")
+      << "kernel '" << K.Name << "' ran as a single thread (grid 1, block 1: no --grid or "
+      << "--block given), but it reads " << List
+      << "; give --grid and --block to launch more threads\n";
 }
 
 /// The value of every parameter of kernel \p K, from exactly one --arg each.
@@ -955,6 +1048,7 @@ Error runKernel(const gridjit::Module &M, const Options &Given, CompileReport &R
   }
   if (Error E = launchKernel(std::move(*T), M, Info->Name, *Values, &RT, O, R))
     return E;
+  noteSingleThread(**K, O);
   return writeBuffers(*Values, *Out);
 }
 
@@ -1134,6 +1228,8 @@ Expected<Options> readOptions(bool Stats) {
     O.KernelName = KernelName;
   parseDim3(GridOpt, O.Launch.Grid); // checked by checkUsage
   parseDim3(BlockOpt, O.Launch.Block);
+  O.GridGiven = GridOpt.getNumOccurrences() != 0;
+  O.BlockGiven = BlockOpt.getNumOccurrences() != 0;
   O.Launch.DynamicSharedBytes = SharedBytes;
   O.Args = ArgOpts;
   O.Prints = PrintOpts;
