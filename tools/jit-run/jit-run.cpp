@@ -41,6 +41,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -307,11 +308,27 @@ Expected<std::unique_ptr<MemoryBuffer>> readInput(StringRef Path) {
   return MemoryBuffer::getMemBufferCopy(*Text, Path == "-" ? "<stdin>" : Path);
 }
 
-/// Writes \p Text to \p Path ("-": standard output); the file is only
+/// The stages whose output is binary (an object file), not text.
+bool isBinaryStage(EmitStage E) { return E == EmitStage::Obj; }
+
+/// Refuses to write binary output to standard output when \p Path is "-"
+/// and standard output is a terminal (\p StdoutIsTerminal), which the
+/// bytes would garble.
+Error checkNotBinaryToTerminal(StringRef Path, bool Binary, bool StdoutIsTerminal) {
+  if (Binary && Path == "-" && StdoutIsTerminal)
+    return jitrun::usageError("--emit=obj: refusing to write a binary object file to a terminal; "
+                              "give -o FILE, or redirect standard output");
+  return Error::success();
+}
+
+/// Writes \p Text (\p Binary: an object file) to \p Path ("-": standard
+/// output, but binary only when it is not a terminal); the file is only
 /// created when all of it is written.
-Error writeOutput(const std::string &Path, StringRef Text) {
+Error writeOutput(const std::string &Path, StringRef Text, bool Binary) {
+  if (Error E = checkNotBinaryToTerminal(Path, Binary, sys::Process::StandardOutIsDisplayed()))
+    return E;
   std::error_code EC;
-  ToolOutputFile Out(Path, EC, sys::fs::OF_Text);
+  ToolOutputFile Out(Path, EC, Binary ? sys::fs::OF_None : sys::fs::OF_Text);
   if (EC)
     return createStringError(EC, "cannot open '%s' for writing: %s", Path.c_str(),
                              EC.message().c_str());
@@ -1062,7 +1079,7 @@ Error finishEmit(Expected<std::string> Text, const Options &O, const CompileRepo
     printStats(R);
   if (!Text)
     return Text.takeError();
-  return writeOutput(O.OutputFile, *Text);
+  return writeOutput(O.OutputFile, *Text, isBinaryStage(O.Emit));
 }
 
 /// The stage --emit asks for, of verified \p M compiled for \p T.
