@@ -13,6 +13,7 @@
 //   2  misuse of the command line
 //   3  a kernel's memory fault, 4  a timeout (the exit status of each kind
 //      of library error is its row's in gridjit/Support/ErrorKinds.def)
+//   141  standard output or error is a pipe its reader closed (quietly)
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -70,6 +72,9 @@ enum ExitCode {
   ExitUsage = 2,
   ExitKernelFault = 3, ///< a host kernel accessed memory outside its buffers
   ExitTimeout = 4,     ///< --timeout: the kernel did not finish in time
+  /// Standard output or error is a pipe that its reader closed (`| head`):
+  /// 128 + SIGPIPE, the status a shell gives a command the signal ended.
+  ExitClosedPipe = 141,
 };
 
 enum class EmitStage { None, Kir, LLVM, PTX, Asm, Obj };
@@ -321,6 +326,20 @@ Error checkNotBinaryToTerminal(StringRef Path, bool Binary, bool StdoutIsTermina
   return Error::success();
 }
 
+/// Checks \p OS, a stream jit-run has written to, and clears its error (a
+/// raw_fd_ostream destroyed with one ends the process with "LLVM ERROR"):
+/// EPIPE is a ClosedPipeError, another error "cannot write WHAT: WHY".
+Error checkStream(raw_fd_ostream &OS, const Twine &What) {
+  OS.flush();
+  if (!OS.has_error())
+    return Error::success();
+  std::error_code EC = OS.error();
+  OS.clear_error();
+  if (EC == std::errc::broken_pipe)
+    return make_error<jitrun::ClosedPipeError>();
+  return createStringError(EC, "cannot write " + What + ": " + EC.message());
+}
+
 /// Writes \p Text (\p Binary: an object file) to \p Path ("-": standard
 /// output, but binary only when it is not a terminal); the file is only
 /// created when all of it is written.
@@ -333,9 +352,8 @@ Error writeOutput(const std::string &Path, StringRef Text, bool Binary) {
     return createStringError(EC, "cannot open '%s' for writing: %s", Path.c_str(),
                              EC.message().c_str());
   Out.os() << Text;
-  Out.os().flush();
-  if (Out.os().has_error())
-    return createStringError(Out.os().error(), "cannot write '%s'", Path.c_str());
+  if (Error E = checkStream(Out.os(), Path == "-" ? "standard output" : "'" + Path + "'"))
+    return E;
   Out.keep();
   return Error::success();
 }
@@ -970,14 +988,17 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
   return E;
 }
 
-/// Prints the buffers of --print, then writes those of --out.
+/// Writes the buffers of --out, then prints those of --print (so that a
+/// reader of standard output that stops early, `| head`, costs no file).
 Error writeBuffers(ArrayRef<jitrun::ArgValue> Values, const Outputs &Out) {
-  for (const Printed &P : Out.ToPrint)
-    jitrun::printSelection(outs(), Values[P.Arg], P.Spec, P.Elements);
-  outs().flush();
   for (const auto &[I, File] : Out.ToWrite)
     if (Error E = jitrun::writeNpy(File, Values[I]))
       return E;
+  for (const Printed &P : Out.ToPrint) {
+    jitrun::printSelection(outs(), Values[P.Arg], P.Spec, P.Elements);
+    if (Error E = checkStream(outs(), "standard output"))
+      return E;
+  }
   return Error::success();
 }
 
@@ -1315,6 +1336,7 @@ int reportErrors(Error E) {
         C.log(errs());
         Status = ExitUsage;
       },
+      [&](const jitrun::ClosedPipeError &) { Status = ExitClosedPipe; },
       [&](const gridjit::DiagnosticError &D) {
         D.log(errs());
         Status = exitStatusOf(D.getKind());
@@ -1379,11 +1401,34 @@ Error runTool(int argc, char **argv) {
   return run(*O);
 }
 
+/// SIGPIPE: a write to a pipe that its reader closed (`jit-run ... | head`).
+/// jit-run ends at once (from LLVM's signal handler: _exit only), quietly,
+/// with the status a shell reports for a command that SIGPIPE ended.
+void exitOnClosedPipe() { _exit(ExitClosedPipe); }
+
+/// The status of the run that \p E ended, once standard output and error
+/// are flushed and checked: a pipe found closed on the way (EPIPE, with
+/// SIGPIPE ignored) ends a run that succeeded quietly with ExitClosedPipe,
+/// as the signal would; a run that failed keeps its own status.
+int finish(Error E) {
+  Error Out = checkStream(outs(), "standard output");
+  if (E)
+    consumeError(std::move(Out));
+  else
+    E = std::move(Out);
+  int Status = E ? reportErrors(std::move(E)) : int(ExitSuccess);
+  if (Error Err = checkStream(errs(), "standard error")) {
+    consumeError(std::move(Err)); // nowhere left to report it
+    if (Status == ExitSuccess)
+      Status = ExitClosedPipe;
+  }
+  return Status;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
-  if (Error E = runTool(argc, argv))
-    return reportErrors(std::move(E));
-  return ExitSuccess;
+  sys::SetOneShotPipeSignalFunction(exitOnClosedPipe);
+  return finish(runTool(argc, argv));
 }
