@@ -37,6 +37,7 @@
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -284,6 +285,9 @@ struct Options {
   unsigned Concurrent = 1;     ///< --concurrent
   unsigned TimeoutSeconds = 0; ///< --timeout; 0: none
   bool CatchFaults = true;     ///< not --no-catch-faults
+  /// The LLVM options given (givenLLVMOptions): the module is compiled
+  /// without the disk and remote cache.
+  std::vector<std::string> LLVMOptions;
 };
 
 /// What the one compile of this run did in the cache, for --stats.
@@ -294,6 +298,9 @@ struct CacheReport {
   std::string Dir; ///< empty: no disk cache
   bool DiskOn = false;
   std::string RemoteURL; ///< empty: no remote cache
+  /// The LLVM options that kept the compile away from the disk and remote
+  /// cache ("--time-passes, --print-after-all"); empty: none.
+  std::string Bypassed;
 };
 
 /// What --stats prints about the compile: the phase times and the cache's
@@ -428,7 +435,10 @@ void printCacheStats(const CompileReport &R) {
       Text("remote-note", I.RemoteProblem);
   }
   Text("compiles", Twine(S.Compiles));
-  Text("cache-dir", R.Cache.DiskOn ? R.Cache.Dir : "off");
+  Text("cache-dir", R.Cache.DiskOn             ? R.Cache.Dir
+                    : R.Cache.Bypassed.empty() ? "off"
+                                               : "off (LLVM options given: " + R.Cache.Bypassed +
+                                                     "; compiled without the cache)");
 }
 
 /// Prints --stats: the phase times, then the cache's report if the compile
@@ -471,6 +481,12 @@ Expected<gridjit::Artifact> compileCached(std::unique_ptr<gridjit::Target> T,
                                           const gridjit::Module &M, const Options &O,
                                           CompileReport &R) {
   gridjit::CompilerOptions CO = cacheOptions(O);
+  if (!O.LLVMOptions.empty()) {
+    // Compiled anyway, and not stored (see givenLLVMOptions).
+    CO.UseDiskCache = CO.UseRemoteCache = false;
+    CO.Tiers.reset();
+    R.Cache.Bypassed = llvm::join(O.LLVMOptions, ", ");
+  }
   CO.Targets = {std::shared_ptr<const gridjit::Target>(std::move(T))};
   CO.OptLevel = O.OptLevel;
   CO.AsyncThreads = 1;
@@ -1242,6 +1258,26 @@ Error resolveArchitectures(Options &O) {
   return Error::success();
 }
 
+/// The LLVM options the command line gives, as "--name", sorted: every
+/// option that is not jit-run's own (--time-passes, --print-after-all,
+/// --print-before=PASS, -debug-pass-manager's relatives, a backend's
+/// tuning options, ...), but for --color, which only colours messages.
+/// Such an option acts while a module is compiled (a report, a dump, other
+/// code), which a cache hit skips, and the cache key does not include it
+/// (an entry compiled under it could differ from one without): so a run
+/// that gives one compiles without the disk and remote cache, neither
+/// reading nor writing them (docs/jit-run.md, LLVM OPTIONS).
+std::vector<std::string> givenLLVMOptions() {
+  std::set<std::string> Names;
+  for (const auto &Entry : cl::getRegisteredOptions()) {
+    const cl::Option *Opt = Entry.second;
+    if (Opt->getNumOccurrences() && !is_contained(Opt->Categories, &JitRunCategory) &&
+        Entry.first() != "color")
+      Names.insert(("--" + Entry.first()).str());
+  }
+  return {Names.begin(), Names.end()};
+}
+
 /// The options of a parsed command line, checked.
 Expected<Options> readOptions(bool Stats) {
   if (Error E = checkUsage())
@@ -1277,6 +1313,7 @@ Expected<Options> readOptions(bool Stats) {
   O.Concurrent = ConcurrentOpt;
   O.TimeoutSeconds = TimeoutOpt;
   O.CatchFaults = !NoCatchFaults;
+  O.LLVMOptions = givenLLVMOptions();
   return std::move(O);
 }
 
