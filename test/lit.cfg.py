@@ -31,7 +31,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.gridjit_tools_dir, append_path=True)
 
-tools = ["jit-run", "gridjit-capi-test", "FileCheck", "not", "count", "split-file"]
+# llc: LLVM's own view of the host CPU (test/Driver/version.test).
+tools = ["jit-run", "gridjit-capi-test", "FileCheck", "not", "count", "split-file", "llc"]
 llvm_config.add_tool_substitutions(tools, [config.gridjit_tools_dir, config.llvm_tools_dir])
 
 config.substitutions.append(("%examples", os.path.join(config.gridjit_src_root, "examples")))

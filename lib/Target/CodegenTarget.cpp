@@ -15,6 +15,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -175,7 +176,15 @@ llvm::Error gridjit::runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &T
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;
   llvm::ModuleAnalysisManager MAM;
-  llvm::PassBuilder PB(&TM, PTO);
+  // LLVM's standard instrumentation, set up as clang and opt set it up, so
+  // that LLVM's debugging options (--print-after-all, --time-passes, ...;
+  // jit-run passes them on, docs/jit-run.md) see this pipeline and not
+  // only the code generator's passes. Without such an option it does next
+  // to nothing.
+  llvm::PassInstrumentationCallbacks PIC;
+  llvm::StandardInstrumentations SI(IR.getContext(), /*DebugLogging=*/false);
+  SI.registerCallbacks(PIC, &MAM);
+  llvm::PassBuilder PB(&TM, PTO, std::nullopt, &PIC);
   PB.registerModuleAnalyses(MAM);
   PB.registerCGSCCAnalyses(CGAM);
   PB.registerFunctionAnalyses(FAM);

@@ -10,6 +10,7 @@ using namespace jitrun;
 
 char UsageError::ID = 0;
 char CommandLineError::ID = 0;
+char ClosedPipeError::ID = 0;
 
 llvm::Error jitrun::usageError(const llvm::Twine &Msg) {
   return llvm::make_error<UsageError>(Msg.str());

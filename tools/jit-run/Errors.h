@@ -3,8 +3,9 @@
 // Part of gridjit. Every function of jit-run that can fail returns
 // llvm::Error or llvm::Expected; main() alone turns errors into messages and
 // exit codes (docs/jit-run.md, EXIT STATUS). The kind of an error decides its status:
-// the two kinds here are misuse of the command line (status 2); every
-// other error has the status of its gridjit::ErrorKind (ErrorKinds.def: 3
+// the kinds here are misuse of the command line (status 2) and a closed
+// pipe (141, quietly); every other error has the status of its
+// gridjit::ErrorKind (ErrorKinds.def: 3
 // for a kernel's fault, 4 for a timeout, 1 for the others, the input's
 // DiagnosticErrors and files included).
 //
@@ -49,6 +50,17 @@ public:
 
 private:
   std::string Text;
+};
+
+/// Standard output or standard error is a pipe whose reader has gone (a
+/// write failed with EPIPE: SIGPIPE was ignored, so it did not end the
+/// process): jit-run stops without a message, with the status a closed pipe
+/// gives (141, docs/jit-run.md, EXIT STATUS), as when the signal arrives.
+class ClosedPipeError : public llvm::ErrorInfo<ClosedPipeError> {
+public:
+  static char ID;
+  void log(llvm::raw_ostream &OS) const override { OS << "the reader of the pipe has gone"; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
 };
 
 } // namespace jitrun

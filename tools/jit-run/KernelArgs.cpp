@@ -528,9 +528,29 @@ static Error parseGenerator(ArgValue &A, StringRef S, StringRef Spec, const std:
     fillRandom(A, *N, Seed);
     return Error::success();
   }
-  return usageError(Where + ": '" + Spec +
-                    "' is not a buffer (zeros:N, fill:N:V, iota:N, rand:N[:SEED], [v0,...] or "
-                    "@FILE.npy)");
+  return usageError(Where + ": '" + Spec + "' is not a buffer (" + listBufferSpecForms() + ")");
+}
+
+llvm::ArrayRef<BufferSpecForm> jitrun::getBufferSpecForms() {
+  // parseArg and parseGenerator read exactly these; docs/jit-run.md
+  // (ARGUMENTS) has the same rows.
+  static const BufferSpecForm Forms[] = {
+      {"zeros:N", "N zeros"},
+      {"fill:N:V", "N copies of the literal V"},
+      {"iota:N", "0, 1, ..., N-1"},
+      {"rand:N[:SEED]", "N pseudo-random values from SEED (default 0), the same everywhere"},
+      {"[v0,v1,...]", "the literals given ([] is empty)"},
+      {"@FILE.npy", "a NumPy .npy file whose dtype is the element type's"},
+  };
+  return Forms;
+}
+
+std::string jitrun::listBufferSpecForms() {
+  std::string Out;
+  llvm::ArrayRef<BufferSpecForm> Forms = getBufferSpecForms();
+  for (size_t I = 0; I < Forms.size(); ++I)
+    Out += std::string(I == 0 ? "" : I + 1 == Forms.size() ? " or " : ", ") + Forms[I].Syntax;
+  return Out;
 }
 
 Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef Spec) {
@@ -557,45 +577,52 @@ Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef
 // Output
 //===----------------------------------------------------------------------===//
 
+uint64_t jitrun::getElementBits(const ArgValue &A, size_t I) { return getElem(A, I); }
+
+void jitrun::writeElement(llvm::raw_ostream &OS, const ArgValue &A, size_t I) {
+  ScalarKind K = A.kind();
+  uint64_t Bits = getElem(A, I);
+  switch (K) {
+  case ScalarKind::Bool:
+    OS << (Bits ? "true" : "false");
+    return;
+  case ScalarKind::F32: {
+    float F;
+    std::memcpy(&F, &Bits, 4);
+    writeFloat(OS, F, K);
+    return;
+  }
+  case ScalarKind::F64: {
+    double D;
+    std::memcpy(&D, &Bits, 8);
+    writeFloat(OS, D, K);
+    return;
+  }
+  default:
+    if (gridjit::isSignedScalar(K)) {
+      unsigned Shift = 64 - gridjit::scalarBits(K);
+      OS << (int64_t(Bits << Shift) >> Shift);
+    } else {
+      OS << Bits;
+    }
+  }
+}
+
+void jitrun::writeFloat(llvm::raw_ostream &OS, double V, ScalarKind K) {
+  if (std::isnan(V))
+    OS << "nan"; // a NaN's sign means nothing; C libraries print "-nan"
+  else
+    OS << llvm::format(K == ScalarKind::F32 ? "%.9g" : "%.17g", V);
+}
+
 std::string jitrun::formatBuffer(const ArgValue &A) {
   std::string Out;
   llvm::raw_string_ostream OS(Out);
   OS << A.Param.Name << " = [";
-  ScalarKind K = A.kind();
   for (size_t I = 0; I < A.Count; ++I) {
     if (I)
       OS << ", ";
-    uint64_t Bits = getElem(A, I);
-    switch (K) {
-    case ScalarKind::Bool:
-      OS << (Bits ? "true" : "false");
-      break;
-    case ScalarKind::F32: {
-      float F;
-      std::memcpy(&F, &Bits, 4);
-      if (std::isnan(F))
-        OS << "nan"; // a NaN's sign means nothing; C libraries print "-nan"
-      else
-        OS << llvm::format("%.9g", double(F));
-      break;
-    }
-    case ScalarKind::F64: {
-      double D;
-      std::memcpy(&D, &Bits, 8);
-      if (std::isnan(D))
-        OS << "nan";
-      else
-        OS << llvm::format("%.17g", D);
-      break;
-    }
-    default:
-      if (gridjit::isSignedScalar(K)) {
-        unsigned Shift = 64 - gridjit::scalarBits(K);
-        OS << (int64_t(Bits << Shift) >> Shift);
-      } else {
-        OS << Bits;
-      }
-    }
+    writeElement(OS, A, I);
   }
   OS << "]";
   return Out;

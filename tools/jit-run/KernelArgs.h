@@ -15,7 +15,9 @@
 #include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Target/Target.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 #include <vector>
@@ -44,8 +46,31 @@ struct ArgValue {
 /// out of range; a plain error for .npy files that cannot be used.
 llvm::Expected<ArgValue> parseArg(const gridjit::KernelParamInfo &P, llvm::StringRef Spec);
 
-/// `NAME = [v0, v1, ...]` with every element (f32 as %.9g, f64 as %.17g).
+/// One form of a buffer SPEC (`--arg NAME=SPEC` for a ptr<T> parameter):
+/// its syntax and what it makes. The one list that --help, the messages
+/// and docs/jit-run.md's table show.
+struct BufferSpecForm {
+  const char *Syntax;  ///< "zeros:N"
+  const char *Meaning; ///< "N zeros"
+};
+/// Every form parseArg reads for a buffer, in the order --help lists them.
+llvm::ArrayRef<BufferSpecForm> getBufferSpecForms();
+/// The forms' syntax as a list: "zeros:N, fill:N:V, ... or @FILE.npy".
+std::string listBufferSpecForms();
+
+/// `NAME = [v0, v1, ...]` with every element, each as writeElement writes it.
 std::string formatBuffer(const ArgValue &A);
+
+/// Writes element \p I of buffer \p A: integers in decimal, bool as
+/// true/false, floats as writeFloat.
+void writeElement(llvm::raw_ostream &OS, const ArgValue &A, size_t I);
+
+/// Writes \p V as a value of float type \p K: f32 with %.9g, f64 with %.17g
+/// (enough digits to read back the same value), NaN as "nan".
+void writeFloat(llvm::raw_ostream &OS, double V, gridjit::ScalarKind K);
+
+/// The bits of element \p I of buffer \p A (little-endian, zero-extended).
+uint64_t getElementBits(const ArgValue &A, size_t I);
 
 /// Writes a buffer as a NumPy .npy file (format 1.0, little-endian).
 llvm::Error writeNpy(llvm::StringRef Path, const ArgValue &A);

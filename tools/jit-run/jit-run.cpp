@@ -13,14 +13,19 @@
 //   2  misuse of the command line
 //   3  a kernel's memory fault, 4  a timeout (the exit status of each kind
 //      of library error is its row's in gridjit/Support/ErrorKinds.def)
+//   141  standard output or error is a pipe its reader closed (quietly)
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferPrint.h"
 #include "Errors.h"
 #include "Features.h"
 #include "KernelArgs.h"
 
+#include "gridjit/Cache/CacheKey.h"
 #include "gridjit/Compiler/Compiler.h"
+#include "gridjit/IR/AST.h"
+#include "gridjit/IR/Builtins.h"
 #include "gridjit/IR/Printer.h"
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Runtime/CudaDevices.h"
@@ -32,14 +37,18 @@
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <atomic>
 #include <chrono>
@@ -50,6 +59,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -63,6 +73,9 @@ enum ExitCode {
   ExitUsage = 2,
   ExitKernelFault = 3, ///< a host kernel accessed memory outside its buffers
   ExitTimeout = 4,     ///< --timeout: the kernel did not finish in time
+  /// Standard output or error is a pipe that its reader closed (`| head`):
+  /// 128 + SIGPIPE, the status a shell gives a command the signal ended.
+  ExitClosedPipe = 141,
 };
 
 enum class EmitStage { None, Kir, LLVM, PTX, Asm, Obj };
@@ -98,6 +111,16 @@ cl::opt<unsigned> OptLevel("O", cl::desc("Optimisation level 0-3 (default: -O3)"
 cl::opt<std::string>
     SmArch("sm", cl::desc("NVPTX architecture when no device decides it (default: sm_80)"),
            cl::value_desc("sm_XX"), cl::init("sm_80"), cl::cat(JitRunCategory));
+
+// nvcc's and llc's spellings of the architecture (docs/jit-run.md):
+// -arch=sm_XX is --sm; -mcpu names the target's CPU, so it is --sm with
+// --target=cuda and --cpu with --target=host (resolveArchitectures).
+cl::opt<std::string> ArchOpt("arch", cl::desc("nvcc's spelling of --sm: -arch=sm_XX"),
+                             cl::value_desc("sm_XX"), cl::cat(JitRunCategory));
+cl::opt<std::string> McpuOpt("mcpu",
+                             cl::desc("llc's spelling: -mcpu=sm_XX is --sm with --target=cuda, "
+                                      "-mcpu=NAME is --cpu with --target=host"),
+                             cl::value_desc("name"), cl::cat(JitRunCategory));
 
 cl::opt<std::string>
     CpuOpt("cpu",
@@ -169,10 +192,13 @@ cl::opt<unsigned> SharedBytes("shared", cl::desc("Bytes of dynamic shared memory
                               cl::value_desc("bytes"), cl::init(0), cl::cat(JitRunCategory));
 cl::list<std::string>
     ArgOpts("arg",
-            cl::desc("A kernel argument, one per parameter: NAME=SPEC (see docs/jit-run.md)"),
+            cl::desc("A kernel argument, one per parameter: NAME=SPEC (the forms of SPEC: below)"),
             cl::value_desc("name=spec"), cl::cat(JitRunCategory));
-cl::list<std::string> PrintOpts("print", cl::desc("After the run, print buffer NAME"),
-                                cl::value_desc("name"), cl::cat(JitRunCategory));
+cl::list<std::string>
+    PrintOpts("print",
+              cl::desc("After the run, print buffer NAME, an element NAME[I] or a slice "
+                       "NAME[START:STOP:STEP]; with :summary, its count, NaNs, min, max and mean"),
+              cl::value_desc("name[slice][:summary]"), cl::cat(JitRunCategory));
 cl::list<std::string> OutOpts("out",
                               cl::desc("After the run, write buffer NAME as a NumPy .npy file"),
                               cl::value_desc("name=file.npy"), cl::cat(JitRunCategory));
@@ -203,6 +229,33 @@ cl::opt<bool> ListDevices("list-devices",
                                    "exit"),
                           cl::cat(JitRunCategory));
 
+/// What --help says after the options: the forms of --arg and --print,
+/// and one complete command with its output (test/Driver/help.test runs
+/// it and every SPEC form listed here).
+std::string moreHelp() {
+  std::string Text;
+  raw_string_ostream OS(Text);
+  OS << "\nARGUMENTS (--arg NAME=SPEC, one for each parameter of the kernel):\n"
+        "  A scalar parameter takes a literal of its type: 1000, -3, 0x1f, 2.5, 1e-3,\n"
+        "  inf, nan, true, false. A ptr<T> parameter takes a buffer of T elements:\n";
+  for (const jitrun::BufferSpecForm &F : jitrun::getBufferSpecForms())
+    OS << format("    %-16s%s\n", F.Syntax, F.Meaning);
+  OS << "\nPRINTING (--print SPEC, after the run):\n"
+        "    y               every element of buffer y\n"
+        "    y[5]            one element (y[-1]: the last)\n"
+        "    y[0:8]          a slice, as in Python (y[-4:], y[::2], y[::-1])\n"
+        "    y:summary       count, NaNs, min, max and mean (also y[0:8]:summary)\n"
+        "\nEXAMPLE (from the source tree):\n"
+        "  jit-run examples/saxpy.kir --grid 4 --block 256 --arg n=1000 --arg a=2.0 \\\n"
+        "      --arg x=iota:1000 --arg y=fill:1000:1.0 --print 'y[0:4]'\n"
+        "prints\n"
+        "  y[0:4] = [1, 3, 5, 7]\n"
+        "\nEvery option, the exit statuses and more examples: docs/jit-run.md\n";
+  return Text;
+}
+const std::string MoreHelpText = moreHelp();
+cl::extrahelp MoreHelp(MoreHelpText);
+
 /// Everything the command line asks for, read once from the options above
 /// and checked (readOptions).
 struct Options {
@@ -211,8 +264,9 @@ struct Options {
   TargetKind Target = TargetKind::Host;
   unsigned OptLevel = 3;
   std::string SmArch;
-  bool SmGiven = false; ///< --sm was given: no device decides it
-  std::string Cpu;      ///< --cpu: the host CPU to compile for (empty: this one)
+  bool SmGiven = false;  ///< --sm (or -arch, -mcpu) was given: no device decides it
+  std::string Cpu;       ///< --cpu (or -mcpu): the host CPU to compile for (empty: this one)
+  std::string CpuOption; ///< the option that gave Cpu ("--cpu", "-mcpu"), for messages
   unsigned Device = 0;
   bool Stats = false;
   std::string CacheDir, CacheSecretFile;
@@ -225,11 +279,15 @@ struct Options {
   std::string OutputFile;
   std::optional<std::string> KernelName;
   gridjit::LaunchConfig Launch;
+  bool GridGiven = false, BlockGiven = false; ///< --grid, --block
   std::vector<std::string> Args, Prints, Outs;
   std::optional<unsigned> Threads;
   unsigned Concurrent = 1;     ///< --concurrent
   unsigned TimeoutSeconds = 0; ///< --timeout; 0: none
   bool CatchFaults = true;     ///< not --no-catch-faults
+  /// The LLVM options given (givenLLVMOptions): the module is compiled
+  /// without the disk and remote cache.
+  std::vector<std::string> LLVMOptions;
 };
 
 /// What the one compile of this run did in the cache, for --stats.
@@ -240,6 +298,9 @@ struct CacheReport {
   std::string Dir; ///< empty: no disk cache
   bool DiskOn = false;
   std::string RemoteURL; ///< empty: no remote cache
+  /// The LLVM options that kept the compile away from the disk and remote
+  /// cache ("--time-passes, --print-after-all"); empty: none.
+  std::string Bypassed;
 };
 
 /// What --stats prints about the compile: the phase times and the cache's
@@ -259,18 +320,47 @@ Expected<std::unique_ptr<MemoryBuffer>> readInput(StringRef Path) {
   return MemoryBuffer::getMemBufferCopy(*Text, Path == "-" ? "<stdin>" : Path);
 }
 
-/// Writes \p Text to \p Path ("-": standard output); the file is only
+/// The stages whose output is binary (an object file), not text.
+bool isBinaryStage(EmitStage E) { return E == EmitStage::Obj; }
+
+/// Refuses to write binary output to standard output when \p Path is "-"
+/// and standard output is a terminal (\p StdoutIsTerminal), which the
+/// bytes would garble.
+Error checkNotBinaryToTerminal(StringRef Path, bool Binary, bool StdoutIsTerminal) {
+  if (Binary && Path == "-" && StdoutIsTerminal)
+    return jitrun::usageError("--emit=obj: refusing to write a binary object file to a terminal; "
+                              "give -o FILE, or redirect standard output");
+  return Error::success();
+}
+
+/// Checks \p OS, a stream jit-run has written to, and clears its error (a
+/// raw_fd_ostream destroyed with one ends the process with "LLVM ERROR"):
+/// EPIPE is a ClosedPipeError, another error "cannot write WHAT: WHY".
+Error checkStream(raw_fd_ostream &OS, const Twine &What) {
+  OS.flush();
+  if (!OS.has_error())
+    return Error::success();
+  std::error_code EC = OS.error();
+  OS.clear_error();
+  if (EC == std::errc::broken_pipe)
+    return make_error<jitrun::ClosedPipeError>();
+  return createStringError(EC, "cannot write " + What + ": " + EC.message());
+}
+
+/// Writes \p Text (\p Binary: an object file) to \p Path ("-": standard
+/// output, but binary only when it is not a terminal); the file is only
 /// created when all of it is written.
-Error writeOutput(const std::string &Path, StringRef Text) {
+Error writeOutput(const std::string &Path, StringRef Text, bool Binary) {
+  if (Error E = checkNotBinaryToTerminal(Path, Binary, sys::Process::StandardOutIsDisplayed()))
+    return E;
   std::error_code EC;
-  ToolOutputFile Out(Path, EC, sys::fs::OF_Text);
+  ToolOutputFile Out(Path, EC, Binary ? sys::fs::OF_None : sys::fs::OF_Text);
   if (EC)
     return createStringError(EC, "cannot open '%s' for writing: %s", Path.c_str(),
                              EC.message().c_str());
   Out.os() << Text;
-  Out.os().flush();
-  if (Out.os().has_error())
-    return createStringError(Out.os().error(), "cannot write '%s'", Path.c_str());
+  if (Error E = checkStream(Out.os(), Path == "-" ? "standard output" : "'" + Path + "'"))
+    return E;
   Out.keep();
   return Error::success();
 }
@@ -279,6 +369,21 @@ Error writeOutput(const std::string &Path, StringRef Text) {
 double msSince(std::chrono::steady_clock::time_point Start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start)
       .count();
+}
+
+/// A count with its noun in the number it needs: {1, "hit", "hits"} is
+/// "1 hit", {0, "hit", "hits"} "0 hits".
+struct Counted {
+  uint64_t N;
+  const char *One, *Many;
+};
+
+/// The counts of \p Items, separated by ", " ("1 hit, 0 misses").
+std::string counts(std::initializer_list<Counted> Items) {
+  std::string Out;
+  for (const Counted &C : Items)
+    Out += (Out.empty() ? "" : ", ") + std::to_string(C.N) + " " + (C.N == 1 ? C.One : C.Many);
+  return Out;
 }
 
 /// Prints the cache part of --stats: the cache's own phases and counts.
@@ -297,31 +402,43 @@ void printCacheStats(const CompileReport &R) {
     errs() << format("  %-10s ", Name.str().c_str()) << Value << '\n';
   };
   Text("cache", gridjit::cacheOutcomeName(I.Outcome));
-  Text("memory", Twine(S.MemoryHits) + " hits, " + Twine(S.MemoryMisses) + " misses");
+  Text("memory", counts({{S.MemoryHits, "hit", "hits"}, {S.MemoryMisses, "miss", "misses"}}));
   if (R.Cache.DiskOn)
-    Text("disk", Twine(S.DiskHits) + " hits, " + Twine(S.DiskMisses) + " misses, " +
-                     Twine(S.Disk.BadEntries) + " bad entries, " + Twine(S.Disk.Stores) +
-                     " stores, " + Twine(S.Disk.StoreFailures) + " store failures");
+    Text("disk", counts({{S.DiskHits, "hit", "hits"},
+                         {S.DiskMisses, "miss", "misses"},
+                         {S.Disk.BadEntries, "bad entry", "bad entries"},
+                         {S.Disk.Stores, "store", "stores"},
+                         {S.Disk.StoreFailures, "store failure", "store failures"}}));
   else
     Text("disk", "off");
   if (!R.Cache.RemoteURL.empty()) {
     const gridjit::RemoteCacheStats &RS = S.Remote;
-    Text("remote", Twine(RS.Hits) + " hits, " + Twine(RS.Misses) + " misses, " + Twine(RS.Errors) +
-                       " errors, " + Twine(RS.Timeouts) + " timeouts, " + Twine(RS.BadEntries) +
-                       " bad entries, " + Twine(RS.AuthFailures) + " auth failures, " +
-                       Twine(RS.Oversize) + " oversize, " + Twine(RS.BadReplies) + " bad replies");
-    Text("remote-io", Twine(RS.Stores) + " stores, " + Twine(RS.StoreExisting) + " existing, " +
-                          Twine(RS.BytesRead) + " bytes read, " + Twine(RS.BytesWritten) +
-                          " bytes written");
-    Text("breaker", Twine(RS.BreakerTrips) + " trips, " + Twine(RS.BreakerSkips) + " skips");
-    Text("lease", Twine(RS.LeasesTaken) + " taken, " + Twine(RS.LeaseWaits) + " waits, " +
-                      Twine(RS.LeaseWaitHits) + " wait hits, " + Twine(RS.LeaseExpired) +
-                      " expired");
+    Text("remote", counts({{RS.Hits, "hit", "hits"},
+                           {RS.Misses, "miss", "misses"},
+                           {RS.Errors, "error", "errors"},
+                           {RS.Timeouts, "timeout", "timeouts"},
+                           {RS.BadEntries, "bad entry", "bad entries"},
+                           {RS.AuthFailures, "auth failure", "auth failures"},
+                           {RS.Oversize, "oversize value", "oversize values"},
+                           {RS.BadReplies, "bad reply", "bad replies"}}));
+    Text("remote-io", counts({{RS.Stores, "store", "stores"},
+                              {RS.StoreExisting, "existing", "existing"},
+                              {RS.BytesRead, "byte read", "bytes read"},
+                              {RS.BytesWritten, "byte written", "bytes written"}}));
+    Text("breaker",
+         counts({{RS.BreakerTrips, "trip", "trips"}, {RS.BreakerSkips, "skip", "skips"}}));
+    Text("lease", counts({{RS.LeasesTaken, "taken", "taken"},
+                          {RS.LeaseWaits, "wait", "waits"},
+                          {RS.LeaseWaitHits, "wait hit", "wait hits"},
+                          {RS.LeaseExpired, "expired", "expired"}}));
     if (!I.RemoteProblem.empty())
       Text("remote-note", I.RemoteProblem);
   }
   Text("compiles", Twine(S.Compiles));
-  Text("cache-dir", R.Cache.DiskOn ? R.Cache.Dir : "off");
+  Text("cache-dir", R.Cache.DiskOn             ? R.Cache.Dir
+                    : R.Cache.Bypassed.empty() ? "off"
+                                               : "off (LLVM options given: " + R.Cache.Bypassed +
+                                                     "; compiled without the cache)");
 }
 
 /// Prints --stats: the phase times, then the cache's report if the compile
@@ -364,6 +481,12 @@ Expected<gridjit::Artifact> compileCached(std::unique_ptr<gridjit::Target> T,
                                           const gridjit::Module &M, const Options &O,
                                           CompileReport &R) {
   gridjit::CompilerOptions CO = cacheOptions(O);
+  if (!O.LLVMOptions.empty()) {
+    // Compiled anyway, and not stored (see givenLLVMOptions).
+    CO.UseDiskCache = CO.UseRemoteCache = false;
+    CO.Tiers.reset();
+    R.Cache.Bypassed = llvm::join(O.LLVMOptions, ", ");
+  }
   CO.Targets = {std::shared_ptr<const gridjit::Target>(std::move(T))};
   CO.OptLevel = O.OptLevel;
   CO.AsyncThreads = 1;
@@ -410,7 +533,10 @@ Expected<std::unique_ptr<gridjit::Target>> makeTarget(const Options &O) {
   HO.CPU = O.Cpu;
   auto T = gridjit::createHostTarget(HO);
   if (!T && !O.Cpu.empty())
-    return jitrun::usageError("--cpu=" + O.Cpu + ": " + toString(T.takeError()));
+    return jitrun::usageError(O.CpuOption + "=" + O.Cpu + ": " + toString(T.takeError()) +
+                              (StringRef(O.Cpu).starts_with("sm_")
+                                   ? "; sm_XX is an NVPTX architecture: add --target=cuda"
+                                   : ""));
   return T;
 }
 
@@ -442,7 +568,115 @@ Expected<const gridjit::FunctionDecl *> selectKernel(const gridjit::Module &M, c
                             "); choose one with --kernel");
 }
 
+/// Kernel \p K's signature, `kernel NAME(p: T, ...)`, on a line of its
+/// own, and when \p Marked marks parameters, a line with `^~~~` under each
+/// of them.
+std::string signatureLines(const gridjit::KernelInfo &K, ArrayRef<bool> Marked = {}) {
+  std::string Line = "  kernel " + K.Name + "(", Marks;
+  for (size_t I = 0; I < K.Params.size(); ++I) {
+    if (I)
+      Line += ", ";
+    std::string Param = K.Params[I].Name + ": " + K.Params[I].Ty.str();
+    if (I < Marked.size() && Marked[I])
+      Marks +=
+          std::string(Line.size() - Marks.size(), ' ') + "^" + std::string(Param.size() - 1, '~');
+    Line += Param;
+  }
+  Line += ")";
+  return "\n" + Line + (Marks.empty() ? "" : "\n" + Marks);
+}
+
+/// The builtin values that differ between the threads of a launch
+/// (thread_idx, block_idx, block_dim, grid_dim, lane_id: all but constants)
+/// that kernel \p K reads, itself or in the functions it calls, in the
+/// order of Builtins.def. (A walk with its own stack: the tree may be as
+/// deep as the verifier allows.)
+std::vector<std::string_view> launchDependentBuiltins(const gridjit::FunctionDecl &K) {
+  using namespace gridjit;
+  std::set<BuiltinValue> Read;
+  std::set<const FunctionDecl *> Seen{&K};
+  std::vector<const Stmt *> Stmts{K.Body.get()};
+  std::vector<const Expr *> Exprs;
+  auto AddExpr = [&](const ExprPtr &E) {
+    if (E)
+      Exprs.push_back(E.get());
+  };
+  auto AddStmt = [&](const Stmt *S) {
+    if (S)
+      Stmts.push_back(S);
+  };
+  while (!Stmts.empty() || !Exprs.empty()) {
+    if (!Exprs.empty()) {
+      const Expr *E = Exprs.back();
+      Exprs.pop_back();
+      if (const auto *N = dyn_cast<NameExpr>(E)) {
+        if (N->Builtin != BuiltinValue::None &&
+            getBuiltinValueInfo(N->Builtin).Varies != VariesPer::Never)
+          Read.insert(N->Builtin);
+      } else if (const auto *U = dyn_cast<UnaryExpr>(E)) {
+        AddExpr(U->Operand);
+      } else if (const auto *B = dyn_cast<BinaryExpr>(E)) {
+        AddExpr(B->LHS), AddExpr(B->RHS);
+      } else if (const auto *C = dyn_cast<CastExpr>(E)) {
+        AddExpr(C->Operand);
+      } else if (const auto *Call = dyn_cast<CallExpr>(E)) {
+        for_each(Call->Args, AddExpr);
+        if (Call->Fn && Seen.insert(Call->Fn).second)
+          AddStmt(Call->Fn->Body.get());
+      } else if (const auto *I = dyn_cast<IndexExpr>(E)) {
+        AddExpr(I->Base), AddExpr(I->Idx);
+      } else if (const auto *M = dyn_cast<MemberExpr>(E)) {
+        AddExpr(M->Base);
+      }
+      continue;
+    }
+    const Stmt *S = Stmts.back();
+    Stmts.pop_back();
+    if (const auto *B = dyn_cast<BlockStmt>(S)) {
+      for (const StmtPtr &Child : B->Body)
+        AddStmt(Child.get());
+    } else if (const auto *D = dyn_cast<DeclStmt>(S)) {
+      AddExpr(D->Init), AddExpr(D->Var.ArraySize);
+    } else if (const auto *A = dyn_cast<AssignStmt>(S)) {
+      AddExpr(A->Target), AddExpr(A->Value);
+    } else if (const auto *If = dyn_cast<IfStmt>(S)) {
+      AddExpr(If->Cond), AddStmt(If->Then.get()), AddStmt(If->Else.get());
+    } else if (const auto *W = dyn_cast<WhileStmt>(S)) {
+      AddExpr(W->Cond), AddStmt(W->Body.get());
+    } else if (const auto *F = dyn_cast<ForStmt>(S)) {
+      AddExpr(F->Begin), AddExpr(F->End), AddExpr(F->Step), AddStmt(F->Body.get());
+    } else if (const auto *R = dyn_cast<ReturnStmt>(S)) {
+      AddExpr(R->Value);
+    } else if (const auto *X = dyn_cast<ExprStmt>(S)) {
+      AddExpr(X->E);
+    }
+  }
+  std::vector<std::string_view> Names;
+  for (BuiltinValue V : Read)
+    Names.push_back(getBuiltinValueInfo(V).Name);
+  return Names;
+}
+
+/// With neither --grid nor --block, a kernel that reads its position in
+/// the launch ran as a single thread, which is rarely what was meant: a
+/// note says so on stderr, naming what the kernel reads.
+void noteSingleThread(const gridjit::FunctionDecl &K, const Options &O) {
+  if (O.GridGiven || O.BlockGiven)
+    return;
+  std::vector<std::string_view> Read = launchDependentBuiltins(K);
+  if (Read.empty())
+    return;
+  std::string List;
+  for (size_t I = 0; I < Read.size(); ++I)
+    List += (I == 0 ? "" : I + 1 == Read.size() ? " and " : ", ") + std::string(Read[I]);
+  WithColor::note(errs(), "jit-run")
+      << "kernel '" << K.Name << "' ran as a single thread (grid 1, block 1: no --grid or "
+      << "--block given), but it reads " << List
+      << "; give --grid and --block to launch more threads\n";
+}
+
 /// The value of every parameter of kernel \p K, from exactly one --arg each.
+/// A missing one is misuse that names them all and shows the signature.
 Expected<std::vector<jitrun::ArgValue>> buildArguments(const gridjit::KernelInfo &K,
                                                        const Options &O) {
   std::map<std::string, std::string> Specs;
@@ -455,17 +689,26 @@ Expected<std::vector<jitrun::ArgValue>> buildArguments(const gridjit::KernelInfo
       Known |= P.Name == Name;
     if (!Known)
       return jitrun::usageError("--arg " + A + ": kernel '" + K.Name + "' has no parameter '" +
-                                Name + "'");
+                                Name + "'" + signatureLines(K));
     if (!Specs.emplace(Name.str(), Spec.str()).second)
       return jitrun::usageError("--arg " + Name + " is given twice");
   }
+  SmallVector<bool, 8> Missing;
+  std::string MissingNames;
+  for (const gridjit::KernelParamInfo &P : K.Params) {
+    Missing.push_back(!Specs.count(P.Name));
+    if (Missing.back())
+      MissingNames += (MissingNames.empty() ? "" : ", ") + P.Name;
+  }
+  if (!MissingNames.empty())
+    return jitrun::usageError("kernel '" + K.Name +
+                              "' needs one --arg NAME=SPEC for each parameter; missing: " +
+                              MissingNames + signatureLines(K, Missing) +
+                              "\n  (a scalar takes a literal of its type, a ptr<T> a buffer: " +
+                              jitrun::listBufferSpecForms() + "; see jit-run --help)");
   std::vector<jitrun::ArgValue> Values;
   for (const gridjit::KernelParamInfo &P : K.Params) {
-    auto It = Specs.find(P.Name);
-    if (It == Specs.end())
-      return jitrun::usageError("kernel '" + K.Name + "' needs --arg " + P.Name +
-                                "=SPEC for its parameter '" + P.Name + ": " + P.Ty.str() + "'");
-    auto V = jitrun::parseArg(P, It->second);
+    auto V = jitrun::parseArg(P, Specs.at(P.Name));
     if (!V)
       return V.takeError();
     Values.push_back(std::move(*V));
@@ -473,41 +716,55 @@ Expected<std::vector<jitrun::ArgValue>> buildArguments(const gridjit::KernelInfo
   return std::move(Values);
 }
 
-/// What to do with the buffers after the run: indices into the arguments.
-struct Outputs {
-  std::vector<size_t> ToPrint;
-  std::vector<std::pair<size_t, std::string>> ToWrite;
+/// One --print: the argument (an index into the arguments), what to show
+/// of it and which of its elements.
+struct Printed {
+  size_t Arg;
+  jitrun::PrintSpec Spec;
+  jitrun::Selection Elements;
 };
 
-/// The argument that is buffer \p Name, for option \p Opt.
+/// What to do with the buffers after the run.
+struct Outputs {
+  std::vector<Printed> ToPrint;
+  std::vector<std::pair<size_t, std::string>> ToWrite; ///< argument, .npy file
+};
+
+/// The argument that is buffer \p Name, for \p Given (the option as the
+/// command line gave it, for messages: "--print y[0:8]").
 Expected<size_t> findBuffer(ArrayRef<jitrun::ArgValue> Values, StringRef KernelName, StringRef Name,
-                            StringRef Opt) {
+                            const Twine &Given) {
   for (size_t I = 0; I < Values.size(); ++I)
     if (Values[I].Param.Name == Name) {
       if (!Values[I].isPointer())
-        return jitrun::usageError(Opt + " " + Name + ": '" + Name +
-                                  "' is a scalar parameter, not a buffer");
+        return jitrun::usageError(Given + ": '" + Name + "' is a scalar parameter, not a buffer");
       return I;
     }
-  return jitrun::usageError(Opt + " " + Name + ": kernel '" + KernelName + "' has no parameter '" +
-                            Name + "'");
+  return jitrun::usageError(Given + ": kernel '" + KernelName + "' has no parameter '" + Name +
+                            "'");
 }
 
 /// The buffers --print and --out name.
 Expected<Outputs> selectOutputs(ArrayRef<jitrun::ArgValue> Values, StringRef KernelName,
                                 const Options &O) {
   Outputs Out;
-  for (const std::string &Name : O.Prints) {
-    auto B = findBuffer(Values, KernelName, Name, "--print");
+  for (const std::string &Text : O.Prints) {
+    auto Spec = jitrun::parsePrintSpec(Text);
+    if (!Spec)
+      return Spec.takeError();
+    auto B = findBuffer(Values, KernelName, Spec->Name, "--print " + Text);
     if (!B)
       return B.takeError();
-    Out.ToPrint.push_back(*B);
+    auto Elements = jitrun::selectElements(*Spec, Values[*B].Count);
+    if (!Elements)
+      return Elements.takeError();
+    Out.ToPrint.push_back({*B, std::move(*Spec), *Elements});
   }
   for (const std::string &Spec : O.Outs) {
     auto [Name, File] = StringRef(Spec).split('=');
     if (File.empty())
       return jitrun::usageError("--out " + Spec + ": expected NAME=FILE.npy");
-    auto B = findBuffer(Values, KernelName, Name, "--out");
+    auto B = findBuffer(Values, KernelName, Name, "--out " + Name);
     if (!B)
       return B.takeError();
     Out.ToWrite.push_back({*B, File.str()});
@@ -735,26 +992,29 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
   if (O.Stats) {
     printStats(R);
     errs() << format("  %-10s %10.3f ms\n", static_cast<const char *>("load"), LoadMs);
-    const char *Coop = LS.Cooperative ? ", cooperative" : "";
+    std::string What = counts({{LS.Blocks, "block", "blocks"}});
     if ((*RT)->getTargetKind() == gridjit::TargetKind::Host)
-      errs() << format("  %-10s %10.3f ms  (%llu blocks, %u phases, %u of %u threads%s)\n",
-                       static_cast<const char *>("run"), LS.Milliseconds,
-                       (unsigned long long)LS.Blocks, LS.Phases, LS.Workers, LS.PoolThreads, Coop);
-    else
-      errs() << format("  %-10s %10.3f ms  (%llu blocks%s)\n", static_cast<const char *>("run"),
-                       LS.Milliseconds, (unsigned long long)LS.Blocks, Coop);
+      What += ", " + counts({{LS.Phases, "phase", "phases"}}) + ", " + std::to_string(LS.Workers) +
+              " of " + counts({{LS.PoolThreads, "thread", "threads"}});
+    if (LS.Cooperative)
+      What += ", cooperative";
+    errs() << format("  %-10s %10.3f ms  (%s)\n", static_cast<const char *>("run"), LS.Milliseconds,
+                     What.c_str());
   }
   return E;
 }
 
-/// Prints the buffers of --print, then writes those of --out.
+/// Writes the buffers of --out, then prints those of --print (so that a
+/// reader of standard output that stops early, `| head`, costs no file).
 Error writeBuffers(ArrayRef<jitrun::ArgValue> Values, const Outputs &Out) {
-  for (size_t I : Out.ToPrint)
-    outs() << jitrun::formatBuffer(Values[I]) << '\n';
-  outs().flush();
   for (const auto &[I, File] : Out.ToWrite)
     if (Error E = jitrun::writeNpy(File, Values[I]))
       return E;
+  for (const Printed &P : Out.ToPrint) {
+    jitrun::printSelection(outs(), Values[P.Arg], P.Spec, P.Elements);
+    if (Error E = checkStream(outs(), "standard output"))
+      return E;
+  }
   return Error::success();
 }
 
@@ -842,6 +1102,7 @@ Error runKernel(const gridjit::Module &M, const Options &Given, CompileReport &R
   }
   if (Error E = launchKernel(std::move(*T), M, Info->Name, *Values, &RT, O, R))
     return E;
+  noteSingleThread(**K, O);
   return writeBuffers(*Values, *Out);
 }
 
@@ -855,7 +1116,7 @@ Error finishEmit(Expected<std::string> Text, const Options &O, const CompileRepo
     printStats(R);
   if (!Text)
     return Text.takeError();
-  return writeOutput(O.OutputFile, *Text);
+  return writeOutput(O.OutputFile, *Text, isBinaryStage(O.Emit));
 }
 
 /// The stage --emit asks for, of verified \p M compiled for \p T.
@@ -930,24 +1191,91 @@ Error checkUsage() {
     return jitrun::usageError("--grid " + GridOpt + ": expected X[,Y[,Z]]");
   if (!parseDim3(BlockOpt, D))
     return jitrun::usageError("--block " + BlockOpt + ": expected X[,Y[,Z]]");
+  return Error::success();
+}
+
+/// A value as the command line gave it, with the option that gave it
+/// ("--sm", "-arch", "-mcpu"), for messages.
+struct Spelled {
+  std::string Option, Value;
+  std::string str() const { return Option + "=" + Value; }
+};
+
+/// The value that the options of \p Spellings that occur give (none when
+/// none does); two that give different values are misuse.
+Expected<std::optional<Spelled>> agreedValue(
+    std::initializer_list<std::pair<const char *, const cl::opt<std::string> *>> Spellings) {
+  std::optional<Spelled> Found;
+  for (auto [Option, Opt] : Spellings) {
+    if (!Opt->getNumOccurrences())
+      continue;
+    Spelled Given{Option, Opt->getValue()};
+    if (Found && Found->Value != Given.Value)
+      return jitrun::usageError(Found->str() + " and " + Given.str() +
+                                " disagree; give one of them");
+    if (!Found)
+      Found = std::move(Given);
+  }
+  return Found;
+}
+
+/// The NVPTX architecture (--sm, -arch, -mcpu with --target=cuda) and the
+/// host CPU (--cpu, -mcpu with --target=host) the command line asks for,
+/// checked, in \p O (SmArch, SmGiven, Cpu).
+Error resolveArchitectures(Options &O) {
+  bool Cuda = TargetOpt == TargetKind::Cuda;
+  auto Sm = Cuda ? agreedValue({{"--sm", &SmArch}, {"-arch", &ArchOpt}, {"-mcpu", &McpuOpt}})
+                 : agreedValue({{"--sm", &SmArch}, {"-arch", &ArchOpt}});
+  if (!Sm)
+    return Sm.takeError();
+  O.SmGiven = Sm->has_value();
+  O.SmArch = O.SmGiven ? (*Sm)->Value : SmArch.getValue();
   bool KnownSm = false;
   std::string Known;
   for (const gridjit::NVPTXArchInfo &A : gridjit::getNVPTXArchs()) {
-    KnownSm |= SmArch == A.Arch;
+    KnownSm |= O.SmArch == A.Arch;
     Known += " " + std::string(A.Arch);
   }
   if (!KnownSm)
-    return jitrun::usageError("--sm=" + SmArch + ": unknown architecture (known:" + Known + ")");
-  if (CpuOpt.getNumOccurrences()) {
-    if (TargetOpt != TargetKind::Host)
-      return jitrun::usageError("--cpu needs --target=host (--sm chooses the NVPTX architecture)");
-    if (Emit == EmitStage::None)
-      return jitrun::usageError("--cpu=" + CpuOpt +
-                                " needs --emit: code for another CPU may not run on this one");
-    if (CpuOpt.empty())
-      return jitrun::usageError("--cpu: expected a CPU name");
-  }
+    return jitrun::usageError((O.SmGiven ? (*Sm)->str() : "--sm=" + O.SmArch) +
+                              ": unknown architecture (known:" + Known + ")");
+  if (Cuda && CpuOpt.getNumOccurrences())
+    return jitrun::usageError("--cpu needs --target=host (--sm chooses the NVPTX architecture)");
+  if (Cuda)
+    return Error::success();
+  auto Cpu = agreedValue({{"--cpu", &CpuOpt}, {"-mcpu", &McpuOpt}});
+  if (!Cpu)
+    return Cpu.takeError();
+  if (!*Cpu)
+    return Error::success();
+  if (Emit == EmitStage::None)
+    return jitrun::usageError((*Cpu)->str() +
+                              " needs --emit: code for another CPU may not run on this one");
+  if ((*Cpu)->Value.empty())
+    return jitrun::usageError((*Cpu)->Option + ": expected a CPU name");
+  O.Cpu = (*Cpu)->Value;
+  O.CpuOption = (*Cpu)->Option;
   return Error::success();
+}
+
+/// The LLVM options the command line gives, as "--name", sorted: every
+/// option that is not jit-run's own (--time-passes, --print-after-all,
+/// --print-before=PASS, -debug-pass-manager's relatives, a backend's
+/// tuning options, ...), but for --color, which only colours messages.
+/// Such an option acts while a module is compiled (a report, a dump, other
+/// code), which a cache hit skips, and the cache key does not include it
+/// (an entry compiled under it could differ from one without): so a run
+/// that gives one compiles without the disk and remote cache, neither
+/// reading nor writing them (docs/jit-run.md, LLVM OPTIONS).
+std::vector<std::string> givenLLVMOptions() {
+  std::set<std::string> Names;
+  for (const auto &Entry : cl::getRegisteredOptions()) {
+    const cl::Option *Opt = Entry.second;
+    if (Opt->getNumOccurrences() && !is_contained(Opt->Categories, &JitRunCategory) &&
+        Entry.first() != "color")
+      Names.insert(("--" + Entry.first()).str());
+  }
+  return {Names.begin(), Names.end()};
 }
 
 /// The options of a parsed command line, checked.
@@ -959,9 +1287,8 @@ Expected<Options> readOptions(bool Stats) {
   O.Emit = Emit;
   O.Target = TargetOpt;
   O.OptLevel = OptLevel;
-  O.SmArch = SmArch;
-  O.SmGiven = SmArch.getNumOccurrences() != 0;
-  O.Cpu = CpuOpt;
+  if (Error E = resolveArchitectures(O))
+    return std::move(E);
   O.Device = DeviceOpt;
   O.Stats = Stats;
   O.CacheDir = CacheDirOpt;
@@ -975,6 +1302,8 @@ Expected<Options> readOptions(bool Stats) {
     O.KernelName = KernelName;
   parseDim3(GridOpt, O.Launch.Grid); // checked by checkUsage
   parseDim3(BlockOpt, O.Launch.Block);
+  O.GridGiven = GridOpt.getNumOccurrences() != 0;
+  O.BlockGiven = BlockOpt.getNumOccurrences() != 0;
   O.Launch.DynamicSharedBytes = SharedBytes;
   O.Args = ArgOpts;
   O.Prints = PrintOpts;
@@ -984,6 +1313,7 @@ Expected<Options> readOptions(bool Stats) {
   O.Concurrent = ConcurrentOpt;
   O.TimeoutSeconds = TimeoutOpt;
   O.CatchFaults = !NoCatchFaults;
+  O.LLVMOptions = givenLLVMOptions();
   return std::move(O);
 }
 
@@ -1043,6 +1373,7 @@ int reportErrors(Error E) {
         C.log(errs());
         Status = ExitUsage;
       },
+      [&](const jitrun::ClosedPipeError &) { Status = ExitClosedPipe; },
       [&](const gridjit::DiagnosticError &D) {
         D.log(errs());
         Status = exitStatusOf(D.getKind());
@@ -1070,9 +1401,28 @@ Error listDevices(raw_ostream &OS) {
   return Error::success();
 }
 
+/// --version: gridjit's version, the LLVM it was built with, and what it
+/// compiles for: the host target's triple and CPU (the name the host
+/// target gives LLVM, as an artifact made here records it) and the NVPTX
+/// architectures.
+void printVersion(raw_ostream &OS) {
+  OS << "jit-run (gridjit) " << gridjit::getGridjitVersion() << '\n';
+  OS << "LLVM " << gridjit::getLLVMVersion() << '\n';
+  if (auto T = gridjit::createHostTarget())
+    OS << "host target: " << sys::getProcessTriple() << ", CPU " << (*T)->getArch() << '\n';
+  else
+    OS << "host target: unavailable: " << toString(T.takeError()) << '\n';
+  gridjit::NVPTXTargetOptions Defaults;
+  OS << "nvptx target:";
+  for (const gridjit::NVPTXArchInfo &A : gridjit::getNVPTXArchs())
+    OS << ' ' << A.Arch;
+  OS << " (default " << Defaults.Arch << ")\n";
+}
+
 /// Everything jit-run does after LLVM's own initialisation.
 Error runTool(int argc, char **argv) {
   cl::HideUnrelatedOptions(JitRunCategory); // also registers LLVM's common options
+  cl::SetVersionPrinter(printVersion);
   const cl::opt<bool> &Stats = registerStatsOption();
   if (Error E = parseCommandLine(argc, argv))
     return E;
@@ -1088,11 +1438,34 @@ Error runTool(int argc, char **argv) {
   return run(*O);
 }
 
+/// SIGPIPE: a write to a pipe that its reader closed (`jit-run ... | head`).
+/// jit-run ends at once (from LLVM's signal handler: _exit only), quietly,
+/// with the status a shell reports for a command that SIGPIPE ended.
+void exitOnClosedPipe() { _exit(ExitClosedPipe); }
+
+/// The status of the run that \p E ended, once standard output and error
+/// are flushed and checked: a pipe found closed on the way (EPIPE, with
+/// SIGPIPE ignored) ends a run that succeeded quietly with ExitClosedPipe,
+/// as the signal would; a run that failed keeps its own status.
+int finish(Error E) {
+  Error Out = checkStream(outs(), "standard output");
+  if (E)
+    consumeError(std::move(Out));
+  else
+    E = std::move(Out);
+  int Status = E ? reportErrors(std::move(E)) : int(ExitSuccess);
+  if (Error Err = checkStream(errs(), "standard error")) {
+    consumeError(std::move(Err)); // nowhere left to report it
+    if (Status == ExitSuccess)
+      Status = ExitClosedPipe;
+  }
+  return Status;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
-  if (Error E = runTool(argc, argv))
-    return reportErrors(std::move(E));
-  return ExitSuccess;
+  sys::SetOneShotPipeSignalFunction(exitOnClosedPipe);
+  return finish(runTool(argc, argv));
 }
