@@ -19,6 +19,7 @@ hold the interpreter lock.
 
 import ctypes
 import os
+import re
 from ctypes import (
     POINTER,
     Structure,
@@ -245,6 +246,10 @@ gj_compile_async = _declare(
 gj_compile_job_poll = _declare("gj_compile_job_poll", c_int, _handle)
 gj_compile_job_wait = _declare("gj_compile_job_wait", c_int, _handle, _P(_handle))
 gj_compile_job_destroy = _declare("gj_compile_job_destroy", None, _handle)
+gj_emit = _declare(
+    "gj_emit", c_int, _handle, c_char_p, c_size_t, c_char_p, c_char_p, c_char_p, _P(c_void_p), _P(c_size_t)
+)
+gj_text_free = _declare("gj_text_free", None, c_void_p)
 
 gj_module_release = _declare("gj_module_release", None, _handle)
 gj_module_target = _declare("gj_module_target", c_char_p, _handle)
@@ -296,11 +301,19 @@ def last_error():
     return gj_last_error().decode("utf-8", "replace")
 
 
+# The C API begins a message with the function that failed
+# ("gj_runtime_create: no CUDA device: ..."); a Python caller called none of
+# them by that name.
+_C_FUNCTION_PREFIX = re.compile(r"^gj_[a-z0-9_]+: ")
+
+
 def error(status, what=None):
     """The exception for failed \\p status (the message is gj_last_error()'s,
     which must be read on the same thread, right after the call: every call
-    here does that)."""
-    return _error_for_status(gj_status_name(status).decode(), last_error(), what)
+    here does that), speaking of gridjit rather than of the C function: a
+    leading "gj_NAME: " becomes "gridjit: "."""
+    message = _C_FUNCTION_PREFIX.sub("gridjit: ", last_error(), count=1)
+    return _error_for_status(gj_status_name(status).decode(), message, what)
 
 
 def check(status, what=None):
