@@ -142,9 +142,13 @@ class KeywordTest(unittest.TestCase):
         )
         with self.assertRaisesRegex(gridjit.InvalidArgumentError, "timeout"):
             k[1, 1](1, 2, 3, 4, out, timeout=-1)
-        # launch()'s own keywords are stream, shared, timeout and cancel.
+        # launch()'s own keywords are stream, shared, timeout and cancel;
+        # its grid and block are positional, names free for parameters.
         k.launch(1, 1, 9, 10, 11, 12, out=out)
         self.assertEqual(list(out), [9, 10, 11, 12])
+        gb = gridjit.compile("kernel gb(grid: i32, block: i32, out: ptr<i32>) { out[0] = grid * 10 + block; }").gb
+        gb.launch(1, 1, out=out, grid=3, block=4)
+        self.assertEqual(out[0], 34)
 
     def test_positional_launches_stay_on_the_fast_path(self):
         # A launch by position alone runs the launcher's generated __call__
