@@ -222,6 +222,13 @@ class Module:
         self._infos = tuple(
             (k.name, k.params, k.cooperative, k.uses_dynamic_shared, k.static_shared_bytes) for k in self._kernels.values()
         )
+        # Each kernel whose name is free is an attribute of the instance:
+        # mod.saxpy is a plain lookup. A name of the class's (ptx, load, ...)
+        # or one already set above stays the module's; mod["name"] reaches
+        # the kernel.
+        for name, kernel in self._kernels.items():
+            if name not in self.__dict__ and not hasattr(type(self), name):
+                self.__dict__[name] = kernel
 
     def __repr__(self):
         return "<gridjit.Module %s (%s) kernels: %s>" % (self.target, self.arch, ", ".join(self._kernels) or "none")
@@ -238,14 +245,13 @@ class Module:
 
     def __getattr__(self, name):
         # Python calls this when normal lookup raised AttributeError: the
-        # name is no attribute, or one of the class's that failed (a
-        # property such as ptx, which raises AttributeError to say why). The
-        # latter is looked up again, to raise its own error.
-        if any(name in cls.__dict__ for cls in type(self).__mro__):
+        # name is no attribute (the kernels are attributes: __init__), or
+        # one of the class's that failed (a property such as ptx, which
+        # raises AttributeError to say why). The latter is looked up again,
+        # to raise its own error.
+        if hasattr(type(self), name):
             return object.__getattribute__(self, name)
         kernels = self.__dict__.get("_kernels")
-        if kernels is not None and name in kernels:
-            return kernels[name]
         if name.startswith("__") or kernels is None:
             raise AttributeError(name)
         raise AttributeError(
@@ -267,7 +273,7 @@ class Module:
         return iter(self._kernels.values())
 
     def __dir__(self):
-        return list(super().__dir__()) + list(self._kernels)
+        return sorted(set(super().__dir__()) | set(self._kernels))
 
     @property
     def payload(self):

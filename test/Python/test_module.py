@@ -22,6 +22,8 @@ import gridjit  # noqa: E402
 CLASHING = """
 kernel ptx(out: ptr<i32>) { out[0] = 1; }
 kernel target(out: ptr<i32>) { out[0] = 2; }
+kernel load(out: ptr<i32>) { out[0] = 3; }
+kernel saxpy(out: ptr<i32>) { out[0] = 4; }
 """
 
 
@@ -68,6 +70,13 @@ class AttributeTest(unittest.TestCase):
         self.assertEqual(out[0], 1)
         mod["target"][1, 1](out)
         self.assertEqual(out[0], 2)
+        # A method stays the method; a free name is the kernel, an attribute.
+        self.assertEqual(mod.load.__name__, "load")
+        mod["load"][1, 1](out)
+        self.assertEqual(out[0], 3)
+        self.assertIs(mod.saxpy, mod["saxpy"])
+        self.assertEqual(sorted(n for n in dir(mod) if n in mod), ["load", "ptx", "saxpy", "target"])
+        self.assertEqual(len(dir(mod)), len(set(dir(mod))))
 
     def test_ptx_of_a_cuda_module(self):
         mod = gridjit.compile(gjtest.SAXPY, target="cuda:sm_75")
