@@ -22,7 +22,8 @@ import gjtest  # noqa: E402
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 LIBRARY = os.path.abspath(os.environ["GRIDJIT_LIBRARY"])  # the build's (test/lit.cfg.py)
 SHOW = "import gridjit; print(gridjit.library_path)"
-HINT = "(unset GRIDJIT_LIBRARY to search the usual places, or set it to a built libgridjit.so, e.g. build/lib/libgridjit.so)"
+HINT = ("(unset GRIDJIT_LIBRARY to search the usual places, or set it to a built libgridjit.so, e.g. "
+        "build/lib/libgridjit.so)")
 
 
 def run(package_dir, env, cwd=None):
