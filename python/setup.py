@@ -4,8 +4,10 @@ bundling libgridjit.so, which needs code.
 When a built library is found at build time -- $GRIDJIT_LIBRARY, else
 $GRIDJIT_BUILD_DIR/lib, else the checkout's build/lib next to this file --
 it is copied into the package (gridjit/libgridjit.so), where the installed
-package finds it; the wheel is then tagged for this platform. Without one
-the package is pure Python and finds the library at run time
+package finds it; the wheel is then tagged for this platform and any
+Python 3 (py3-none-linux_x86_64: the package is Python code that loads the
+library with ctypes, no extension module built for one interpreter).
+Without one the package is pure Python and finds the library at run time
 ($GRIDJIT_LIBRARY, or the dynamic loader's search path).
 """
 
@@ -15,6 +17,14 @@ import shutil
 from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
+
+try:  # setuptools 70.1 and later have their own; before, the wheel package's
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:  # no wheel to build: setuptools says so when asked for one
+        bdist_wheel = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -52,4 +62,22 @@ class BinaryDistribution(Distribution):
         return LIBRARY is not None
 
 
-setup(cmdclass={"build_py": BuildPyWithLibrary}, distclass=BinaryDistribution)
+commands = {"build_py": BuildPyWithLibrary}
+
+if bdist_wheel is not None:
+
+    class BdistWheelForAnyPython(bdist_wheel):
+        """With the library inside, the wheel is for this platform (the
+        library's) but for any Python 3: setuptools would tag it for this
+        interpreter only (cp311-cp311), as if it held an extension module."""
+
+        def get_tag(self):
+            python, abi, platform = super().get_tag()
+            if LIBRARY:
+                return "py3", "none", platform
+            return python, abi, platform
+
+    commands["bdist_wheel"] = BdistWheelForAnyPython
+
+
+setup(cmdclass=commands, distclass=BinaryDistribution)

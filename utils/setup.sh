@@ -26,8 +26,9 @@ packages=(
   cmake ninja-build ccache python3
   # The Python package (python/) and its tests (test/Python) use NumPy
   # (python3-numpy, below); pip, setuptools and wheel install the package
-  # offline.
-  python3-pip python3-setuptools python3-wheel
+  # offline, into a venv (python3-venv) or a directory, or build its wheel
+  # (docs/Python.md, "Installing").
+  python3-pip python3-setuptools python3-wheel python3-venv
   llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev clang-format-19
   # utils/gpu-bundle.sh sets the bundle's RUNPATHs and compresses it
   # (test/Bundle unpacks a .tar.zst).

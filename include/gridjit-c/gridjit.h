@@ -233,6 +233,17 @@ GJ_API gj_status gj_compile_job_poll(gj_compile_job j);
 GJ_API gj_status gj_compile_job_wait(gj_compile_job j, gj_module *out);
 /** Frees the job (waiting for it first if it still runs). NULL is fine. */
 GJ_API void gj_compile_job_destroy(gj_compile_job j);
+/** One stage of \p source as gj_compile compiles it (the compiler's target
+ *  \p target, NULL: its default; its optimisation level), as text to read:
+ *  \p stage "llvm" (the LLVM IR after optimisation) or "asm" (the target's
+ *  assembly: PTX for nvptx). Nothing is cached: every call compiles. On
+ *  success *text is a NUL-terminated string of *text_size bytes (the NUL
+ *  not counted) that the caller frees with gj_text_free. (Added in API
+ *  version 2, as gj_text_free.) */
+GJ_API gj_status gj_emit(gj_compiler c, const char *source, size_t size, const char *buffer_name,
+                         const char *target, const char *stage, char **text, size_t *text_size);
+/** Frees a text of gj_emit. NULL is fine. */
+GJ_API void gj_text_free(char *text);
 
 /*===-- Compiled modules and kernels ---------------------------------------===*/
 

@@ -37,6 +37,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -87,6 +88,7 @@ struct WarningList {
 struct gj_compiler_s {
   std::unique_ptr<Compiler> C;
   std::shared_ptr<WarningList> Warnings;
+  unsigned OptLevel; ///< the compiler's, for gj_emit
 };
 
 /// One reference to a compiled module: every handle the API returns is its
@@ -417,7 +419,7 @@ gj_status gj_compiler_create(const gj_compiler_options *O, gj_compiler *Out) {
     auto C = Compiler::create(std::move(Opts));
     if (!C)
       return fail(prefixError("gj_compiler_create", C.takeError()));
-    *Out = new gj_compiler_s{std::move(*C), std::move(Warnings)};
+    *Out = new gj_compiler_s{std::move(*C), std::move(Warnings), Opt.opt_level};
     return GJ_OK;
   });
 }
@@ -484,6 +486,54 @@ gj_status gj_compile_async(gj_compiler C, const char *Source, size_t Size, const
     return GJ_OK;
   });
 }
+
+gj_status gj_emit(gj_compiler C, const char *Source, size_t Size, const char *BufferName,
+                  const char *Target, const char *Stage, char **Text, size_t *TextSize) {
+  return guarded("gj_emit", [&] {
+    if (!C)
+      return nullArgument("gj_emit", "compiler");
+    if (!Stage)
+      return nullArgument("gj_emit", "stage");
+    if (!Text)
+      return nullArgument("gj_emit", "text");
+    if (!TextSize)
+      return nullArgument("gj_emit", "text_size");
+    CompileRequest Req;
+    if (gj_status S = checkCompile("gj_emit", C, Source, Size, Target, Text, Req))
+      return S;
+    llvm::StringRef StageName(Stage);
+    EmitKind Kind;
+    if (StageName == "llvm")
+      Kind = EmitKind::LLVM;
+    else if (StageName == "asm")
+      Kind = EmitKind::Assembly;
+    else
+      return fail(ErrorKind::InvalidArgument,
+                  "gj_emit: unknown stage '" + StageName + "' (known: llvm, asm)");
+    // The compiler's own target object: the architecture and features of
+    // the modules gj_compile makes with it.
+    const gridjit::Target *T = C->C->getTarget(Req.Target);
+    auto M = parseAndVerify(std::string_view(Source ? Source : "", Size),
+                            BufferName ? BufferName : "<source>");
+    if (!M)
+      return fail(M.takeError());
+    CompileOptions Opts;
+    Opts.OptLevel = C->OptLevel;
+    auto Emitted = T->emit(**M, Kind, Opts);
+    if (!Emitted)
+      return fail(Emitted.takeError());
+    auto *Copy = static_cast<char *>(std::malloc(Emitted->size() + 1));
+    if (!Copy)
+      return fail(ErrorKind::Failed, "gj_emit: out of memory");
+    std::memcpy(Copy, Emitted->data(), Emitted->size());
+    Copy[Emitted->size()] = '\0';
+    *Text = Copy;
+    *TextSize = Emitted->size();
+    return GJ_OK;
+  });
+}
+
+void gj_text_free(char *Text) { std::free(Text); }
 
 gj_status gj_compile_job_poll(gj_compile_job J) {
   return guarded("gj_compile_job_poll", [&] {

@@ -19,6 +19,7 @@ hold the interpreter lock.
 
 import ctypes
 import os
+import re
 from ctypes import (
     POINTER,
     Structure,
@@ -44,43 +45,82 @@ API_VERSION = 2
 LIBRARY_NAME = "libgridjit.so"
 
 
+def _checkout_root(here):
+    """The checkout whose python/gridjit \\p here is, or None for an
+    installed package (site-packages, a --target directory: their parent
+    holds no python/pyproject.toml of gridjit's)."""
+    python_dir = os.path.dirname(here)
+    root = os.path.dirname(python_dir)
+    if os.path.basename(python_dir) == "python" and os.path.isfile(os.path.join(python_dir, "pyproject.toml")):
+        return root
+    return None
+
+
 def _candidates():
-    """The places to look for libgridjit.so, in order, as (path, why)."""
+    """The places to look for libgridjit.so when GRIDJIT_LIBRARY is not
+    set, in order, as (path, why)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    env = os.environ.get("GRIDJIT_LIBRARY")
-    if env:
-        # An explicit choice is the only candidate: a wrong path is an error,
-        # not a reason to pick up some other library silently.
-        return [(env, "GRIDJIT_LIBRARY")]
     found = []
     build_dir = os.environ.get("GRIDJIT_BUILD_DIR")
     if build_dir:
         found.append((os.path.join(build_dir, "lib", LIBRARY_NAME), "GRIDJIT_BUILD_DIR"))
     # The package inside a checkout (python/gridjit): the build tree of the
-    # CMake presets (build/ for release and ci, then the others).
-    checkout = os.path.dirname(os.path.dirname(here))
-    for sub in ("build", "build-debug", "build-asan", "build-tsan"):
-        found.append((os.path.join(checkout, sub, "lib", LIBRARY_NAME), "the build tree"))
+    # CMake presets (build/ for release and ci, then the others). An
+    # installed package has no checkout: a build tree that happens to be
+    # next to its directory is not its library.
+    checkout = _checkout_root(here)
+    if checkout is not None:
+        for sub in ("build", "build-debug", "build-asan", "build-tsan"):
+            found.append((os.path.join(checkout, sub, "lib", LIBRARY_NAME), "the checkout's build tree"))
     # An installed package with the library bundled next to it (setup.py
     # copies it in when one is found at install time).
     found.append((os.path.join(here, LIBRARY_NAME), "next to the package"))
     return found
 
 
+def _open(path):
+    # RTLD_LOCAL (ctypes' default on Linux): none of the library's symbols
+    # become visible to libraries loaded later.
+    return ctypes.CDLL(path, mode=os.RTLD_LOCAL)
+
+
+def _load_named(env):
+    """$GRIDJIT_LIBRARY, and nothing else: a path that does not load is an
+    ImportError naming it and why, never a reason to load another library.
+    The path is made absolute first: dlopen() searches the loader's path
+    for a name without a slash, which could load another libgridjit.so than
+    the file of that name in the current directory."""
+    path = os.path.abspath(env)
+    if not os.path.exists(path):
+        why = "no such file"
+    elif not os.path.isfile(path):
+        why = "not a file"
+    else:
+        try:
+            return _open(path), path
+        except OSError as e:
+            why = str(e)
+    raise ImportError(
+        "gridjit: cannot load GRIDJIT_LIBRARY=%s: %s (unset GRIDJIT_LIBRARY to search the usual places, or set it "
+        "to a built libgridjit.so, e.g. build/lib/libgridjit.so)" % (env, why)
+    )
+
+
 def _load():
+    env = os.environ.get("GRIDJIT_LIBRARY")
+    if env:
+        return _load_named(env)
     tried = []
     for path, why in _candidates():
         if os.path.isfile(path):
             try:
-                # RTLD_LOCAL (ctypes' default on Linux): none of the
-                # library's symbols become visible to libraries loaded later.
-                return ctypes.CDLL(path, mode=os.RTLD_LOCAL), path
+                return _open(path), path
             except OSError as e:
                 raise ImportError("gridjit: cannot load %s (from %s): %s" % (path, why, e)) from None
         tried.append("%s (%s)" % (path, why))
     # Last: the dynamic loader's own search path (an installed library).
     try:
-        return ctypes.CDLL(LIBRARY_NAME, mode=os.RTLD_LOCAL), LIBRARY_NAME
+        return _open(LIBRARY_NAME), LIBRARY_NAME
     except OSError:
         tried.append("%s (the dynamic loader's search path)" % LIBRARY_NAME)
     raise ImportError(
@@ -245,6 +285,10 @@ gj_compile_async = _declare(
 gj_compile_job_poll = _declare("gj_compile_job_poll", c_int, _handle)
 gj_compile_job_wait = _declare("gj_compile_job_wait", c_int, _handle, _P(_handle))
 gj_compile_job_destroy = _declare("gj_compile_job_destroy", None, _handle)
+gj_emit = _declare(
+    "gj_emit", c_int, _handle, c_char_p, c_size_t, c_char_p, c_char_p, c_char_p, _P(c_void_p), _P(c_size_t)
+)
+gj_text_free = _declare("gj_text_free", None, c_void_p)
 
 gj_module_release = _declare("gj_module_release", None, _handle)
 gj_module_target = _declare("gj_module_target", c_char_p, _handle)
@@ -296,11 +340,19 @@ def last_error():
     return gj_last_error().decode("utf-8", "replace")
 
 
+# The C API begins a message with the function that failed
+# ("gj_runtime_create: no CUDA device: ..."); a Python caller called none of
+# them by that name.
+_C_FUNCTION_PREFIX = re.compile(r"^gj_[a-z0-9_]+: ")
+
+
 def error(status, what=None):
     """The exception for failed \\p status (the message is gj_last_error()'s,
     which must be read on the same thread, right after the call: every call
-    here does that)."""
-    return _error_for_status(gj_status_name(status).decode(), last_error(), what)
+    here does that), speaking of gridjit rather than of the C function: a
+    leading "gj_NAME: " becomes "gridjit: "."""
+    message = _C_FUNCTION_PREFIX.sub("gridjit: ", last_error(), count=1)
+    return _error_for_status(gj_status_name(status).decode(), message, what)
 
 
 def check(status, what=None):

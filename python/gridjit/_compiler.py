@@ -122,7 +122,7 @@ class Compiler:
             ),
             "gj_compile",
         )
-        return Module(Handle(out.value, _capi.gj_module_release), runtime)
+        return Module(Handle(out.value, _capi.gj_module_release), runtime, source=_Source(self, data, name))
 
     def compile_async(self, source, target=None, *, name=None, runtime=None):
         """compile() on one of the compiler's own threads: returns a
@@ -140,7 +140,7 @@ class Compiler:
         job = Handle(out.value, _capi.gj_compile_job_destroy, self._handle)
         future = Future()
         future.set_running_or_notify_cancel()
-        pending = (job, future, runtime)
+        pending = (job, future, runtime, _Source(self, data, name))
         with _pending_lock:
             _pending.add(pending)
         _start_waiter(pending)
@@ -158,31 +158,53 @@ def _start_waiter(pending):
     threading.Thread(target=_wait_for_job, args=pending, name="gridjit-compile-wait", daemon=True).start()
 
 
-def _wait_for_job(job, future, runtime):
+def _wait_for_job(job, future, runtime, source):
     try:
         out = c_void_p()
         status = _capi.gj_compile_job_wait(job, byref(out))
         _capi.check(status, "gj_compile_job_wait")
-        module = Module(Handle(out.value, _capi.gj_module_release), runtime)
+        module = Module(Handle(out.value, _capi.gj_module_release), runtime, source=source)
     except BaseException as e:  # the future carries every failure
         future.set_exception(e)
     else:
         future.set_result(module)
     finally:
         with _pending_lock:
-            _pending.discard((job, future, runtime))
+            _pending.discard((job, future, runtime, source))
         job.close()
+
+
+class _Source:
+    """What a Module was compiled from, for inspect_llvm() and
+    inspect_asm(): the compiler (its targets and optimisation level), the
+    source's bytes and its name."""
+
+    __slots__ = ("compiler", "data", "name")
+
+    def __init__(self, compiler, data, name):
+        self.compiler = compiler
+        self.data = data
+        self.name = name
 
 
 class Module:
     """A compiled module: its kernels as attributes (``mod.saxpy``) or
     items (``mod["saxpy"]``), ``target`` ("host" or "cuda"), ``arch``,
-    ``payload`` (the object file or PTX), ``kernel_names``. The module is
-    loaded into its runtime on the first launch."""
+    ``payload`` (the object file or PTX), ``kernel_names``,
+    ``inspect_llvm()`` and ``inspect_asm()``. The module is loaded into its
+    runtime on the first launch.
 
-    def __init__(self, handle, runtime=None, _kernels=None):
+    The module's own attributes come first: a kernel whose name is one of
+    them (``ptx``, ``target``, ...) is ``mod["ptx"]``, and an attribute that
+    fails (``ptx`` of a host module) raises its own error, never "no
+    kernel"."""
+
+    def __init__(self, handle, runtime=None, _kernels=None, source=None):
         self._handle = handle
+        self._source = source
+        self._texts = {}
         target = _capi.gj_module_target(handle).decode()
+        self._compiler_target = target.encode()
         self.target = "cuda" if target == "nvptx" else target
         self.arch = _capi.gj_module_arch(handle).decode()
         if runtime is not None and runtime_target(runtime.target) != self.target:
@@ -200,6 +222,13 @@ class Module:
         self._infos = tuple(
             (k.name, k.params, k.cooperative, k.uses_dynamic_shared, k.static_shared_bytes) for k in self._kernels.values()
         )
+        # Each kernel whose name is free is an attribute of the instance:
+        # mod.saxpy is a plain lookup. A name of the class's (ptx, load, ...)
+        # or one already set above stays the module's; mod["name"] reaches
+        # the kernel.
+        for name, kernel in self._kernels.items():
+            if name not in self.__dict__ and not hasattr(type(self), name):
+                self.__dict__[name] = kernel
 
     def __repr__(self):
         return "<gridjit.Module %s (%s) kernels: %s>" % (self.target, self.arch, ", ".join(self._kernels) or "none")
@@ -215,9 +244,14 @@ class Module:
         return dict(self._kernels)
 
     def __getattr__(self, name):
+        # Python calls this when normal lookup raised AttributeError: the
+        # name is no attribute (the kernels are attributes: __init__), or
+        # one of the class's that failed (a property such as ptx, which
+        # raises AttributeError to say why). The latter is looked up again,
+        # to raise its own error.
+        if hasattr(type(self), name):
+            return object.__getattribute__(self, name)
         kernels = self.__dict__.get("_kernels")
-        if kernels is not None and name in kernels:
-            return kernels[name]
         if name.startswith("__") or kernels is None:
             raise AttributeError(name)
         raise AttributeError(
@@ -239,7 +273,7 @@ class Module:
         return iter(self._kernels.values())
 
     def __dir__(self):
-        return list(super().__dir__()) + list(self._kernels)
+        return sorted(set(super().__dir__()) | set(self._kernels))
 
     @property
     def payload(self):
@@ -250,10 +284,56 @@ class Module:
 
     @property
     def ptx(self):
-        """The PTX text of a cuda module."""
+        """The PTX text of a cuda module. A host module has none: reading it
+        raises AttributeError saying so (``hasattr(mod, "ptx")`` is False)."""
         if self.target != "cuda":
-            raise AttributeError("ptx: this module was compiled for %s" % self.target)
+            raise AttributeError(
+                "gridjit: Module.ptx: this module was compiled for %s (%s), which has no PTX: compile with "
+                "target=\"cuda\" for PTX (mod.payload is the host's object file, mod.inspect_asm() its assembly)"
+                % (self.target, self.arch)
+            )
         return self.payload.decode("utf-8")
+
+    def inspect_llvm(self):
+        """The module's LLVM IR after optimisation (str), as ``jit-run
+        --emit=llvm`` prints it: one LLVM module holding every kernel.
+        Compiled again, with the module's compiler, target and optimisation
+        level, on the first call (the cache holds only the payload); kept
+        for the next."""
+        return self._emitted("llvm")
+
+    def inspect_asm(self):
+        """The module's assembly (str): the host CPU's (as ``jit-run
+        --emit=asm`` prints it, compiled again on the first call, as
+        inspect_llvm), or, for cuda, the PTX (the payload itself)."""
+        if self.target == "cuda":
+            return self.ptx
+        return self._emitted("asm")
+
+    def _emitted(self, stage):
+        text = self._texts.get(stage)
+        if text is None:
+            src = self._source
+            data, size = c_void_p(), c_size_t()
+            _capi.check(
+                _capi.gj_emit(
+                    src.compiler._handle,
+                    src.data,
+                    len(src.data),
+                    _capi.encode(src.name, "name"),
+                    self._compiler_target,
+                    stage.encode(),
+                    byref(data),
+                    byref(size),
+                ),
+                "gj_emit",
+            )
+            try:
+                text = string_at(data.value, size.value).decode("utf-8", "replace")
+            finally:
+                _capi.gj_text_free(data)
+            self._texts[stage] = text
+        return text
 
     @property
     def runtime(self):
@@ -266,7 +346,7 @@ class Module:
     def load(self, runtime):
         """This module for launches on \\p runtime (another device, another
         host thread count): a new Module sharing the compiled code."""
-        return Module(self._handle, runtime, self._infos)
+        return Module(self._handle, runtime, self._infos, self._source)
 
     def _loaded_handle(self):
         lm = self._lm

@@ -17,6 +17,7 @@ beginning and the status of the C++ library, by gj_kernel_argument_error.
 """
 
 import ctypes
+import difflib
 import math
 import numbers
 import operator
@@ -26,7 +27,7 @@ import struct
 from ctypes import byref, c_size_t, c_void_p
 
 from . import _cancel, _capi, _interop, _types
-from ._errors import ConfigurationError
+from ._errors import ArgumentError, ConfigurationError
 from ._runtime import DeviceArray
 
 try:
@@ -53,6 +54,11 @@ _F32_LIMIT = float(2**128 - 2**103)
 _F32_MAX = float.fromhex("0x1.fffffep127")
 
 _U32 = 1 << 32
+
+# A launch's keywords that are its options, never a parameter's name.
+_LAUNCH_OPTIONS = ("timeout", "cancel")
+# A parameter not given yet (Kernel._bind).
+_UNSET = object()
 
 
 class Param:
@@ -177,10 +183,14 @@ class Kernel:
     """A kernel of a compiled Module. Launch it Numba- and CuPy-style::
 
         mod.saxpy[grid, block](n, a, x, y)
+        mod.saxpy[grid, block](n, 2.0, x=x, y=y)     # arguments by name
         mod.saxpy[grid, block, stream](...)          # CUDA: a stream
         mod.saxpy[grid, block, stream, shared](...)  # + dynamic shared bytes
 
-    ``grid`` and ``block`` are ints or tuples of 1 to 3 ints. On the host
+    ``grid`` and ``block`` are ints or tuples of 1 to 3 ints. Arguments
+    are given by position, by parameter name, or both (positional ones
+    first); ``timeout=`` and ``cancel=`` are always the launch's options
+    (below), so a parameter of either name is given by position. On the host
     target the call returns when the kernel has finished; on CUDA when it is
     queued (``runtime.synchronize()`` or a copy waits for it). A host launch
     takes ``timeout=SECONDS`` (KernelTimeoutError once it has passed) and
@@ -268,10 +278,65 @@ class Kernel:
             self._launchers[key] = launcher
         return launcher
 
-    def launch(self, grid, block, *args, stream=None, shared=0, timeout=None, cancel=None):
+    def launch(self, grid, block, /, *args, stream=None, shared=0, timeout=None, cancel=None, **kwargs):
         """The same as ``kernel[grid, block, stream, shared](*args,
-        timeout=timeout, cancel=cancel)``."""
-        return self._launcher_class(self, (grid, block, stream, shared))(*args, timeout=timeout, cancel=cancel)
+        timeout=timeout, cancel=cancel, **kwargs)``: a parameter named
+        stream, shared, timeout or cancel is given by position here."""
+        return self._launcher_class(self, (grid, block, stream, shared))(
+            *args, timeout=timeout, cancel=cancel, **kwargs
+        )
+
+    def _bind(self, config, args, kw):
+        """The launch's arguments in parameter order, from \\p args by
+        position and then \\p kw by parameter name (a launch's keywords
+        other than its options), or an ArgumentError naming the signature:
+        a name that is no parameter, a parameter given twice or not at
+        all. Only launches given keywords come here."""
+        params = self.params
+        if len(args) > len(params):
+            raise self._count_error(config, args + tuple(kw.values()))
+        index = {p.name: i for i, p in enumerate(params)}
+        unknown = [name for name in kw if name not in index]
+        if unknown:
+            hint = ""
+            close = difflib.get_close_matches(str(unknown[0]), list(index), n=1)
+            if len(unknown) == 1 and close:
+                hint = " (did you mean '%s'?)" % close[0]
+            raise ArgumentError(
+                "kernel '%s' has no parameter%s %s%s: its signature is %s"
+                % (
+                    self.name,
+                    "s" if len(unknown) > 1 else "",
+                    ", ".join("'%s'" % name for name in unknown),
+                    hint,
+                    self.signature,
+                ),
+                "GJ_ERROR_ARGUMENT",
+            )
+        bound = list(args) + [_UNSET] * (len(params) - len(args))
+        for name, value in kw.items():
+            i = index[name]
+            if i < len(args):
+                raise _Argument(self, i).error(
+                    "was given twice, by position and as %s=: the kernel takes %s" % (name, self.signature)
+                )
+            bound[i] = value
+        missing = [i for i, v in enumerate(bound) if v is _UNSET]
+        if missing:
+            names = [params[i].name for i in missing]
+            option = [n for n in names if n in _LAUNCH_OPTIONS]
+            raise _Argument(self, missing[0]).error(
+                "was not given (missing: %s): the kernel takes %s%s"
+                % (
+                    ", ".join(names),
+                    self.signature,
+                    "; %s= is the launch's option, so give the parameter %s by position"
+                    % (option[0], option[0])
+                    if option
+                    else "",
+                )
+            )
+        return tuple(bound)
 
     # ---- The launch path --------------------------------------------------
 
@@ -415,17 +480,19 @@ class Kernel:
         ]
         # launch(config, stream, args), for every path; and the kernel's
         # launchers' __call__, the fast path, with the body inline (one
-        # Python frame less, which more than pays for its keyword-only
-        # options): a launch given an option, or a long one, goes to
-        # _Launcher._launch_with, which calls launch().
+        # Python frame less): a launch given a keyword (an argument by name,
+        # an option), or a long one, goes to _Launcher._launch_with, which
+        # calls launch(). Keywords come as **kw, whose emptiness is the
+        # fast path's one test (cheaper than testing two keyword-only
+        # options for None).
         source = "\n".join(
             ["def launch(config, stream, args):"]
             + lines
             + [
                 "",
-                "def call(self, *args, timeout=None, cancel=None):",
-                "    if timeout is not None or cancel is not None or self._long:",
-                "        return self._launch_with(args, timeout, cancel)",
+                "def call(self, /, *args, **kw):",
+                "    if kw or self._long:",
+                "        return self._launch_with(args, kw)",
                 "    config = self._config",
                 "    stream = self.stream",
             ]
@@ -683,20 +750,26 @@ class _Launcher:
             self.stream,
         )
 
-    def __call__(self, *args, timeout=None, cancel=None):
+    def __call__(self, /, *args, **kw):
         # What each kernel's launchers do, in one generated function
         # (Kernel._generate_launch): this one is never called on them.
-        if timeout is None and cancel is None and not self._long:
-            self._launch(self._config, self.stream, args)
+        if kw or self._long:
+            self._launch_with(args, kw)
         else:
-            self._launch_with(args, timeout, cancel)
+            self._launch(self._config, self.stream, args)
 
-    def _launch_with(self, args, timeout, cancel):
-        """A launch with a timeout or a cancel token, or a long one: on the
-        main thread, with Python's SIGINT handler, one whose grid has more
-        blocks than the runtime has threads runs interruptibly
-        (_cancel.run_interruptibly), Ctrl-C cancelling its token."""
+    def _launch_with(self, args, kw):
+        """A launch given keywords (arguments by name, the options timeout=
+        and cancel=), or a long one. With a timeout or a cancel token, or a
+        long one: on the main thread, with Python's SIGINT handler, one
+        whose grid has more blocks than the runtime has threads runs
+        interruptibly (_cancel.run_interruptibly), Ctrl-C cancelling its
+        token."""
         kernel = self.kernel
+        timeout = kw.pop("timeout", None)
+        cancel = kw.pop("cancel", None)
+        if kw:
+            args = kernel._bind(self._config, args, kw)
         ms = _cancel.timeout_ms(kernel, timeout)
         token = None if cancel is None else _cancel.check_token(kernel, cancel)
         interruptible = self._can_stop and _cancel.interruptible_here()

@@ -6,7 +6,7 @@ import threading
 from ctypes import byref, c_void_p
 
 from . import _capi, _interop, _types
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, NoDeviceError
 from ._handle import Handle
 
 # Target names as Python users write them -> the C API's.
@@ -64,7 +64,17 @@ class Runtime:
         if compiler is not None:
             opts.compiler = compiler._handle.value
         out = c_void_p()
-        _capi.check(_capi.gj_runtime_create(byref(opts), byref(out)), "gj_runtime_create")
+        status = _capi.gj_runtime_create(byref(opts), byref(out))
+        if status:
+            e = _capi.error(status, "gj_runtime_create")
+            if isinstance(e, NoDeviceError):
+                # What this process can do instead, in the package's terms.
+                e = NoDeviceError(
+                    "%s. Kernels compiled for target=\"host\" run on this machine's CPU, and PTX compiles without "
+                    "a device (gridjit.compile(source, target=\"cuda\").ptx)" % e.message,
+                    e.status,
+                )
+            raise e
         self._handle = Handle(out.value, _capi.gj_runtime_destroy)
         self.threads = threads
         self.device = device

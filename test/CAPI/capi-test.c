@@ -144,6 +144,13 @@ static int caseNull(void) {
   report("compile out", gj_compile(C, Saxpy, strlen(Saxpy), NULL, NULL, NULL));
   report("compile_async compiler", gj_compile_async(NULL, Saxpy, 1, NULL, NULL, &J));
   report("compile_async out", gj_compile_async(C, Saxpy, 1, NULL, NULL, NULL));
+  char *Text = NULL;
+  report("emit compiler", gj_emit(NULL, Saxpy, strlen(Saxpy), NULL, NULL, "llvm", &Text, &Size));
+  report("emit source", gj_emit(C, NULL, 5, NULL, NULL, "llvm", &Text, &Size));
+  report("emit stage", gj_emit(C, Saxpy, strlen(Saxpy), NULL, NULL, NULL, &Text, &Size));
+  report("emit text", gj_emit(C, Saxpy, strlen(Saxpy), NULL, NULL, "llvm", NULL, &Size));
+  report("emit text_size", gj_emit(C, Saxpy, strlen(Saxpy), NULL, NULL, "llvm", &Text, NULL));
+  gj_text_free(NULL);
   report("job_poll", gj_compile_job_poll(NULL));
   report("job_wait job", gj_compile_job_wait(NULL, &M));
   report("module_payload module", gj_module_payload(NULL, &Data, &Size));
@@ -1032,6 +1039,41 @@ static int caseCubinCache(const char *CompilerDir, const char *RuntimeDir, int S
   return 0;
 }
 
+/*===-- emit: a stage of a source as text --------------------------------===*/
+
+/* Prints whether \p Text (of \p Size bytes and a NUL) holds \p Needle. */
+static void showText(const char *What, const char *Text, size_t Size, const char *Needle) {
+  EXPECT(strlen(Text) == Size);
+  printf("%s: has '%s': %d\n", What, Needle, strstr(Text, Needle) != NULL);
+}
+
+static int caseEmit(void) {
+  gj_compiler C = newCompiler("host,nvptx:sm_90");
+  char *Text = NULL;
+  size_t Size = 0;
+  report("llvm", gj_emit(C, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, "llvm", &Text, &Size));
+  showText("host llvm", Text, Size, "@__gridjit_entry_saxpy(");
+  gj_text_free(Text);
+  report("asm", gj_emit(C, Saxpy, strlen(Saxpy), "saxpy.kir", "host", "asm", &Text, &Size));
+  showText("host asm", Text, Size, "__gridjit_entry_saxpy:");
+  gj_text_free(Text);
+  report("nvptx llvm", gj_emit(C, Saxpy, strlen(Saxpy), "saxpy.kir", "cuda", "llvm", &Text, &Size));
+  showText("nvptx llvm", Text, Size, "nvptx64-nvidia-cuda");
+  gj_text_free(Text);
+  report("nvptx asm", gj_emit(C, Saxpy, strlen(Saxpy), "saxpy.kir", "nvptx", "asm", &Text, &Size));
+  showText("nvptx asm", Text, Size, ".target sm_90");
+  gj_text_free(Text);
+  /* Errors leave *text alone. */
+  Text = (char *)"untouched";
+  report("unknown stage", gj_emit(C, Saxpy, strlen(Saxpy), NULL, NULL, "obj", &Text, &Size));
+  report("unknown target", gj_emit(C, Saxpy, strlen(Saxpy), NULL, "amdgpu", "llvm", &Text, &Size));
+  report("compile error", gj_emit(C, "kernel k() {\n  nope;\n}\n", 22, "bad.kir", NULL, "asm", &Text,
+                                  &Size));
+  EXPECT(!strcmp(Text, "untouched"));
+  gj_compiler_destroy(C);
+  return 0;
+}
+
 int main(int Argc, char **Argv) {
   if (Argc < 2) {
     fprintf(stderr, "usage: capi-test CASE [ARG]\n");
@@ -1047,6 +1089,8 @@ int main(int Argc, char **Argv) {
     RC = caseStructSize();
   else if (!strcmp(Case, "compiler"))
     RC = caseCompiler();
+  else if (!strcmp(Case, "emit"))
+    RC = caseEmit();
   else if (!strcmp(Case, "kernels"))
     RC = caseKernels();
   else if (!strcmp(Case, "host"))

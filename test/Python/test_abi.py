@@ -129,10 +129,10 @@ print("newer argument field set:", _capi.error(status))
             ["params ['n: i32', 'a: f32', 'x: ptr<f32>', 'y: ptr<f32>'] arg size 32"]
             + COMMON
             + [
-                "newer runtime option set: gj_runtime_create: gj_runtime_options has 64 bytes (struct_size) and "
+                "newer runtime option set: gridjit: gj_runtime_options has 64 bytes (struct_size) and "
                 "this library knows 56: byte 56 is not zero, a field this library does not have",
                 "kernel info saxpy 4 newer field 0",
-                "newer argument field set: gj_launch: kernel 'saxpy': argument 1 ('n: i32'): gj_arg has 32 bytes "
+                "newer argument field set: gridjit: kernel 'saxpy': argument 1 ('n: i32'): gj_arg has 32 bytes "
                 "(arg_size) and this library knows 24: byte 24 is not zero, a field this library does not have",
             ],
         )

@@ -111,7 +111,7 @@ class KindsTest(unittest.TestCase):
             env={"ASAN_OPTIONS": asan},
         ).stdout
         self.assertEqual(
-            out.strip(), "Error GJ_ERROR_FAILED gj_buffer_alloc: cannot allocate a device buffer of %d bytes" % (4 << 60)
+            out.strip(), "Error GJ_ERROR_FAILED gridjit: cannot allocate a device buffer of %d bytes" % (4 << 60)
         )
 
     def test_files(self):
@@ -157,6 +157,32 @@ class KindsTest(unittest.TestCase):
             env={"GRIDJIT_CUDA_DRIVER": fake, "GRIDJIT_FAKE_CUDA_DEVICES": "0"},
         ).stdout
         self.assertEqual(out.strip(), "NoDeviceError GJ_ERROR_NO_DEVICE")
+
+
+class NoDeviceTest(unittest.TestCase):
+    def test_no_device_speaks_of_gridjit(self):
+        # Every way of starting the CUDA runtime says the same, in gridjit's
+        # words (no C function's name: it was "gj_runtime_create: no CUDA
+        # device: ..."), and what works without a GPU.
+        code = (
+            "import gridjit\n"
+            "for start in (lambda: gridjit.Runtime('cuda'), lambda: gridjit.runtime('cuda'),\n"
+            "              lambda: gridjit.device_array(4, 'f32', target='cuda')):\n"
+            "    try:\n"
+            "        start()\n"
+            "    except gridjit.NoDeviceError as e:\n"
+            "        print(e.status, e)\n"
+        )
+        for env, why in [
+            ({"GRIDJIT_CUDA_DRIVER": os.environ["GRIDJIT_FAKE_CUDA"], "GRIDJIT_FAKE_CUDA_DEVICES": "0"}, "no device"),
+            ({"GRIDJIT_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}, "/nonexistent/libcuda.so.1 not found"),
+        ]:
+            with self.subTest(why=why):
+                out = gjtest.run_python(code, env=env).stdout
+                self.assertEqual(
+                    out.splitlines(),
+                    ["GJ_ERROR_NO_DEVICE gridjit: no CUDA device: %s. %s" % (why, gjtest.NO_DEVICE_HINT)] * 3,
+                )
 
 
 class WarningsTest(unittest.TestCase):

@@ -162,9 +162,9 @@ class ForkTest(unittest.TestCase):
                 "CUDA cannot be used in this process: it is a child of fork() of the process that initialised CUDA, "
                 "and CUDA does not survive fork(). Create the CUDA runtime in a process that has not forked since "
                 "CUDA started (Python's multiprocessing: the 'spawn' or 'forkserver' start method)",
-                "gj_runtime_create: no CUDA device: CUDA was initialised before this process was forked from its "
+                "gridjit: no CUDA device: CUDA was initialised before this process was forked from its "
                 "parent, and CUDA does not survive fork(): use CUDA in a process that has not forked since CUDA "
-                "started (Python's multiprocessing: the 'spawn' or 'forkserver' start method)",
+                "started (Python's multiprocessing: the 'spawn' or 'forkserver' start method). " + gjtest.NO_DEVICE_HINT,
                 "host: 512",
             ],
         )

@@ -11,6 +11,12 @@ kernel saxpy(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {
 }
 """
 
+# What gridjit.Runtime("cuda") adds to a NoDeviceError (python/gridjit/_runtime.py).
+NO_DEVICE_HINT = (
+    'Kernels compiled for target="host" run on this machine\'s CPU, and PTX compiles without a device '
+    '(gridjit.compile(source, target="cuda").ptx)'
+)
+
 
 class DLPackOnly:
     """\\p a as another framework's array would hold it, seen through DLPack
