@@ -26,8 +26,8 @@ lands in the scratch directory.
               <stdin>)
   python      a Python program that must run (the package from the source
               tree on the build's library; NumPy); where a `print(...)`
-              line ends in a comment, the comments of those lines are the
-              output it must print, in order
+              line ends in a comment, or is followed by comment lines, those
+              comments are the output it must print, in order
   c           a C program that must compile against gridjit-c/gridjit.h and
               libgridjit.so with warnings as errors, and run
   text        an illustration: output, grammar, a sketch; not run
@@ -197,7 +197,7 @@ class Runner:
         r = self.run(shlex.split(self.python) + ["-c", b.text], block=b)
         if r.returncode != 0:
             return self.failed(r, "the program failed")
-        want = [m.group(1) for m in (PRINT_RE.match(l) for l in b.lines) if m]
+        want = printed(b.lines)
         got = r.stdout.splitlines()
         if want and not matches(want, got):
             return ["the program printed:\n      %s\n    but the doc shows:\n      %s" % (
@@ -221,6 +221,26 @@ class Runner:
 
 
 PRINT_RE = re.compile(r"^\s*print\(.*\)\s+#\s?(.*?)\s*$")
+BARE_PRINT_RE = re.compile(r"^\s*print\(.*\)\s*$")
+
+
+def printed(lines):
+    """The output a Python block shows: the comment at the end of a
+    `print(...)` line, or the comment lines right after a `print(...)` line
+    that has none."""
+    want, following = [], False
+    for l in lines:
+        m = PRINT_RE.match(l)
+        if m:
+            want.append(m.group(1))
+            following = False
+        elif BARE_PRINT_RE.match(l):
+            following = True
+        elif following and l.lstrip().startswith("#"):
+            want.append(re.sub(r"^\s*# ?", "", l).rstrip())
+        else:
+            following = False
+    return want
 
 
 def matches(want, got):

@@ -62,19 +62,22 @@ llvm::Error gridjit::checkKernelStack(const KernelInfo &K, bool PoolThreadsRun) 
   if (K.StackBytes == 0)
     return llvm::Error::success();
   uint64_t Need = K.StackBytes + abi::RuntimeStackBytes;
-  std::string What = "kernel '" + K.Name + "' needs " + formatByteCount(K.StackBytes) +
-                     " of stack (its frame as compiled, with every device function's local "
-                     "arrays, and the C library's) and the runtime " +
-                     formatByteCount(abi::RuntimeStackBytes) + " more";
+  // Made only for an error: a launch that passes pays for no formatting.
+  auto What = [&] {
+    return "kernel '" + K.Name + "' needs " + formatByteCount(K.StackBytes) +
+           " of stack (its frame as compiled, with every device function's local "
+           "arrays, and the C library's) and the runtime " +
+           formatByteCount(abi::RuntimeStackBytes) + " more";
+  };
   if (PoolThreadsRun && Need > abi::WorkerStackBytes)
     return makeError(ErrorKind::Configuration,
-                     What + ", but a worker thread of the host runtime has a stack of " +
+                     What() + ", but a worker thread of the host runtime has a stack of " +
                          formatByteCount(abi::WorkerStackBytes) +
                          ": make the kernel's local arrays smaller, or keep the data in a buffer");
   std::optional<ThreadStack> S = callingThreadStack();
   if (S && S->Left < Need)
     return makeError(ErrorKind::Configuration,
-                     What + ", but the thread that launches it, which runs blocks too, has " +
+                     What() + ", but the thread that launches it, which runs blocks too, has " +
                          formatByteCount(S->Left) + " left of its stack of " +
                          formatByteCount(S->Size) +
                          ": launch it from a thread with a larger stack (ulimit -s for a "
