@@ -50,17 +50,27 @@ void AsyncPool::submit(std::function<void()> Task) {
 
 void AsyncPool::wait() {
   std::unique_lock<std::mutex> L(M);
-  Idle.wait(L, [this] { return Queue.empty() && Running.empty(); });
+  Idle.wait(L, [this] { return Queue.empty() && Running.empty() && Finishing == 0; });
 }
 
 void AsyncPool::run(std::unique_lock<std::mutex> &L, std::function<void()> Task) {
   auto It = Running.insert(Running.end(), std::move(Task));
   L.unlock();
   (*It)();
-  *It = nullptr; // its captures go before the pool counts it done
+  // Its captures go before the pool counts it done, and without M; but it
+  // leaves Running first, under M, so that a fork() in between finds it
+  // either whole in Running (the child destroys it) or out of it (the
+  // child leaves it to this thread, which the child does not have), never
+  // half destroyed.
   L.lock();
+  std::function<void()> Done = std::move(*It);
   Running.erase(It);
-  if (Running.empty() && Queue.empty())
+  ++Finishing;
+  L.unlock();
+  Done = nullptr;
+  L.lock();
+  --Finishing;
+  if (Running.empty() && Queue.empty() && Finishing == 0)
     Idle.notify_all();
 }
 
@@ -88,6 +98,7 @@ void AsyncPool::resetInChild() {
   // parent's waiters.
   Threads.clear();
   Waiting = 0;
+  Finishing = 0;
   Queue.clear();
   Running.clear();
   recreateInChild(HasWork);

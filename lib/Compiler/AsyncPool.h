@@ -61,6 +61,10 @@ private:
   /// The tasks being run, owned here rather than by the threads running
   /// them, so that a child can drop those of its parent's threads.
   std::list<std::function<void()>> Running;
+  /// Tasks that have run and left Running, whose captures their thread is
+  /// destroying without M: wait() waits for them too. A child of fork()
+  /// starts at 0 and never touches them (their thread is not there).
+  unsigned Finishing = 0;
   std::vector<pthread_t> Threads;
   unsigned MaxThreads;
   unsigned Waiting = 0; ///< threads blocked on HasWork
