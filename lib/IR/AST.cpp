@@ -45,6 +45,10 @@ struct Orphans {
     } else if (auto *B = llvm::dyn_cast<BinaryExpr>(&E)) {
       add(B->LHS);
       add(B->RHS);
+    } else if (auto *Q = llvm::dyn_cast<CondExpr>(&E)) {
+      add(Q->C);
+      add(Q->T);
+      add(Q->F);
     } else if (auto *C = llvm::dyn_cast<CastExpr>(&E)) {
       add(C->Operand);
     } else if (auto *Call = llvm::dyn_cast<CallExpr>(&E)) {
@@ -119,6 +123,7 @@ template <typename Node> void releaseChildren(Node &N) {
 
 UnaryExpr::~UnaryExpr() { releaseChildren<Expr>(*this); }
 BinaryExpr::~BinaryExpr() { releaseChildren<Expr>(*this); }
+CondExpr::~CondExpr() { releaseChildren<Expr>(*this); }
 CastExpr::~CastExpr() { releaseChildren<Expr>(*this); }
 CallExpr::~CallExpr() { releaseChildren<Expr>(*this); }
 IndexExpr::~IndexExpr() { releaseChildren<Expr>(*this); }

@@ -136,6 +136,11 @@ GRIDJIT_BINARY(gt, Gt)
 GRIDJIT_BINARY(ge, Ge)
 #undef GRIDJIT_BINARY
 
+ExprPtr kir::cond(ExprPtr C, ExprPtr T, ExprPtr F) {
+  return std::make_unique<CondExpr>(NoLoc, checked(std::move(C)), checked(std::move(T)),
+                                    checked(std::move(F)));
+}
+
 ExprPtr kir::cast(ExprPtr E, Type To) {
   return std::make_unique<CastExpr>(NoLoc, checked(std::move(E)), To);
 }

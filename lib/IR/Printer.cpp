@@ -16,7 +16,9 @@
 //  * Expressions carry the fewest parentheses that keep the tree: an operand
 //    is wrapped only when its precedence is lower than its parent's, or
 //    equal and on the right of a left-associative operator, or when both
-//    are comparisons (which do not associate). Two exceptions keep tokens
+//    are comparisons (which do not associate); the condition of `c ? a : b`
+//    is wrapped when it is itself a conditional, its middle never, its last
+//    operand never (`?:` is right-associative). Two exceptions keep tokens
 //    apart: `-(-x)` (not `--x`) and `&(&x)` (not the `&&` token).
 //  * Integer literals in decimal followed by their suffix, if one was
 //    written. Float literals as the shortest decimal that reads back as the
@@ -54,7 +56,8 @@ namespace {
 /// Precedence levels from the spec, lowest first. A larger number binds
 /// tighter.
 enum Prec : unsigned {
-  PrecLOr = 1,
+  PrecCond = 1, ///< `c ? a : b` (right-associative)
+  PrecLOr,
   PrecLAnd,
   PrecCompare,
   PrecBitOr,
@@ -120,6 +123,8 @@ unsigned exprPrec(const Expr &E) {
   switch (E.getKind()) {
   case Expr::Binary:
     return binaryOpPrec(cast<BinaryExpr>(E).Op);
+  case Expr::Cond:
+    return PrecCond;
   case Expr::Cast:
     return PrecCast;
   case Expr::Unary:
@@ -487,6 +492,16 @@ void Printer::printExpr(const Expr *E) {
     printOperand(B.LHS.get(), NeedsParens(B.LHS.get(), false));
     OS << ' ' << spelling(B.Op) << ' ';
     printOperand(B.RHS.get(), NeedsParens(B.RHS.get(), true));
+    return;
+  }
+  case Expr::Cond: {
+    const auto &Q = cast<CondExpr>(*E);
+    const Expr *C = Q.C.get();
+    printOperand(C, C && exprPrec(*C) <= PrecCond);
+    OS << " ? ";
+    printExpr(Q.T.get());
+    OS << " : ";
+    printExpr(Q.F.get());
     return;
   }
   case Expr::Cast: {

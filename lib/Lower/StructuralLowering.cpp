@@ -317,6 +317,8 @@ Expected<Value *> StructuralLowering::lowerExpr(const Expr &E) {
     return lowerUnary(llvm::cast<UnaryExpr>(E));
   case Expr::Binary:
     return lowerBinary(llvm::cast<BinaryExpr>(E));
+  case Expr::Cond:
+    return lowerCond(llvm::cast<CondExpr>(E));
   case Expr::Cast: {
     const auto &C = llvm::cast<CastExpr>(E);
     Expected<Value *> V = lowerExpr(*C.Operand);
@@ -426,16 +428,50 @@ Expected<Value *> StructuralLowering::lowerShortCircuit(const BinaryExpr &E) {
     B.CreateCondBr(*L, RHSBlock, End);
   else
     B.CreateCondBr(*L, End, RHSBlock);
-  B.SetInsertPoint(RHSBlock);
-  Expected<Value *> R = lowerExpr(*E.RHS);
+  Expected<BranchValue> R = lowerBranch(*E.RHS, RHSBlock, End);
   if (!R)
     return R.takeError();
-  llvm::BasicBlock *RHSEnd = B.GetInsertBlock();
-  B.CreateBr(End);
   B.SetInsertPoint(End);
   llvm::PHINode *Phi = B.CreatePHI(B.getInt1Ty(), 2);
   Phi->addIncoming(B.getInt1(!IsAnd), LHSEnd);
-  Phi->addIncoming(*R, RHSEnd);
+  Phi->addIncoming(R->V, R->From);
+  return Phi;
+}
+
+// E lowered from the start of Block, then a branch to End.
+Expected<StructuralLowering::BranchValue>
+StructuralLowering::lowerBranch(const Expr &E, llvm::BasicBlock *Block, llvm::BasicBlock *End) {
+  B.SetInsertPoint(Block);
+  Expected<Value *> V = lowerExpr(E);
+  if (!V)
+    return V.takeError();
+  BranchValue R{*V, B.GetInsertBlock()};
+  B.CreateBr(End);
+  return R;
+}
+
+// `c ? a : b` evaluates only the chosen side: two branches and a phi,
+// never a select of both (a side may load out of bounds, divide by zero or
+// call a function when not chosen). LLVM may still turn it into a select
+// where both sides are safe to evaluate.
+Expected<Value *> StructuralLowering::lowerCond(const CondExpr &E) {
+  Expected<Value *> C = lowerExpr(*E.C);
+  if (!C)
+    return C.takeError();
+  llvm::BasicBlock *TrueBlock = newBlock("cond.true");
+  llvm::BasicBlock *FalseBlock = newBlock("cond.false");
+  llvm::BasicBlock *End = newBlock("cond.end");
+  B.CreateCondBr(*C, TrueBlock, FalseBlock);
+  Expected<BranchValue> T = lowerBranch(*E.T, TrueBlock, End);
+  if (!T)
+    return T.takeError();
+  Expected<BranchValue> F = lowerBranch(*E.F, FalseBlock, End);
+  if (!F)
+    return F.takeError();
+  B.SetInsertPoint(End);
+  llvm::PHINode *Phi = B.CreatePHI(T->V->getType(), 2, "cond");
+  Phi->addIncoming(T->V, T->From);
+  Phi->addIncoming(F->V, F->From);
   return Phi;
 }
 

@@ -85,6 +85,14 @@ protected:
   llvm::Expected<llvm::Value *> lowerUnary(const UnaryExpr &E);
   llvm::Expected<llvm::Value *> lowerBinary(const BinaryExpr &E);
   llvm::Expected<llvm::Value *> lowerShortCircuit(const BinaryExpr &E);
+  llvm::Expected<llvm::Value *> lowerCond(const CondExpr &E);
+  /// A value computed on one side of a branch, and the block it ends in.
+  struct BranchValue {
+    llvm::Value *V;
+    llvm::BasicBlock *From;
+  };
+  llvm::Expected<BranchValue> lowerBranch(const Expr &E, llvm::BasicBlock *Block,
+                                          llvm::BasicBlock *End);
   virtual llvm::Expected<llvm::Value *> lowerCall(const CallExpr &E);
   llvm::Expected<llvm::Value *> lowerAddress(const Expr &E);
   llvm::Expected<llvm::Value *> constantOf(const ConstValue &V);

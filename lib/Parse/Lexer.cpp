@@ -277,6 +277,8 @@ Token Lexer::lexPunctuation(size_t Start) {
     return Take(TokenKind::Semi, 1);
   case ':':
     return Take(TokenKind::Colon, 1);
+  case '?':
+    return Take(TokenKind::Question, 1);
   case '~':
     return Take(TokenKind::Tilde, 1);
   case '.':
@@ -339,9 +341,6 @@ Token Lexer::lexInvalidCharacter(size_t Start) {
   Token T = makeToken(TokenKind::Error, Start);
   // C's that KIR leaves out on purpose say what to write instead.
   std::string Why;
-  if (T.Text == "?")
-    Why = ": KIR has no conditional expression 'c ? a : b'; use select(c, a, b) (which "
-          "evaluates both) or an if statement";
   std::string_view Shown = T.Text;
   if (T.Text.front() == '"') {
     Why = ": KIR has no string literals";

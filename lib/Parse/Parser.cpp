@@ -20,7 +20,7 @@
 // exits.
 //
 // Locations: a node's location is its first token, except for
-//  BinaryExpr (first token of the LHS), UnaryExpr (the operator),
+//  BinaryExpr (first token of the LHS), CondExpr (the `?`), UnaryExpr (the operator),
 //  CastExpr (`as`), CallExpr (the callee name), IndexExpr (`[`),
 //  MemberExpr (`.`); VarDecl::Loc is the name's location.
 //
@@ -32,6 +32,7 @@
 
 #include "llvm/Support/Casting.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -237,6 +238,7 @@ private:
   // Expressions.
   ExprPtr parseExpr();
   ParsedExpr parseExprWithInfo();
+  ParsedExpr parseConditional();
   ParsedExpr parseBinary(unsigned MinPrec);
   ParsedExpr parseCast();
   ParsedExpr parseUnary();
@@ -916,13 +918,37 @@ StmtPtr Parser::parseAssignOrCallStmt() {
 
 ExprPtr Parser::parseExpr() { return parseExprWithInfo().E; }
 
-// expr ::= binary expression at the lowest precedence. Each nested expr
-// (parentheses, arguments, indices) is one level of nesting.
+// expr ::= conditional. Each nested expr (parentheses, arguments, indices,
+// the middle of `?:`) is one level of nesting.
 ParsedExpr Parser::parseExprWithInfo() {
   NestingScope Nest(*this, Tok.Loc);
   if (!Nest.ok())
     return {};
-  return parseBinary(PrecLOr);
+  return parseConditional();
+}
+
+// conditional ::= binary ('?' expr ':' conditional)?
+// As in C: below `||`, right-associative (`a ? b : c ? d : e` is
+// `a ? b : (c ? d : e)`), any expression between `?` and `:`. Each `?` is
+// one level of nesting, so a long chain cannot overflow the stack.
+ParsedExpr Parser::parseConditional() {
+  ParsedExpr C = parseBinary(PrecLOr);
+  if (!C || Tok.isNot(TokenKind::Question))
+    return C;
+  SourceLoc QLoc = Tok.Loc;
+  NestingScope Nest(*this, QLoc);
+  if (!Nest.ok())
+    return {};
+  consume();
+  ParsedExpr T = parseExprWithInfo();
+  if (!T || !expect(TokenKind::Colon, "in conditional expression"))
+    return {};
+  ParsedExpr F = parseConditional();
+  if (!F)
+    return {};
+  unsigned Height = std::max({C.Height, T.Height, F.Height}) + 1;
+  return node(std::make_unique<CondExpr>(QLoc, std::move(C.E), std::move(T.E), std::move(F.E)),
+              C.Start, Height);
 }
 
 // Wraps a freshly built node, refusing it when the tree gets too high.

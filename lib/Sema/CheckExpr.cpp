@@ -27,6 +27,8 @@ SourceLoc sema::startLoc(const Expr *E) {
     const Expr *Inner = nullptr;
     if (const auto *B = dyn_cast<BinaryExpr>(E))
       Inner = B->LHS.get();
+    else if (const auto *Q = dyn_cast<CondExpr>(E))
+      Inner = Q->C.get();
     else if (const auto *C = dyn_cast<CastExpr>(E))
       Inner = C->Operand.get();
     else if (const auto *I = dyn_cast<IndexExpr>(E))
@@ -241,6 +243,9 @@ Type Checker::checkExpr(Expr *E, SourceLoc ParentLoc, Type Hint) {
   case Expr::Binary:
     T = checkBinary(*cast<BinaryExpr>(E), Hint);
     break;
+  case Expr::Cond:
+    T = checkCond(*cast<CondExpr>(E), Hint);
+    break;
   case Expr::Cast:
     T = checkCast(*cast<CastExpr>(E));
     break;
@@ -448,28 +453,54 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
 // operands of arithmetic have the result's type, so the context's type
 // (\p Hint) reaches them, e.g. `let x: f64 = sqrt(2) + 1.0`.
 Type Checker::checkBinary(BinaryExpr &B, Type Hint) {
-  bool LU = isUntypedLiteral(B.LHS.get()), RU = isUntypedLiteral(B.RHS.get());
   if (!isArithmetic(B.Op))
     Hint = Type();
-  Type L, R;
-  if (LU && RU) {
-    Type D = defaultLiteralType(containsFloatLit(B.LHS.get()) || containsFloatLit(B.RHS.get()));
-    L = typeLiteral(*B.LHS, D);
-    R = typeLiteral(*B.RHS, D);
-  } else if (LU) {
-    R = checkValue(B.RHS.get(), B.getLoc(), Hint);
-    if (R.isValid())
-      L = typeLiteral(*B.LHS, R);
-  } else if (RU) {
-    L = checkValue(B.LHS.get(), B.getLoc(), Hint);
-    if (L.isValid())
-      R = typeLiteral(*B.RHS, L);
-  } else {
-    L = checkValue(B.LHS.get(), B.getLoc(), Hint);
-    R = checkValue(B.RHS.get(), B.getLoc(), Hint);
-  }
+  auto [L, R] = checkOperandPair(B.LHS.get(), B.RHS.get(), B.getLoc(), Hint);
   return binaryResult(B.Op, binaryOpSpelling(B.Op), L, R, B.getLoc(),
                       B.RHS ? startLoc(B.RHS) : B.getLoc());
+}
+
+// One untyped literal takes the other's type; two take the context's type
+// (\p Hint) where it suits them, else the default one.
+std::pair<Type, Type> Checker::checkOperandPair(Expr *A, Expr *B, SourceLoc Loc, Type Hint) {
+  bool AU = isUntypedLiteral(A), BU = isUntypedLiteral(B);
+  Type TA, TB;
+  if (AU && BU) {
+    bool HasFloat = containsFloatLit(A) || containsFloatLit(B);
+    Type D = hintUsable(HasFloat, Hint) ? Hint : defaultLiteralType(HasFloat);
+    TA = typeLiteral(*A, D);
+    TB = typeLiteral(*B, D);
+  } else if (AU) {
+    TB = checkValue(B, Loc, Hint);
+    if (TB.isValid())
+      TA = typeLiteral(*A, TB);
+  } else if (BU) {
+    TA = checkValue(A, Loc, Hint);
+    if (TA.isValid())
+      TB = typeLiteral(*B, TA);
+  } else {
+    TA = checkValue(A, Loc, Hint);
+    TB = checkValue(B, Loc, Hint);
+  }
+  return {TA, TB};
+}
+
+// `c ? a : b`: c is bool; a and b have one type, which is the result's.
+// An untyped literal side takes the other side's type, as a literal
+// operand of a binary operator does; two literal sides take the context's
+// type (\p Hint) or the default one. `c ? 1 : x` with x: f32 is thus
+// fine (1 is typed f32), `c ? 1 : 2u8` too.
+Type Checker::checkCond(CondExpr &Q, Type Hint) {
+  checkCondition(Q.C.get(), Q.getLoc());
+  auto [T, F] = checkOperandPair(Q.T.get(), Q.F.get(), Q.getLoc(), Hint);
+  if (!T.isValid() || !F.isValid() || !Q.C || !Q.C->Ty.isBool())
+    return Type();
+  if (T != F) {
+    error(Q.getLoc(),
+          "both sides of '?:' must have the same type, found " + quote(T) + " and " + quote(F));
+    return Type();
+  }
+  return T;
 }
 
 namespace {

@@ -207,6 +207,10 @@ public:
   /// the operator as written (`+`, `+=`); \p RLoc locates a type mismatch.
   Type binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R, SourceLoc OpLoc,
                     SourceLoc RLoc);
+  /// The types of two operands that must agree (of a binary operator, the
+  /// sides of `?:`), typing an untyped literal one from the other.
+  std::pair<Type, Type> checkOperandPair(Expr *A, Expr *B, SourceLoc Loc, Type Hint);
+  Type checkCond(CondExpr &Q, Type Hint);
   Type checkCast(CastExpr &C);
   Type checkIndex(IndexExpr &I);
   Type checkMember(MemberExpr &Mem);

@@ -286,6 +286,13 @@ const Expr *Checker::findNonConstantNode(const Expr *E) {
       return L;
     return findNonConstantNode(B->RHS.get());
   }
+  case Expr::Cond: {
+    const auto *Q = cast<CondExpr>(E);
+    for (const Expr *Part : {Q->C.get(), Q->T.get(), Q->F.get()})
+      if (const Expr *N = findNonConstantNode(Part))
+        return N;
+    return nullptr;
+  }
   case Expr::Cast:
     return findNonConstantNode(cast<CastExpr>(E)->Operand.get());
   case Expr::Call:
@@ -347,6 +354,15 @@ FoldStatus Checker::fold(const Expr &E, ConstValue &Out, const Expr *&Culprit) {
     if (SL != FoldStatus::Constant || SR != FoldStatus::Constant)
       return SR == FoldStatus::NotConstant ? SR : FoldStatus::Failed;
     return BinaryFolder{*this, B.getLoc()}.fold(B.Op, L, R, Out);
+  }
+  case Expr::Cond: {
+    // Only the chosen side is evaluated, as at run time.
+    const auto &Q = cast<CondExpr>(E);
+    ConstValue C;
+    FoldStatus S = fold(*Q.C, C, Culprit);
+    if (S != FoldStatus::Constant)
+      return S;
+    return fold(C.Int ? *Q.T : *Q.F, Out, Culprit);
   }
   case Expr::Cast: {
     ConstValue A;

@@ -69,6 +69,10 @@ static void resetExpr(Expr *E) {
   case Expr::Binary:
     resetExpr(cast<BinaryExpr>(E)->LHS.get());
     return resetExpr(cast<BinaryExpr>(E)->RHS.get());
+  case Expr::Cond:
+    resetExpr(cast<CondExpr>(E)->C.get());
+    resetExpr(cast<CondExpr>(E)->T.get());
+    return resetExpr(cast<CondExpr>(E)->F.get());
   case Expr::Cast:
     return resetExpr(cast<CastExpr>(E)->Operand.get());
   case Expr::Call: {
@@ -171,6 +175,8 @@ void pushChildren(const TreeNode &N, std::vector<TreeNode> &Stack) {
       Push(U->Operand);
     else if (const auto *B = dyn_cast<BinaryExpr>(E))
       Push(B->LHS), Push(B->RHS);
+    else if (const auto *Q = dyn_cast<CondExpr>(E))
+      Push(Q->C), Push(Q->T), Push(Q->F);
     else if (const auto *C = dyn_cast<CastExpr>(E))
       Push(C->Operand);
     else if (const auto *Call = dyn_cast<CallExpr>(E))

@@ -617,6 +617,8 @@ std::vector<std::string_view> launchDependentBuiltins(const gridjit::FunctionDec
         AddExpr(U->Operand);
       } else if (const auto *B = dyn_cast<BinaryExpr>(E)) {
         AddExpr(B->LHS), AddExpr(B->RHS);
+      } else if (const auto *Q = dyn_cast<CondExpr>(E)) {
+        AddExpr(Q->C), AddExpr(Q->T), AddExpr(Q->F);
       } else if (const auto *C = dyn_cast<CastExpr>(E)) {
         AddExpr(C->Operand);
       } else if (const auto *Call = dyn_cast<CallExpr>(E)) {

@@ -65,6 +65,20 @@ TEST(PrinterTest, LeftAssociativeChainsNeedNoParens) {
   EXPECT_EQ(expr(shl(shr(a(), b()), c())), "a >> b << c");
 }
 
+// `?:` is the loosest and right-associative: parentheses around a
+// conditional as an operand or as a condition, none in the middle or after
+// the `:`.
+TEST(PrinterTest, ConditionalParens) {
+  EXPECT_EQ(expr(cond(a(), b(), cond(c(), d(), x()))), "a ? b : c ? d : x");
+  EXPECT_EQ(expr(cond(a(), cond(c(), d(), x()), b())), "a ? c ? d : x : b");
+  EXPECT_EQ(expr(cond(cond(a(), b(), c()), d(), x())), "(a ? b : c) ? d : x");
+  EXPECT_EQ(expr(add(cond(a(), b(), c()), d())), "(a ? b : c) + d");
+  EXPECT_EQ(expr(logicalOr(a(), cond(b(), c(), d()))), "a || (b ? c : d)");
+  EXPECT_EQ(expr(cond(logicalOr(a(), b()), add(c(), d()), x())), "a || b ? c + d : x");
+  EXPECT_EQ(expr(cast(cond(a(), b(), c()), Type::getScalar(ScalarKind::F32))),
+            "(a ? b : c) as f32");
+}
+
 TEST(PrinterTest, RightOperandOfSamePrecedenceKeepsParens) {
   EXPECT_EQ(expr(sub(a(), sub(b(), c()))), "a - (b - c)");
   EXPECT_EQ(expr(add(a(), sub(b(), c()))), "a + (b - c)");

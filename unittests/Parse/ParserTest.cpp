@@ -110,6 +110,10 @@ std::string dump(const Expr &E) {
     const auto &B = cast<BinaryExpr>(E);
     return "(" + binaryOpName(B.Op) + " " + dump(*B.LHS) + " " + dump(*B.RHS) + ")";
   }
+  case Expr::Cond: {
+    const auto &Q = cast<CondExpr>(E);
+    return "(? " + dump(*Q.C) + " " + dump(*Q.T) + " " + dump(*Q.F) + ")";
+  }
   case Expr::Cast: {
     const auto &C = cast<CastExpr>(E);
     return "(as " + C.DestTy.str() + " " + dump(*C.Operand) + ")";
@@ -404,6 +408,17 @@ TEST(ParserTest, Precedence) {
   EXPECT_EQ(expr("a as u8 * b + c << d & e ^ f | g != h && i || j"),
             "(|| (&& (!= (| (^ (& (<< (+ (* (as u8 a) b) c) d) e) f) g) h) "
             "i) j)");
+}
+
+// `?:`: below `||`, right-associative, any expression in the middle.
+TEST(ParserTest, Conditional) {
+  EXPECT_EQ(expr("c ? a : b"), "(? c a b)");
+  EXPECT_EQ(expr("a || b ? c + 1 : d * 2"), "(? (|| a b) (+ c 1) (* d 2))");
+  EXPECT_EQ(expr("a ? b : c ? d : e"), "(? a b (? c d e))");
+  EXPECT_EQ(expr("a ? b ? c : d : e"), "(? a (? b c d) e)");
+  EXPECT_EQ(expr("(a ? b : c) ? d : e"), "(? (? a b c) d e)");
+  EXPECT_EQ(expr("(a ? b : c) + 1"), "(+ (? a b c) 1)");
+  EXPECT_EQ(expr("p[a ? 0 : 1]"), "(idx p (? a 0 1))");
 }
 
 TEST(ParserTest, LeftAssociativity) {

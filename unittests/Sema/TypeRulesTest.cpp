@@ -130,6 +130,31 @@ kernel k(p: ptr<i64>, q: ptr<f64>, c: bool, h: f64) {
   EXPECT_EQ(cast<CastExpr>(init(M, "k", 7))->Operand->Ty, i32());
 }
 
+// `c ? a : b`: a literal side takes the other side's type; two literal
+// sides take the context's; the result has the sides' type.
+TEST(TypeRulesTest, ConditionalSidesShareOneType) {
+  Verified V = verify(R"(
+kernel k(c: bool, h: f64, p: ptr<u8>) {
+  let a: f64 = c ? 1 : h;
+  let b: u8 = c ? 2 : 3;
+  let d: f32 = c ? 1.5 : 2;
+  p[0] = c ? p[1] : 7;
+})");
+  ASSERT_TRUE(V.Errors.empty()) << V.Errors.front();
+  Module &M = *V.M;
+  auto *A = cast<CondExpr>(init(M, "k", 0));
+  EXPECT_EQ(A->Ty, f64());
+  EXPECT_EQ(A->T->Ty, f64());
+  Type U8 = Type::getScalar(ScalarKind::U8);
+  auto *B = cast<CondExpr>(init(M, "k", 1));
+  EXPECT_EQ(B->T->Ty, U8);
+  EXPECT_EQ(B->F->Ty, U8);
+  EXPECT_EQ(cast<CondExpr>(init(M, "k", 2))->F->Ty, f32());
+  auto *P = cast<CondExpr>(cast<AssignStmt>(stmt(M, "k", 3))->Value.get());
+  EXPECT_EQ(P->F->Ty, U8);
+  EXPECT_TRUE(M.Verified);
+}
+
 TEST(TypeRulesTest, BrevKeepsItsOperandTypeWhereClzGivesI32) {
   Verified V = verify(R"(
 kernel k(l: u64) {

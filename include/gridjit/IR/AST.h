@@ -73,7 +73,19 @@ struct VarDecl {
 /// overflows the stack when it dies.
 class Expr {
 public:
-  enum Kind : uint8_t { IntLit, FloatLit, BoolLit, Name, Unary, Binary, Cast, Call, Index, Member };
+  enum Kind : uint8_t {
+    IntLit,
+    FloatLit,
+    BoolLit,
+    Name,
+    Unary,
+    Binary,
+    Cond,
+    Cast,
+    Call,
+    Index,
+    Member
+  };
 
   virtual ~Expr();
   Kind getKind() const { return K; }
@@ -176,6 +188,19 @@ public:
   static bool classof(const Expr *E) { return E->getKind() == Binary; }
   BinaryOp Op;
   ExprPtr LHS, RHS;
+};
+
+/// `c ? a : b`: c is bool, a and b have the same type; only the chosen side
+/// is evaluated (lowered as branches, never as a select of both sides).
+class CondExpr : public Expr {
+public:
+  ~CondExpr() override;
+  CondExpr(SourceLoc L, ExprPtr C, ExprPtr T, ExprPtr F)
+      : Expr(Expr::Cond, L), C(std::move(C)), T(std::move(T)), F(std::move(F)) {}
+  static bool classof(const Expr *E) { return E->getKind() == Expr::Cond; }
+  ExprPtr C; ///< the condition
+  ExprPtr T; ///< the value when C is true
+  ExprPtr F; ///< the value when C is false
 };
 
 /// `e as T`; T is always a scalar type.

@@ -163,6 +163,9 @@ ExprPtr gt(ExprPtr L, ExprPtr R);         ///< `l > r`
 ExprPtr ge(ExprPtr L, ExprPtr R);         ///< `l >= r`
 /// @}
 
+/// `c ? t : f`: only the chosen side is evaluated; \p C should be `bool`
+/// and \p T and \p F of one type.
+ExprPtr cond(ExprPtr C, ExprPtr T, ExprPtr F);
 /// `e as T`; \p To should be a scalar type.
 ExprPtr cast(ExprPtr E, Type To);
 /// `base[i]`: an element of a pointer or array (an lvalue).

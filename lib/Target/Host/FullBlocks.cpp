@@ -81,6 +81,9 @@ bool readsVar(const Expr &E) {
     return readsVar(*cast<UnaryExpr>(E).Operand);
   case Expr::Binary:
     return readsVar(*cast<BinaryExpr>(E).LHS) || readsVar(*cast<BinaryExpr>(E).RHS);
+  case Expr::Cond:
+    return readsVar(*cast<CondExpr>(E).C) || readsVar(*cast<CondExpr>(E).T) ||
+           readsVar(*cast<CondExpr>(E).F);
   case Expr::Cast:
     return readsVar(*cast<CastExpr>(E).Operand);
   case Expr::Call:

@@ -20,11 +20,12 @@ using llvm::Value;
 
 // Evaluates, at block level and in evaluation order, every part of E that
 // synchronises: a warp operation (operands in one thread loop, results in
-// the next), a call of a synchronising function (inlined), and `a && b` /
+// the next), a call of a synchronising function (inlined), `a && b` /
 // `a || b` whose b synchronises (b then runs with the threads that need
-// it, the others masked). Each leaves one value per thread in the frame
-// (Hoisted); the thread code of the statement reads it from there. The
-// other parts of the statement are evaluated after these.
+// it, the others masked) and `c ? a : b` whose a or b synchronises (a runs
+// with the threads for which c holds, then b with the others). Each leaves one value per thread in
+// the frame (Hoisted); the thread code of the statement reads it from there. The other parts of the
+// statement are evaluated after these.
 llvm::Error SyncHoister::hoist(const Expr &E) {
   if (!L.Sync.hasSync(E))
     return llvm::Error::success();
@@ -60,6 +61,12 @@ llvm::Error SyncHoister::hoist(const Expr &E) {
       return HoistAll({Bin.LHS.get(), Bin.RHS.get()});
     return hoistShortCircuit(Bin);
   }
+  case Expr::Cond: {
+    const auto &Q = cast<CondExpr>(E);
+    if (!L.Sync.hasSync(*Q.T) && !L.Sync.hasSync(*Q.F))
+      return hoist(*Q.C);
+    return hoistCond(Q);
+  }
   case Expr::Unary:
     return hoist(*cast<UnaryExpr>(E).Operand);
   case Expr::Cast:
@@ -93,23 +100,52 @@ llvm::Error SyncHoister::hoistShortCircuit(const BinaryExpr &E) {
   if (Err)
     return Err;
   Cur->Masked = true;
-  Err = L.runIfAnyActive("rhs", [&]() -> llvm::Error {
-    if (llvm::Error Err = hoist(*E.RHS))
-      return Err;
-    return L.Loops.emit([&]() -> llvm::Error {
-      Expected<Value *> V = L.lowerExpr(*E.RHS);
-      if (!V)
-        return V.takeError();
-      L.storeScalar(L.slotAddr(R, Cur->Env.Linear), *V, Bool);
-      return llvm::Error::success();
-    });
-  });
+  Err = L.runIfAnyActive("rhs", [&] { return evaluateInto(*E.RHS, R); });
   if (Err)
     return Err;
   L.remapState(Skip, 0);
   Cur->Masked = SavedMasked;
   Cur->Hoisted[&E] = R;
   return llvm::Error::success();
+}
+
+// `c ? a : b` whose a or b synchronises, as an if-else at block level: the
+// threads for which c is false wait, masked, while a runs for the others;
+// then the roles swap for b. Each side is evaluated only by the threads
+// that chose it; the result of each thread is in a frame slot.
+llvm::Error SyncHoister::hoistCond(const CondExpr &E) {
+  if (llvm::Error Err = hoist(*E.C))
+    return Err;
+  uint64_t Size = E.Ty.getSizeInBytes();
+  FrameSlot R = Cur->allocFrame(Size, Size);
+  int32_t FalseMask = Cur->NextCode++;
+  bool SavedMasked = Cur->Masked;
+  if (llvm::Error Err = L.maskThreads([&] { return L.lowerExpr(*E.C); }, /*MaskWhen=*/false,
+                                      FalseMask, "cond.mask"))
+    return Err;
+  Cur->Masked = true;
+  if (llvm::Error Err = L.runIfAnyActive("cond.true", [&] { return evaluateInto(*E.T, R); }))
+    return Err;
+  int32_t TrueMask = Cur->NextCode++;
+  L.swapState(FalseMask, TrueMask);
+  if (llvm::Error Err = L.runIfAnyActive("cond.false", [&] { return evaluateInto(*E.F, R); }))
+    return Err;
+  L.remapState(TrueMask, 0);
+  Cur->Masked = SavedMasked;
+  Cur->Hoisted[&E] = R;
+  return llvm::Error::success();
+}
+
+llvm::Error SyncHoister::evaluateInto(const Expr &E, FrameSlot R) {
+  if (llvm::Error Err = hoist(E))
+    return Err;
+  return L.Loops.emit([&]() -> llvm::Error {
+    Expected<Value *> V = L.lowerExpr(E);
+    if (!V)
+      return V.takeError();
+    L.storeScalar(L.slotAddr(R, Cur->Env.Linear), *V, E.Ty);
+    return llvm::Error::success();
+  });
 }
 
 llvm::Error SyncHoister::hoistWarpOp(const CallExpr &C) {

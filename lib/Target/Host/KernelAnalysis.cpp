@@ -48,6 +48,11 @@ template <typename Fn> void forEachChild(const Expr &E, Fn F) {
     F(*cast<BinaryExpr>(E).LHS);
     F(*cast<BinaryExpr>(E).RHS);
     return;
+  case Expr::Cond:
+    F(*cast<CondExpr>(E).C);
+    F(*cast<CondExpr>(E).T);
+    F(*cast<CondExpr>(E).F);
+    return;
   case Expr::Cast:
     F(*cast<CastExpr>(E).Operand);
     return;
@@ -401,6 +406,10 @@ bool BodyPlan::isUniform(const Expr &E) const {
     return cast<UnaryExpr>(E).Op != UnaryOp::AddrOf && isUniform(*cast<UnaryExpr>(E).Operand);
   case Expr::Binary:
     return isUniform(*cast<BinaryExpr>(E).LHS) && isUniform(*cast<BinaryExpr>(E).RHS);
+  case Expr::Cond: {
+    const auto &Q = cast<CondExpr>(E);
+    return isUniform(*Q.C) && isUniform(*Q.T) && isUniform(*Q.F);
+  }
   case Expr::Cast:
     return isUniform(*cast<CastExpr>(E).Operand);
   case Expr::Call: {
@@ -468,6 +477,8 @@ bool BodyPlan::isPure(const Expr &E) const {
     return Bin.Op != BinaryOp::LAnd && Bin.Op != BinaryOp::LOr && isPure(*Bin.LHS) &&
            isPure(*Bin.RHS);
   }
+  case Expr::Cond:
+    return false; // it branches, like `&&`
   case Expr::Cast:
     return isPure(*cast<CastExpr>(E).Operand);
   case Expr::Call: {
