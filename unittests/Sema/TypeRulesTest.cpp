@@ -569,14 +569,14 @@ TEST(TypeRulesTest, MissingChildrenAreErrorsNotCrashes) {
 TEST(TypeRulesTest, BuiltModulesNeedValidNames) {
   using namespace gridjit::kir;
   ModuleBuilder MB("built");
-  FunctionBuilder K = MB.kernel("1bad", {{"in", kir::i32()}});
-  K.let("ok", kir::i32(), name("in"));
+  FunctionBuilder K = MB.kernel("1bad", {{"while", kir::i32()}});
+  K.let("ok", kir::i32(), name("while"));
   K.let("", kir::i32(), intLit(1));
   std::unique_ptr<Module> M = MB.take();
   std::vector<std::string> Expected = {
       "0:0: '1bad' is not a valid identifier",
-      "0:0: cannot declare 'in': it is a keyword",
-      "0:0: use of undeclared name 'in'",
+      "0:0: cannot declare 'while': it is a keyword",
+      "0:0: use of undeclared name 'while'",
       "0:0: malformed module: missing name",
   };
   EXPECT_EQ(diagnosticList(verifyModule(*M)), Expected);
