@@ -418,8 +418,8 @@ static std::string notAssignableReason(const VarDecl &V) {
   case StorageKind::Var:
     return "";
   case StorageKind::Param:
-    return "cannot assign to " + quote(V.Name) + ": it is a parameter; declare it 'var " +
-           V.Name + ": " + V.Ty.str() + "' to assign to it";
+    return "cannot assign to " + quote(V.Name) + ": it is a parameter; declare it 'var " + V.Name +
+           ": " + V.Ty.str() + "' to assign to it";
   case StorageKind::Let:
     return "cannot assign to " + quote(V.Name) + ": it is declared with 'let'";
   case StorageKind::LoopIndex:
