@@ -161,6 +161,13 @@ std::optional<AssignOp> assignOp(TokenKind K) {
   }
 }
 
+/// The spellings of the contextual keywords (Keywords.def): the lexer makes
+/// identifiers of them, and the parser compares an identifier's text.
+namespace contextual {
+#define GRIDJIT_CONTEXTUAL_KEYWORD(Id, Spelling) constexpr std::string_view Id = Spelling;
+#include "gridjit/IR/Keywords.def"
+} // namespace contextual
+
 /// The tokens that start a module-level declaration; recovery stops there.
 bool isDeclKeyword(TokenKind K) {
   return K == TokenKind::KwKernel || K == TokenKind::KwFn || K == TokenKind::KwConst;
@@ -860,14 +867,14 @@ StmtPtr Parser::parseForStmt() {
   F->Index.Loc = Tok.Loc;
   F->Index.Name = std::string(Tok.Text);
   consume();
-  if (!consumeContextual("in")) {
+  if (!consumeContextual(contextual::In)) {
     errorExpected("'in' after loop variable");
     return nullptr;
   }
   if (!(F->Begin = parseExpr()) || !expect(TokenKind::DotDot, "in 'for' range") ||
       !(F->End = parseExpr()))
     return nullptr;
-  if (consumeContextual("step") && !(F->Step = parseExpr()))
+  if (consumeContextual(contextual::Step) && !(F->Step = parseExpr()))
     return nullptr;
   if (!(F->Body = parseBlock("after 'for' range")))
     return nullptr;
@@ -997,7 +1004,7 @@ ParsedExpr Parser::parseBinary(unsigned MinPrec) {
 // only be it, so a name `as` is still an operand elsewhere (`as as f32`).
 ParsedExpr Parser::parseCast() {
   ParsedExpr E = parseUnary();
-  while (E && atContextual("as")) {
+  while (E && atContextual(contextual::As)) {
     SourceLoc AsLoc = Tok.Loc;
     consume();
     Type T = parseType(/*AllowArray=*/false);
