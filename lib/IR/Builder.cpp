@@ -333,6 +333,7 @@ FunctionBuilder ModuleBuilder::addFunction(bool IsKernel, std::string Name,
     V->Name = std::move(P.Name);
     V->Ty = P.Ty;
     V->Storage = StorageKind::Param;
+    V->Mutable = P.Mutable;
     F->Params.push_back(std::move(V));
   }
   F->ReturnTy = Ret;

@@ -46,6 +46,7 @@
 using namespace gridjit;
 using llvm::cast;
 using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
 
 namespace {
 
@@ -270,7 +271,7 @@ void Printer::printFunction(const FunctionDecl &F) {
     if (!First)
       OS << ", ";
     First = false;
-    OS << P->Name << ": ";
+    OS << (P->Mutable ? "var " : "") << P->Name << ": ";
     printVarType(*P);
   }
   OS << ')';
@@ -300,9 +301,13 @@ void Printer::printBlockBody(const BlockStmt *B) {
   OS << "{\n";
   ++Depth;
   if (B)
-    for (const auto &S : B->Body)
-      if (S)
+    for (const auto &S : B->Body) {
+      // A mutable parameter's copy is the verifier's; `var` on the
+      // parameter stands for it.
+      const auto *D = dyn_cast_or_null<DeclStmt>(S.get());
+      if (S && !(D && D->CopyOf))
         printStmt(*S);
+    }
   --Depth;
   indent();
   OS << '}';

@@ -162,6 +162,13 @@ std::optional<AssignOp> assignOp(TokenKind K) {
   }
 }
 
+/// The spellings of the contextual keywords (Keywords.def): the lexer makes
+/// identifiers of them, and the parser compares an identifier's text.
+namespace contextual {
+#define GRIDJIT_CONTEXTUAL_KEYWORD(Id, Spelling) constexpr std::string_view Id = Spelling;
+#include "gridjit/IR/Keywords.def"
+} // namespace contextual
+
 /// The tokens that start a module-level declaration; recovery stops there.
 bool isDeclKeyword(TokenKind K) {
   return K == TokenKind::KwKernel || K == TokenKind::KwFn || K == TokenKind::KwConst;
@@ -195,6 +202,8 @@ private:
   // Tokens and diagnostics.
   void consume();
   bool consumeIf(TokenKind K);
+  bool atContextual(std::string_view Keyword) const;
+  bool consumeContextual(std::string_view Keyword);
   bool consumeGreater();
   void error(SourceLoc Loc, std::string Message);
   void errorAtTok(std::string Message);
@@ -295,6 +304,19 @@ void Parser::consume() {
 
 bool Parser::consumeIf(TokenKind K) {
   if (Tok.isNot(K))
+    return false;
+  consume();
+  return true;
+}
+
+// A contextual keyword (Keywords.def) is lexed as an identifier; where the
+// grammar expects one, these read it as the keyword.
+bool Parser::atContextual(std::string_view Keyword) const {
+  return Tok.is(TokenKind::Identifier) && Tok.Text == Keyword;
+}
+
+bool Parser::consumeContextual(std::string_view Keyword) {
+  if (!atContextual(Keyword))
     return false;
   consume();
   return true;
@@ -536,14 +558,17 @@ bool Parser::parseParamList(FunctionDecl &F) {
   }
 }
 
-// param ::= NAME ':' type
+// param ::= ['var'] NAME ':' type
+// `var` makes the parameter assignable in the body, as it makes a local.
 std::unique_ptr<VarDecl> Parser::parseParam() {
+  bool Mutable = consumeIf(TokenKind::KwVar);
   if (Tok.isNot(TokenKind::Identifier)) {
-    errorExpected("parameter name");
+    errorExpected(Mutable ? "parameter name after 'var'" : "parameter name");
     return nullptr;
   }
   auto P = std::make_unique<VarDecl>();
   P->Storage = StorageKind::Param;
+  P->Mutable = Mutable;
   P->Loc = Tok.Loc;
   P->Name = std::string(Tok.Text);
   consume();
@@ -831,6 +856,8 @@ StmtPtr Parser::parseWhileStmt() {
 }
 
 // for-stmt ::= 'for' NAME 'in' expr '..' expr ['step' expr] block
+// `in` and `step` are contextual keywords: a loop variable, or a name in
+// the range, may be called `in` or `step` (`for in in in..step step step`).
 StmtPtr Parser::parseForStmt() {
   auto F = std::make_unique<ForStmt>(Tok.Loc);
   consume(); // 'for'
@@ -842,10 +869,14 @@ StmtPtr Parser::parseForStmt() {
   F->Index.Loc = Tok.Loc;
   F->Index.Name = std::string(Tok.Text);
   consume();
-  if (!expect(TokenKind::KwIn, "after loop variable") || !(F->Begin = parseExpr()) ||
-      !expect(TokenKind::DotDot, "in 'for' range") || !(F->End = parseExpr()))
+  if (!consumeContextual(contextual::In)) {
+    errorExpected("'in' after loop variable");
     return nullptr;
-  if (consumeIf(TokenKind::KwStep) && !(F->Step = parseExpr()))
+  }
+  if (!(F->Begin = parseExpr()) || !expect(TokenKind::DotDot, "in 'for' range") ||
+      !(F->End = parseExpr()))
+    return nullptr;
+  if (consumeContextual(contextual::Step) && !(F->Step = parseExpr()))
     return nullptr;
   if (!(F->Body = parseBlock("after 'for' range")))
     return nullptr;
@@ -995,9 +1026,11 @@ ParsedExpr Parser::parseBinary(unsigned MinPrec) {
 }
 
 // cast ::= unary ('as' type)*
+// `as` is a contextual keyword: after a complete operand an identifier can
+// only be it, so a name `as` is still an operand elsewhere (`as as f32`).
 ParsedExpr Parser::parseCast() {
   ParsedExpr E = parseUnary();
-  while (E && Tok.is(TokenKind::KwAs)) {
+  while (E && atContextual(contextual::As)) {
     SourceLoc AsLoc = Tok.Loc;
     consume();
     Type T = parseType(/*AllowArray=*/false);

@@ -368,8 +368,9 @@ Type Checker::checkMember(MemberExpr &Mem) {
   } else if (!checkExpr(Mem.Base.get(), Mem.getLoc()).isValid()) {
     return Type();
   }
+  std::string Note = N ? hiddenBuiltinNote(N->Ident, lookupLocal(N->Ident)) : std::string();
   error(Mem.getLoc(),
-        quote(Field) + " can only follow thread_idx, block_idx, block_dim or grid_dim");
+        quote(Field) + " can only follow thread_idx, block_idx, block_dim or grid_dim" + Note);
   return Type();
 }
 
@@ -668,7 +669,10 @@ std::string sema::arityMessage(llvm::StringRef Callee, size_t Expected, size_t F
 
 Type Checker::checkCall(CallExpr &C, Type Hint) {
   Decl *D = ModuleNames.lookup(C.Callee);
-  if (auto *F = dyn_cast_or_null<FunctionDecl>(D)) {
+  if (const VarDecl *Local = lookupLocal(C.Callee)) {
+    // A local hides a builtin function of its name, as any other name.
+    error(C.getLoc(), quote(C.Callee) + " is not a function" + hiddenBuiltinNote(C.Callee, Local));
+  } else if (auto *F = dyn_cast_or_null<FunctionDecl>(D)) {
     if (!F->IsKernel)
       return checkFunctionCall(C, *F);
     error(C.getLoc(), "cannot call kernel " + quote(C.Callee));

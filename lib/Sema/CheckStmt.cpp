@@ -1,6 +1,7 @@
 //===- CheckStmt.cpp - KIR verifier: statements and scopes ----------------===//
 //
-// Part of gridjit. Function bodies: lexical scopes (no shadowing),
+// Part of gridjit. Function bodies: lexical scopes (no shadowing, but a
+// local may take a builtin's name), mutable parameters' copies,
 // declarations and arrays, assignments, control flow, and the conservative
 // "every path returns a value" rule for non-void functions.
 //
@@ -78,7 +79,7 @@ static bool alwaysReturns(const Stmt *S) {
 //===----------------------------------------------------------------------===//
 
 void Checker::declareLocal(const VarDecl &V) {
-  if (!checkIdentifier(V.Name, V.Loc) || Scopes.empty())
+  if (!checkIdentifier(V.Name, V.Loc, /*Local=*/true) || Scopes.empty())
     return;
   auto &Inner = Scopes.back();
   if (Inner.count(V.Name)) {
@@ -88,6 +89,56 @@ void Checker::declareLocal(const VarDecl &V) {
   if (lookupLocal(V.Name) || ModuleNames.count(V.Name))
     error(V.Loc, quote(V.Name) + " shadows an earlier declaration");
   Inner[V.Name] = &V;
+}
+
+std::string Checker::hiddenBuiltinNote(llvm::StringRef Name, const VarDecl *V) const {
+  if (!V || !isReservedBuiltinName(Name))
+    return "";
+  std::string Where;
+  if (V->Loc.isValid())
+    Where = " (declared at " + std::to_string(V->Loc.Line) + ":" + std::to_string(V->Loc.Col) + ")";
+  return "; the local " + quote(Name) + Where + " hides the builtin";
+}
+
+// A mutable parameter is lowered through a `var` copy of it, made here
+// (not by the parser, so that a module made with the builder API gets one
+// too): the body's uses name the copy, which the targets treat as any
+// `var`, so assigning a parameter needs nothing of them.
+void Checker::declareParams(FunctionDecl &F) {
+  std::vector<StmtPtr> *Body = F.Body ? &F.Body->Body : nullptr;
+  if (Body) {
+    auto IsCopy = [](const StmtPtr &S) {
+      const auto *D = dyn_cast_or_null<DeclStmt>(S.get());
+      return D && D->CopyOf;
+    };
+    Body->erase(Body->begin(), std::find_if_not(Body->begin(), Body->end(), IsCopy));
+  }
+  std::vector<StmtPtr> Copies;
+  for (auto &P : F.Params) {
+    if (!P)
+      continue;
+    if (!P->Mutable || !Body) {
+      declareLocal(*P);
+      continue;
+    }
+    auto Copy = std::make_unique<DeclStmt>(P->Loc);
+    Copy->CopyOf = P.get();
+    Copy->Var.Name = P->Name;
+    Copy->Var.Ty = P->Ty;
+    Copy->Var.Loc = P->Loc;
+    Copy->Var.Storage = StorageKind::Var;
+    auto Init = std::make_unique<NameExpr>(P->Loc, P->Name);
+    Init->Decl = P.get();
+    Init->Ty = P->Ty;
+    Copy->Init = std::move(Init);
+    if (BadDecls.contains(P.get()))
+      BadDecls.insert(&Copy->Var);
+    declareLocal(Copy->Var);
+    Copies.push_back(std::move(Copy));
+  }
+  if (Body)
+    Body->insert(Body->begin(), std::make_move_iterator(Copies.begin()),
+                 std::make_move_iterator(Copies.end()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -105,9 +156,7 @@ void Checker::checkFunctionBody(FunctionDecl &F) {
 
   Scopes.clear();
   pushScope();
-  for (auto &P : F.Params)
-    if (P)
-      declareLocal(*P);
+  declareParams(F);
 
   llvm::StringRef What = F.IsKernel ? "kernel " : "function ";
   if (!F.Body) {
@@ -140,6 +189,9 @@ void Checker::checkStmt(Stmt *S, SourceLoc ParentLoc) {
   }
   switch (S->getKind()) {
   case Stmt::Decl:
+    // A parameter's copy was checked and declared with the parameters.
+    if (cast<DeclStmt>(S)->CopyOf)
+      return;
     return checkDeclStmt(*cast<DeclStmt>(S));
   case Stmt::Assign:
     return checkAssign(*cast<AssignStmt>(S));
@@ -366,7 +418,8 @@ static std::string notAssignableReason(const VarDecl &V) {
   case StorageKind::Var:
     return "";
   case StorageKind::Param:
-    return "cannot assign to " + quote(V.Name) + ": it is a parameter";
+    return "cannot assign to " + quote(V.Name) + ": it is a parameter; declare it 'var " + V.Name +
+           ": " + V.Ty.str() + "' to assign to it";
   case StorageKind::Let:
     return "cannot assign to " + quote(V.Name) + ": it is declared with 'let'";
   case StorageKind::LoopIndex:

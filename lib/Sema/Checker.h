@@ -145,9 +145,12 @@ public:
   /// `fn`/`kernel` keyword); the keyword's location when unknown.
   SourceLoc nameLoc(const FunctionDecl &F) const;
   void checkCallGraph();
-  /// Reports a name that is empty, not an identifier, a keyword or a
-  /// builtin's name; true if the name can be declared.
-  bool checkIdentifier(llvm::StringRef Name, SourceLoc L);
+  /// Reports a name that is empty, not an identifier, a keyword, reserved
+  /// (`__`) or, unless \p Local, a builtin's name; true if the name can be
+  /// declared. A local or parameter may take a builtin's name and hides the
+  /// builtin in its scope; a module-level name may not (docs/LangRef.md,
+  /// "Builtins").
+  bool checkIdentifier(llvm::StringRef Name, SourceLoc L, bool Local);
 
   //===--------------------------------------------------------------------===//
   // Statements and scopes (CheckStmt.cpp)
@@ -171,6 +174,13 @@ public:
   /// Adds \p V to the innermost scope, reporting reserved names, shadowing
   /// and redeclaration.
   void declareLocal(const VarDecl &V);
+  /// Puts the `var` copy of each mutable parameter of \p F first in its
+  /// body (replacing the copies of an earlier verification), and declares
+  /// the parameters, or their copies, in the current scope.
+  void declareParams(FunctionDecl &F);
+  /// "; the local 'NAME' (declared at L:C) hides the builtin" when \p Name
+  /// is a builtin's and \p V declares it, else "".
+  std::string hiddenBuiltinNote(llvm::StringRef Name, const VarDecl *V) const;
   /// The local declaration (or parameter) of \p Name, innermost first.
   const VarDecl *lookupLocal(llvm::StringRef Name) const;
   /// Resolves a name: locals, then module-level names, then builtins.

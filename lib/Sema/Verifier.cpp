@@ -254,7 +254,7 @@ static bool isKeyword(llvm::StringRef Name) {
 
 // The parser only makes valid identifiers; a module made with the builder
 // API may hold anything, and must still print as KIR that parses back.
-bool Checker::checkIdentifier(llvm::StringRef Name, SourceLoc L) {
+bool Checker::checkIdentifier(llvm::StringRef Name, SourceLoc L, bool Local) {
   bool Valid = !Name.empty() && (llvm::isAlpha(Name[0]) || Name[0] == '_') &&
                llvm::all_of(Name, [](char C) { return llvm::isAlnum(C) || C == '_'; });
   if (Name.empty()) {
@@ -269,7 +269,7 @@ bool Checker::checkIdentifier(llvm::StringRef Name, SourceLoc L) {
     error(L, "cannot declare " + quote(Name) + ": it is a keyword");
     return false;
   }
-  if (isReservedBuiltinName(Name)) {
+  if (!Local && isReservedBuiltinName(Name)) {
     error(L, "cannot declare " + quote(Name) + ": the name is reserved for a builtin");
     return false;
   }
@@ -331,7 +331,7 @@ void Checker::collectModuleNames() {
       Name = cast<FunctionDecl>(D)->Name;
       Loc = nameLoc(*cast<FunctionDecl>(D));
     }
-    if (!checkIdentifier(Name, Loc))
+    if (!checkIdentifier(Name, Loc, /*Local=*/false))
       continue;
     if (!ModuleNames.try_emplace(Name, D).second)
       error(Loc, "redeclaration of " + quote(Name));

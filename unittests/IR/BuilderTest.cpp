@@ -293,3 +293,15 @@ TEST(BuilderTest, HandlesOutliveTake) {
 }
 
 } // namespace
+
+// A parameter built with Mutable set is `var NAME: T`: the body may assign
+// it, and the module prints (before and after verification, which adds the
+// parameter's copy) as the text does.
+TEST(BuilderTest, MutableParameter) {
+  ModuleBuilder MB("mut.kir");
+  FunctionBuilder F = MB.function("down", {{"n", i32(), /*Mutable=*/true}}, i32());
+  F.assign(name("n"), AssignOp::Sub, lit(1));
+  F.ret(name("n"));
+  std::unique_ptr<Module> M = MB.take();
+  expectBuilds(*M, "fn down(var n: i32) -> i32 { n -= 1; return n; }");
+}

@@ -528,6 +528,30 @@ TEST(ParserTest, Loops) {
   EXPECT_EQ(body("for k in (0)..(n) {}"), "{(for k 0 n {})}");
 }
 
+// `in`, `step` and `as` are keywords only in their one position: elsewhere
+// they are names, also right next to that position.
+TEST(ParserTest, ContextualKeywordsAreNamesElsewhere) {
+  EXPECT_EQ(body("for in in in..step step step { as = in as i32; }"),
+            "{(for in in step step step {(= as (as i32 in))})}");
+  EXPECT_EQ(body("let as: f32 = as as f32 as f32;"), "{(let as f32 (as f32 (as f32 as)))}");
+  EXPECT_EQ(body("var step: i32 = in(step);"), "{(var step i32 (call in step))}");
+}
+
+// `var` before a parameter's name makes it mutable; the location is the
+// name's.
+TEST(ParserTest, MutableParameters) {
+  std::unique_ptr<Module> M = parseOk("fn f(var n: i32, m: i32, var in: ptr<f32>) { }");
+  ASSERT_TRUE(M);
+  const FunctionDecl *F = firstFunction(*M);
+  ASSERT_EQ(F->Params.size(), 3u);
+  EXPECT_TRUE(F->Params[0]->Mutable);
+  EXPECT_EQ(loc(F->Params[0]->Loc), "1:10");
+  EXPECT_FALSE(F->Params[1]->Mutable);
+  EXPECT_TRUE(F->Params[2]->Mutable);
+  EXPECT_EQ(F->Params[2]->Name, "in");
+  EXPECT_EQ(F->Params[2]->Storage, StorageKind::Param);
+}
+
 TEST(ParserTest, ReturnAndBlocks) {
   EXPECT_EQ(body("return;"), "{(return)}");
   EXPECT_EQ(body("return x + 1;"), "{(return (+ x 1))}");

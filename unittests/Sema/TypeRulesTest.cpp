@@ -11,6 +11,7 @@
 #include "TestSupport.h"
 
 #include "gridjit/IR/Builder.h"
+#include "gridjit/IR/Printer.h"
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Sema/Verifier.h"
 #include "gridjit/Support/Diagnostics.h"
@@ -220,6 +221,52 @@ kernel k(p: ptr<i32>) {
   EXPECT_EQ(cast<NameExpr>(*Elem->Idx).Decl, &cast<DeclStmt>(stmt(M, "k", 0))->Var);
 }
 
+// A local named like a builtin value is what its uses name; the builtin
+// is back after its block.
+TEST(TypeRulesTest, ALocalHidesABuiltinInItsScope) {
+  Verified V = verify(R"(
+kernel k(p: ptr<i32>) {
+  {
+    let lane_id: i32 = 5;
+    p[0] = lane_id;
+  }
+  p[1] = lane_id;
+})");
+  ASSERT_TRUE(V.Errors.empty()) << V.Errors.front();
+  auto *Inner = cast<BlockStmt>(stmt(*V.M, "k", 0));
+  auto *Local = cast<DeclStmt>(Inner->Body[0].get());
+  auto *Use = cast<NameExpr>(cast<AssignStmt>(Inner->Body[1].get())->Value.get());
+  EXPECT_EQ(Use->Decl, &Local->Var);
+  EXPECT_EQ(Use->Builtin, BuiltinValue::None);
+  auto *After = cast<NameExpr>(cast<AssignStmt>(stmt(*V.M, "k", 1))->Value.get());
+  EXPECT_EQ(After->Decl, nullptr);
+  EXPECT_EQ(After->Builtin, BuiltinValue::LaneId);
+}
+
+// A `var` parameter gets one `var` copy first in the body, named by every
+// use; verifying again replaces it (no second copy), and the printer shows
+// only `var n: i32`.
+TEST(TypeRulesTest, AMutableParameterIsUsedThroughOneCopy) {
+  Verified V = verify("fn f(a: i32, var n: i32) -> i32 {\n  n = n + a;\n  return n;\n}\n");
+  ASSERT_TRUE(V.Errors.empty()) << V.Errors.front();
+  for (int Round = 0; Round < 2; ++Round) {
+    FunctionDecl *F = function(*V.M, "f");
+    ASSERT_EQ(F->Body->Body.size(), 3u);
+    auto *Copy = cast<DeclStmt>(F->Body->Body[0].get());
+    EXPECT_EQ(Copy->CopyOf, F->Params[1].get());
+    EXPECT_EQ(Copy->Var.Storage, StorageKind::Var);
+    EXPECT_EQ(cast<NameExpr>(*Copy->Init).Decl, F->Params[1].get());
+    auto *Assign = cast<AssignStmt>(F->Body->Body[1].get());
+    EXPECT_EQ(cast<NameExpr>(*Assign->Target).Decl, &Copy->Var);
+    auto *Sum = cast<BinaryExpr>(Assign->Value.get());
+    EXPECT_EQ(cast<NameExpr>(*Sum->LHS).Decl, &Copy->Var);
+    EXPECT_EQ(cast<NameExpr>(*Sum->RHS).Decl, F->Params[0].get());
+    EXPECT_EQ(printModule(*V.M),
+              "fn f(a: i32, var n: i32) -> i32 {\n  n = n + a;\n  return n;\n}\n");
+    ASSERT_FALSE(static_cast<bool>(verifyModule(*V.M)));
+  }
+}
+
 TEST(TypeRulesTest, ArrayCountsAndElementAddresses) {
   Verified V = verify(R"(
 const N: i64 = 2i64 * 4i64;
@@ -388,8 +435,9 @@ const ErrorCase ErrorCases[] = {
     {"kernel k(x: i32) { let x: i32 = 1; }", "1:24: 'x' shadows an earlier declaration"},
     {"kernel k() { let y: i32 = 1; let y: i32 = 2; }", "1:34: redeclaration of 'y'"},
     {"kernel k() { let y: i32 = z; }", "1:27: use of undeclared name 'z'"},
-    {"kernel k() { let sqrt: i32 = 1; }",
-     "1:18: cannot declare 'sqrt': the name is reserved for a builtin"},
+    {"fn sqrt() { }", "1:4: cannot declare 'sqrt': the name is reserved for a builtin"},
+    {"kernel k() { let sqrt: f32 = 1.0; let y: f32 = sqrt(2.0); }",
+     "1:48: 'sqrt' is not a function; the local 'sqrt' (declared at 1:18) hides the builtin"},
     {"fn g() { }\nkernel g() { }", "2:8: redeclaration of 'g'"},
     {"kernel k(p: ptr<i32>) { p[0] = thread_idx; }",
      "1:32: 'thread_idx' must be used with '.x', '.y' or '.z'"},
@@ -420,7 +468,8 @@ const ErrorCase ErrorCases[] = {
      "'i64'"},
     {"kernel k() { for i in 0..8 step 0 { } }", "1:33: loop step must be positive, found 0"},
     {"kernel k() { break; }", "1:14: 'break' outside of a loop"},
-    {"kernel k(n: i32) { n = 1; }", "1:20: cannot assign to 'n': it is a parameter"},
+    {"kernel k(n: i32) { n = 1; }",
+     "1:20: cannot assign to 'n': it is a parameter; declare it 'var n: i32' to assign to it"},
     {"kernel k() { for i in 0..4 { i = 1; } }", "1:30: cannot assign to 'i': it is a loop index"},
     {"kernel k() { var f: f32 = 1.0; f %= 2.0; }",
      "1:32: operator '%=' needs integer operands, found 'f32'"},
@@ -594,14 +643,14 @@ TEST(TypeRulesTest, MissingChildrenAreErrorsNotCrashes) {
 TEST(TypeRulesTest, BuiltModulesNeedValidNames) {
   using namespace gridjit::kir;
   ModuleBuilder MB("built");
-  FunctionBuilder K = MB.kernel("1bad", {{"in", kir::i32()}});
-  K.let("ok", kir::i32(), name("in"));
+  FunctionBuilder K = MB.kernel("1bad", {{"while", kir::i32()}});
+  K.let("ok", kir::i32(), name("while"));
   K.let("", kir::i32(), intLit(1));
   std::unique_ptr<Module> M = MB.take();
   std::vector<std::string> Expected = {
       "0:0: '1bad' is not a valid identifier",
-      "0:0: cannot declare 'in': it is a keyword",
-      "0:0: use of undeclared name 'in'",
+      "0:0: cannot declare 'while': it is a keyword",
+      "0:0: use of undeclared name 'while'",
       "0:0: malformed module: missing name",
   };
   EXPECT_EQ(diagnosticList(verifyModule(*M)), Expected);

@@ -57,6 +57,10 @@ struct VarDecl {
   Type Ty;
   SourceLoc Loc;
   StorageKind Storage = StorageKind::Let;
+  /// For a parameter: declared `var NAME: T`, so the body may assign it.
+  /// The verifier gives such a parameter a local copy (DeclStmt::CopyOf)
+  /// that every use in the body names. False for every other storage.
+  bool Mutable = false;
   /// For array declarations: the size as written (an integer literal or the
   /// name of a `const`); null for the unsized dynamic shared array.
   ExprPtr ArraySize;
@@ -290,6 +294,13 @@ public:
   static bool classof(const Stmt *S) { return S->getKind() == Decl; }
   VarDecl Var;
   ExprPtr Init;
+  /// Non-null for the `var` copy of a mutable parameter that the verifier
+  /// puts first in the function's body (Var is a `var` of the parameter's
+  /// name and type, Init names the parameter): the targets lower it as any
+  /// `var`, so an assigned parameter needs nothing of its own there. The
+  /// printer leaves it out (the parameter prints as `var NAME: T`), and
+  /// verifying again replaces it.
+  const VarDecl *CopyOf = nullptr;
 };
 
 enum class AssignOp : uint8_t { Assign, Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr };

@@ -317,10 +317,12 @@ private:
   FunctionDecl *Fn;
 };
 
-/// A parameter of a kernel or function: `Name: Ty`.
+/// A parameter of a kernel or function: `Name: Ty`, or `var Name: Ty` when
+/// \p Mutable (the body may assign it; default false).
 struct Param {
   std::string Name;
   Type Ty;
+  bool Mutable = false;
 };
 
 /// Builds one Module, declarations in the order they are added.

@@ -35,7 +35,9 @@ def params_of(canonical):
             p = p.strip()
             if p:
                 name, ty = p.split(":", 1)
-                params.append((name.strip(), ty.strip()))
+                # `var NAME: T` is a mutable parameter called NAME.
+                name = re.sub(r"^var\s+", "", name.strip())
+                params.append((name, ty.strip()))
         kernels[m.group(1)] = params
     return kernels
 
