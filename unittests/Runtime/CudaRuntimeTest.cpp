@@ -147,7 +147,7 @@ TEST(CudaRuntimeTest, CreateWithDevices) {
     ScopedEnv Devices("GRIDJIT_FAKE_CUDA_DEVICES", "0");
     auto RT = CudaRuntime::create(0, fake());
     ASSERT_TRUE(failed(RT));
-    EXPECT_EQ(errorText(RT.takeError()), "no CUDA device: no device");
+    EXPECT_EQ(errorText(RT.takeError()), "no CUDA device: the driver reports none");
   }
   {
     CudaDriverOptions None;

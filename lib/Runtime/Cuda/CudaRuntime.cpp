@@ -162,7 +162,7 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(const CudaRuntimeOpti
   }
   int Count = (*D)->getDeviceCount();
   if (Count == 0)
-    return fail(ErrorKind::NoDevice, "no CUDA device: no device");
+    return fail(ErrorKind::NoDevice, "no CUDA device: the driver reports none");
   if (Ordinal >= unsigned(Count))
     return fail(ErrorKind::NotFound,
                 "CUDA device " + llvm::Twine(Ordinal) + " does not exist: this machine has " +
@@ -534,10 +534,10 @@ Error CudaRuntime::checkResidency(const CudaKernel &K, const LaunchConfig &C, co
       ErrorKind::Configuration,
       S.Where + ": the kernel calls grid_sync(), so its whole grid must be resident at once, but " +
           std::to_string(C.Grid.count()) + " blocks exceed the " + std::to_string(Resident) +
-          " that fit on " + S.Dev + " (" + std::to_string(PerSM) + " blocks of " +
-          std::to_string(Threads) + " threads per SM x " +
-          std::to_string(Info.MultiprocessorCount) + " SMs); the largest valid grid has " +
-          std::to_string(Resident) + " blocks");
+          " that fit on " + S.Dev + " (" + std::to_string(PerSM) +
+          (PerSM == 1 ? " block" : " blocks") + " of " + std::to_string(Threads) +
+          " threads per SM x " + std::to_string(Info.MultiprocessorCount) +
+          " SMs); the largest valid grid has " + std::to_string(Resident) + " blocks");
 }
 
 Error CudaRuntime::issueLaunch(const CudaKernel &K, const KernelInfo &KI, const LaunchConfig &C,
