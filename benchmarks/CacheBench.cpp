@@ -17,7 +17,7 @@
 //
 //   build/benchmarks/bench-CacheBench
 //
-// Goals (issue 5): memory hit < 10 us; disk hit in a fresh process < 1 ms.
+// Goals: memory hit < 10 us; disk hit in a fresh process < 1 ms.
 //
 //===----------------------------------------------------------------------===//
 

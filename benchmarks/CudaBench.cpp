@@ -1,6 +1,6 @@
 //===- CudaBench.cpp - Kernels on a real GPU through the CUDA runtime -----===//
 //
-// Part of gridjit's benchmarks (issue 9). On a CUDA device, in one run:
+// Part of gridjit's benchmarks. On a CUDA device, in one run:
 //
 //  - SaxpyBandwidth: saxpy over 2^26 floats (12 bytes moved per element),
 //    as a fraction of the device's copy bandwidth measured in the same run

@@ -22,8 +22,8 @@ the cost of getting a launch through each layer:
               dispatch cost Python users know (Debian's python3-numba)
 
 Each row is the best of several repetitions of many calls (µs per call),
-and "vs C++" is its difference from the C++ row of the same run. The goal
-(issue 10): Python at most 5 µs above C++.
+and "vs C++" is its difference from the C++ row of the same run. The goal:
+Python at most 5 µs above C++.
 
 Usage: python3 benchmarks/python_launch_overhead.py [--build build] [--quick]
 Run it with a Python that has NumPy (and Numba for the reference row), e.g.

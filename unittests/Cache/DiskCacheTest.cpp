@@ -152,8 +152,8 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, BadEntryTest,
                                            Damage::WrongVersion, Damage::ForeignFile));
 
 // A directory in an entry's place is a bad entry too, but one to skip, not
-// to clean: removing it could remove what another user linked inside it
-// (issue 20, 2). Each compile misses, the store fails without a warning,
+// to clean: removing it could remove what another user linked inside it.
+// Each compile misses, the store fails without a warning,
 // and the directory and its file stay.
 TEST(DiskCacheTest, ADirectoryInAnEntrysPlaceIsAMissLeftAlone) {
   TempDir Dir;

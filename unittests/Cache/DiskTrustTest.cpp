@@ -2,7 +2,7 @@
 //
 // Part of gridjit. Entries are native code the process runs, so a cache
 // directory others can write to is hostile ground (docs/Cache.md, "Sharing
-// a cache directory"; issue 20, items 1 and 2):
+// a cache directory"):
 //
 // * without a secret, a directory owned by another user or writable by
 //   group or others is refused with one warning, and a valid entry planted

@@ -5,11 +5,11 @@
 // tier (RemoteCache over the Redis client), asserting results, counters
 // and "returns before a generous bound", never durations:
 //
-// * the deadline bounds the whole request (issue 20, 7): a server that
+// * the deadline bounds the whole request: a server that
 //   trickles its reply a byte at a time, one that trickles the AUTH
 //   handshake, one that reads the command a byte at a time, and one that
 //   streams a line without end are each cut off, and the breaker counts it;
-// * every reply is bounded before it is read (issue 20, 4): a server that
+// * every reply is bounded before it is read: a server that
 //   announces a 10 GB bulk string, or an array of 2 x 10^8 elements, and
 //   then streams data is refused at the header, counted as a bad reply,
 //   and this process's peak memory does not grow by what it announced (or

@@ -100,7 +100,7 @@ TEST(RemoteCacheConfigTest, SecretFile) {
 }
 
 // Only a regular file is read, opened without blocking and never read past
-// MaxSecretFileBytes (issue 20, 5): /dev/zero would be read until memory
+// MaxSecretFileBytes: /dev/zero would be read until memory
 // ran out, and opening a FIFO would wait forever for a writer. Each
 // refusal names the file.
 TEST(RemoteCacheConfigTest, SecretFileIsARegularFileOfBoundedSize) {

@@ -241,7 +241,7 @@ TEST(TieredCacheTest, AFailureReachesEveryWaiterAndIsNotCached) {
 }
 
 // The key covers the target and architecture, so an artifact of another
-// one under it is no entry any gridjit wrote there (issue 20, 14): in each
+// one under it is no entry any gridjit wrote there: in each
 // tier it is a bad entry, counted as such and never as a hit, replaced on
 // disk and deleted from the server (where it would otherwise stay for its
 // TTL while every machine compiled), and the request compiles.

@@ -881,7 +881,7 @@ bool echoes(Runtime &RT, LoadedModule &M, const DeviceBuffer &B, const char *Ker
   return true;
 }
 
-// Issue 9, item 6: every cooperative launch has its own grid barrier
+// Every cooperative launch has its own grid barrier
 // state. 8 threads launch cooperative kernels of one loaded module at
 // once; each launch "runs" for 300 us on the fake, which fails a launch
 // whose state another running launch holds or that was not zeroed. All
