@@ -96,6 +96,7 @@ ExprPtr kir::blockDim(unsigned Dim) { return builtinMember(BuiltinValue::BlockDi
 ExprPtr kir::gridDim(unsigned Dim) { return builtinMember(BuiltinValue::GridDim, Dim); }
 ExprPtr kir::laneId() { return name(std::string(builtinValueName(BuiltinValue::LaneId))); }
 ExprPtr kir::warpSize() { return name(std::string(builtinValueName(BuiltinValue::WarpSize))); }
+ExprPtr kir::null() { return name(std::string(builtinValueName(BuiltinValue::Null))); }
 
 ExprPtr kir::member(ExprPtr Base, unsigned Dim) {
   assert(Dim < 3 && "a member is .x, .y or .z");

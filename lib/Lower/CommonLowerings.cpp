@@ -147,9 +147,11 @@ Expected<Value *> lowerCast(LoweringContext &C, const OpArgs &A) {
   llvm::IRBuilder<> &B = C.B;
   Type From = A.OperandTy, To = A.ResultTy;
   Value *V = op0(A);
-  llvm::Type *DestTy = C.toLLVM(To);
-  if (From == To)
+  // A pointer cast keeps the address space (the verifier checks it), and
+  // LLVM's pointers have no element type: the address as it is.
+  if (From == To || (From.isPointer() && To.isPointer()))
     return V;
+  llvm::Type *DestTy = C.toLLVM(To);
   if (From.isFloat() && To.isFloat())
     return B.CreateFPCast(V, DestTy);
   if (From.isFloat()) {
@@ -167,6 +169,18 @@ Expected<Value *> lowerCast(LoweringContext &C, const OpArgs &A) {
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
+
+// `null`: the null pointer of the type its context gave it. An access
+// through it must fault (LangRef, section 2), but LLVM takes a load or
+// store through a null pointer of address space 0 (every pointer on the
+// host) for undefined behaviour and deletes the code around it, unless
+// the function says null is an address like any other. The null pointer
+// may reach any function of the module (a call's argument), so
+// runDefaultPipeline gives every function the attribute once one has it.
+Expected<Value *> lowerNull(LoweringContext &C, const OpArgs &A) {
+  C.B.GetInsertBlock()->getParent()->addFnAttr(llvm::Attribute::NullPointerIsValid);
+  return llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(C.toLLVM(A.ResultTy)));
+}
 
 Expected<Value *> lowerPtrOffset(LoweringContext &C, const OpArgs &A) {
   return C.B.CreateGEP(C.memType(A.OperandTy.getScalarKind()), op0(A), op1(A), "offset");
@@ -339,6 +353,7 @@ llvm::Error gridjit::registerCommonLowerings(LoweringRegistry &R, llvm::ArrayRef
       {Op::Not, lowerNot},
       {Op::BitNot, lowerBitNot},
       {Op::Cast, lowerCast},
+      {Op::Null, lowerNull},
       {Op::PtrOffset, lowerPtrOffset},
       {Op::ElementAddr, lowerElementAddr},
       {Op::Load, lowerLoad},

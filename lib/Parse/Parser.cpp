@@ -181,6 +181,7 @@ bool canStartExpression(TokenKind K) {
   case TokenKind::FloatLiteral:
   case TokenKind::KwTrue:
   case TokenKind::KwFalse:
+  case TokenKind::KwNull:
   case TokenKind::LParen:
     return true;
   default:
@@ -1137,7 +1138,7 @@ ParsedExpr Parser::parseMember(ParsedExpr Base) {
               Base.Height + 1);
 }
 
-// primary ::= INT | FLOAT | 'true' | 'false' | NAME | '(' expr ')'
+// primary ::= INT | FLOAT | 'true' | 'false' | 'null' | NAME | '(' expr ')'
 ParsedExpr Parser::parsePrimary() {
   SourceLoc Loc = Tok.Loc;
   ExprPtr E;
@@ -1153,6 +1154,7 @@ ParsedExpr Parser::parsePrimary() {
     E = std::make_unique<BoolLitExpr>(Loc, Tok.is(TokenKind::KwTrue));
     break;
   case TokenKind::Identifier:
+  case TokenKind::KwNull: // the builtin value `null`, which no name can hide
     E = std::make_unique<NameExpr>(Loc, std::string(Tok.Text));
     break;
   case TokenKind::LParen:

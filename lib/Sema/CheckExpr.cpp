@@ -48,7 +48,14 @@ SourceLoc sema::startLoc(const Expr *E) {
 
 static bool isArithmetic(BinaryOp Op) { return Op <= BinaryOp::Xor; }
 
-bool sema::isUntypedLiteral(const Expr *E) {
+bool sema::isNullLiteral(const Expr *E) {
+  // `null` is a keyword, so no declaration can hide it.
+  const auto *N = llvm::dyn_cast_or_null<NameExpr>(E);
+  return N && N->Ident == builtinValueName(BuiltinValue::Null);
+}
+
+// An expression made only of unsuffixed numeric literals.
+static bool isUntypedNumber(const Expr *E) {
   if (!E)
     return false;
   switch (E->getKind()) {
@@ -58,17 +65,18 @@ bool sema::isUntypedLiteral(const Expr *E) {
     return !cast<FloatLitExpr>(E)->Suffix;
   case Expr::Unary: {
     const auto *U = cast<UnaryExpr>(E);
-    return (U->Op == UnaryOp::Neg || U->Op == UnaryOp::BitNot) &&
-           isUntypedLiteral(U->Operand.get());
+    return (U->Op == UnaryOp::Neg || U->Op == UnaryOp::BitNot) && isUntypedNumber(U->Operand.get());
   }
   case Expr::Binary: {
     const auto *B = cast<BinaryExpr>(E);
-    return isArithmetic(B->Op) && isUntypedLiteral(B->LHS.get()) && isUntypedLiteral(B->RHS.get());
+    return isArithmetic(B->Op) && isUntypedNumber(B->LHS.get()) && isUntypedNumber(B->RHS.get());
   }
   default:
     return false;
   }
 }
+
+bool sema::isUntypedLiteral(const Expr *E) { return isUntypedNumber(E) || isNullLiteral(E); }
 
 bool sema::containsFloatLit(const Expr *E) {
   if (!E)
@@ -95,6 +103,16 @@ bool sema::hintUsable(bool HasFloat, Type Hint) {
 }
 
 Type Checker::typeLiteral(Expr &E, Type Hint) {
+  if (isNullLiteral(&E)) {
+    auto &N = cast<NameExpr>(E);
+    N.Builtin = BuiltinValue::Null;
+    if (Hint.isValid() && !Hint.isPointer())
+      error(N.getLoc(), "'null' is a pointer, where " + quote(Hint) + " is needed");
+    else if (!Hint.isValid())
+      error(N.getLoc(), "'null' takes its pointer type from its context, and there is none here: "
+                        "write 'null as ptr<T>', or compare or assign it to a pointer");
+    return N.Ty = Hint.isPointer() ? Hint : Type();
+  }
   bool HasFloat = containsFloatLit(&E);
   assignLiteralType(E, hintUsable(HasFloat, Hint) ? Hint : defaultLiteralType(HasFloat));
   return E.Ty;
@@ -337,7 +355,9 @@ Type Checker::checkName(NameExpr &N, bool AllowArray) {
     error(N.getLoc(), quote(N.Ident) + " is a function, not a value");
   } else if (R.Value != BuiltinValue::None) {
     N.Builtin = R.Value;
-    if (isVectorBuiltin(R.Value))
+    if (R.Value == BuiltinValue::Null) // where no context types it (`null[0]`)
+      T = typeLiteral(N, Type());
+    else if (isVectorBuiltin(R.Value))
       error(N.getLoc(), quote(N.Ident) + " must be used with '.x', '.y' or '.z'");
     else
       T = Type::getScalar(ScalarKind::I32);
@@ -469,8 +489,9 @@ std::pair<Type, Type> Checker::checkOperandPair(Expr *A, Expr *B, SourceLoc Loc,
   if (AU && BU) {
     bool HasFloat = containsFloatLit(A) || containsFloatLit(B);
     Type D = hintUsable(HasFloat, Hint) ? Hint : defaultLiteralType(HasFloat);
-    TA = typeLiteral(*A, D);
-    TB = typeLiteral(*B, D);
+    // `null` beside `null` or a number has no pointer type to take.
+    TA = typeLiteral(*A, isNullLiteral(A) ? Type() : D);
+    TB = typeLiteral(*B, isNullLiteral(B) ? Type() : D);
   } else if (AU) {
     TB = checkValue(B, Loc, Hint);
     if (TB.isValid())
@@ -596,7 +617,23 @@ Type Checker::binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R, 
 
 Type Checker::checkCast(CastExpr &C) {
   Type Dest = C.DestTy;
-  Type Src = checkValue(C.Operand.get(), C.getLoc());
+  // A pointer cast gives `null` its type: `null as ptr<f32>`.
+  Type Src = checkValue(C.Operand.get(), C.getLoc(), Dest.isPointer() ? Dest : Type());
+  if (Dest.isPointer()) {
+    if (!Src.isValid())
+      return Type();
+    if (!Src.isPointer()) {
+      error(C.getLoc(), "cannot cast " + quote(Src) + " to " + quote(Dest) +
+                            "; only a pointer casts to a pointer type");
+      return Type();
+    }
+    if (Src.getAddrSpace() != Dest.getAddrSpace()) {
+      error(C.getLoc(), "cannot cast " + quote(Src) + " to " + quote(Dest) +
+                            "; a pointer cast changes the element type, never the address space");
+      return Type();
+    }
+    return Dest;
+  }
   if (!Dest.isScalar()) {
     error(C.getLoc(), "cannot cast to " + quote(Dest) + "; 'as' converts between scalars");
     return Type();
@@ -604,8 +641,8 @@ Type Checker::checkCast(CastExpr &C) {
   if (!Src.isValid())
     return Type();
   if (!Src.isScalar()) {
-    error(C.getLoc(),
-          "cannot cast " + quote(Src) + " to " + quote(Dest) + "; 'as' converts between scalars");
+    error(C.getLoc(), "cannot cast " + quote(Src) + " to " + quote(Dest) +
+                          "; 'as' converts between scalars, or between pointers");
     return Type();
   }
   if (Dest.isBool() && !Src.isBool()) {

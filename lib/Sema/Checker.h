@@ -55,8 +55,12 @@ llvm::StringRef binaryOpSpelling(BinaryOp Op);
 
 /// True for an expression built only from unsuffixed literals with unary
 /// `-`/`~` and arithmetic or bitwise binary operators. Such an expression
-/// has no type of its own: it takes the type of its context.
+/// has no type of its own: it takes the type of its context. So does
+/// `null` (isNullLiteral), which takes a pointer type.
 bool isUntypedLiteral(const Expr *E);
+/// True for `null`, whose pointer type comes from its context (an untyped
+/// literal too).
+bool isNullLiteral(const Expr *E);
 /// True when the untyped literal expression \p E has a float literal.
 bool containsFloatLit(const Expr *E);
 /// The type of an untyped literal expression with no usable context:

@@ -172,6 +172,14 @@ llvm::Error gridjit::runDefaultPipeline(llvm::Module &IR, llvm::TargetMachine &T
     PTO.LoopVectorization = V == Vectorizers::Both;
     PTO.SLPVectorization = V == Vectorizers::Both;
   }
+  // A module that uses `null` (lowerNull) treats address 0 as an address
+  // in every function, which a null argument may reach.
+  if (llvm::any_of(IR, [](const llvm::Function &F) {
+        return F.hasFnAttribute(llvm::Attribute::NullPointerIsValid);
+      }))
+    for (llvm::Function &F : IR)
+      if (!F.isDeclaration())
+        F.addFnAttr(llvm::Attribute::NullPointerIsValid);
   llvm::LoopAnalysisManager LAM;
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;

@@ -540,6 +540,7 @@ llvm::ArrayRef<BufferSpecForm> jitrun::getBufferSpecForms() {
       {"iota:N", "0, 1, ..., N-1"},
       {"rand:N[:SEED]", "N pseudo-random values from SEED (default 0), the same everywhere"},
       {"[v0,v1,...]", "the literals given ([] is empty)"},
+      {"@NAME[+K]", "the buffer of buffer parameter NAME, from its element K (default 0) on"},
       {"@FILE.npy", "a NumPy .npy file whose dtype is the element type's"},
   };
   return Forms;
@@ -551,6 +552,57 @@ std::string jitrun::listBufferSpecForms() {
   for (size_t I = 0; I < Forms.size(); ++I)
     Out += std::string(I == 0 ? "" : I + 1 == Forms.size() ? " or " : ", ") + Forms[I].Syntax;
   return Out;
+}
+
+Expected<std::optional<ArgValue>> jitrun::parseAlias(const gridjit::KernelInfo &K,
+                                                     const gridjit::KernelParamInfo &P,
+                                                     StringRef Spec) {
+  StringRef S = Spec.trim();
+  if (!P.Ty.isPointer() || !S.consume_front("@"))
+    return std::nullopt;
+  auto [Name, Offset] = S.split('+');
+  Name = Name.trim();
+  const gridjit::KernelParamInfo *Target = nullptr;
+  size_t Index = 0;
+  for (; Index < K.Params.size(); ++Index)
+    if (K.Params[Index].Name == Name) {
+      Target = &K.Params[Index];
+      break;
+    }
+  if (!Target)
+    return std::nullopt; // a file
+  std::string Where = "--arg " + P.Name + "=" + Spec.trim().str();
+  if (Target->Name == P.Name)
+    return usageError(Where + ": a parameter cannot share its own buffer");
+  if (!Target->Ty.isPointer())
+    return usageError(Where + ": '" + Name + "' is a scalar parameter, not a buffer");
+  if (Target->Ty.getScalarKind() != P.Ty.getScalarKind())
+    return usageError(Where + ": '" + P.Name + "' is " + P.Ty.str() + " and '" + Name + "' is " +
+                      Target->Ty.str() +
+                      "; a parameter shares only a buffer of its own element type");
+  ArgValue A;
+  A.Param = P;
+  A.AliasOf = Index;
+  if (S.contains('+') && Offset.trim().getAsInteger(10, A.AliasOffset))
+    return usageError(Where + ": '" + Offset + "' is not an element offset (an unsigned integer)");
+  return std::optional<ArgValue>(std::move(A));
+}
+
+Error jitrun::refreshAlias(ArgValue &A, const ArgValue &Target) {
+  if (A.AliasOffset > Target.Count)
+    return usageError("--arg " + A.Param.Name + "=@" + Target.Param.Name + "+" +
+                      llvm::Twine(A.AliasOffset) + ": the offset is past the end of '" +
+                      Target.Param.Name + "' (" + llvm::Twine(Target.Count) + " elements)");
+  if (Target.AliasOf)
+    return usageError("--arg " + A.Param.Name + "=@" + Target.Param.Name + ": '" +
+                      Target.Param.Name +
+                      "' shares another parameter's buffer itself; name that "
+                      "parameter");
+  resize(A, Target.Count - A.AliasOffset);
+  unsigned Size = gridjit::scalarBytes(A.kind());
+  std::memcpy(A.data(), static_cast<const char *>(Target.data()) + A.AliasOffset * Size,
+              A.Count * Size);
+  return Error::success();
 }
 
 Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef Spec) {

@@ -19,6 +19,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,12 @@ struct ArgValue {
   std::vector<uint64_t> Storage;
   static constexpr size_t Pad = 8;
   size_t Count = 0; ///< buffer elements
+  /// `--arg q=@x+K` (parseAlias): q has no buffer of its own; the kernel
+  /// gets the address of element K of the buffer of argument *AliasOf,
+  /// and Storage holds a copy of that buffer from element K on (for
+  /// --print and --out), refreshed by refreshAlias.
+  std::optional<size_t> AliasOf;
+  uint64_t AliasOffset = 0;
   bool isPointer() const { return Param.Ty.isPointer(); }
   gridjit::ScalarKind kind() const { return Param.Ty.getScalarKind(); }
   void *data() { return Storage.data() + (isPointer() ? Pad : 0); }
@@ -45,6 +52,20 @@ struct ArgValue {
 /// Parses \p Spec for \p P. Errors: UsageError for bad syntax or a value
 /// out of range; a plain error for .npy files that cannot be used.
 llvm::Expected<ArgValue> parseArg(const gridjit::KernelParamInfo &P, llvm::StringRef Spec);
+
+/// `--arg NAME=@OTHER[+K]`, where OTHER is another buffer parameter of
+/// \p K: parameter \p P gets the address of element K of OTHER's buffer
+/// (one buffer passed to two parameters, or a pointer into it). Returns
+/// the alias (AliasOf and AliasOffset set, no elements yet: see
+/// refreshAlias) or std::nullopt when \p Spec is no such form (`@FILE.npy`
+/// then). Errors (UsageError): OTHER is a scalar, is P itself, or has
+/// another element type; K is not a count.
+llvm::Expected<std::optional<ArgValue>>
+parseAlias(const gridjit::KernelInfo &K, const gridjit::KernelParamInfo &P, llvm::StringRef Spec);
+
+/// Gives alias \p A the elements of \p Target from A.AliasOffset on.
+/// Error (UsageError): the offset is past the end of \p Target.
+llvm::Error refreshAlias(ArgValue &A, const ArgValue &Target);
 
 /// One form of a buffer SPEC (`--arg NAME=SPEC` for a ptr<T> parameter):
 /// its syntax and what it makes. The one list that --help, the messages

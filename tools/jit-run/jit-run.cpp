@@ -710,11 +710,23 @@ Expected<std::vector<jitrun::ArgValue>> buildArguments(const gridjit::KernelInfo
                               jitrun::listBufferSpecForms() + "; see jit-run --help)");
   std::vector<jitrun::ArgValue> Values;
   for (const gridjit::KernelParamInfo &P : K.Params) {
+    auto Alias = jitrun::parseAlias(K, P, Specs.at(P.Name));
+    if (!Alias)
+      return Alias.takeError();
+    if (*Alias) {
+      Values.push_back(std::move(**Alias));
+      continue;
+    }
     auto V = jitrun::parseArg(P, Specs.at(P.Name));
     if (!V)
       return V.takeError();
     Values.push_back(std::move(*V));
   }
+  // Each alias once every buffer is made: its target may come after it.
+  for (jitrun::ArgValue &V : Values)
+    if (V.AliasOf)
+      if (Error E = jitrun::refreshAlias(V, Values[*V.AliasOf]))
+        return std::move(E);
   return std::move(Values);
 }
 
@@ -824,8 +836,8 @@ makeDeviceArguments(gridjit::Runtime &RT, ArrayRef<jitrun::ArgValue> Values,
   uint64_t Skip = padLeftBehind(RT);
   for (size_t I = 0; I < Values.size(); ++I) {
     const jitrun::ArgValue &V = Values[I];
-    if (!V.isPointer()) {
-      Args.push_back(V.toKernelArg());
+    if (!V.isPointer() || V.AliasOf) {
+      Args.push_back(V.toKernelArg()); // an alias's address comes below
       continue;
     }
     uint64_t Bytes = V.Storage.size() * sizeof(uint64_t) - 2 * Skip;
@@ -839,6 +851,10 @@ makeDeviceArguments(gridjit::Runtime &RT, ArrayRef<jitrun::ArgValue> Values,
         B->getAddress() + jitrun::ArgValue::Pad * sizeof(uint64_t) - Skip, V.kind()));
     Buffers[I] = std::move(*B);
   }
+  for (size_t I = 0; I < Values.size(); ++I)
+    if (const jitrun::ArgValue &V = Values[I]; V.AliasOf)
+      Args[I] = gridjit::KernelArg::devicePointer(
+          Args[*V.AliasOf].getAddress() + V.AliasOffset * gridjit::scalarBytes(V.kind()), V.kind());
   return std::move(Args);
 }
 
@@ -850,6 +866,10 @@ Error copyBuffersBack(gridjit::Runtime &RT, MutableArrayRef<jitrun::ArgValue> Va
     if (Buffers[I])
       if (Error E = RT.copyFromDevice(reinterpret_cast<char *>(Values[I].Storage.data()) + Skip,
                                       Buffers[I], Buffers[I].size()))
+        return E;
+  for (jitrun::ArgValue &V : Values)
+    if (V.AliasOf)
+      if (Error E = jitrun::refreshAlias(V, Values[*V.AliasOf]))
         return E;
   return Error::success();
 }

@@ -156,6 +156,9 @@ TEST(PrinterTest, CallsAndBuiltins) {
   EXPECT_EQ(expr(call("g", call("h", lt(a(), b())))), "g(h(a < b))");
   EXPECT_EQ(expr(laneId()), "lane_id");
   EXPECT_EQ(expr(warpSize()), "warp_size");
+  EXPECT_EQ(expr(null()), "null");
+  EXPECT_EQ(expr(cast(null(), Type::getPointer(ScalarKind::F32, AddrSpace::Global))),
+            "null as ptr<f32>");
 }
 
 //===----------------------------------------------------------------------===//

@@ -127,6 +127,9 @@ ExprPtr blockDim(unsigned Dim);  ///< `block_dim.x`
 ExprPtr gridDim(unsigned Dim);   ///< `grid_dim.x`
 ExprPtr laneId();                ///< `lane_id`
 ExprPtr warpSize();              ///< `warp_size`
+/// `null`: the null pointer, of the pointer type its context gives it
+/// (`cast(null(), Type::getPointer(...))` where there is none).
+ExprPtr null();
 /// `Base.x` / `.y` / `.z` for any base expression.
 ExprPtr member(ExprPtr Base, unsigned Dim);
 /// @}

@@ -354,6 +354,7 @@ Expected<Value *> HostModuleLowering::threadValue(BuiltinValue V, unsigned Field
                         : nullptr;
     break;
   case BuiltinValue::WarpSize: // a constant, lowered by lowerWarpSize
+  case BuiltinValue::Null:     // a constant, lowered by lowerNull
   case BuiltinValue::None:
     break;
   }

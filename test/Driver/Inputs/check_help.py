@@ -4,7 +4,8 @@ Usage: check_help.py JIT_RUN SOURCE_DIR SCRATCH_DIR
 
 * Every buffer SPEC form --help lists (the lines under "A ptr<T> parameter
   takes") works: each, with N=3 and its other placeholders filled in, is
-  given to a kernel as --arg and makes a buffer of 3 elements.
+  given to a kernel as --arg and makes a buffer of 3 elements (`@NAME[+K]`
+  as the last 3 of the kernel's other buffer parameter's 5).
 * They are the forms docs/jit-run.md's ARGUMENTS table lists, in order.
 * The EXAMPLE command runs as written from SOURCE_DIR (continuation lines
   joined, through the shell) and prints exactly what --help says it prints.
@@ -51,6 +52,8 @@ def write_npy(path, values):
 
 def instantiate(form, scratch):
     """The form with its placeholders filled in, for 3 elements."""
+    if form.startswith("@NAME"):
+        return "@other+2"
     if form.startswith("@"):
         path = os.path.join(scratch, "three.npy")
         write_npy(path, [1.0, 2.0, 3.0])
@@ -69,10 +72,11 @@ def main():
     forms = spec_forms(text)
     kernel = os.path.join(scratch, "keep.kir")
     with open(kernel, "w") as f:
-        f.write("kernel keep(y: ptr<f32>) {\n}\n")
+        f.write("kernel keep(y: ptr<f32>, other: ptr<f32>) {\n}\n")
     for form in forms:
         spec = instantiate(form, scratch)
-        r = subprocess.run([jit_run, kernel, "--arg", "y=" + spec, "--print", "y:summary"],
+        r = subprocess.run([jit_run, kernel, "--arg", "y=" + spec, "--arg", "other=iota:5",
+                            "--print", "y:summary"],
                            capture_output=True, text=True)
         if r.returncode != 0 or not r.stdout.startswith("y: count 3,"):
             print("form %s (as %s) failed: status %d: %s%s" % (form, spec, r.returncode, r.stdout, r.stderr))
