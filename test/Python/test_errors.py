@@ -174,7 +174,7 @@ class NoDeviceTest(unittest.TestCase):
             "        print(e.status, e)\n"
         )
         for env, why in [
-            ({"GRIDJIT_CUDA_DRIVER": os.environ["GRIDJIT_FAKE_CUDA"], "GRIDJIT_FAKE_CUDA_DEVICES": "0"}, "no device"),
+            ({"GRIDJIT_CUDA_DRIVER": os.environ["GRIDJIT_FAKE_CUDA"], "GRIDJIT_FAKE_CUDA_DEVICES": "0"}, "the driver reports none"),
             ({"GRIDJIT_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}, "/nonexistent/libcuda.so.1 not found"),
         ]:
             with self.subTest(why=why):
