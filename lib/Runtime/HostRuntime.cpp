@@ -229,6 +229,8 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
     return fail(ErrorKind::InvalidArgument,
                 "cannot load an artifact for target '" + std::string(getTargetName(A.Kind)) +
                     "' into the host runtime (compile it with the host target)");
+  // Linking is LLVM's work too: a fork() waits for it (ForkSafety.h).
+  LLVMSection InLLVM;
   auto JIT = llvm::orc::LLJITBuilder().create();
   if (!JIT)
     return JIT.takeError();

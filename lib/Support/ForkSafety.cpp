@@ -8,11 +8,55 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <pthread.h>
 #include <unistd.h>
 #include <vector>
 
 namespace gridjit {
+
+/// The threads inside LLVM (LLVMSection) and whether a fork() waits for
+/// them to leave. Writer-preferring: once a fork waits, no thread enters,
+/// so a stream of compiles cannot keep it waiting forever.
+struct LLVMGate {
+  std::mutex M; ///< held by the forking thread from prepare to parent/child
+  std::condition_variable CV;
+  unsigned Inside = 0;
+  bool ForkWaiting = false;
+
+  void enter() {
+    std::unique_lock<std::mutex> G(M);
+    CV.wait(G, [&] { return !ForkWaiting; });
+    ++Inside;
+  }
+  void leave() {
+    std::lock_guard<std::mutex> G(M);
+    if (--Inside == 0)
+      CV.notify_all();
+  }
+  /// Returns with M held and no thread inside.
+  void prepare() {
+    std::unique_lock<std::mutex> G(M);
+    ForkWaiting = true;
+    CV.wait(G, [&] { return Inside == 0; });
+    G.release();
+  }
+  void parent() {
+    ForkWaiting = false;
+    M.unlock();
+    CV.notify_all();
+  }
+  void child() {
+    // The parent's waiting threads are not here; their waits must not
+    // stay in the condition variable.
+    recreateInChild(CV);
+    ForkWaiting = false;
+    M.unlock();
+  }
+};
+
+/// Each thread's depth of nested LLVMSections.
+thread_local unsigned SectionDepth = 0;
 
 /// The live hooks, oldest first, and the descriptors to close in a child.
 /// Never destroyed: objects may unregister during static destruction.
@@ -21,6 +65,7 @@ struct ForkRegistry {
   ForkHooks *First = nullptr, *Last = nullptr;
   std::vector<int> ChildClose;
   std::atomic<uint64_t> Generation{0};
+  LLVMGate Gate;
 
   static ForkRegistry &get();
 
@@ -40,6 +85,9 @@ struct ForkRegistry {
   // The pthread_atfork handlers.
   static void prepare() {
     ForkRegistry &R = get();
+    // First, while no lock of an object is held, which the threads inside
+    // LLVM may need on their way out (the TargetMachine pool's).
+    R.Gate.prepare();
     R.Lock.lock();
     for (ForkHooks *H = R.Last; H; H = H->Prev)
       if (H->H.Prepare)
@@ -51,6 +99,7 @@ struct ForkRegistry {
       if (H->H.Parent)
         H->H.Parent();
     R.Lock.unlock();
+    R.Gate.parent();
   }
   static void child() {
     ForkRegistry &R = get();
@@ -62,6 +111,7 @@ struct ForkRegistry {
       if (H->H.Child)
         H->H.Child();
     R.Lock.unlock();
+    R.Gate.child();
   }
 };
 
@@ -88,6 +138,16 @@ ForkHooks::ForkHooks(std::mutex &M, std::function<void()> ResetInChild)
                          }}) {}
 
 ForkHooks::~ForkHooks() { ForkRegistry::get().remove(this); }
+
+LLVMSection::LLVMSection() {
+  if (SectionDepth++ == 0)
+    ForkRegistry::get().Gate.enter();
+}
+
+LLVMSection::~LLVMSection() {
+  if (--SectionDepth == 0)
+    ForkRegistry::get().Gate.leave();
+}
 
 uint64_t forkGeneration() { return ForkRegistry::get().Generation.load(std::memory_order_relaxed); }
 

@@ -120,6 +120,8 @@ void CodegenTarget::releaseIdleTargetMachines() const { Pool->clear(); }
 llvm::Expected<std::string> CodegenTarget::emit(const Module &M, EmitKind Kind,
                                                 const CompileOptions &Opts,
                                                 PhaseTimes *Times) const {
+  // A fork() waits until this compile has left LLVM (ForkSafety.h).
+  LLVMSection InLLVM;
   // Each compile owns its context: nothing LLVM-side is shared between
   // threads compiling at the same time.
   llvm::LLVMContext Ctx;

@@ -152,6 +152,43 @@ TEST(ForkSafetyTest, ALockHeldByAnotherThreadIsFreeInTheChild) {
   EXPECT_EQ(Guarded, 1);
 }
 
+// A thread is inside LLVM (an LLVMSection) when the process forks: the
+// fork waits until it has left before any object's hooks run (so the child
+// never gets LLVM's state half changed), and the child may enter sections
+// of its own. The thread stays inside for a while on its own; the check is
+// of order, not time: the hooks' prepare must see it gone.
+TEST(ForkSafetyTest, AForkWaitsForTheThreadsInsideLLVM) {
+  std::atomic<bool> Inside{false}, Left{false};
+  bool LeftAtPrepare = false;
+  ForkHooks Observe({[&] { LeftAtPrepare = Left.load(); }, nullptr, nullptr});
+  std::thread Compiling([&] {
+    {
+      LLVMSection InLLVM;
+      Inside = true;
+      auto Until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+      while (std::chrono::steady_clock::now() < Until)
+        std::this_thread::yield();
+      Left = true; // still inside: the section ends at the brace
+    }
+  });
+  spinUntil(Inside);
+  int R = inChild([&] {
+    if (!LeftAtPrepare)
+      return failWith(1, "the fork copied a thread inside LLVM");
+    LLVMSection Mine; // the gate is open in the child
+    return 0;
+  });
+  Compiling.join();
+  EXPECT_EQ(R, 0);
+  EXPECT_TRUE(LeftAtPrepare);
+  // Nested sections count once, and a fork after them goes through.
+  {
+    LLVMSection Outer;
+    LLVMSection Inner;
+  }
+  EXPECT_EQ(inChild([] { return 0; }), 0);
+}
+
 // compileAsync's pool: the parent's threads are idle, one task runs and
 // one waits in the queue when the process forks. The child drops both
 // (destroying what they captured) and runs its own tasks on threads it

@@ -79,6 +79,25 @@ uint64_t forkGeneration();
 /// signal go to one of them instead of a real waiter.
 template <typename T> void recreateInChild(T &Object) { ::new (static_cast<void *>(&Object)) T(); }
 
+/// A stretch of a thread's work inside LLVM (lowering, optimising,
+/// generating code), which a fork() must not copy half done: LLVM changes
+/// process-wide state while it compiles (its pass registry, statics it
+/// builds on first use, the locks that guard them) and has no fork
+/// handlers of its own, so a child copied mid-change crashed or hung in its
+/// own compiles. The prepare handler waits, before taking any object's
+/// lock, until no thread is inside such a section, and a thread that would
+/// enter one while a fork() waits, waits until the fork is done: a fork()
+/// may thus wait for the compiles in flight to leave LLVM (milliseconds, a
+/// large kernel's compile at most). Nested sections on one thread count
+/// once. Nothing inside one may fork() or wait for a thread that might.
+class LLVMSection {
+public:
+  LLVMSection();
+  ~LLVMSection();
+  LLVMSection(const LLVMSection &) = delete;
+  LLVMSection &operator=(const LLVMSection &) = delete;
+};
+
 /// File descriptors the library holds that a child must not keep, such as
 /// a file lock's (flock locks belong to the open file, which a child's
 /// copy of the descriptor would keep locked after the parent's release):
