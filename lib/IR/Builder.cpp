@@ -171,10 +171,11 @@ BlockBuilder &BlockBuilder::append(StmtPtr S) {
 }
 
 BlockBuilder &BlockBuilder::declare(StorageKind Storage, std::string Name, Type T, ExprPtr Init,
-                                    ExprPtr ArraySize) {
+                                    ExprPtr ArraySize, bool TypeInferred) {
   auto D = std::make_unique<DeclStmt>(NoLoc);
   D->Var.Name = std::move(Name);
   D->Var.Ty = T;
+  D->Var.TypeInferred = TypeInferred;
   D->Var.Storage = Storage;
   D->Var.ArraySize = std::move(ArraySize);
   D->Init = std::move(Init);
@@ -187,6 +188,20 @@ BlockBuilder &BlockBuilder::let(std::string Name, Type T, ExprPtr Init) {
 
 BlockBuilder &BlockBuilder::var(std::string Name, Type T, ExprPtr Init) {
   return declare(StorageKind::Var, std::move(Name), T, checked(std::move(Init)), nullptr);
+}
+
+BlockBuilder &BlockBuilder::let(std::string Name, ExprPtr Init) {
+  return declare(StorageKind::Let, std::move(Name), Type(), checked(std::move(Init)), nullptr,
+                 /*TypeInferred=*/true);
+}
+
+BlockBuilder &BlockBuilder::var(std::string Name, ExprPtr Init) {
+  return declare(StorageKind::Var, std::move(Name), Type(), checked(std::move(Init)), nullptr,
+                 /*TypeInferred=*/true);
+}
+
+BlockBuilder &BlockBuilder::var(std::string Name, Type T) {
+  return declare(StorageKind::Var, std::move(Name), T, nullptr, nullptr);
 }
 
 BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, uint64_t Count) {

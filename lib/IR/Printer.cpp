@@ -354,8 +354,13 @@ void Printer::printStmt(const Stmt &S) {
       OS << "let ";
       break;
     }
-    OS << D.Var.Name << ": ";
-    printVarType(D.Var);
+    OS << D.Var.Name;
+    // An inferred type stays left out: the printer reads only what was
+    // written, so verified and unverified modules print alike.
+    if (!D.Var.TypeInferred) {
+      OS << ": ";
+      printVarType(D.Var);
+    }
     if (D.Init) {
       OS << " = ";
       printExpr(D.Init.get());

@@ -784,6 +784,8 @@ StmtPtr Parser::parseStatement() {
 }
 
 // decl-stmt ::= ('let' | 'var' | 'shared') NAME ':' type ['=' expr] ';'
+//             | ('let' | 'var') NAME '=' expr ';'
+// Without a type the verifier infers it from the initializer.
 StmtPtr Parser::parseDeclStmt() {
   auto D = std::make_unique<DeclStmt>(Tok.Loc);
   D->Var.Storage = Tok.is(TokenKind::KwLet)   ? StorageKind::Let
@@ -798,11 +800,17 @@ StmtPtr Parser::parseDeclStmt() {
   D->Var.Loc = Tok.Loc;
   D->Var.Name = std::string(Tok.Text);
   consume();
-  if (!expect(TokenKind::Colon, "after variable name"))
-    return nullptr;
-  D->Var.Ty = parseType(/*AllowArray=*/true, &D->Var.ArraySize);
-  if (!D->Var.Ty.isValid())
-    return nullptr;
+  if (D->Var.Storage != StorageKind::Shared && Tok.is(TokenKind::Equal)) {
+    D->Var.TypeInferred = true;
+  } else {
+    if (!expect(TokenKind::Colon, D->Var.Storage == StorageKind::Shared
+                                      ? "after variable name"
+                                      : "or '=' after variable name"))
+      return nullptr;
+    D->Var.Ty = parseType(/*AllowArray=*/true, &D->Var.ArraySize);
+    if (!D->Var.Ty.isValid())
+      return nullptr;
+  }
   if (consumeIf(TokenKind::Equal) && !(D->Init = parseExpr()))
     return nullptr;
   if (!expectSemi())

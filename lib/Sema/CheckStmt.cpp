@@ -254,6 +254,8 @@ void Checker::checkDeclStmt(DeclStmt &D) {
 
   if (V.Ty.isArray()) {
     checkArrayDecl(D);
+  } else if (V.TypeInferred && V.Storage != StorageKind::Shared) {
+    checkInferredDecl(D);
   } else {
     Type T = V.Ty;
     if (V.Storage == StorageKind::Shared) {
@@ -276,6 +278,25 @@ void Checker::checkDeclStmt(DeclStmt &D) {
   }
   // Declared after its initializer: `let x: i32 = x;` does not see itself.
   declareLocal(V);
+}
+
+// `let x = e;` and `var x = e;`: the type is the initializer's. An
+// initializer made only of unsuffixed literals has no type of its own and
+// takes the default one (i32, or f32 with a float literal), as a literal
+// does wherever nothing gives it a type (docs/LangRef.md, "Literal types").
+void Checker::checkInferredDecl(DeclStmt &D) {
+  VarDecl &V = D.Var;
+  V.Ty = Type();
+  if (!D.Init) {
+    error(V.Loc, "'" + storageKeyword(V.Storage) + " " + V.Name +
+                     "' needs a type or an initializer");
+    BadDecls.insert(&V);
+    return;
+  }
+  // A value is a scalar or a pointer (checkValue reports arrays and void).
+  V.Ty = checkValue(D.Init.get(), D.getLoc());
+  if (!V.Ty.isValid())
+    BadDecls.insert(&V);
 }
 
 /// The largest element count of an array.

@@ -160,6 +160,8 @@ public:
   void checkBlock(BlockStmt *B, SourceLoc ParentLoc);
   void checkStmt(Stmt *S, SourceLoc ParentLoc);
   void checkDeclStmt(DeclStmt &D);
+  /// `let x = e;` / `var x = e;`: sets the type from the initializer.
+  void checkInferredDecl(DeclStmt &D);
   void checkArrayDecl(DeclStmt &D);
   void checkAssign(AssignStmt &A);
   void checkIf(IfStmt &S);

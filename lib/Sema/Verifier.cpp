@@ -44,6 +44,8 @@ static void resetStmt(Stmt *S);
 
 static void resetVar(VarDecl &V) {
   resetExpr(V.ArraySize.get());
+  if (V.TypeInferred)
+    V.Ty = Type();
   // A size written as a const name is filled in by the verifier.
   if (V.Ty.isArray() && V.ArraySize && isa<NameExpr>(*V.ArraySize))
     V.Ty = Type::getArray(V.Ty.getScalarKind(), 0);

@@ -222,6 +222,14 @@ public:
   BlockBuilder &let(std::string Name, Type T, ExprPtr Init);
   /// `var Name: T = Init;`
   BlockBuilder &var(std::string Name, Type T, ExprPtr Init);
+  /// `let Name = Init;`: the verifier gives Name the type of Init.
+  BlockBuilder &let(std::string Name, ExprPtr Init);
+  /// `var Name = Init;`: the verifier gives Name the type of Init.
+  BlockBuilder &var(std::string Name, ExprPtr Init);
+  /// `var Name: T;`: assigned later; the verifier rejects a read that some
+  /// path reaches before an assignment (docs/LangRef.md, "Definite
+  /// assignment").
+  BlockBuilder &var(std::string Name, Type T);
   /// `var Name: [Elem; Count];` (a thread-local array, zero-filled).
   BlockBuilder &varArray(std::string Name, Type Elem, uint64_t Count);
   /// `var Name: [Elem; ConstName];` with the size given by a module `const`.
@@ -283,7 +291,7 @@ public:
 
 private:
   BlockBuilder &declare(StorageKind Storage, std::string Name, Type T, ExprPtr Init,
-                        ExprPtr ArraySize);
+                        ExprPtr ArraySize, bool TypeInferred = false);
 
   BlockStmt *Block;
 };
