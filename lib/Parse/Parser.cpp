@@ -585,7 +585,7 @@ std::unique_ptr<VarDecl> Parser::parseParam() {
 //===----------------------------------------------------------------------===//
 
 // type ::= scalar | 'ptr' '<' scalar [',' ('shared' | 'local')] '>'
-//        | '[' scalar [';' size] ']'           (declarations only)
+//        | '[' scalar [';' expr] ']'           (declarations only)
 // Arrays are parsed everywhere, for good recovery, but are an error unless
 // \p AllowArray; their size expression goes to *ArraySize when given.
 // Returns an invalid Type after reporting an error, except for an unknown
@@ -620,7 +620,7 @@ std::optional<ScalarKind> Parser::parseScalarTypeName(std::string_view What) {
   return S;
 }
 
-// array-type ::= '[' scalar ']' | '[' scalar ';' (INT | NAME) ']'
+// array-type ::= '[' scalar ']' | '[' scalar ';' expr ']'
 Type Parser::parseArrayType(bool AllowArray, ExprPtr *ArraySize) {
   if (!AllowArray)
     errorAtTok("array types are only allowed in 'var' and 'shared' "
@@ -657,20 +657,19 @@ Type Parser::parseArrayTypeRest(ExprPtr *ArraySize) {
     errorExpected("';' or ']' after array element type");
     return Type();
   }
-  ExprPtr Size;
-  uint64_t Count = 0;
-  if (Tok.is(TokenKind::IntLiteral)) {
-    Count = Tok.IntValue;
-    Size = std::make_unique<IntLitExpr>(Tok.Loc, Tok.IntValue, Tok.Suffix);
-  } else if (Tok.is(TokenKind::Identifier)) {
-    Size = std::make_unique<NameExpr>(Tok.Loc, std::string(Tok.Text));
-  } else {
-    errorExpected("array size (an integer literal or a constant name)");
+  // The size is any expression here; the verifier folds it and says what
+  // a constant expression may hold.
+  if (!canStartExpression(Tok.Kind)) {
+    errorExpected("array size (a constant expression)");
     return Type();
   }
-  consume();
-  if (!expect(TokenKind::RBracket, "after array size"))
+  ExprPtr Size = parseExpr();
+  if (!Size || !expect(TokenKind::RBracket, "after array size"))
     return Type();
+  // A literal gives the count at once (the verifier checks it again).
+  uint64_t Count = 0;
+  if (auto *Lit = llvm::dyn_cast<IntLitExpr>(Size.get()))
+    Count = Lit->Value;
   if (ArraySize)
     *ArraySize = std::move(Size);
   return Type::getArray(Elem, Count);

@@ -46,8 +46,8 @@ static void resetVar(VarDecl &V) {
   resetExpr(V.ArraySize.get());
   if (V.TypeInferred)
     V.Ty = Type();
-  // A size written as a const name is filled in by the verifier.
-  if (V.Ty.isArray() && V.ArraySize && isa<NameExpr>(*V.ArraySize))
+  // A size that is not a plain literal is folded by the verifier.
+  if (V.Ty.isArray() && V.ArraySize && !isa<IntLitExpr>(*V.ArraySize))
     V.Ty = Type::getArray(V.Ty.getScalarKind(), 0);
 }
 
@@ -480,7 +480,7 @@ void Checker::checkConst(ConstDecl &C) {
     } else if (T.isValid() && IT.isValid()) {
       ConstValue V;
       const Expr *Culprit = nullptr;
-      FoldStatus S = fold(*C.Init, V, Culprit);
+      FoldStatus S = fold(*C.Init, V, Culprit, /*Required=*/true);
       if (S == FoldStatus::Constant)
         C.Value = V;
       else if (S == FoldStatus::NotConstant)
