@@ -27,7 +27,8 @@
 //    decimal exponents -4..15 (`1.0`, `0.0025`, `100.0`), otherwise
 //    `d.ddd` `e` exponent without '+' or leading zeros (`1.0e20`,
 //    `2.5e-7`); followed by their suffix, if one was written.
-//  * Array sizes as written (the literal or the `const` name).
+//  * Array sizes as written (the constant expression, not its value), and
+//    a declaration's type only when written (`let x = e;` stays so).
 //
 // The printer reads only the syntactic fields of the AST, so verified and
 // unverified modules print the same.

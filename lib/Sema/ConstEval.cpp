@@ -2,7 +2,9 @@
 //
 // Part of gridjit. Folds checked expressions made of literals, consts,
 // unary and binary operators and casts, with the run-time semantics of the
-// spec: integers wrap at their width (two's complement), `>>` is arithmetic
+// spec: integers wrap at their width (two's complement) -- except where a
+// constant is required (a const's initializer, an array size: fold()'s
+// Required), where a result that does not fit is an error --, `>>` is arithmetic
 // for signed types, f32 arithmetic rounds to f32 after every operation,
 // float->int casts round toward zero and saturate (NaN gives 0).
 //
