@@ -324,10 +324,7 @@ std::optional<uint64_t> Checker::arraySize(Expr &Size) {
   case FoldStatus::Failed:
     return std::nullopt;
   case FoldStatus::NotConstant:
-    error(startLoc(Culprit), "array size must be a constant expression, but " +
-                                 describeNonConstant(*Culprit) +
-                                 "; a constant expression is made of literals, consts, "
-                                 "operators, '?:' and 'as'");
+    error(startLoc(Culprit), notConstantMessage("array size", *Culprit));
     return std::nullopt;
   case FoldStatus::Constant:
     break;

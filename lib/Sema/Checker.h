@@ -267,6 +267,9 @@ public:
   /// parameter, known only at run time", "a call is evaluated at run
   /// time", ...
   static std::string describeNonConstant(const Expr &E);
+  /// "WHAT must be a constant expression, but <why E is not>; a constant
+  /// expression is made of literals, consts, operators, '?:' and 'as'".
+  static std::string notConstantMessage(const llvm::Twine &What, const Expr &E);
   /// The first node that can never be part of a constant expression (a
   /// call, an index, a member, `&`), or null.
   static const Expr *findNonConstantNode(const Expr *E);

@@ -360,6 +360,12 @@ std::string Checker::describeNonConstant(const Expr &E) {
   }
 }
 
+std::string Checker::notConstantMessage(const llvm::Twine &What, const Expr &E) {
+  return (What + " must be a constant expression, but " + describeNonConstant(E) +
+          "; a constant expression is made of literals, consts, operators, '?:' and 'as'")
+      .str();
+}
+
 FoldStatus Checker::fold(const Expr &E, ConstValue &Out, const Expr *&Culprit, bool Required) {
   Type T = E.Ty;
   if (!T.isScalar())

@@ -470,8 +470,7 @@ void Checker::checkConst(ConstDecl &C) {
   if (!C.Init) {
     error(NameLoc, "const " + quote(C.Var.Name) + " needs an initializer");
   } else if (const Expr *Bad = findNonConstantNode(C.Init.get())) {
-    error(startLoc(Bad),
-          "initializer of const " + quote(C.Var.Name) + " is not a constant expression");
+    error(startLoc(Bad), notConstantMessage("initializer of const " + quote(C.Var.Name), *Bad));
   } else {
     Type IT = checkValue(C.Init.get(), C.getLoc(), T);
     if (T.isValid() && IT.isValid() && IT != T) {
@@ -485,7 +484,7 @@ void Checker::checkConst(ConstDecl &C) {
         C.Value = V;
       else if (S == FoldStatus::NotConstant)
         error(startLoc(Culprit),
-              "initializer of const " + quote(C.Var.Name) + " is not a constant expression");
+              notConstantMessage("initializer of const " + quote(C.Var.Name), *Culprit));
     }
   }
 }

@@ -457,7 +457,10 @@ const ErrorCase ErrorCases[] = {
      "type 'i64'"},
     {"const A: u32 = 1u32 - 2u32;",
      "1:16: integer overflow in constant expression: 1 - 2 does not fit in type 'u32'"},
-    {"const A: i32 = lane_id;", "1:16: initializer of const 'A' is not a constant expression"},
+    {"const A: i32 = lane_id;",
+     "1:16: initializer of const 'A' must be a constant expression, but 'lane_id' is a builtin "
+     "value, known only at run time; a constant expression is made of literals, consts, "
+     "operators, '?:' and 'as'"},
     {"const A: ptr<i32> = 0;", "1:7: const 'A' must have a scalar type, found 'ptr<i32>'"},
     // Arrays and declarations.
     {"kernel k() { var a: [f32; 0]; }", "1:27: array size must be positive, found 0"},
