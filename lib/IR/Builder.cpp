@@ -210,12 +210,16 @@ BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, uint64_t Count
                  nullptr, uintLit(Count));
 }
 
-// For a size given by a `const`, the count stays 0 until the verifier folds
-// the constant (as for a parsed module).
-BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, std::string ConstName) {
+// For a size given by a constant expression, the count stays 0 until the
+// verifier folds it (as for a parsed module).
+BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, ExprPtr Size) {
   assert(Elem.isScalar() && "array elements are scalars");
   return declare(StorageKind::Var, std::move(Name), Type::getArray(Elem.getScalarKind(), 0),
-                 nullptr, kir::name(std::move(ConstName)));
+                 nullptr, checked(std::move(Size)));
+}
+
+BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, std::string ConstName) {
+  return varArray(std::move(Name), Elem, kir::name(std::move(ConstName)));
 }
 
 BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, uint64_t Count) {
@@ -225,11 +229,15 @@ BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, uint64_t Co
                  uintLit(Count));
 }
 
-BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, std::string ConstName) {
+BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, ExprPtr Size) {
   assert(Elem.isScalar() && "array elements are scalars");
   return declare(StorageKind::Shared, std::move(Name),
                  Type::getArray(Elem.getScalarKind(), 0, AddrSpace::Shared), nullptr,
-                 kir::name(std::move(ConstName)));
+                 checked(std::move(Size)));
+}
+
+BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, std::string ConstName) {
+  return sharedArray(std::move(Name), Elem, kir::name(std::move(ConstName)));
 }
 
 BlockBuilder &BlockBuilder::dynamicShared(std::string Name, Type Elem) {

@@ -334,3 +334,20 @@ TEST(BuilderTest, InferredTypesAndLaterAssignment) {
   const auto *Body = llvm::cast<FunctionDecl>(*M2->Decls[0]).Body.get();
   EXPECT_EQ(llvm::cast<DeclStmt>(*Body->Body[0]).Var.Ty, f64());
 }
+
+// An array size may be any constant expression; the verifier folds it.
+TEST(BuilderTest, ArraySizeExpressions) {
+  ModuleBuilder MB("sizes.kir");
+  MB.constant("S", i32(), lit(4));
+  FunctionBuilder K = MB.kernel("k", {{"p", ptr(f32())}});
+  K.sharedArray("t", f32(), add(mul(name("S"), lit(2)), lit(1)));
+  K.varArray("a", i32(), name("S"));
+  K.assign(index(name("p"), lit(0)), index(name("t"), lit(8)));
+  std::unique_ptr<Module> M = MB.take();
+  expectBuilds(*M, "const S: i32 = 4;\n"
+                   "kernel k(p: ptr<f32>) { shared t: [f32; S * 2 + 1]; var a: [i32; S]; "
+                   "p[0] = t[8]; }");
+  const auto *Body = llvm::cast<FunctionDecl>(*M->Decls[1]).Body.get();
+  EXPECT_EQ(llvm::cast<DeclStmt>(*Body->Body[0]).Var.Ty.getArrayCount(), 9u);
+  EXPECT_EQ(llvm::cast<DeclStmt>(*Body->Body[1]).Var.Ty.getArrayCount(), 4u);
+}

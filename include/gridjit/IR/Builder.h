@@ -234,10 +234,15 @@ public:
   BlockBuilder &varArray(std::string Name, Type Elem, uint64_t Count);
   /// `var Name: [Elem; ConstName];` with the size given by a module `const`.
   BlockBuilder &varArray(std::string Name, Type Elem, std::string ConstName);
+  /// `var Name: [Elem; Size];` with any constant expression as the size
+  /// (`mul(add(name("S"), lit(2)), name("D"))`); the verifier folds it.
+  BlockBuilder &varArray(std::string Name, Type Elem, ExprPtr Size);
   /// `shared Name: [Elem; Count];` (kernels only).
   BlockBuilder &sharedArray(std::string Name, Type Elem, uint64_t Count);
   /// `shared Name: [Elem; ConstName];`
   BlockBuilder &sharedArray(std::string Name, Type Elem, std::string ConstName);
+  /// `shared Name: [Elem; Size];` with any constant expression as the size.
+  BlockBuilder &sharedArray(std::string Name, Type Elem, ExprPtr Size);
   /// `shared Name: [Elem];`: the kernel's dynamic shared memory.
   BlockBuilder &dynamicShared(std::string Name, Type Elem);
   /// @}
