@@ -172,10 +172,11 @@ BlockBuilder &BlockBuilder::append(StmtPtr S) {
 }
 
 BlockBuilder &BlockBuilder::declare(StorageKind Storage, std::string Name, Type T, ExprPtr Init,
-                                    ExprPtr ArraySize) {
+                                    ExprPtr ArraySize, bool TypeInferred) {
   auto D = std::make_unique<DeclStmt>(NoLoc);
   D->Var.Name = std::move(Name);
   D->Var.Ty = T;
+  D->Var.TypeInferred = TypeInferred;
   D->Var.Storage = Storage;
   D->Var.ArraySize = std::move(ArraySize);
   D->Init = std::move(Init);
@@ -190,18 +191,36 @@ BlockBuilder &BlockBuilder::var(std::string Name, Type T, ExprPtr Init) {
   return declare(StorageKind::Var, std::move(Name), T, checked(std::move(Init)), nullptr);
 }
 
+BlockBuilder &BlockBuilder::let(std::string Name, ExprPtr Init) {
+  return declare(StorageKind::Let, std::move(Name), Type(), checked(std::move(Init)), nullptr,
+                 /*TypeInferred=*/true);
+}
+
+BlockBuilder &BlockBuilder::var(std::string Name, ExprPtr Init) {
+  return declare(StorageKind::Var, std::move(Name), Type(), checked(std::move(Init)), nullptr,
+                 /*TypeInferred=*/true);
+}
+
+BlockBuilder &BlockBuilder::var(std::string Name, Type T) {
+  return declare(StorageKind::Var, std::move(Name), T, nullptr, nullptr);
+}
+
 BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, uint64_t Count) {
   assert(Elem.isScalar() && "array elements are scalars");
   return declare(StorageKind::Var, std::move(Name), Type::getArray(Elem.getScalarKind(), Count),
                  nullptr, uintLit(Count));
 }
 
-// For a size given by a `const`, the count stays 0 until the verifier folds
-// the constant (as for a parsed module).
-BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, std::string ConstName) {
+// For a size given by a constant expression, the count stays 0 until the
+// verifier folds it (as for a parsed module).
+BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, ExprPtr Size) {
   assert(Elem.isScalar() && "array elements are scalars");
   return declare(StorageKind::Var, std::move(Name), Type::getArray(Elem.getScalarKind(), 0),
-                 nullptr, kir::name(std::move(ConstName)));
+                 nullptr, checked(std::move(Size)));
+}
+
+BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, std::string ConstName) {
+  return varArray(std::move(Name), Elem, kir::name(std::move(ConstName)));
 }
 
 BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, uint64_t Count) {
@@ -211,11 +230,15 @@ BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, uint64_t Co
                  uintLit(Count));
 }
 
-BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, std::string ConstName) {
+BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, ExprPtr Size) {
   assert(Elem.isScalar() && "array elements are scalars");
   return declare(StorageKind::Shared, std::move(Name),
                  Type::getArray(Elem.getScalarKind(), 0, AddrSpace::Shared), nullptr,
-                 kir::name(std::move(ConstName)));
+                 checked(std::move(Size)));
+}
+
+BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, std::string ConstName) {
+  return sharedArray(std::move(Name), Elem, kir::name(std::move(ConstName)));
 }
 
 BlockBuilder &BlockBuilder::dynamicShared(std::string Name, Type Elem) {

@@ -27,7 +27,8 @@
 //    decimal exponents -4..15 (`1.0`, `0.0025`, `100.0`), otherwise
 //    `d.ddd` `e` exponent without '+' or leading zeros (`1.0e20`,
 //    `2.5e-7`); followed by their suffix, if one was written.
-//  * Array sizes as written (the literal or the `const` name).
+//  * Array sizes as written (the constant expression, not its value), and
+//    a declaration's type only when written (`let x = e;` stays so).
 //
 // The printer reads only the syntactic fields of the AST, so verified and
 // unverified modules print the same.
@@ -354,8 +355,13 @@ void Printer::printStmt(const Stmt &S) {
       OS << "let ";
       break;
     }
-    OS << D.Var.Name << ": ";
-    printVarType(D.Var);
+    OS << D.Var.Name;
+    // An inferred type stays left out: the printer reads only what was
+    // written, so verified and unverified modules print alike.
+    if (!D.Var.TypeInferred) {
+      OS << ": ";
+      printVarType(D.Var);
+    }
     if (D.Init) {
       OS << " = ";
       printExpr(D.Init.get());

@@ -209,12 +209,17 @@ llvm::Error ModuleLowering::lowerDecl(const DeclStmt &S) {
     Slots[&V] = *Base;
     return llvm::Error::success();
   }
+  llvm::AllocaInst *Slot = Ctx.createEntryAlloca(Ctx.toLLVM(V.Ty), V.Name);
+  Slots[&V] = Slot;
+  // Without an initializer nothing is stored: the verifier has proved
+  // that every read follows an assignment (definite assignment), so the
+  // slot is never read before it is written and costs nothing.
+  if (!S.Init)
+    return llvm::Error::success();
   Expected<Value *> Init = lowerExpr(*S.Init);
   if (!Init)
     return Init.takeError();
-  llvm::AllocaInst *Slot = Ctx.createEntryAlloca(Ctx.toLLVM(V.Ty), V.Name);
   B.CreateStore(*Init, Slot);
-  Slots[&V] = Slot;
   return llvm::Error::success();
 }
 

@@ -586,7 +586,7 @@ std::unique_ptr<VarDecl> Parser::parseParam() {
 //===----------------------------------------------------------------------===//
 
 // type ::= scalar | 'ptr' '<' scalar [',' ('shared' | 'local')] '>'
-//        | '[' scalar [';' size] ']'           (declarations only)
+//        | '[' scalar [';' expr] ']'           (declarations only)
 // Arrays are parsed everywhere, for good recovery, but are an error unless
 // \p AllowArray; their size expression goes to *ArraySize when given.
 // Returns an invalid Type after reporting an error, except for an unknown
@@ -621,7 +621,7 @@ std::optional<ScalarKind> Parser::parseScalarTypeName(std::string_view What) {
   return S;
 }
 
-// array-type ::= '[' scalar ']' | '[' scalar ';' (INT | NAME) ']'
+// array-type ::= '[' scalar ']' | '[' scalar ';' expr ']'
 Type Parser::parseArrayType(bool AllowArray, ExprPtr *ArraySize) {
   if (!AllowArray)
     errorAtTok("array types are only allowed in 'var' and 'shared' "
@@ -658,20 +658,19 @@ Type Parser::parseArrayTypeRest(ExprPtr *ArraySize) {
     errorExpected("';' or ']' after array element type");
     return Type();
   }
-  ExprPtr Size;
-  uint64_t Count = 0;
-  if (Tok.is(TokenKind::IntLiteral)) {
-    Count = Tok.IntValue;
-    Size = std::make_unique<IntLitExpr>(Tok.Loc, Tok.IntValue, Tok.Suffix);
-  } else if (Tok.is(TokenKind::Identifier)) {
-    Size = std::make_unique<NameExpr>(Tok.Loc, std::string(Tok.Text));
-  } else {
-    errorExpected("array size (an integer literal or a constant name)");
+  // The size is any expression here; the verifier folds it and says what
+  // a constant expression may hold.
+  if (!canStartExpression(Tok.Kind)) {
+    errorExpected("array size (a constant expression)");
     return Type();
   }
-  consume();
-  if (!expect(TokenKind::RBracket, "after array size"))
+  ExprPtr Size = parseExpr();
+  if (!Size || !expect(TokenKind::RBracket, "after array size"))
     return Type();
+  // A literal gives the count at once (the verifier checks it again).
+  uint64_t Count = 0;
+  if (auto *Lit = llvm::dyn_cast<IntLitExpr>(Size.get()))
+    Count = Lit->Value;
   if (ArraySize)
     *ArraySize = std::move(Size);
   return Type::getArray(Elem, Count);
@@ -785,6 +784,8 @@ StmtPtr Parser::parseStatement() {
 }
 
 // decl-stmt ::= ('let' | 'var' | 'shared') NAME ':' type ['=' expr] ';'
+//             | ('let' | 'var') NAME '=' expr ';'
+// Without a type the verifier infers it from the initializer.
 StmtPtr Parser::parseDeclStmt() {
   auto D = std::make_unique<DeclStmt>(Tok.Loc);
   D->Var.Storage = Tok.is(TokenKind::KwLet)   ? StorageKind::Let
@@ -799,11 +800,17 @@ StmtPtr Parser::parseDeclStmt() {
   D->Var.Loc = Tok.Loc;
   D->Var.Name = std::string(Tok.Text);
   consume();
-  if (!expect(TokenKind::Colon, "after variable name"))
-    return nullptr;
-  D->Var.Ty = parseType(/*AllowArray=*/true, &D->Var.ArraySize);
-  if (!D->Var.Ty.isValid())
-    return nullptr;
+  if (D->Var.Storage != StorageKind::Shared && Tok.is(TokenKind::Equal)) {
+    D->Var.TypeInferred = true;
+  } else {
+    if (!expect(TokenKind::Colon, D->Var.Storage == StorageKind::Shared
+                                      ? "after variable name"
+                                      : "or '=' after variable name"))
+      return nullptr;
+    D->Var.Ty = parseType(/*AllowArray=*/true, &D->Var.ArraySize);
+    if (!D->Var.Ty.isValid())
+      return nullptr;
+  }
   if (consumeIf(TokenKind::Equal) && !(D->Init = parseExpr()))
     return nullptr;
   if (!expectSemi())

@@ -163,6 +163,7 @@ void Checker::checkFunctionBody(FunctionDecl &F) {
     error(F.getLoc(), "malformed module: " + What + quote(F.Name) + " has no body");
   } else {
     checkBlock(F.Body.get(), F.getLoc());
+    checkDefiniteAssignment(F);
     if (CurReturnTy.isScalar() && !alwaysReturns(F.Body.get()))
       error(nameLoc(F),
             "function " + quote(F.Name) + " can reach its end without returning a value");
@@ -254,6 +255,8 @@ void Checker::checkDeclStmt(DeclStmt &D) {
 
   if (V.Ty.isArray()) {
     checkArrayDecl(D);
+  } else if (V.TypeInferred && V.Storage != StorageKind::Shared) {
+    checkInferredDecl(D);
   } else {
     Type T = V.Ty;
     if (V.Storage == StorageKind::Shared) {
@@ -265,8 +268,10 @@ void Checker::checkDeclStmt(DeclStmt &D) {
       T = Type();
     }
     if (!D.Init) {
-      if (V.Storage != StorageKind::Shared)
-        error(V.Loc, "'" + storageKeyword(V.Storage) + " " + V.Name + "' needs an initializer");
+      // Assigned later: checkDefiniteAssignment checks every read (and
+      // that a `let` is assigned once).
+      if (V.Storage == StorageKind::Let)
+        DeferredLets.insert(&V);
     } else {
       Type IT = checkValue(D.Init.get(), D.getLoc(), T);
       if (T.isValid() && IT.isValid() && T != IT)
@@ -278,12 +283,69 @@ void Checker::checkDeclStmt(DeclStmt &D) {
   declareLocal(V);
 }
 
+// `let x = e;` and `var x = e;`: the type is the initializer's. An
+// initializer made only of unsuffixed literals has no type of its own and
+// takes the default one (i32, or f32 with a float literal), as a literal
+// does wherever nothing gives it a type (docs/LangRef.md, "Literal types").
+void Checker::checkInferredDecl(DeclStmt &D) {
+  VarDecl &V = D.Var;
+  V.Ty = Type();
+  if (!D.Init) {
+    error(V.Loc,
+          "'" + storageKeyword(V.Storage) + " " + V.Name + "' needs a type or an initializer");
+    BadDecls.insert(&V);
+    return;
+  }
+  // A value is a scalar or a pointer (checkValue reports arrays and void).
+  V.Ty = checkValue(D.Init.get(), D.getLoc());
+  if (!V.Ty.isValid())
+    BadDecls.insert(&V);
+}
+
 /// The largest element count of an array.
 static constexpr uint64_t MaxArrayCount = INT32_MAX;
 
-// The size is an integer literal or the name of an integer const; without
-// one (the builder may leave it out) the count in the type is used, and 0
-// there is the unsized dynamic shared array.
+// An array size: a constant expression of any integer type, folded with
+// overflow as an error, positive and at most MaxArrayCount. An untyped
+// literal expression is folded as an i64, so that `[f32; 3000000000]`
+// and `[f32; 65536 * 65536]` are reported as too large, not as literals
+// that do not fit an i32.
+std::optional<uint64_t> Checker::arraySize(Expr &Size) {
+  Type T = checkValue(&Size, Size.getLoc(), Type::getScalar(ScalarKind::I64));
+  if (!T.isValid())
+    return std::nullopt;
+  if (!T.isInteger()) {
+    error(startLoc(&Size), "array size must be an integer, found " + quote(T));
+    return std::nullopt;
+  }
+  ConstValue V;
+  const Expr *Culprit = nullptr;
+  switch (fold(Size, V, Culprit, /*Required=*/true)) {
+  case FoldStatus::Failed:
+    return std::nullopt;
+  case FoldStatus::NotConstant:
+    error(startLoc(Culprit), notConstantMessage("array size", *Culprit));
+    return std::nullopt;
+  case FoldStatus::Constant:
+    break;
+  }
+  bool Negative = T.isSignedInteger() && static_cast<int64_t>(V.Int) < 0;
+  std::string Text = Negative ? std::to_string(static_cast<int64_t>(V.Int)) : std::to_string(V.Int);
+  if (Negative || V.Int == 0) {
+    error(startLoc(&Size), "array size must be positive, found " + Text);
+    return std::nullopt;
+  }
+  if (V.Int > MaxArrayCount) {
+    error(startLoc(&Size),
+          "array size " + Text + " is too large; the limit is " + std::to_string(MaxArrayCount));
+    return std::nullopt;
+  }
+  return V.Int;
+}
+
+// The size is a constant expression (arraySize); without one (the builder
+// may leave it out) the count in the type is used, and 0 there is the
+// unsized dynamic shared array.
 void Checker::checkArrayDecl(DeclStmt &D) {
   VarDecl &V = D.Var;
   ScalarKind Elem = V.Ty.getScalarKind();
@@ -296,43 +358,10 @@ void Checker::checkArrayDecl(DeclStmt &D) {
     error(startLoc(D.Init), "array " + quote(V.Name) + " cannot have an initializer");
 
   if (Expr *Size = V.ArraySize.get()) {
-    // Signed so that a negative const is caught; counts above INT64_MAX
-    // (from a u64 const) are caught by the limit below.
-    std::optional<int64_t> Count;
-    bool Reported = false;
-    if (auto *Lit = dyn_cast<IntLitExpr>(Size)) {
-      Type T = Type::getScalar(Lit->Suffix.value_or(ScalarKind::I32));
-      Lit->Ty = T;
-      if (T.isInteger())
-        Count = static_cast<int64_t>(std::min<uint64_t>(Lit->Value, INT64_MAX));
-    } else if (auto *N = dyn_cast<NameExpr>(Size)) {
-      Type T = checkName(*N, /*AllowArray=*/false);
-      Reported = !T.isValid();
-      auto It = N->Decl ? ConstOf.find(N->Decl) : ConstOf.end();
-      if (T.isInteger() && It != ConstOf.end()) {
-        if (It->second->Value) {
-          uint64_t Bits = It->second->Value->Int;
-          Count = T.isSignedInteger() ? static_cast<int64_t>(Bits)
-                                      : static_cast<int64_t>(std::min<uint64_t>(Bits, INT64_MAX));
-        } else {
-          Reported = true; // the const's own error was reported
-        }
-      }
-    }
-    if (!Count) {
-      if (!Reported)
-        error(Size->getLoc(), "array size must be a positive integer constant");
+    if (std::optional<uint64_t> Count = arraySize(*Size))
+      V.Ty = Type::getArray(Elem, *Count);
+    else
       Bad = true;
-    } else if (*Count <= 0) {
-      error(Size->getLoc(), "array size must be a positive integer constant");
-      Bad = true;
-    } else if (static_cast<uint64_t>(*Count) > MaxArrayCount) {
-      error(Size->getLoc(), "array size " + std::to_string(*Count) +
-                                " is too large; the limit is " + std::to_string(MaxArrayCount));
-      Bad = true;
-    } else {
-      V.Ty = Type::getArray(Elem, static_cast<uint64_t>(*Count));
-    }
   } else if (V.Ty.getArrayCount() > MaxArrayCount) {
     error(V.Loc, "array size " + std::to_string(V.Ty.getArrayCount()) +
                      " is too large; the limit is " + std::to_string(MaxArrayCount));
@@ -444,6 +473,8 @@ Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
       N->Ty = R.Var->Ty;
       if (BadDecls.contains(R.Var))
         return Type();
+      if (DeferredLets.contains(R.Var))
+        return R.Var->Ty; // once: checkDefiniteAssignment
       std::string Reason = notAssignableReason(*R.Var);
       if (Reason.empty())
         return R.Var->Ty;

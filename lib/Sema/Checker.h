@@ -10,6 +10,7 @@
 //   CheckExpr.cpp     expressions and literal typing
 //   BuiltinRules.cpp  the overloads of the builtin functions
 //   ConstEval.cpp     folding constant expressions
+//   DefiniteAssignment.cpp  reads before assignment
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,7 +165,16 @@ public:
   void checkBlock(BlockStmt *B, SourceLoc ParentLoc);
   void checkStmt(Stmt *S, SourceLoc ParentLoc);
   void checkDeclStmt(DeclStmt &D);
+  /// `let x = e;` / `var x = e;`: sets the type from the initializer.
+  void checkInferredDecl(DeclStmt &D);
+  /// Reports every read of a variable declared without an initializer
+  /// that some path reaches before an assignment, and every assignment of
+  /// such a `let` that may not be its first (DefiniteAssignment.cpp).
+  void checkDefiniteAssignment(const FunctionDecl &F);
   void checkArrayDecl(DeclStmt &D);
+  /// The element count an array size expression gives, or std::nullopt
+  /// after reporting why it gives none.
+  std::optional<uint64_t> arraySize(Expr &Size);
   void checkAssign(AssignStmt &A);
   void checkIf(IfStmt &S);
   void checkFor(ForStmt &S);
@@ -251,8 +261,19 @@ public:
 
   /// Folds a checked expression. Division by zero and out-of-range shift
   /// amounts are reported here. On NotConstant, \p Culprit is the first
-  /// subexpression that is not constant.
-  FoldStatus fold(const Expr &E, ConstValue &Out, const Expr *&Culprit);
+  /// subexpression that is not constant. \p Required: the place needs a
+  /// constant (a const's initializer, an array size), and integer
+  /// arithmetic whose result does not fit its type is an error there;
+  /// elsewhere (a constant index, a constant step) it wraps, as at run
+  /// time.
+  FoldStatus fold(const Expr &E, ConstValue &Out, const Expr *&Culprit, bool Required = false);
+  /// Why \p E (a node that fold() found not constant) is not: "'n' is a
+  /// parameter, known only at run time", "a call is evaluated at run
+  /// time", ...
+  static std::string describeNonConstant(const Expr &E);
+  /// "WHAT must be a constant expression, but <why E is not>; a constant
+  /// expression is made of literals, consts, operators, '?:' and 'as'".
+  static std::string notConstantMessage(const llvm::Twine &What, const Expr &E);
   /// The first node that can never be part of a constant expression (a
   /// call, an index, a member, `&`), or null.
   static const Expr *findNonConstantNode(const Expr *E);
@@ -278,6 +299,9 @@ public:
   /// Consts being checked, outermost first (for the cycle message).
   std::vector<const ConstDecl *> ConstStack;
 
+  /// The `let`s declared without an initializer: assignable, once
+  /// (checkDefiniteAssignment enforces the once).
+  llvm::DenseSet<const VarDecl *> DeferredLets;
   /// Declarations whose type is unusable after an error: uses of them are
   /// silently Invalid so that one error does not cascade.
   llvm::DenseSet<const VarDecl *> BadDecls;

@@ -2,7 +2,9 @@
 //
 // Part of gridjit. Folds checked expressions made of literals, consts,
 // unary and binary operators and casts, with the run-time semantics of the
-// spec: integers wrap at their width (two's complement), `>>` is arithmetic
+// spec: integers wrap at their width (two's complement) -- except where a
+// constant is required (a const's initializer, an array size: fold()'s
+// Required), where a result that does not fit is an error --, `>>` is arithmetic
 // for signed types, f32 arithmetic rounds to f32 after every operation,
 // float->int casts round toward zero and saturate (NaN gives 0).
 //
@@ -187,12 +189,27 @@ static double floatArith(BinaryOp Op, Type T, double X, double Y) {
   return floatOp<double>(Op, X, Y);
 }
 
+/// The value of a signed or unsigned integer for a message.
+static std::string intText(const APInt &A, bool Signed) {
+  return Signed ? std::to_string(A.getSExtValue()) : std::to_string(A.getZExtValue());
+}
+
 namespace {
 /// Folds one binary operator; reports division by zero and shift amounts
-/// outside the type's width at \p Loc.
+/// outside the type's width at \p Loc, and, when \p Required, integer
+/// arithmetic whose exact result does not fit the type.
 struct BinaryFolder {
   Checker &C;
   SourceLoc Loc;
+  bool Required;
+
+  /// Reports `X op Y` overflowing type \p T.
+  FoldStatus overflow(BinaryOp Op, const APInt &X, const APInt &Y, bool Signed, Type T) {
+    C.error(Loc, "integer overflow in constant expression: " + intText(X, Signed) + " " +
+                     binaryOpSpelling(Op) + " " + intText(Y, Signed) + " does not fit in type " +
+                     quote(T));
+    return FoldStatus::Failed;
+  }
 
   FoldStatus fold(BinaryOp Op, const ConstValue &L, const ConstValue &R, ConstValue &Out) {
     Type T = L.Ty;
@@ -207,15 +224,16 @@ struct BinaryFolder {
     }
     APInt X = toAPInt(L), Y = toAPInt(R);
     bool Signed = T.isSignedInteger();
+    bool Overflow = false;
     switch (Op) {
     case BinaryOp::Add:
-      X += Y;
+      X = Signed ? X.sadd_ov(Y, Overflow) : X.uadd_ov(Y, Overflow);
       break;
     case BinaryOp::Sub:
-      X -= Y;
+      X = Signed ? X.ssub_ov(Y, Overflow) : X.usub_ov(Y, Overflow);
       break;
     case BinaryOp::Mul:
-      X *= Y;
+      X = Signed ? X.smul_ov(Y, Overflow) : X.umul_ov(Y, Overflow);
       break;
     case BinaryOp::Div:
     case BinaryOp::Rem:
@@ -223,9 +241,10 @@ struct BinaryFolder {
         C.error(Loc, "division by zero in constant expression");
         return FoldStatus::Failed;
       }
-      // sdiv/srem wrap: INT_MIN / -1 == INT_MIN, INT_MIN % -1 == 0.
+      // sdiv/srem wrap: INT_MIN / -1 == INT_MIN (an overflow),
+      // INT_MIN % -1 == 0 (exact).
       if (Op == BinaryOp::Div)
-        X = Signed ? X.sdiv(Y) : X.udiv(Y);
+        X = Signed ? X.sdiv_ov(Y, Overflow) : X.udiv(Y);
       else
         X = Signed ? X.srem(Y) : X.urem(Y);
       break;
@@ -257,6 +276,9 @@ struct BinaryFolder {
     default:
       break;
     }
+    // The operands, for the message: X holds the wrapped result now.
+    if (Overflow && Required)
+      return overflow(Op, toAPInt(L), toAPInt(R), Signed, T);
     Out = fromAPInt(T, X);
     return FoldStatus::Constant;
   }
@@ -303,7 +325,48 @@ const Expr *Checker::findNonConstantNode(const Expr *E) {
   return E;
 }
 
-FoldStatus Checker::fold(const Expr &E, ConstValue &Out, const Expr *&Culprit) {
+std::string Checker::describeNonConstant(const Expr &E) {
+  if (const auto *N = dyn_cast<NameExpr>(&E)) {
+    std::string Name = quote(N->Ident);
+    if (!N->Decl)
+      return Name + " is a builtin value, known only at run time";
+    switch (N->Decl->Storage) {
+    case StorageKind::Param:
+      return Name + " is a parameter, known only at run time";
+    case StorageKind::LoopIndex:
+      return Name + " is a loop index, known only at run time";
+    case StorageKind::Shared:
+      return Name + " is a shared array";
+    case StorageKind::Let:
+    case StorageKind::Var:
+      return Name + " is a local variable, known only at run time (a constant is declared "
+                    "'const' at module level)";
+    case StorageKind::Const:
+      break;
+    }
+    return Name + " is not a constant";
+  }
+  switch (E.getKind()) {
+  case Expr::Call:
+    return "a call (" + quote(cast<CallExpr>(E).Callee) + ") is evaluated at run time";
+  case Expr::Index:
+    return "an element is read from memory at run time";
+  case Expr::Member:
+    return "a thread or block index is known only at run time";
+  case Expr::Unary:
+    return "an address ('&') is known only at run time";
+  default:
+    return "it is evaluated at run time";
+  }
+}
+
+std::string Checker::notConstantMessage(const llvm::Twine &What, const Expr &E) {
+  return (What + " must be a constant expression, but " + describeNonConstant(E) +
+          "; a constant expression is made of literals, consts, operators, '?:' and 'as'")
+      .str();
+}
+
+FoldStatus Checker::fold(const Expr &E, ConstValue &Out, const Expr *&Culprit, bool Required) {
   Type T = E.Ty;
   if (!T.isScalar())
     return FoldStatus::Failed;
@@ -341,32 +404,42 @@ FoldStatus Checker::fold(const Expr &E, ConstValue &Out, const Expr *&Culprit) {
       return FoldStatus::NotConstant;
     }
     ConstValue A;
-    FoldStatus S = fold(*U.Operand, A, Culprit);
-    return S == FoldStatus::Constant ? foldUnary(U.Op, A, Out) : S;
+    FoldStatus S = fold(*U.Operand, A, Culprit, Required);
+    if (S != FoldStatus::Constant)
+      return S;
+    // `-128i8` is one literal, checked when typed; `-(-128i8)` overflows.
+    if (Required && U.Op == UnaryOp::Neg && T.isSignedInteger() && toAPInt(A).isMinSignedValue() &&
+        !isa<IntLitExpr>(*U.Operand)) {
+      error(U.getLoc(), "integer overflow in constant expression: -(" +
+                            intText(toAPInt(A), /*Signed=*/true) + ") does not fit in type " +
+                            quote(T));
+      return FoldStatus::Failed;
+    }
+    return foldUnary(U.Op, A, Out);
   }
   case Expr::Binary: {
     const auto &B = cast<BinaryExpr>(E);
     ConstValue L, R;
-    FoldStatus SL = fold(*B.LHS, L, Culprit);
+    FoldStatus SL = fold(*B.LHS, L, Culprit, Required);
     if (SL == FoldStatus::NotConstant)
       return SL;
-    FoldStatus SR = fold(*B.RHS, R, Culprit);
+    FoldStatus SR = fold(*B.RHS, R, Culprit, Required);
     if (SL != FoldStatus::Constant || SR != FoldStatus::Constant)
       return SR == FoldStatus::NotConstant ? SR : FoldStatus::Failed;
-    return BinaryFolder{*this, B.getLoc()}.fold(B.Op, L, R, Out);
+    return BinaryFolder{*this, B.getLoc(), Required}.fold(B.Op, L, R, Out);
   }
   case Expr::Cond: {
     // Only the chosen side is evaluated, as at run time.
     const auto &Q = cast<CondExpr>(E);
     ConstValue C;
-    FoldStatus S = fold(*Q.C, C, Culprit);
+    FoldStatus S = fold(*Q.C, C, Culprit, Required);
     if (S != FoldStatus::Constant)
       return S;
-    return fold(C.Int ? *Q.T : *Q.F, Out, Culprit);
+    return fold(C.Int ? *Q.T : *Q.F, Out, Culprit, Required);
   }
   case Expr::Cast: {
     ConstValue A;
-    FoldStatus S = fold(*cast<CastExpr>(E).Operand, A, Culprit);
+    FoldStatus S = fold(*cast<CastExpr>(E).Operand, A, Culprit, Required);
     if (S == FoldStatus::Constant)
       Out = castValue(A, T);
     return S;

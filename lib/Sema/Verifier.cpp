@@ -44,8 +44,10 @@ static void resetStmt(Stmt *S);
 
 static void resetVar(VarDecl &V) {
   resetExpr(V.ArraySize.get());
-  // A size written as a const name is filled in by the verifier.
-  if (V.Ty.isArray() && V.ArraySize && isa<NameExpr>(*V.ArraySize))
+  if (V.TypeInferred)
+    V.Ty = Type();
+  // A size that is not a plain literal is folded by the verifier.
+  if (V.Ty.isArray() && V.ArraySize && !isa<IntLitExpr>(*V.ArraySize))
     V.Ty = Type::getArray(V.Ty.getScalarKind(), 0);
 }
 
@@ -468,8 +470,7 @@ void Checker::checkConst(ConstDecl &C) {
   if (!C.Init) {
     error(NameLoc, "const " + quote(C.Var.Name) + " needs an initializer");
   } else if (const Expr *Bad = findNonConstantNode(C.Init.get())) {
-    error(startLoc(Bad),
-          "initializer of const " + quote(C.Var.Name) + " is not a constant expression");
+    error(startLoc(Bad), notConstantMessage("initializer of const " + quote(C.Var.Name), *Bad));
   } else {
     Type IT = checkValue(C.Init.get(), C.getLoc(), T);
     if (T.isValid() && IT.isValid() && IT != T) {
@@ -478,12 +479,12 @@ void Checker::checkConst(ConstDecl &C) {
     } else if (T.isValid() && IT.isValid()) {
       ConstValue V;
       const Expr *Culprit = nullptr;
-      FoldStatus S = fold(*C.Init, V, Culprit);
+      FoldStatus S = fold(*C.Init, V, Culprit, /*Required=*/true);
       if (S == FoldStatus::Constant)
         C.Value = V;
       else if (S == FoldStatus::NotConstant)
         error(startLoc(Culprit),
-              "initializer of const " + quote(C.Var.Name) + " is not a constant expression");
+              notConstantMessage("initializer of const " + quote(C.Var.Name), *Culprit));
     }
   }
 }

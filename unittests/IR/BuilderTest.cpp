@@ -305,3 +305,49 @@ TEST(BuilderTest, MutableParameter) {
   std::unique_ptr<Module> M = MB.take();
   expectBuilds(*M, "fn down(var n: i32) -> i32 { n -= 1; return n; }");
 }
+
+// let(Name, Init) and var(Name, Init) leave the type out, as `let x = e;`
+// does: it prints left out and the verifier infers it; var(Name, T) is a
+// declaration without an initializer, assigned later.
+TEST(BuilderTest, InferredTypesAndLaterAssignment) {
+  ModuleBuilder MB("infer.kir");
+  FunctionBuilder F = MB.function("f", {{"a", f64()}}, f64());
+  F.let("b", mul(name("a"), lit(2.0)));
+  F.var("c", lit(1));
+  F.var("d", f64());
+  F.assign(name("d"), add(name("b"), name("c") /* i32 */));
+  F.ret(name("d"));
+  std::unique_ptr<Module> M = MB.take();
+  // `c` is an i32 (an unsuffixed literal's default type): d = b + c is wrong.
+  EXPECT_EQ(errorText(verifyModule(*M)),
+            "infer.kir: error: operands of '+' must have the same type, found 'f64' and 'i32'\n");
+
+  ModuleBuilder MB2("infer.kir");
+  FunctionBuilder G = MB2.function("f", {{"a", f64()}}, f64());
+  G.let("b", mul(name("a"), lit(2.0)));
+  G.var("d", f64());
+  G.assign(name("d"), name("b"));
+  G.ret(name("d"));
+  std::unique_ptr<Module> M2 = MB2.take();
+  expectBuilds(*M2, "fn f(a: f64) -> f64 { let b = a * 2.0; var d: f64; d = b; return d; }");
+  // The verifier gave `b` the type of its initializer.
+  const auto *Body = llvm::cast<FunctionDecl>(*M2->Decls[0]).Body.get();
+  EXPECT_EQ(llvm::cast<DeclStmt>(*Body->Body[0]).Var.Ty, f64());
+}
+
+// An array size may be any constant expression; the verifier folds it.
+TEST(BuilderTest, ArraySizeExpressions) {
+  ModuleBuilder MB("sizes.kir");
+  MB.constant("S", i32(), lit(4));
+  FunctionBuilder K = MB.kernel("k", {{"p", ptr(f32())}});
+  K.sharedArray("t", f32(), add(mul(name("S"), lit(2)), lit(1)));
+  K.varArray("a", i32(), name("S"));
+  K.assign(index(name("p"), lit(0)), index(name("t"), lit(8)));
+  std::unique_ptr<Module> M = MB.take();
+  expectBuilds(*M, "const S: i32 = 4;\n"
+                   "kernel k(p: ptr<f32>) { shared t: [f32; S * 2 + 1]; var a: [i32; S]; "
+                   "p[0] = t[8]; }");
+  const auto *Body = llvm::cast<FunctionDecl>(*M->Decls[1]).Body.get();
+  EXPECT_EQ(llvm::cast<DeclStmt>(*Body->Body[0]).Var.Ty.getArrayCount(), 9u);
+  EXPECT_EQ(llvm::cast<DeclStmt>(*Body->Body[1]).Var.Ty.getArrayCount(), 4u);
+}

@@ -349,6 +349,22 @@ TEST(ParserTest, ArrayDeclarations) {
   EXPECT_EQ(loc(cast<DeclStmt>(*F->Body->Body[0]).Var.ArraySize->getLoc()), "2:27");
 }
 
+// An array size is any expression (the verifier folds it); `let x = e;`
+// and `var x = e;` leave the type to the verifier.
+TEST(ParserTest, ArraySizeExpressionsAndInferredTypes) {
+  std::unique_ptr<Module> M = parseOk("kernel k() { var a: [f32; (S + 2 * H) * D + 1]; "
+                                      "shared t: [i32; N > 2 ? N : 2]; let x = 1; var y = x; }");
+  ASSERT_TRUE(M);
+  const FunctionDecl *F = firstFunction(*M);
+  EXPECT_EQ(dumpBlock(*F->Body),
+            "{(var a [f32] size=(+ (* (+ S (* 2 H)) D) 1)) (shared t [i32] size=(? (> N 2) N 2)) "
+            "(let x <invalid> 1) (var y <invalid> x)}");
+  const auto &X = cast<DeclStmt>(*F->Body->Body[2]);
+  EXPECT_TRUE(X.Var.TypeInferred);
+  EXPECT_FALSE(X.Var.Ty.isValid());
+  EXPECT_FALSE(cast<DeclStmt>(*F->Body->Body[0]).Var.TypeInferred);
+}
+
 TEST(ParserTest, FunctionForms) {
   std::unique_ptr<Module> M = parseOk("fn a() {}\nkernel b(x: i32) {}\nfn c(x: i32, y: f32) -> f32 "
                                       "{ return y; }\n");
@@ -721,8 +737,10 @@ TEST(ParserTest, StatementErrors) {
             "1:18: expected variable name after 'var', found '1'");
   EXPECT_EQ(onlyError("kernel k() { shared: i32; }"),
             "1:20: expected variable name after 'shared', found ':'");
-  EXPECT_EQ(onlyError("kernel k() { let x = 1; }"),
-            "1:20: expected ':' after variable name, found '='");
+  EXPECT_EQ(onlyError("kernel k() { let x; }"),
+            "1:19: expected ':' or '=' after variable name, found ';'");
+  EXPECT_EQ(onlyError("kernel k() { shared x = 1; }"),
+            "1:23: expected ':' after variable name, found '='");
   EXPECT_EQ(onlyError("kernel k() { if c x = 1; }"),
             "1:19: expected '{' after 'if' condition, found 'x'");
   EXPECT_EQ(onlyError("kernel k() { if c {} else x = 1; }"),
@@ -796,11 +814,10 @@ TEST(ParserTest, TypeErrors) {
             "1:22: expected scalar element type after '[', found '['");
   EXPECT_EQ(onlyError("kernel k() { var a: [i32 2]; }"),
             "1:26: expected ';' or ']' after array element type, found '2'");
-  EXPECT_EQ(onlyError("kernel k() { var a: [i32; 2.0]; }"),
-            "1:27: expected array size (an integer literal or a constant "
-            "name), found '2.0'");
-  EXPECT_EQ(onlyError("kernel k() { var a: [i32; N + 1]; }"),
-            "1:29: expected ']' after array size, found '+'");
+  EXPECT_EQ(onlyError("kernel k() { var a: [i32; ]; }"),
+            "1:27: expected array size (a constant expression), found ']'");
+  EXPECT_EQ(onlyError("kernel k() { var a: [i32; N + 1 1]; }"),
+            "1:33: expected ']' after array size, found '1'");
   EXPECT_EQ(onlyError("kernel k() { var a: [i32; 4; }"),
             "1:28: expected ']' after array size, found ';'");
 }

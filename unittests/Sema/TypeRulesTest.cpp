@@ -331,15 +331,18 @@ int64_t foldSigned(std::string_view T, std::string_view E) {
   return static_cast<int64_t>(foldConst(T, E).Int);
 }
 
-TEST(TypeRulesTest, ConstIntegersWrapAtTheirWidth) {
+// Integer arithmetic in a const is exact: a result that does not fit is an
+// error (below); what fits is the run-time value, shifts drop bits.
+TEST(TypeRulesTest, ConstIntegersFoldExactly) {
   EXPECT_EQ(foldSigned("i32", "7 / 2"), 3);
   EXPECT_EQ(foldSigned("i32", "-7 / 2"), -3);
   EXPECT_EQ(foldSigned("i32", "-7 % 3"), -1);
-  EXPECT_EQ(foldConst("u8", "250u8 + 10u8").Int, 4u);
-  EXPECT_EQ(foldSigned("i8", "-128i8 / -1i8"), -128);
+  EXPECT_EQ(foldConst("u8", "250u8 + 5u8").Int, 255u);
+  EXPECT_EQ(foldSigned("i8", "-127i8 / -1i8"), 127);
   EXPECT_EQ(foldSigned("i8", "-128i8 % -1i8"), 0);
   EXPECT_EQ(foldSigned("i32", "1 << 31"), INT32_MIN);
-  EXPECT_EQ(foldSigned("i32", "2147483647 + 1"), INT32_MIN);
+  EXPECT_EQ(foldSigned("i32", "-2147483647 - 1"), INT32_MIN);
+  EXPECT_EQ(foldConst("u64", "9223372036854775807u64 * 2u64 + 1u64").Int, UINT64_MAX);
   EXPECT_EQ(foldSigned("i32", "-8 >> 1"), -4);
   EXPECT_EQ(foldConst("u32", "0x80000000u32 >> 31").Int, 1u);
   EXPECT_EQ(foldConst("u32", "~0u32").Int, 0xffffffffu);
@@ -445,10 +448,27 @@ const ErrorCase ErrorCases[] = {
     {"const A: i32 = B;\nconst B: i32 = A;",
      "2:16: const 'A' is defined in terms of itself (A -> B -> A)"},
     {"const A: i32 = 1 / 0;", "1:16: division by zero in constant expression"},
-    {"const A: i32 = lane_id;", "1:16: initializer of const 'A' is not a constant expression"},
+    {"const A: u8 = 250u8 + 10u8;",
+     "1:15: integer overflow in constant expression: 250 + 10 does not fit in type 'u8'"},
+    {"const A: i8 = -128i8 / -1i8;",
+     "1:15: integer overflow in constant expression: -128 / -1 does not fit in type 'i8'"},
+    {"const A: i64 = 3037000500i64 * 3037000500i64;",
+     "1:16: integer overflow in constant expression: 3037000500 * 3037000500 does not fit in "
+     "type 'i64'"},
+    {"const A: u32 = 1u32 - 2u32;",
+     "1:16: integer overflow in constant expression: 1 - 2 does not fit in type 'u32'"},
+    {"const A: i32 = lane_id;",
+     "1:16: initializer of const 'A' must be a constant expression, but 'lane_id' is a builtin "
+     "value, known only at run time; a constant expression is made of literals, consts, "
+     "operators, '?:' and 'as'"},
     {"const A: ptr<i32> = 0;", "1:7: const 'A' must have a scalar type, found 'ptr<i32>'"},
     // Arrays and declarations.
-    {"kernel k() { var a: [f32; 0]; }", "1:27: array size must be a positive integer constant"},
+    {"kernel k() { var a: [f32; 0]; }", "1:27: array size must be positive, found 0"},
+    {"const N: i32 = 2147483647;\nkernel k() { var a: [f32; N * 2]; }",
+     "2:27: integer overflow in constant expression: 2147483647 * 2 does not fit in type 'i32'"},
+    {"kernel k(n: i32) { var a: [f32; n + 1]; }",
+     "1:33: array size must be a constant expression, but 'n' is a parameter, known only at run "
+     "time; a constant expression is made of literals, consts, operators, '?:' and 'as'"},
     {"kernel k() { var a: [f32]; }", "1:18: only a 'shared' array may be unsized"},
     {"kernel k() { shared a: [f32]; shared b: [f32]; }",
      "1:38: a kernel may declare at most one dynamic shared array (the first "
@@ -456,7 +476,17 @@ const ErrorCase ErrorCases[] = {
     {"fn f() { shared a: [f32; 4]; }", "1:10: 'shared' declarations are only allowed in kernels"},
     {"kernel k() { let a: [f32; 4]; }", "1:18: 'let' cannot declare an array; use 'var'"},
     {"kernel k() { var a: [f32; 4] = 1.0; }", "1:32: array 'a' cannot have an initializer"},
-    {"kernel k() { let x: i32; }", "1:18: 'let x' needs an initializer"},
+    {"kernel k(p: ptr<i32>) { let x: i32; p[0] = x; }",
+     "1:44: 'x' is used before it is assigned (declared at 1:29 without an initializer)"},
+    {"kernel k(c: bool) { var x: i32; if c { x = 1; } let y: i32 = x; }",
+     "1:62: 'x' may be used before it is assigned: not every path to here assigns it (declared "
+     "at 1:25 without an initializer)"},
+    {"kernel k() { let x: i32; x = 1; x = 2; }",
+     "1:33: cannot assign twice to 'x': it is declared with 'let' and is assigned already; "
+     "declare it with 'var'"},
+    {"kernel k() { let x: i32; while true { x = 1; } }",
+     "1:39: cannot assign to 'x' inside a loop: it is declared with 'let' outside the loop, "
+     "which may assign it more than once; declare it with 'var'"},
     {"kernel k() { var a: [f32; 4]; let b: f32 = a; }",
      "1:44: array 'a' cannot be used as a value; use an element of it"},
     {"kernel k() { var a: [f32; 4]; a[4] = 1.0; }",

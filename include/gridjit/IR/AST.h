@@ -41,8 +41,8 @@ using StmtPtr = std::unique_ptr<Stmt>;
 /// How a named value was declared.
 enum class StorageKind : uint8_t {
   Param,     ///< a function or kernel parameter (immutable)
-  Let,       ///< `let x: T = e;` (immutable)
-  Var,       ///< `var x: T = e;` or `var a: [T; N];` (mutable)
+  Let,       ///< `let x: T = e;` or `let x = e;` (immutable)
+  Var,       ///< `var x: T = e;`, `var x: T;`, `var x = e;` or `var a: [T; N];` (mutable)
   Shared,    ///< `shared t: [T; N];` / `shared t: [T];` (kernels only)
   LoopIndex, ///< the index of a `for` loop (immutable in the body)
   Const,     ///< a module-level `const`
@@ -52,17 +52,23 @@ enum class StorageKind : uint8_t {
 struct VarDecl {
   std::string Name;
   /// The declared type. For arrays the count is filled in by the verifier
-  /// when the size is written as a `const` name. For a loop index the type
-  /// is inferred by the verifier.
+  /// when the size is not a plain literal (a constant expression). For a
+  /// loop index, and for a `let`/`var` declared without a type
+  /// (TypeInferred), the type is inferred by the verifier.
   Type Ty;
+  /// For `let x = e;` / `var x = e;`: no type was written; the verifier
+  /// sets Ty to the initializer's type (Invalid until then). The printer
+  /// leaves the type out again, so the canonical form keeps it omitted.
+  bool TypeInferred = false;
   SourceLoc Loc;
   StorageKind Storage = StorageKind::Let;
   /// For a parameter: declared `var NAME: T`, so the body may assign it.
   /// The verifier gives such a parameter a local copy (DeclStmt::CopyOf)
   /// that every use in the body names. False for every other storage.
   bool Mutable = false;
-  /// For array declarations: the size as written (an integer literal or the
-  /// name of a `const`); null for the unsized dynamic shared array.
+  /// For array declarations: the size as written (a constant expression:
+  /// literals, consts, operators, `?:` and casts); null for the unsized
+  /// dynamic shared array.
   ExprPtr ArraySize;
 };
 

@@ -225,14 +225,27 @@ public:
   BlockBuilder &let(std::string Name, Type T, ExprPtr Init);
   /// `var Name: T = Init;`
   BlockBuilder &var(std::string Name, Type T, ExprPtr Init);
+  /// `let Name = Init;`: the verifier gives Name the type of Init.
+  BlockBuilder &let(std::string Name, ExprPtr Init);
+  /// `var Name = Init;`: the verifier gives Name the type of Init.
+  BlockBuilder &var(std::string Name, ExprPtr Init);
+  /// `var Name: T;`: assigned later; the verifier rejects a read that some
+  /// path reaches before an assignment (docs/LangRef.md, "Definite
+  /// assignment").
+  BlockBuilder &var(std::string Name, Type T);
   /// `var Name: [Elem; Count];` (a thread-local array, zero-filled).
   BlockBuilder &varArray(std::string Name, Type Elem, uint64_t Count);
   /// `var Name: [Elem; ConstName];` with the size given by a module `const`.
   BlockBuilder &varArray(std::string Name, Type Elem, std::string ConstName);
+  /// `var Name: [Elem; Size];` with any constant expression as the size
+  /// (`mul(add(name("S"), lit(2)), name("D"))`); the verifier folds it.
+  BlockBuilder &varArray(std::string Name, Type Elem, ExprPtr Size);
   /// `shared Name: [Elem; Count];` (kernels only).
   BlockBuilder &sharedArray(std::string Name, Type Elem, uint64_t Count);
   /// `shared Name: [Elem; ConstName];`
   BlockBuilder &sharedArray(std::string Name, Type Elem, std::string ConstName);
+  /// `shared Name: [Elem; Size];` with any constant expression as the size.
+  BlockBuilder &sharedArray(std::string Name, Type Elem, ExprPtr Size);
   /// `shared Name: [Elem];`: the kernel's dynamic shared memory.
   BlockBuilder &dynamicShared(std::string Name, Type Elem);
   /// @}
@@ -286,7 +299,7 @@ public:
 
 private:
   BlockBuilder &declare(StorageKind Storage, std::string Name, Type T, ExprPtr Init,
-                        ExprPtr ArraySize);
+                        ExprPtr ArraySize, bool TypeInferred = false);
 
   BlockStmt *Block;
 };

@@ -339,7 +339,8 @@ llvm::Error HostModuleLowering::lowerBlockLevel(const BlockStmt &Blk) {
       break;
     }
     case Stmt::Decl:
-      E = Hoister.hoist(*cast<DeclStmt>(S).Init);
+      if (const Expr *Init = cast<DeclStmt>(S).Init.get())
+        E = Hoister.hoist(*Init);
       Pending.push_back(&S);
       break;
     case Stmt::Assign:

@@ -254,27 +254,40 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
       Cur->Vars[&V] = {VarSlot::Address, *Base, {}, nullptr};
     return llvm::Error::success();
   }
-  Expected<Value *> Init = lowerExpr(*S.Init);
-  if (!Init)
-    return Init.takeError();
+  // Without an initializer (`var x: f32;`) the slot is made and nothing
+  // stored: the verifier has proved that no read comes before an
+  // assignment. Such a variable is never uniform nor recomputed
+  // (KernelAnalysis.cpp plans both only for an initializer).
+  Value *Init = nullptr;
+  if (S.Init) {
+    Expected<Value *> I = lowerExpr(*S.Init);
+    if (!I)
+      return I.takeError();
+    Init = *I;
+  } else if (St == Storage::Uniform || St == Storage::Remat) {
+    return Ctx.error(V.Loc, "internal error: '" + llvm::Twine(V.Name) +
+                                "' has no initializer to keep uniform or recompute");
+  }
   switch (St) {
   case Storage::Uniform:
     return Ctx.error(V.Loc, "internal error: uniform variable '" + llvm::Twine(V.Name) +
                                 "' declared in a thread loop");
   case Storage::Remat:
     Cur->Vars[&V] = {VarSlot::Remat, nullptr, {}, S.Init.get()};
-    Cur->RematValues[&V] = *Init;
+    Cur->RematValues[&V] = Init;
     return llvm::Error::success();
   case Storage::Frame: {
     uint64_t Size = V.Ty.getSizeInBytes();
     FrameSlot F = Cur->allocFrame(Size, Size);
     Cur->Vars[&V] = {VarSlot::Frame, nullptr, F, nullptr};
-    storeScalar(slotAddr(F, Cur->Env.Linear), *Init, V.Ty);
+    if (Init)
+      storeScalar(slotAddr(F, Cur->Env.Linear), Init, V.Ty);
     return llvm::Error::success();
   }
   case Storage::RegionLocal: {
     llvm::AllocaInst *Slot = Ctx.createEntryAlloca(memTy(Ctx, V.Ty), V.Name);
-    storeScalar(Slot, *Init, V.Ty);
+    if (Init)
+      storeScalar(Slot, Init, V.Ty);
     Cur->Vars[&V] = {VarSlot::Address, Slot, {}, nullptr};
     return llvm::Error::success();
   }

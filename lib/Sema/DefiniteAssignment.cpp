@@ -1,0 +1,321 @@
+//===- DefiniteAssignment.cpp - KIR verifier: reads before assignment -----===//
+//
+// Part of gridjit. A `let` or `var` declared without an initializer
+// (`var x: f32;`) must be assigned on every path before it is read, and a
+// `let` so declared is assigned once (docs/LangRef.md, "Definite
+// assignment"). This pass follows Java's definite (un)assignment rules on
+// the structured tree, in one forward walk per function body:
+//
+//  * the state is, per such variable, "assigned on every path to here"
+//    (Assigned) and "assigned on some path to here" (Maybe); after a
+//    `break`, `continue` or `return` the state is unreachable, which
+//    counts every variable as assigned and none as maybe-assigned;
+//  * `if`/`else` joins its arms (Assigned on both, Maybe on either); an
+//    `if` without `else` joins the then-arm with the state before it;
+//  * a loop's body may not run: after `while c` or `for` the variables
+//    assigned are those assigned before the loop. The one exception is a
+//    `while true` (the literal), which ends only through a `break`: after
+//    it, what is assigned at every `break` (and nothing when it has none:
+//    the code after it is unreachable);
+//  * expressions assign nothing in KIR, so `&&`, `||` and `?:` need no
+//    rule of their own: every read in them is checked against the state
+//    before the expression;
+//  * a `let` may be assigned only where no path has assigned it yet, and
+//    not inside a loop that does not also contain its declaration (a loop
+//    may repeat the assignment), which keeps the walk to one pass over
+//    each loop body.
+//
+// A read that fails is reported once per path: the variable then counts
+// as assigned, so its later reads do not repeat the error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checker.h"
+
+#include "llvm/ADT/BitVector.h"
+
+using namespace gridjit;
+using namespace gridjit::sema;
+
+namespace {
+
+/// What the walk knows at one point of the body.
+struct State {
+  bool Unreachable = false;
+  llvm::BitVector Assigned; ///< assigned on every path to here
+  llvm::BitVector Maybe;    ///< assigned on some path to here
+};
+
+/// The control-flow merge of two states.
+State join(const State &A, const State &B) {
+  if (A.Unreachable)
+    return B;
+  if (B.Unreachable)
+    return A;
+  State R = A;
+  R.Assigned &= B.Assigned;
+  R.Maybe |= B.Maybe;
+  return R;
+}
+
+State unreachable(size_t N) {
+  State S;
+  S.Unreachable = true;
+  S.Assigned.resize(N, true);
+  S.Maybe.resize(N, false);
+  return S;
+}
+
+class DefiniteAssignment {
+public:
+  explicit DefiniteAssignment(Checker &C) : C(C) {}
+
+  void run(const BlockStmt &Body) { walkBlock(Body); }
+
+private:
+  /// A loop being walked: the join of the states at its `break`s, and the
+  /// union of what any path through its body may assign.
+  struct Loop {
+    State Breaks;
+    llvm::BitVector Maybe;
+  };
+
+  /// The index of a tracked variable, or -1.
+  int indexOf(const VarDecl *V) const {
+    auto It = Index.find(V);
+    return It == Index.end() ? -1 : static_cast<int>(It->second);
+  }
+
+  /// Makes \p S's bit vectors as long as the variables seen so far (a new
+  /// variable is unassigned; in an unreachable state, assigned).
+  void fit(State &S) const {
+    S.Assigned.resize(Vars.size(), S.Unreachable);
+    S.Maybe.resize(Vars.size(), false);
+  }
+
+  void declare(const DeclStmt &D) {
+    const VarDecl &V = D.Var;
+    if (D.Init || D.CopyOf || !(V.Storage == StorageKind::Let || V.Storage == StorageKind::Var) ||
+        !(V.Ty.isScalar() || V.Ty.isPointer()))
+      return;
+    auto [It, New] = Index.try_emplace(&V, Vars.size());
+    if (New) {
+      Vars.push_back(&V);
+      DeclLoopDepth.push_back(Loops.size());
+    }
+    fit(Cur);
+    // Declared again on each pass through a loop body: unassigned there.
+    Cur.Assigned.reset(It->second);
+    Cur.Maybe.reset(It->second);
+  }
+
+  /// " (declared at L:C without an initializer)", or the same without the
+  /// place for a module made with the builder API.
+  static std::string declNote(const VarDecl &V) {
+    std::string Where;
+    if (V.Loc.isValid())
+      Where = " at " + std::to_string(V.Loc.Line) + ":" + std::to_string(V.Loc.Col);
+    return " (declared" + Where + " without an initializer)";
+  }
+
+  void read(const NameExpr &N) {
+    int I = indexOf(N.Decl);
+    if (I < 0 || Cur.Unreachable)
+      return;
+    fit(Cur);
+    if (Cur.Assigned.test(I))
+      return;
+    const VarDecl &V = *N.Decl;
+    if (Cur.Maybe.test(I))
+      C.error(N.getLoc(), quote(V.Name) +
+                              " may be used before it is assigned: not every path to "
+                              "here assigns it" +
+                              declNote(V));
+    else
+      C.error(N.getLoc(), quote(V.Name) + " is used before it is assigned" + declNote(V));
+    Cur.Assigned.set(I); // one report per path
+  }
+
+  void assign(const NameExpr &N) {
+    int I = indexOf(N.Decl);
+    if (I < 0)
+      return;
+    fit(Cur);
+    const VarDecl &V = *N.Decl;
+    if (V.Storage == StorageKind::Let) {
+      if (Loops.size() > DeclLoopDepth[I])
+        C.error(N.getLoc(), "cannot assign to " + quote(V.Name) +
+                                " inside a loop: it is declared with 'let' outside the loop, "
+                                "which may assign it more than once; declare it with 'var'");
+      else if (!Cur.Unreachable && Cur.Maybe.test(I))
+        C.error(N.getLoc(), "cannot assign twice to " + quote(V.Name) + ": it is declared with " +
+                                "'let' and " + (Cur.Assigned.test(I) ? "is" : "may be") +
+                                " assigned already; declare it with 'var'");
+    }
+    if (Cur.Unreachable)
+      return;
+    Cur.Assigned.set(I);
+    Cur.Maybe.set(I);
+  }
+
+  // Reads in an expression tree, in any order (none of them assigns).
+  void readsIn(const Expr *E) {
+    if (!E)
+      return;
+    switch (E->getKind()) {
+    case Expr::IntLit:
+    case Expr::FloatLit:
+    case Expr::BoolLit:
+      return;
+    case Expr::Name:
+      return read(*cast<NameExpr>(E));
+    case Expr::Unary:
+      return readsIn(cast<UnaryExpr>(E)->Operand.get());
+    case Expr::Binary:
+      readsIn(cast<BinaryExpr>(E)->LHS.get());
+      return readsIn(cast<BinaryExpr>(E)->RHS.get());
+    case Expr::Cond:
+      readsIn(cast<CondExpr>(E)->C.get());
+      readsIn(cast<CondExpr>(E)->T.get());
+      return readsIn(cast<CondExpr>(E)->F.get());
+    case Expr::Cast:
+      return readsIn(cast<CastExpr>(E)->Operand.get());
+    case Expr::Call:
+      for (const ExprPtr &A : cast<CallExpr>(E)->Args)
+        readsIn(A.get());
+      return;
+    case Expr::Index:
+      readsIn(cast<IndexExpr>(E)->Base.get());
+      return readsIn(cast<IndexExpr>(E)->Idx.get());
+    case Expr::Member:
+      return readsIn(cast<MemberExpr>(E)->Base.get());
+    }
+  }
+
+  void walkBlock(const BlockStmt *B) {
+    if (B)
+      for (const StmtPtr &S : B->Body)
+        walk(S.get());
+  }
+  void walkBlock(const BlockStmt &B) { walkBlock(&B); }
+
+  /// Leaves the current path: the rest of it is unreachable.
+  void leave() { Cur = unreachable(Vars.size()); }
+
+  /// Walks a loop body from the current state; returns the state at its
+  /// end joined with those at its `continue`s (only Maybe is used), and
+  /// the loop's record.
+  Loop walkLoopBody(const BlockStmt *Body) {
+    Loops.push_back({unreachable(Vars.size()), llvm::BitVector(Vars.size())});
+    walkBlock(Body);
+    fit(Cur);
+    Loop L = std::move(Loops.back());
+    Loops.pop_back();
+    L.Maybe.resize(Vars.size());
+    L.Maybe |= Cur.Maybe;
+    fit(L.Breaks);
+    return L;
+  }
+
+  /// After a loop whose body may not run: what was assigned before it,
+  /// and what it may have assigned.
+  void afterLoop(State Before, const Loop &L) {
+    fit(Before);
+    if (!Before.Unreachable)
+      Before.Maybe |= L.Maybe;
+    Cur = std::move(Before);
+  }
+
+  void walk(const Stmt *S) {
+    if (!S)
+      return;
+    switch (S->getKind()) {
+    case Stmt::Decl: {
+      const auto &D = *cast<DeclStmt>(S);
+      readsIn(D.Init.get());
+      return declare(D);
+    }
+    case Stmt::Assign: {
+      const auto &A = *cast<AssignStmt>(S);
+      const auto *N = dyn_cast_or_null<NameExpr>(A.Target.get());
+      if (!N || A.Op != AssignOp::Assign)
+        readsIn(A.Target.get()); // `x += e` reads x; `a[i] = e` reads i
+      readsIn(A.Value.get());
+      if (N)
+        assign(*N);
+      return;
+    }
+    case Stmt::If: {
+      const auto &I = *cast<IfStmt>(S);
+      readsIn(I.Cond.get());
+      State Before = Cur;
+      walkBlock(I.Then.get());
+      State Then = std::move(Cur);
+      Cur = std::move(Before);
+      walk(I.Else.get());
+      fit(Then);
+      fit(Cur);
+      Cur = join(Then, Cur);
+      return;
+    }
+    case Stmt::While: {
+      const auto &W = *cast<WhileStmt>(S);
+      readsIn(W.Cond.get());
+      State Before = Cur;
+      Loop L = walkLoopBody(W.Body.get());
+      const auto *Lit = dyn_cast_or_null<BoolLitExpr>(W.Cond.get());
+      if (Lit && Lit->Value) {
+        // Left only through a `break`: what every `break` has assigned.
+        Cur = std::move(L.Breaks);
+        return;
+      }
+      return afterLoop(std::move(Before), L);
+    }
+    case Stmt::For: {
+      const auto &F = *cast<ForStmt>(S);
+      readsIn(F.Begin.get());
+      readsIn(F.End.get());
+      readsIn(F.Step.get());
+      State Before = Cur;
+      Loop L = walkLoopBody(F.Body.get());
+      return afterLoop(std::move(Before), L);
+    }
+    case Stmt::Break:
+    case Stmt::Continue:
+      if (!Loops.empty()) {
+        Loop &L = Loops.back();
+        fit(Cur);
+        L.Maybe.resize(Vars.size());
+        L.Maybe |= Cur.Maybe;
+        if (S->getKind() == Stmt::Break) {
+          fit(L.Breaks);
+          L.Breaks = join(L.Breaks, Cur);
+        }
+      }
+      return leave();
+    case Stmt::Return:
+      readsIn(cast<ReturnStmt>(S)->Value.get());
+      return leave();
+    case Stmt::ExprS:
+      return readsIn(cast<ExprStmt>(S)->E.get());
+    case Stmt::Block:
+      return walkBlock(cast<BlockStmt>(S));
+    }
+  }
+
+  Checker &C;
+  /// The variables declared without an initializer, by index.
+  llvm::DenseMap<const VarDecl *, unsigned> Index;
+  std::vector<const VarDecl *> Vars;
+  /// How many loops enclose each variable's declaration.
+  std::vector<size_t> DeclLoopDepth;
+  std::vector<Loop> Loops;
+  State Cur;
+};
+
+} // namespace
+
+void Checker::checkDefiniteAssignment(const FunctionDecl &F) {
+  if (F.Body)
+    DefiniteAssignment(*this).run(*F.Body);
+}
