@@ -240,9 +240,12 @@ private:
   bool parseIfHead(IfStmt &S);
   StmtPtr parseWhileStmt();
   StmtPtr parseForStmt();
+  StmtPtr parseGeneralFor(SourceLoc Loc);
   StmtPtr parseJumpStmt();
   StmtPtr parseReturnStmt();
-  StmtPtr parseAssignOrCallStmt();
+  /// An assignment or a call statement; \p ForUpdate: the update of a
+  /// general `for` (an assignment only, without its ';').
+  StmtPtr parseAssignOrCallStmt(bool ForUpdate = false);
 
   // Expressions.
   ExprPtr parseExpr();
@@ -856,11 +859,17 @@ StmtPtr Parser::parseWhileStmt() {
 }
 
 // for-stmt ::= 'for' NAME 'in' expr '..' expr ['step' expr] block
+//            | 'for' [('let' | 'var') decl-rest] ';' expr ';' [update] block
 // `in` and `step` are contextual keywords: a loop variable, or a name in
 // the range, may be called `in` or `step` (`for in in in..step step step`).
+// The token after `for` decides the form: `let`, `var` or `;` starts the
+// general loop, a name the range loop.
 StmtPtr Parser::parseForStmt() {
-  auto F = std::make_unique<ForStmt>(Tok.Loc);
+  SourceLoc Loc = Tok.Loc;
   consume(); // 'for'
+  if (Tok.is(TokenKind::KwLet) || Tok.is(TokenKind::KwVar) || Tok.is(TokenKind::Semi))
+    return parseGeneralFor(Loc);
+  auto F = std::make_unique<ForStmt>(Loc);
   if (Tok.isNot(TokenKind::Identifier)) {
     errorExpected("loop variable name after 'for'");
     return nullptr;
@@ -881,6 +890,22 @@ StmtPtr Parser::parseForStmt() {
   if (!(F->Body = parseBlock("after 'for' range")))
     return nullptr;
   return F;
+}
+
+// The general loop after `for`: a `let`/`var` declaration (which ends in
+// its ';') or a lone ';', the condition, ';', and an optional update
+// statement: an assignment, with no ';' of its own, before the body.
+StmtPtr Parser::parseGeneralFor(SourceLoc Loc) {
+  auto W = std::make_unique<WhileStmt>(Loc);
+  if (!consumeIf(TokenKind::Semi) && !(W->Init = parseDeclStmt()))
+    return nullptr;
+  if (!(W->Cond = parseExpr()) || !expect(TokenKind::Semi, "after 'for' condition"))
+    return nullptr;
+  if (Tok.isNot(TokenKind::LBrace) && !(W->Update = parseAssignOrCallStmt(/*ForUpdate=*/true)))
+    return nullptr;
+  if (!(W->Body = parseBlock("after 'for' update")))
+    return nullptr;
+  return W;
 }
 
 // 'break' ';' | 'continue' ';'
@@ -909,10 +934,10 @@ StmtPtr Parser::parseReturnStmt() {
 // assign-or-call ::= expr ASSIGN-OP expr ';' | call ';'
 // The target is any expression here; the verifier checks that it can be
 // assigned to.
-StmtPtr Parser::parseAssignOrCallStmt() {
+StmtPtr Parser::parseAssignOrCallStmt(bool ForUpdate) {
   SourceLoc Start = Tok.Loc;
   if (!canStartExpression(Tok.Kind)) {
-    errorExpected("statement");
+    errorExpected(ForUpdate ? "an assignment or '{' after the 'for' condition" : "statement");
     return nullptr;
   }
   ExprPtr E = parseExpr();
@@ -921,9 +946,13 @@ StmtPtr Parser::parseAssignOrCallStmt() {
   if (std::optional<AssignOp> Op = assignOp(Tok.Kind)) {
     consume();
     ExprPtr Value = parseExpr();
-    if (!Value || !expectSemi())
+    if (!Value || (!ForUpdate && !expectSemi()))
       return nullptr;
     return std::make_unique<AssignStmt>(Start, *Op, std::move(E), std::move(Value));
+  }
+  if (ForUpdate) {
+    error(Start, "the update of a 'for' loop must be an assignment, such as 'i += 1'");
+    return nullptr;
   }
   if (!llvm::isa<CallExpr>(E.get())) {
     std::string Hint;

@@ -163,6 +163,7 @@ public:
   void checkArrayDecl(DeclStmt &D);
   void checkAssign(AssignStmt &A);
   void checkIf(IfStmt &S);
+  void checkWhile(WhileStmt &S);
   void checkFor(ForStmt &S);
   void checkReturn(ReturnStmt &S);
   void checkExprStmt(ExprStmt &S);
