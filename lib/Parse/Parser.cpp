@@ -240,6 +240,7 @@ private:
   bool parseIfHead(IfStmt &S);
   StmtPtr parseWhileStmt();
   StmtPtr parseForStmt();
+  StmtPtr parseRangeFor(SourceLoc Loc);
   StmtPtr parseGeneralFor(SourceLoc Loc);
   StmtPtr parseJumpStmt();
   StmtPtr parseReturnStmt();
@@ -864,11 +865,23 @@ StmtPtr Parser::parseWhileStmt() {
 // the range, may be called `in` or `step` (`for in in in..step step step`).
 // The token after `for` decides the form: `let`, `var` or `;` starts the
 // general loop, a name the range loop.
+// After an error in the header, recovery skips to the body, which the
+// caller's skipStatement then skips whole: the header's own ';'s do not
+// end the statement.
 StmtPtr Parser::parseForStmt() {
   SourceLoc Loc = Tok.Loc;
   consume(); // 'for'
-  if (Tok.is(TokenKind::KwLet) || Tok.is(TokenKind::KwVar) || Tok.is(TokenKind::Semi))
-    return parseGeneralFor(Loc);
+  StmtPtr S = Tok.is(TokenKind::KwLet) || Tok.is(TokenKind::KwVar) || Tok.is(TokenKind::Semi)
+                  ? parseGeneralFor(Loc)
+                  : parseRangeFor(Loc);
+  if (!S)
+    while (Tok.isNot(TokenKind::LBrace) && Tok.isNot(TokenKind::RBrace) &&
+           Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind))
+      consume();
+  return S;
+}
+
+StmtPtr Parser::parseRangeFor(SourceLoc Loc) {
   auto F = std::make_unique<ForStmt>(Loc);
   if (Tok.isNot(TokenKind::Identifier)) {
     errorExpected("loop variable name after 'for'");
@@ -879,7 +892,12 @@ StmtPtr Parser::parseForStmt() {
   F->Index.Name = std::string(Tok.Text);
   consume();
   if (!consumeContextual(contextual::In)) {
-    errorExpected("'in' after loop variable");
+    if (Tok.is(TokenKind::Equal)) // C's `for (i = 0; ...)`
+      errorAtTok("expected 'in' after loop variable, found '='; a loop with a condition and an "
+                 "update is written 'for var " +
+                 F->Index.Name + ": TYPE = START; CONDITION; UPDATE { }'");
+    else
+      errorExpected("'in' after loop variable");
     return nullptr;
   }
   if (!(F->Begin = parseExpr()) || !expect(TokenKind::DotDot, "in 'for' range") ||
