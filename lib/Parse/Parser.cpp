@@ -268,6 +268,8 @@ private:
   Token Tok;
   /// Just past the previous token: where a missing ';' is reported.
   SourceLoc PrevEnd{1, 1};
+  /// The kinds of the last two consumed tokens, the last first.
+  TokenKind PrevKind[2] = {TokenKind::Eof, TokenKind::Eof};
   /// Counts consumed tokens; loops compare it to make sure they progress.
   unsigned long long NumConsumed = 0;
   /// Current recursion depth (see NestingScope).
@@ -301,6 +303,8 @@ private:
 //===----------------------------------------------------------------------===//
 
 void Parser::consume() {
+  PrevKind[1] = PrevKind[0];
+  PrevKind[0] = Tok.Kind;
   PrevEnd = SourceLoc{Tok.Loc.Line, Tok.Loc.Col + static_cast<unsigned>(Tok.Text.size())};
   Tok = Lex.lex();
   ++NumConsumed;
@@ -1205,6 +1209,15 @@ ParsedExpr Parser::parsePrimary() {
   case TokenKind::LParen:
     return parseParenExpr();
   default:
+    // C's `i++` and `i--` (in a `for` update above all) lex as `i + +`
+    // and `i - -`, with no operand after.
+    if ((Tok.is(TokenKind::Plus) && PrevKind[0] == TokenKind::Plus) ||
+        (PrevKind[0] == TokenKind::Minus && PrevKind[1] == TokenKind::Minus)) {
+      bool Inc = Tok.is(TokenKind::Plus);
+      errorAtTok("expected expression, found " + describeTok() + "; KIR has no '" +
+                 (Inc ? "++" : "--") + "': write 'x " + (Inc ? "+" : "-") + "= 1'");
+      return {};
+    }
     errorExpected("expression");
     return {};
   }
