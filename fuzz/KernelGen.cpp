@@ -373,7 +373,9 @@ void Gen::stmts(int Depth) {
 void Gen::stmt(int Depth) {
   --StmtBudget;
   constexpr int ED = 4; // expression depth
-  switch (In.below(11)) {
+  // Case 11 came last (the general loop): stored inputs keep their
+  // kernels where they pick the same cases (the empty input picks 0).
+  switch (In.below(12)) {
   case 0:
   case 1: { // let / var
     Ty T = anyScalar();
@@ -476,6 +478,29 @@ void Gen::stmt(int Depth) {
       line("atomic_" + Op + "(&acc[" + std::to_string(In.below(8)) + "], " + expr(U64, ED) + ");");
     else
       line("atomic_" + Op + "(&sa[" + std::to_string(In.below(8)) + "], " + expr(U32, ED) + ");");
+    return;
+  }
+  case 11: { // the general loop: halving, counting down, doubling
+    if (Depth >= 2)
+      return;
+    std::string N = fresh("g");
+    std::string K = std::to_string(1 + In.below(40));
+    std::string Head = "for var " + N + ": i32 = ";
+    switch (In.below(3)) {
+    case 0:
+      Head += K + "; " + N + " > 0; " + N + " >>= 1 {";
+      break;
+    case 1:
+      Head += K + "; " + N + " >= 0; " + N + " -= " + std::to_string(1 + In.below(3)) + " {";
+      break;
+    default:
+      Head += "1; " + N + " < " + K + "; " + N + " *= 2 {";
+      break;
+    }
+    line(Head);
+    push();
+    declare({N, I32, false}); // the body cannot assign it: the loop ends
+    loopBodyAndClose(Depth);
     return;
   }
   case 9: { // break / continue

@@ -80,8 +80,10 @@ struct Orphans {
       add(If->Then);
       add(If->Else);
     } else if (auto *W = llvm::dyn_cast<WhileStmt>(&S)) {
+      add(W->Init);
       add(W->Cond);
       add(W->Body);
+      add(W->Update);
     } else if (auto *F = llvm::dyn_cast<ForStmt>(&S)) {
       add(F->Begin);
       add(F->End);

@@ -287,6 +287,24 @@ BlockBuilder BlockBuilder::forLoop(std::string Index, ExprPtr Begin, ExprPtr End
   return BlockBuilder(Body);
 }
 
+BlockBuilder BlockBuilder::forVarLoop(std::string Name, Type T, ExprPtr Init, ExprPtr Cond,
+                                      AssignOp Op, ExprPtr Step) {
+  auto S = std::make_unique<WhileStmt>(NoLoc);
+  auto D = std::make_unique<DeclStmt>(NoLoc);
+  D->Var.Name = Name;
+  D->Var.Ty = T;
+  D->Var.Storage = StorageKind::Var;
+  D->Init = checked(std::move(Init));
+  S->Init = std::move(D);
+  S->Cond = checked(std::move(Cond));
+  S->Update =
+      std::make_unique<AssignStmt>(NoLoc, Op, kir::name(std::move(Name)), checked(std::move(Step)));
+  S->Body = std::make_unique<BlockStmt>(NoLoc);
+  BlockStmt &Body = *S->Body;
+  append(std::move(S));
+  return BlockBuilder(Body);
+}
+
 BlockBuilder BlockBuilder::block() {
   auto S = std::make_unique<BlockStmt>(NoLoc);
   BlockStmt &Ref = *S;

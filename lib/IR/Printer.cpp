@@ -223,6 +223,7 @@ private:
   void printDecl(const Decl &D);
   void printFunction(const FunctionDecl &F);
   void printStmt(const Stmt &S);
+  void printSimpleStmt(const Stmt &S);
   /// Prints `{`, the statements one level deeper, and `}` at the current
   /// level. The caller has already written what precedes the `{`.
   void printBlockBody(const BlockStmt *B);
@@ -339,52 +340,74 @@ void Printer::printIf(const IfStmt &S) {
   OS << '}';
 }
 
+// A declaration or an assignment without its ';' (also the init and the
+// update of a general `for`).
+void Printer::printSimpleStmt(const Stmt &S) {
+  if (const auto *A = dyn_cast<AssignStmt>(&S)) {
+    printExpr(A->Target.get());
+    OS << ' ' << spelling(A->Op) << ' ';
+    printExpr(A->Value.get());
+    return;
+  }
+  const auto *D = dyn_cast<DeclStmt>(&S);
+  if (!D) {
+    OS << "<malformed statement>";
+    return;
+  }
+  switch (D->Var.Storage) {
+  case StorageKind::Var:
+    OS << "var ";
+    break;
+  case StorageKind::Shared:
+    OS << "shared ";
+    break;
+  default:
+    OS << "let ";
+    break;
+  }
+  OS << D->Var.Name;
+  // An inferred type stays left out: the printer reads only what was
+  // written, so verified and unverified modules print alike.
+  if (!D->Var.TypeInferred) {
+    OS << ": ";
+    printVarType(D->Var);
+  }
+  if (D->Init) {
+    OS << " = ";
+    printExpr(D->Init.get());
+  }
+}
+
 void Printer::printStmt(const Stmt &S) {
   indent();
   switch (S.getKind()) {
-  case Stmt::Decl: {
-    const auto &D = cast<DeclStmt>(S);
-    switch (D.Var.Storage) {
-    case StorageKind::Var:
-      OS << "var ";
-      break;
-    case StorageKind::Shared:
-      OS << "shared ";
-      break;
-    default:
-      OS << "let ";
-      break;
-    }
-    OS << D.Var.Name;
-    // An inferred type stays left out: the printer reads only what was
-    // written, so verified and unverified modules print alike.
-    if (!D.Var.TypeInferred) {
-      OS << ": ";
-      printVarType(D.Var);
-    }
-    if (D.Init) {
-      OS << " = ";
-      printExpr(D.Init.get());
-    }
+  case Stmt::Decl:
+  case Stmt::Assign:
+    printSimpleStmt(S);
     OS << ";\n";
     return;
-  }
-  case Stmt::Assign: {
-    const auto &A = cast<AssignStmt>(S);
-    printExpr(A.Target.get());
-    OS << ' ' << spelling(A.Op) << ' ';
-    printExpr(A.Value.get());
-    OS << ";\n";
-    return;
-  }
   case Stmt::If:
     printIf(cast<IfStmt>(S));
     OS << '\n';
     return;
   case Stmt::While: {
     const auto &W = cast<WhileStmt>(S);
-    OS << "while ";
-    printExpr(W.Cond.get());
+    if (W.isGeneralFor()) {
+      // `for init; cond; update {`: the init's ';' is part of the syntax.
+      OS << "for ";
+      if (W.Init)
+        printSimpleStmt(*W.Init);
+      OS << "; ";
+      printExpr(W.Cond.get());
+      OS << ';';
+      if (W.Update) {
+        OS << ' ';
+        printSimpleStmt(*W.Update);
+      }
+    } else {
+      OS << "while ";
+      printExpr(W.Cond.get());
+    }
     OS << ' ';
     printBlockBody(W.Body.get());
     OS << '\n';

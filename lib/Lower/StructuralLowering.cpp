@@ -209,9 +209,16 @@ llvm::Error StructuralLowering::lowerIf(const IfStmt &S) {
   return emitIfElse(*Cond, "if", [&] { return lowerBlock(*S.Then); }, Else);
 }
 
+// `while c`, and the general `for init; c; update`: the init runs once;
+// the body's end and `continue` go to the latch, which runs the update
+// (when there is one) and goes back to the condition.
 llvm::Error StructuralLowering::lowerWhile(const WhileStmt &S) {
+  if (S.Init)
+    if (llvm::Error E = lowerStmt(*S.Init))
+      return E;
   llvm::BasicBlock *Header = newBlock("while.cond");
   llvm::BasicBlock *Body = newBlock("while.body");
+  llvm::BasicBlock *Latch = S.Update ? newBlock("while.update") : Header;
   llvm::BasicBlock *End = newBlock("while.end");
   B.CreateBr(Header);
   B.SetInsertPoint(Header);
@@ -220,13 +227,19 @@ llvm::Error StructuralLowering::lowerWhile(const WhileStmt &S) {
     return Cond.takeError();
   B.CreateCondBr(*Cond, Body, End);
   B.SetInsertPoint(Body);
-  enterLoop(End, Header);
+  enterLoop(End, Latch);
   llvm::Error E = lowerBlock(*S.Body);
   exitLoop();
   if (E)
     return E;
   if (!terminated())
+    B.CreateBr(Latch);
+  if (S.Update) {
+    B.SetInsertPoint(Latch);
+    if (llvm::Error E = lowerStmt(*S.Update))
+      return E;
     B.CreateBr(Header);
+  }
   B.SetInsertPoint(End);
   return llvm::Error::success();
 }

@@ -241,9 +241,13 @@ private:
   bool parseIfHead(IfStmt &S);
   StmtPtr parseWhileStmt();
   StmtPtr parseForStmt();
+  StmtPtr parseRangeFor(SourceLoc Loc);
+  StmtPtr parseGeneralFor(SourceLoc Loc);
   StmtPtr parseJumpStmt();
   StmtPtr parseReturnStmt();
-  StmtPtr parseAssignOrCallStmt();
+  /// An assignment or a call statement; \p ForUpdate: the update of a
+  /// general `for` (an assignment only, without its ';').
+  StmtPtr parseAssignOrCallStmt(bool ForUpdate = false);
 
   // Expressions.
   ExprPtr parseExpr();
@@ -265,6 +269,8 @@ private:
   Token Tok;
   /// Just past the previous token: where a missing ';' is reported.
   SourceLoc PrevEnd{1, 1};
+  /// The kinds of the last two consumed tokens, the last first.
+  TokenKind PrevKind[2] = {TokenKind::Eof, TokenKind::Eof};
   /// Counts consumed tokens; loops compare it to make sure they progress.
   unsigned long long NumConsumed = 0;
   /// Current recursion depth (see NestingScope).
@@ -298,6 +304,8 @@ private:
 //===----------------------------------------------------------------------===//
 
 void Parser::consume() {
+  PrevKind[1] = PrevKind[0];
+  PrevKind[0] = Tok.Kind;
   PrevEnd = SourceLoc{Tok.Loc.Line, Tok.Loc.Col + static_cast<unsigned>(Tok.Text.size())};
   Tok = Lex.lex();
   ++NumConsumed;
@@ -864,11 +872,29 @@ StmtPtr Parser::parseWhileStmt() {
 }
 
 // for-stmt ::= 'for' NAME 'in' expr '..' expr ['step' expr] block
+//            | 'for' [('let' | 'var') decl-rest] ';' expr ';' [update] block
 // `in` and `step` are contextual keywords: a loop variable, or a name in
 // the range, may be called `in` or `step` (`for in in in..step step step`).
+// The token after `for` decides the form: `let`, `var` or `;` starts the
+// general loop, a name the range loop.
+// After an error in the header, recovery skips to the body, which the
+// caller's skipStatement then skips whole: the header's own ';'s do not
+// end the statement.
 StmtPtr Parser::parseForStmt() {
-  auto F = std::make_unique<ForStmt>(Tok.Loc);
+  SourceLoc Loc = Tok.Loc;
   consume(); // 'for'
+  StmtPtr S = Tok.is(TokenKind::KwLet) || Tok.is(TokenKind::KwVar) || Tok.is(TokenKind::Semi)
+                  ? parseGeneralFor(Loc)
+                  : parseRangeFor(Loc);
+  if (!S)
+    while (Tok.isNot(TokenKind::LBrace) && Tok.isNot(TokenKind::RBrace) &&
+           Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind))
+      consume();
+  return S;
+}
+
+StmtPtr Parser::parseRangeFor(SourceLoc Loc) {
+  auto F = std::make_unique<ForStmt>(Loc);
   if (Tok.isNot(TokenKind::Identifier)) {
     errorExpected("loop variable name after 'for'");
     return nullptr;
@@ -878,7 +904,12 @@ StmtPtr Parser::parseForStmt() {
   F->Index.Name = std::string(Tok.Text);
   consume();
   if (!consumeContextual(contextual::In)) {
-    errorExpected("'in' after loop variable");
+    if (Tok.is(TokenKind::Equal)) // C's `for (i = 0; ...)`
+      errorAtTok("expected 'in' after loop variable, found '='; a loop with a condition and an "
+                 "update is written 'for var " +
+                 F->Index.Name + ": TYPE = START; CONDITION; UPDATE { }'");
+    else
+      errorExpected("'in' after loop variable");
     return nullptr;
   }
   if (!(F->Begin = parseExpr()) || !expect(TokenKind::DotDot, "in 'for' range") ||
@@ -889,6 +920,22 @@ StmtPtr Parser::parseForStmt() {
   if (!(F->Body = parseBlock("after 'for' range")))
     return nullptr;
   return F;
+}
+
+// The general loop after `for`: a `let`/`var` declaration (which ends in
+// its ';') or a lone ';', the condition, ';', and an optional update
+// statement: an assignment, with no ';' of its own, before the body.
+StmtPtr Parser::parseGeneralFor(SourceLoc Loc) {
+  auto W = std::make_unique<WhileStmt>(Loc);
+  if (!consumeIf(TokenKind::Semi) && !(W->Init = parseDeclStmt()))
+    return nullptr;
+  if (!(W->Cond = parseExpr()) || !expect(TokenKind::Semi, "after 'for' condition"))
+    return nullptr;
+  if (Tok.isNot(TokenKind::LBrace) && !(W->Update = parseAssignOrCallStmt(/*ForUpdate=*/true)))
+    return nullptr;
+  if (!(W->Body = parseBlock("after 'for' update")))
+    return nullptr;
+  return W;
 }
 
 // 'break' ';' | 'continue' ';'
@@ -917,10 +964,10 @@ StmtPtr Parser::parseReturnStmt() {
 // assign-or-call ::= expr ASSIGN-OP expr ';' | call ';'
 // The target is any expression here; the verifier checks that it can be
 // assigned to.
-StmtPtr Parser::parseAssignOrCallStmt() {
+StmtPtr Parser::parseAssignOrCallStmt(bool ForUpdate) {
   SourceLoc Start = Tok.Loc;
   if (!canStartExpression(Tok.Kind)) {
-    errorExpected("statement");
+    errorExpected(ForUpdate ? "an assignment or '{' after the 'for' condition" : "statement");
     return nullptr;
   }
   ExprPtr E = parseExpr();
@@ -929,9 +976,13 @@ StmtPtr Parser::parseAssignOrCallStmt() {
   if (std::optional<AssignOp> Op = assignOp(Tok.Kind)) {
     consume();
     ExprPtr Value = parseExpr();
-    if (!Value || !expectSemi())
+    if (!Value || (!ForUpdate && !expectSemi()))
       return nullptr;
     return std::make_unique<AssignStmt>(Start, *Op, std::move(E), std::move(Value));
+  }
+  if (ForUpdate) {
+    error(Start, "the update of a 'for' loop must be an assignment, such as 'i += 1'");
+    return nullptr;
   }
   if (!llvm::isa<CallExpr>(E.get())) {
     std::string Hint;
@@ -1167,6 +1218,15 @@ ParsedExpr Parser::parsePrimary() {
   case TokenKind::LParen:
     return parseParenExpr();
   default:
+    // C's `i++` and `i--` (in a `for` update above all) lex as `i + +`
+    // and `i - -`, with no operand after.
+    if ((Tok.is(TokenKind::Plus) && PrevKind[0] == TokenKind::Plus) ||
+        (PrevKind[0] == TokenKind::Minus && PrevKind[1] == TokenKind::Minus)) {
+      bool Inc = Tok.is(TokenKind::Plus);
+      errorAtTok("expected expression, found " + describeTok() + "; KIR has no '" +
+                 (Inc ? "++" : "--") + "': write 'x " + (Inc ? "+" : "-") + "= 1'");
+      return {};
+    }
     errorExpected("expression");
     return {};
   }

@@ -198,14 +198,8 @@ void Checker::checkStmt(Stmt *S, SourceLoc ParentLoc) {
     return checkAssign(*cast<AssignStmt>(S));
   case Stmt::If:
     return checkIf(*cast<IfStmt>(S));
-  case Stmt::While: {
-    auto *W = cast<WhileStmt>(S);
-    checkCondition(W->Cond.get(), W->getLoc());
-    ++LoopDepth;
-    checkBlock(W->Body.get(), W->getLoc());
-    --LoopDepth;
-    return;
-  }
+  case Stmt::While:
+    return checkWhile(*cast<WhileStmt>(S));
   case Stmt::For:
     return checkFor(*cast<ForStmt>(S));
   case Stmt::Break:
@@ -452,7 +446,9 @@ static std::string notAssignableReason(const VarDecl &V) {
   case StorageKind::Let:
     return "cannot assign to " + quote(V.Name) + ": it is declared with 'let'";
   case StorageKind::LoopIndex:
-    return "cannot assign to " + quote(V.Name) + ": it is a loop index";
+    return "cannot assign to " + quote(V.Name) +
+           ": it is a loop index; a loop that assigns its variable is written 'for var " + V.Name +
+           ": " + V.Ty.str() + " = START; CONDITION; UPDATE { }'";
   case StorageKind::Const:
     return "cannot assign to " + quote(V.Name) + ": it is a constant";
   case StorageKind::Shared:
@@ -548,6 +544,42 @@ void Checker::checkIf(IfStmt &S) {
     checkStmt(S.Else.get(), S.getLoc());
   else
     error(S.Else->getLoc(), "malformed module: 'else' must be followed by a block or 'if'");
+}
+
+// `while c { }`, and the general `for init; c; update { }`: the loop
+// variable is in a scope of the loop's own, which the condition, the body
+// and the update see.
+void Checker::checkWhile(WhileStmt &S) {
+  pushScope();
+  if (Stmt *Init = S.Init.get()) {
+    auto *D = dyn_cast<DeclStmt>(Init);
+    if (!D || (D->Var.Storage != StorageKind::Let && D->Var.Storage != StorageKind::Var)) {
+      error(Init->getLoc(), "malformed module: a 'for' initializer must be a 'let' or 'var' "
+                            "declaration");
+      checkStmt(Init, S.getLoc());
+    } else if (D->Var.Ty.isArray() || !D->Init) {
+      error(D->Var.Loc, D->Var.Ty.isArray() ? "the variable of a 'for' loop must be a scalar "
+                                              "or a pointer, found " +
+                                                  quote(D->Var.Ty)
+                                            : "the variable " + quote(D->Var.Name) +
+                                                  " of a 'for' loop needs an initial value");
+      BadDecls.insert(&D->Var);
+      declareLocal(D->Var);
+    } else {
+      checkDeclStmt(*D);
+    }
+  }
+  checkCondition(S.Cond.get(), S.getLoc());
+  ++LoopDepth;
+  checkBlock(S.Body.get(), S.getLoc());
+  --LoopDepth;
+  if (Stmt *Update = S.Update.get()) {
+    if (isa<AssignStmt>(Update))
+      checkAssign(*cast<AssignStmt>(Update));
+    else
+      error(Update->getLoc(), "malformed module: a 'for' update must be an assignment");
+  }
+  popScope();
 }
 
 // The bounds and step share one integer type. Typed parts are checked

@@ -177,6 +177,7 @@ public:
   std::optional<uint64_t> arraySize(Expr &Size);
   void checkAssign(AssignStmt &A);
   void checkIf(IfStmt &S);
+  void checkWhile(WhileStmt &S);
   void checkFor(ForStmt &S);
   void checkReturn(ReturnStmt &S);
   void checkExprStmt(ExprStmt &S);

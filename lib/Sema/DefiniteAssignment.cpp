@@ -204,11 +204,22 @@ private:
 
   /// Walks a loop body from the current state; returns the state at its
   /// end joined with those at its `continue`s (only Maybe is used), and
-  /// the loop's record.
-  Loop walkLoopBody(const BlockStmt *Body) {
+  /// the loop's record. A general `for`'s \p Update runs after the body
+  /// and its `continue`s: its reads are checked against the state at the
+  /// loop's entry (what every iteration has; conservative, like the
+  /// body's own first reads), and what it assigns is assigned in the loop.
+  Loop walkLoopBody(const BlockStmt *Body, const Stmt *Update = nullptr) {
+    State Entry = Cur;
     Loops.push_back({unreachable(Vars.size()), llvm::BitVector(Vars.size())});
     walkBlock(Body);
     fit(Cur);
+    if (Update) {
+      Loops.back().Maybe.resize(Vars.size());
+      Loops.back().Maybe |= Cur.Maybe;
+      Cur = std::move(Entry);
+      walk(Update);
+      fit(Cur);
+    }
     Loop L = std::move(Loops.back());
     Loops.pop_back();
     L.Maybe.resize(Vars.size());
@@ -260,9 +271,10 @@ private:
     }
     case Stmt::While: {
       const auto &W = *cast<WhileStmt>(S);
+      walk(W.Init.get()); // a general `for`'s declaration, with its value
       readsIn(W.Cond.get());
       State Before = Cur;
-      Loop L = walkLoopBody(W.Body.get());
+      Loop L = walkLoopBody(W.Body.get(), W.Update.get());
       const auto *Lit = dyn_cast_or_null<BoolLitExpr>(W.Cond.get());
       if (Lit && Lit->Value) {
         // Left only through a `break`: what every `break` has assigned.

@@ -111,9 +111,13 @@ static void resetStmt(Stmt *S) {
     resetStmt(I->Then.get());
     return resetStmt(I->Else.get());
   }
-  case Stmt::While:
-    resetExpr(cast<WhileStmt>(S)->Cond.get());
-    return resetStmt(cast<WhileStmt>(S)->Body.get());
+  case Stmt::While: {
+    auto *W = cast<WhileStmt>(S);
+    resetStmt(W->Init.get());
+    resetExpr(W->Cond.get());
+    resetStmt(W->Body.get());
+    return resetStmt(W->Update.get());
+  }
   case Stmt::For: {
     auto *F = cast<ForStmt>(S);
     F->Index.Ty = Type();
@@ -197,7 +201,7 @@ void pushChildren(const TreeNode &N, std::vector<TreeNode> &Stack) {
   else if (const auto *I = dyn_cast<IfStmt>(S))
     Push(I->Cond), Push(I->Then), Push(I->Else);
   else if (const auto *W = dyn_cast<WhileStmt>(S))
-    Push(W->Cond), Push(W->Body);
+    Push(W->Init), Push(W->Cond), Push(W->Body), Push(W->Update);
   else if (const auto *F = dyn_cast<ForStmt>(S))
     Push(F->Begin), Push(F->End), Push(F->Step), Push(F->Body);
   else if (const auto *R = dyn_cast<ReturnStmt>(S))

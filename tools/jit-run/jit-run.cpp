@@ -644,7 +644,7 @@ std::vector<std::string_view> launchDependentBuiltins(const gridjit::FunctionDec
     } else if (const auto *If = dyn_cast<IfStmt>(S)) {
       AddExpr(If->Cond), AddStmt(If->Then.get()), AddStmt(If->Else.get());
     } else if (const auto *W = dyn_cast<WhileStmt>(S)) {
-      AddExpr(W->Cond), AddStmt(W->Body.get());
+      AddStmt(W->Init.get()), AddExpr(W->Cond), AddStmt(W->Body.get()), AddStmt(W->Update.get());
     } else if (const auto *F = dyn_cast<ForStmt>(S)) {
       AddExpr(F->Begin), AddExpr(F->End), AddExpr(F->Step), AddStmt(F->Body.get());
     } else if (const auto *R = dyn_cast<ReturnStmt>(S)) {

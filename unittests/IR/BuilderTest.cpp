@@ -92,6 +92,33 @@ kernel reduce(n: i32, x: ptr<f32>, result: ptr<f32>) {
 )");
 }
 
+TEST(BuilderTest, GeneralLoops) {
+  ModuleBuilder MB("bitonic.kir");
+  FunctionBuilder K = MB.kernel("sort", {{"n", u32()}, {"v", ptr(i32())}});
+  K.let("t", u32(), cast(threadIdx(0), u32()));
+  BlockBuilder Outer =
+      K.forVarLoop("k", u32(), lit(2), le(name("k"), name("n")), AssignOp::Shl, lit(1));
+  BlockBuilder Inner = Outer.forVarLoop("j", u32(), binary(BinaryOp::Shr, name("k"), lit(1)),
+                                        gt(name("j"), lit(0)), AssignOp::Shr, lit(1));
+  Inner.ifThen(eq(name("j"), lit(3))).continueLoop();
+  Inner.call("sync_threads");
+  K.forVarLoop("i", i32(), sub(cast(name("n"), i32()), lit(1)), ge(name("i"), lit(0)),
+               AssignOp::Sub, lit(1))
+      .assign(index(name("v"), name("i")), name("i"));
+  expectBuilds(*MB.take(), R"(
+kernel sort(n: u32, v: ptr<i32>) {
+  let t: u32 = thread_idx.x as u32;
+  for var k: u32 = 2; k <= n; k <<= 1 {
+    for var j: u32 = k >> 1; j > 0; j >>= 1 {
+      if j == 3 { continue; }
+      sync_threads();
+    }
+  }
+  for var i: i32 = n as i32 - 1; i >= 0; i -= 1 { v[i] = i; }
+}
+)");
+}
+
 TEST(BuilderTest, FunctionWithIfElseAndWhile) {
   ModuleBuilder MB;
   // fn collatz(n: u32) -> u32: the number of steps to reach 1.

@@ -184,7 +184,10 @@ std::string dump(const Stmt &S) {
   }
   case Stmt::While: {
     const auto &W = cast<WhileStmt>(S);
-    return "(while " + dump(*W.Cond) + " " + dumpBlock(*W.Body) + ")";
+    if (!W.isGeneralFor())
+      return "(while " + dump(*W.Cond) + " " + dumpBlock(*W.Body) + ")";
+    return "(for " + (W.Init ? dump(*W.Init) : "_") + " " + dump(*W.Cond) + " " +
+           (W.Update ? dump(*W.Update) : "_") + " " + dumpBlock(*W.Body) + ")";
   }
   case Stmt::For: {
     const auto &F = cast<ForStmt>(S);
@@ -542,6 +545,18 @@ TEST(ParserTest, Loops) {
             "{(for i (+ a 1) (* b 2) step (+ s 1) {(= x i)})}");
   EXPECT_EQ(body("for j in 0..10 step 2 {}"), "{(for j 0 10 step 2 {})}");
   EXPECT_EQ(body("for k in (0)..(n) {}"), "{(for k 0 n {})}");
+  // The general loop: `let`, `var` or `;` after `for`.
+  EXPECT_EQ(body("for var s: u32 = n / 2; s > 0; s >>= 1 { continue; }"),
+            "{(for (var s u32 (/ n 2)) (> s 0) (>>= s 1) {(continue)})}");
+  EXPECT_EQ(body("for let i: i32 = 0; i < n; x[0] = i {}"),
+            "{(for (let i i32 0) (< i n) (= (idx x 0) i) {})}");
+  EXPECT_EQ(body("for ; i >= 0; i -= 1 {}"), "{(for _ (>= i 0) (-= i 1) {})}");
+  EXPECT_EQ(body("for var d: i32 = 1; d < n; { d *= 2; }"),
+            "{(for (var d i32 1) (< d n) _ {(*= d 2)})}");
+  EXPECT_EQ(body("for ; c; {}"), "{(while c {})}");
+  // `in` as the general loop's variable, and as a range loop's.
+  EXPECT_EQ(body("for var in: i32 = 0; in < 2; in += 1 {} for in in 0..in {}"),
+            "{(for (var in i32 0) (< in 2) (+= in 1) {}) (for in 0 in {})}");
 }
 
 // `in`, `step` and `as` are keywords only in their one position: elsewhere
@@ -750,7 +765,16 @@ TEST(ParserTest, StatementErrors) {
   EXPECT_EQ(onlyError("kernel k() { for 1 in 0..2 {} }"),
             "1:18: expected loop variable name after 'for', found '1'");
   EXPECT_EQ(onlyError("kernel k() { for i = 0..2 {} }"),
-            "1:20: expected 'in' after loop variable, found '='");
+            "1:20: expected 'in' after loop variable, found '='; a loop with a condition and "
+            "an update is written 'for var i: TYPE = START; CONDITION; UPDATE { }'");
+  EXPECT_EQ(onlyError("kernel k() { for var i: i32 = 0; i < 2; f(i) {} }"),
+            "1:41: the update of a 'for' loop must be an assignment, such as 'i += 1'");
+  EXPECT_EQ(onlyError("kernel k() { for var i: i32 = 0; i < 2 {} }"),
+            "1:40: expected ';' after 'for' condition, found '{'");
+  EXPECT_EQ(onlyError("kernel k() { for var i: i32 = 0; i < 2; i += 1; {} }"),
+            "1:47: expected '{' after 'for' update, found ';'");
+  EXPECT_EQ(onlyError("kernel k() { for ; i < 2; return; {} }"),
+            "1:27: expected an assignment or '{' after the 'for' condition, found 'return'");
   EXPECT_EQ(onlyError("kernel k() { for i in 0, 2 {} }"),
             "1:24: expected '..' in 'for' range, found ','");
   EXPECT_EQ(onlyError("kernel k() { for i in 0..2 step {} }"),

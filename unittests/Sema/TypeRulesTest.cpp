@@ -500,7 +500,22 @@ const ErrorCase ErrorCases[] = {
     {"kernel k() { break; }", "1:14: 'break' outside of a loop"},
     {"kernel k(n: i32) { n = 1; }",
      "1:20: cannot assign to 'n': it is a parameter; declare it 'var n: i32' to assign to it"},
-    {"kernel k() { for i in 0..4 { i = 1; } }", "1:30: cannot assign to 'i': it is a loop index"},
+    {"kernel k() { for i in 0..4 { i = 1; } }",
+     "1:30: cannot assign to 'i': it is a loop index; a loop that assigns its variable is "
+     "written 'for var i: i32 = START; CONDITION; UPDATE { }'"},
+    // The general loop.
+    {"kernel k() { for var i: i32 = 0; i; i += 1 { } }",
+     "1:34: condition must be 'bool', found 'i32'"},
+    {"kernel k() { for let i: i32 = 8; i > 0; i >>= 1 { } }",
+     "1:41: cannot assign to 'i': it is declared with 'let'"},
+    {"kernel k() { for var i: u32 = 1u32; i < 9u32; i *= 2i32 { } }",
+     "1:47: operands of '*=' must have the same type, found 'u32' and 'i32'"},
+    {"kernel k() { for var i: i32 = 0; i < 4; i += 1 { } i = 2; }",
+     "1:52: use of undeclared name 'i'"},
+    {"kernel k() { for var i: i32; i < 4; i += 1 { } }",
+     "1:22: the variable 'i' of a 'for' loop needs an initial value"},
+    {"kernel k() { for var a: [i32; 2]; true; { } }",
+     "1:22: the variable of a 'for' loop must be a scalar or a pointer, found '[i32; 2]'"},
     {"kernel k() { var f: f32 = 1.0; f %= 2.0; }",
      "1:32: operator '%=' needs integer operands, found 'f32'"},
     // Functions and calls.

@@ -337,13 +337,23 @@ public:
   StmtPtr Else;
 };
 
+/// `while c { }`, and the general loop `for init; c; update { }`, which is
+/// a while loop with an Init and an Update: Init (null, or a `let`/`var`
+/// DeclStmt with an initializer) runs once, in a scope of the loop's own
+/// that Cond, Body and Update see; Cond is evaluated before every
+/// iteration; Update (null, or an AssignStmt) runs after each iteration,
+/// also one that `continue` ends. With neither, it prints as `while`.
 class WhileStmt : public Stmt {
 public:
   ~WhileStmt() override;
   WhileStmt(SourceLoc L) : Stmt(While, L) {}
   static bool classof(const Stmt *S) { return S->getKind() == While; }
+  /// True for the general `for` form (it has an Init or an Update).
+  bool isGeneralFor() const { return Init || Update; }
+  StmtPtr Init;
   ExprPtr Cond;
   BlockPtr Body;
+  StmtPtr Update;
 };
 
 /// `for i in a..b step s { }`; Step is null when not written (1).

@@ -269,6 +269,12 @@ public:
   /// `for Index in Begin..End { ... }`, or `... step Step` when \p Step is
   /// not null; returns the body's builder.
   BlockBuilder forLoop(std::string Index, ExprPtr Begin, ExprPtr End, ExprPtr Step = nullptr);
+  /// The general loop `for var Name: T = Init; Cond; Name Op Step { ... }`,
+  /// e.g. `forVarLoop("s", u32(), half, gt(name("s"), uintLit(0)),
+  /// AssignOp::Shr, uintLit(1))` for `for var s: u32 = half; s > 0; s >>= 1`;
+  /// returns the body's builder (LangRef, section 4).
+  BlockBuilder forVarLoop(std::string Name, Type T, ExprPtr Init, ExprPtr Cond, AssignOp Op,
+                          ExprPtr Step);
   /// A nested `{ ... }` block (a new scope); returns its builder.
   BlockBuilder block();
   BlockBuilder &breakLoop();    ///< `break;`

@@ -339,14 +339,8 @@ llvm::Error HostModuleLowering::lowerBlockLevel(const BlockStmt &Blk) {
       break;
     }
     case Stmt::Decl:
-      if (const Expr *Init = cast<DeclStmt>(S).Init.get())
-        E = Hoister.hoist(*Init);
-      Pending.push_back(&S);
-      break;
     case Stmt::Assign:
-      E = Hoister.hoist(*cast<AssignStmt>(S).Target);
-      if (!E)
-        E = Hoister.hoist(*cast<AssignStmt>(S).Value);
+      E = hoistOperands(S);
       Pending.push_back(&S);
       break;
     case Stmt::Return:
@@ -364,6 +358,34 @@ llvm::Error HostModuleLowering::lowerBlockLevel(const BlockStmt &Blk) {
     return Fail(std::move(E));
   Cur->UniformScope.resize(ScopeMark);
   return llvm::Error::success();
+}
+
+// The synchronising parts (warp operations, calls of synchronising
+// functions) of a declaration's initializer or an assignment's operands,
+// computed at block level before the thread loop that runs the statement.
+llvm::Error HostModuleLowering::hoistOperands(const Stmt &S) {
+  if (const auto *D = dyn_cast<DeclStmt>(&S)) // no initializer: nothing to hoist
+    return D->Init ? Hoister.hoist(*D->Init) : llvm::Error::success();
+  const auto &A = cast<AssignStmt>(S);
+  if (llvm::Error E = Hoister.hoist(*A.Target))
+    return E;
+  return Hoister.hoist(*A.Value);
+}
+
+// The init or the update of a general `for` at block level: a uniform
+// declaration or assignment runs once per block, anything else in a thread
+// loop of its own.
+llvm::Error HostModuleLowering::lowerBlockLevelSimple(const Stmt &S) {
+  if (!Sync.hasSync(S)) {
+    if (isUniformDecl(S))
+      return lowerUniformDecl(cast<DeclStmt>(S));
+    if (isUniformAssign(S))
+      return lowerAssign(cast<AssignStmt>(S));
+  } else if (llvm::Error E = hoistOperands(S)) {
+    return E;
+  }
+  std::vector<const Stmt *> One = {&S};
+  return flush(One);
 }
 
 llvm::Error HostModuleLowering::lowerBlockLevelStmt(const Stmt &S) {
@@ -488,6 +510,9 @@ llvm::Error HostModuleLowering::lowerLoopBody(const BlockStmt &Body, int32_t Bre
 }
 
 llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
+  if (S.Init)
+    if (llvm::Error E = lowerBlockLevelSimple(*S.Init))
+      return E;
   bool Uniform = !Sync.hasSync(*S.Cond) && Cur->Plan->isUniform(*S.Cond);
   bool Leaves = leavesStmt(*S.Body, !Cur->InKernelBody);
   int32_t BreakCode = Cur->NextCode++, ContinueCode = Cur->NextCode++;
@@ -530,6 +555,9 @@ llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
     return E;
   if (Leaves)
     remapState(ContinueCode, 0);
+  if (S.Update)
+    if (llvm::Error E = lowerBlockLevelSimple(*S.Update))
+      return E;
   B.CreateBr(Head);
   B.SetInsertPoint(Exit);
   if (!Uniform || Leaves)

@@ -118,6 +118,8 @@ void collectDecls(const Stmt &S, llvm::DenseSet<const VarDecl *> &Out) {
     return;
   }
   case Stmt::While:
+    if (const Stmt *Init = cast<WhileStmt>(S).Init.get())
+      collectDecls(*Init, Out);
     collectDecls(*cast<WhileStmt>(S).Body, Out);
     return;
   case Stmt::For:
@@ -293,6 +295,8 @@ void FullBlockVersioner::collectLetInits(const Stmt &S) {
     return;
   }
   case Stmt::While:
+    if (const Stmt *Init = cast<WhileStmt>(S).Init.get())
+      collectLetInits(*Init);
     collectLetInits(*cast<WhileStmt>(S).Body);
     return;
   case Stmt::For:

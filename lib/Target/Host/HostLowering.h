@@ -175,6 +175,8 @@ private:
   llvm::Error lowerBlockLevelIf(const IfStmt &S);
   llvm::Error lowerBlockLevelElse(const Stmt &S);
   llvm::Error lowerBlockLevelWhile(const WhileStmt &S);
+  llvm::Error lowerBlockLevelSimple(const Stmt &S);
+  llvm::Error hoistOperands(const Stmt &S);
   llvm::Error lowerBlockLevelFor(const ForStmt &S);
   /// A for loop whose index is uniform: one index per block.
   llvm::Error lowerUniformFor(const BlockLevelFor &L);

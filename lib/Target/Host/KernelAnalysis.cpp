@@ -100,9 +100,13 @@ template <typename EF, typename SF> void forEachPart(const Stmt &S, EF OnExpr, S
   }
   case Stmt::While: {
     const auto &W = cast<WhileStmt>(S);
+    if (W.Init)
+      OnStmt(*W.Init);
     E(W.Cond);
     if (W.Body)
       OnStmt(*W.Body);
+    if (W.Update)
+      OnStmt(*W.Update);
     return;
   }
   case Stmt::For: {
@@ -357,12 +361,15 @@ Storage BodyPlan::getStorage(const VarDecl *V) const {
 // candidate for uniform storage, and so does the index of a block-level
 // `for`.
 void BodyPlan::collectCandidates(const BlockStmt &B) {
+  auto AddDecl = [&](const DeclStmt &D) {
+    if (!D.Var.Ty.isArray() && D.Init &&
+        (D.Var.Storage == StorageKind::Let || D.Var.Storage == StorageKind::Var))
+      Candidates.insert(&D.Var);
+  };
   for (const StmtPtr &SP : B.Body) {
     const Stmt &S = *SP;
     if (const auto *D = dyn_cast<DeclStmt>(&S)) {
-      if (!D->Var.Ty.isArray() && D->Init &&
-          (D->Var.Storage == StorageKind::Let || D->Var.Storage == StorageKind::Var))
-        Candidates.insert(&D->Var);
+      AddDecl(*D);
       continue;
     }
     if (!Sync.hasSync(S))
@@ -370,6 +377,9 @@ void BodyPlan::collectCandidates(const BlockStmt &B) {
     if (const auto *I = dyn_cast<IfStmt>(&S)) {
       forEachBlockLevelBranch(*I, Sync, [&](const BlockStmt &Blk) { collectCandidates(Blk); });
     } else if (const auto *W = dyn_cast<WhileStmt>(&S)) {
+      // The variable of a general `for` is declared at block level too.
+      if (const auto *D = dyn_cast_or_null<DeclStmt>(W->Init.get()))
+        AddDecl(*D);
       collectCandidates(*W->Body);
     } else if (const auto *F = dyn_cast<ForStmt>(&S)) {
       Candidates.insert(&F->Index);
@@ -564,9 +574,17 @@ bool BodyPlan::walkStmt(const Stmt &S, bool Conv) {
     return Conv && !leavesStmt(S, !IsKernel);
   }
   case Stmt::While: {
+    // A general `for`'s init runs once, before the loop; its update at the
+    // end of every iteration, where the body's threads are active again
+    // unless it can leave (break, or return when inlined).
     const auto &W = cast<WhileStmt>(S);
+    if (W.Init)
+      walkStmt(*W.Init, Conv);
     bool U = Uniform(W.Cond.get());
-    walkBlock(*W.Body, Conv && U && !leavesStmt(*W.Body, !IsKernel));
+    bool BodyConv = Conv && U && !leavesStmt(*W.Body, !IsKernel);
+    walkBlock(*W.Body, BodyConv);
+    if (W.Update)
+      walkStmt(*W.Update, BodyConv);
     return Conv && !leavesStmt(S, !IsKernel);
   }
   case Stmt::For: {
@@ -625,6 +643,10 @@ void BodyPlan::planLocality(const BlockStmt &B) {
     if (const auto *I = dyn_cast<IfStmt>(&S)) {
       forEachBlockLevelBranch(*I, Sync, [&](const BlockStmt &Blk) { planLocality(Blk); });
     } else if (const auto *W = dyn_cast<WhileStmt>(&S)) {
+      // A general `for`'s variable that is not uniform lives in the frame,
+      // as a block-level `for` index does.
+      if (const auto *D = dyn_cast_or_null<DeclStmt>(W->Init.get()); D && !Plan.count(&D->Var))
+        Plan[&D->Var] = Storage::Frame;
       planLocality(*W->Body);
     } else if (const auto *F = dyn_cast<ForStmt>(&S)) {
       if (!Plan.count(&F->Index))
