@@ -311,9 +311,10 @@ def documented_bounds():
             continue
         if header and line.startswith("|") and not line.startswith("|---"):
             names = re.findall(r"`(\w+)`", cells[0])
-            f32b, f64b = cells[header.index("host f32")], cells[header.index("host f64")]
+            col = {h: cells[header.index(h)] for h in ("host f32", "host f64", "CUDA f32", "CUDA f64")}
             for n in names:
-                rows[n] = {"f32": int(f32b), "f64": int(f64b)}
+                rows[n] = {"f32": int(col["host f32"]), "f64": int(col["host f64"]),
+                           "cuda": (int(col["CUDA f32"]), int(col["CUDA f64"]))}
         elif header and not line.startswith("|"):
             header = None if rows else header
     return rows
@@ -417,6 +418,20 @@ class MathTest(unittest.TestCase):
     def test_table_names_every_math_builtin(self):
         self.assertEqual(set(self.bounds),
                          set(ROUNDED) | set(EXACT) | set(INT_RESULT) | set(BOOL_RESULT) | {"ldexp"})
+
+    def test_gpu_suite_tolerances_cover_both_errors(self):
+        # utils/gpu_suite.py compares the host's results with the GPU's
+        # within docs/CUDA.md's tolerances: each must cover the GPU's error
+        # (CUDA's bound) and the host's (its measured bound) together.
+        sys.path.insert(0, str(LANGREF.parents[1] / "utils"))
+        import gpu_suite
+
+        tolerances = gpu_suite.read_tolerances(str(LANGREF.parent / "CUDA.md"))
+        for name, b in self.bounds.items():
+            with self.subTest(name=name):
+                self.assertIn(name, tolerances)
+                self.assertGreaterEqual(tolerances[name][0], b["cuda"][0] + b["f32"])
+                self.assertGreaterEqual(tolerances[name][1], b["cuda"][1] + b["f64"])
 
     def test_rounded_within_documented_bounds(self):
         for name in ROUNDED:

@@ -328,13 +328,14 @@ Expected<Value *> lowerRcbrt(LoweringContext &C, const OpArgs &A) {
   return B.CreateFPCast(R, Ty);
 }
 
-// erfinv, which C's library lacks, computed in f64: Giles' approximation
-// ("Approximating the erfinv function", GPU Computing Gems, 2011) below
-// |y| = 1 - 2e-9, an asymptotic form of erfc beyond, then Newton steps on
-// erf(x) = |y| (for |y| <= 0.5) or log erfc(x) = log(1 - |y|) (beyond,
-// where 1 - |y| is exact and erf has no precision left). One step leaves
-// f32 correctly rounded over the test sweep, three leave f64 within 1 ulp
-// (docs/LangRef.md has the measured bounds).
+// erfinv, which C's library lacks, computed in f64: a first guess from
+// Giles' single-precision approximation ("Approximating the erfinv
+// function", GPU Computing Gems, 2011) while w = -log(1 - y^2) < 20 (|y|
+// below about 1 - 1e-9, where its fit holds), from the asymptotic form of
+// erfc beyond; then Newton steps on erf(x) = |y| (for |y| <= 0.5) or on
+// log erfc(x) = log(1 - |y|) (beyond, where 1 - |y| is exact and erf has
+// no precision left). One step leaves f32 correctly rounded over the test
+// sweep, three leave f64 within 1 ulp (docs/LangRef.md, "Accuracy").
 Value *poly(llvm::IRBuilder<> &B, Value *W, std::initializer_list<double> Coeffs) {
   Value *P = nullptr;
   for (double K : Coeffs) {
