@@ -36,13 +36,18 @@ std::string ptxOf(const Target &T, const char *Text, std::string &Error) {
   return *PTX;
 }
 
+/// The NVPTX target as it is where libdevice is not found.
+auto targetWithoutLibdevice() {
+  NVPTXTargetOptions Opts;
+  Opts.UseLibdevice = false;
+  return createNVPTXTarget(Opts);
+}
+
 // Without libdevice, f32 math uses the GPU's approximate instructions
 // (documented accuracy) and f64 math is a located error naming the
 // function.
 TEST(NVPTXTargetTest, MathWithoutLibdevice) {
-  NVPTXTargetOptions Opts;
-  Opts.UseLibdevice = false;
-  auto T = createNVPTXTarget(Opts);
+  auto T = targetWithoutLibdevice();
   ASSERT_TRUE(succeeded(T));
   std::string Err;
   std::string PTX = ptxOf(**T,
@@ -70,9 +75,7 @@ TEST(NVPTXTargetTest, MathWithoutLibdevice) {
 // the other libdevice functions are located errors on f32 too; the exact
 // functions need no libdevice on either type.
 TEST(NVPTXTargetTest, MoreMathWithoutLibdevice) {
-  NVPTXTargetOptions Opts;
-  Opts.UseLibdevice = false;
-  auto T = createNVPTXTarget(Opts);
+  auto T = targetWithoutLibdevice();
   ASSERT_TRUE(succeeded(T));
   std::string Err;
   std::string PTX = ptxOf(**T,
