@@ -195,7 +195,7 @@ constexpr MathFunction MathFunctions[] = {
 #undef GRIDJIT_X
 };
 
-/// The error for math builtin \p F on operand type \p OperandTy without
+/// The error for math builtin \p F on the operand type of \p A without
 /// libdevice.
 llvm::Error needsLibdevice(LoweringContext &C, const OpArgs &A, BuiltinFunc F) {
   return C.error(A.Loc, "'" + llvm::Twine(builtinFuncName(F)) + "' on " + A.OperandTy.str() +
