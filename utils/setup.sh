@@ -38,6 +38,9 @@ packages=(
   # test/CAPI/numba-coexistence.test: Debian's Numba (llvmlite, its own
   # LLVM) and gridjit in one Python process.
   python3-numba python3-numpy
+  # test/Python/test_math.py: the exact values the math builtins are
+  # measured against (docs/LangRef.md, "Accuracy").
+  python3-mpmath
   # The remote cache tier's client, and the server its tests start.
   libhiredis-dev redis-server
   # bench-HostExecBench also runs its kernels through PoCL, the usual way

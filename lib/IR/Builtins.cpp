@@ -83,8 +83,10 @@ unsigned gridjit::getArity(BuiltinShape S) {
   case BuiltinShape::Ballot:
   case BuiltinShape::Unary:
   case BuiltinShape::CountBits:
+  case BuiltinShape::FloatClass:
     return 1;
   case BuiltinShape::AtomicRMW:
+  case BuiltinShape::Ldexp:
   case BuiltinShape::Shuffle:
   case BuiltinShape::Binary:
     return 2;

@@ -2,7 +2,9 @@
 //
 // Part of gridjit. One small function per op: arithmetic, comparisons,
 // casts, memory, atomics, selection and the integer and exactly-rounded
-// float math that LLVM expresses the same way on every target. Targets
+// float math that LLVM expresses the same way on every target (sqrt, fma,
+// the roundings, abs, min, max, copysign, fdim, modf, the
+// classifications). Targets
 // register these in their constructors next to their own lowerings (thread
 // indices, barriers, warp operations, transcendental math, shared memory).
 //
@@ -315,6 +317,56 @@ Expected<Value *> lowerMax(LoweringContext &C, const OpArgs &A) {
                                                           : llvm::Intrinsic::umax;
   return C.B.CreateBinaryIntrinsic(ID, op0(A), op1(A));
 }
+Expected<Value *> lowerCopysign(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, op0(A), op1(A));
+}
+// rint and nearbyint round halfway cases to even (the default rounding
+// mode, the only one KIR has), and raise no exceptions KIR could observe.
+Expected<Value *> lowerRint(LoweringContext &C, const OpArgs &A) {
+  return unaryIntrinsic(C, llvm::Intrinsic::rint, op0(A));
+}
+Expected<Value *> lowerNearbyint(LoweringContext &C, const OpArgs &A) {
+  return unaryIntrinsic(C, llvm::Intrinsic::nearbyint, op0(A));
+}
+// fdim(x, y): x - y when x > y, +0 when x <= y, NaN when either is NaN
+// (the subtraction gives it).
+Expected<Value *> lowerFdim(LoweringContext &C, const OpArgs &A) {
+  Value *Le = C.B.CreateFCmpOLE(op0(A), op1(A));
+  Value *Zero = llvm::ConstantFP::get(op0(A)->getType(), 0.0);
+  return C.B.CreateSelect(Le, Zero, C.B.CreateFSub(op0(A), op1(A)));
+}
+// modf(x): the integral part is trunc(x); the fraction x - trunc(x) is
+// exact, takes x's sign (modf(-3.0) = -0.0) and is ±0 for ±inf.
+Expected<Value *> lowerModfInt(LoweringContext &C, const OpArgs &A) {
+  return unaryIntrinsic(C, llvm::Intrinsic::trunc, op0(A));
+}
+Expected<Value *> lowerModfFrac(LoweringContext &C, const OpArgs &A) {
+  llvm::IRBuilder<> &B = C.B;
+  Value *X = op0(A);
+  Value *Frac = B.CreateFSub(X, unaryIntrinsic(C, llvm::Intrinsic::trunc, X));
+  Value *Inf = llvm::ConstantFP::getInfinity(X->getType());
+  Value *IsInf = B.CreateFCmpOEQ(unaryIntrinsic(C, llvm::Intrinsic::fabs, X), Inf);
+  Frac = B.CreateSelect(IsInf, llvm::ConstantFP::get(X->getType(), 0.0), Frac);
+  return B.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, Frac, X);
+}
+// The classifications give bool.
+Expected<Value *> lowerIsNan(LoweringContext &C, const OpArgs &A) {
+  return C.B.CreateFCmpUNO(op0(A), op0(A));
+}
+Expected<Value *> lowerIsInf(LoweringContext &C, const OpArgs &A) {
+  Value *Abs = unaryIntrinsic(C, llvm::Intrinsic::fabs, op0(A));
+  return C.B.CreateFCmpOEQ(Abs, llvm::ConstantFP::getInfinity(Abs->getType()));
+}
+Expected<Value *> lowerIsFinite(LoweringContext &C, const OpArgs &A) {
+  Value *Abs = unaryIntrinsic(C, llvm::Intrinsic::fabs, op0(A));
+  return C.B.CreateFCmpOLT(Abs, llvm::ConstantFP::getInfinity(Abs->getType()));
+}
+// signbit: the sign bit itself, so signbit(-0.0) and signbit(-nan) are true.
+Expected<Value *> lowerSignbit(LoweringContext &C, const OpArgs &A) {
+  llvm::Type *Ty = op0(A)->getType();
+  Value *Bits = C.B.CreateBitCast(op0(A), C.B.getIntNTy(Ty->getPrimitiveSizeInBits()));
+  return C.B.CreateICmpSLT(Bits, llvm::ConstantInt::get(Bits->getType(), 0));
+}
 // clz(0) is the width, as CUDA's __clz.
 Expected<Value *> lowerClz(LoweringContext &C, const OpArgs &A) {
   Value *N = C.B.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, op0(A), C.B.getFalse());
@@ -379,6 +431,16 @@ llvm::Error gridjit::registerCommonLowerings(LoweringRegistry &R, llvm::ArrayRef
       {Op::BuiltinAbs, lowerAbs},
       {Op::BuiltinMin, lowerMin},
       {Op::BuiltinMax, lowerMax},
+      {Op::BuiltinCopysign, lowerCopysign},
+      {Op::BuiltinRint, lowerRint},
+      {Op::BuiltinNearbyint, lowerNearbyint},
+      {Op::BuiltinFdim, lowerFdim},
+      {Op::BuiltinModfInt, lowerModfInt},
+      {Op::BuiltinModfFrac, lowerModfFrac},
+      {Op::BuiltinIsNan, lowerIsNan},
+      {Op::BuiltinIsInf, lowerIsInf},
+      {Op::BuiltinIsFinite, lowerIsFinite},
+      {Op::BuiltinSignbit, lowerSignbit},
       {Op::BuiltinClz, lowerClz},
       {Op::BuiltinPopc, lowerPopc},
       {Op::BuiltinBrev, lowerBrev},

@@ -154,8 +154,16 @@ Type Checker::checkBuiltinCall(CallExpr &C, BuiltinFunc F, Type Hint) {
     T = inferGenericType(C, {0}, Hint);
     break;
   case BuiltinShape::CountBits:
+  case BuiltinShape::FloatClass:
+    // The result's type says nothing about the operand's.
     T = inferGenericType(C, {0}, Type());
     break;
+  case BuiltinShape::Ldexp: {
+    T = inferGenericType(C, {0}, Hint);
+    if (!checkArgAs(C, 1, Type::getScalar(ScalarKind::I32)).isValid())
+      return Type();
+    break;
+  }
   case BuiltinShape::Binary:
     T = inferGenericType(C, {0, 1}, Hint);
     break;
@@ -170,5 +178,7 @@ Type Checker::checkBuiltinCall(CallExpr &C, BuiltinFunc F, Type Hint) {
                           acceptsText(R.Types, /*Pointer=*/false));
     return Type();
   }
-  return R.Shape == BuiltinShape::CountBits ? Type::getScalar(ScalarKind::I32) : T;
+  if (R.Shape == BuiltinShape::CountBits)
+    return Type::getScalar(ScalarKind::I32);
+  return R.Shape == BuiltinShape::FloatClass ? Bool : T;
 }

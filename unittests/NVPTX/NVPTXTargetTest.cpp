@@ -36,13 +36,18 @@ std::string ptxOf(const Target &T, const char *Text, std::string &Error) {
   return *PTX;
 }
 
+/// The NVPTX target as it is where libdevice is not found.
+auto targetWithoutLibdevice() {
+  NVPTXTargetOptions Opts;
+  Opts.UseLibdevice = false;
+  return createNVPTXTarget(Opts);
+}
+
 // Without libdevice, f32 math uses the GPU's approximate instructions
 // (documented accuracy) and f64 math is a located error naming the
 // function.
 TEST(NVPTXTargetTest, MathWithoutLibdevice) {
-  NVPTXTargetOptions Opts;
-  Opts.UseLibdevice = false;
-  auto T = createNVPTXTarget(Opts);
+  auto T = targetWithoutLibdevice();
   ASSERT_TRUE(succeeded(T));
   std::string Err;
   std::string PTX = ptxOf(**T,
@@ -63,6 +68,46 @@ TEST(NVPTXTargetTest, MathWithoutLibdevice) {
               "}\n",
               Err);
   EXPECT_THAT(Err, HasSubstr("t.kir:2:10: error: 'sin' on f64 on target 'nvptx' needs libdevice"));
+}
+
+// Without libdevice, the rule is the same for the rest of CUDA's math
+// library: exp10 has an approximate f32 form (ex2.approx of x * log2 10);
+// the other libdevice functions are located errors on f32 too; the exact
+// functions need no libdevice on either type.
+TEST(NVPTXTargetTest, MoreMathWithoutLibdevice) {
+  auto T = targetWithoutLibdevice();
+  ASSERT_TRUE(succeeded(T));
+  std::string Err;
+  std::string PTX = ptxOf(**T,
+                          "kernel k(x: ptr<f32>, y: ptr<f64>, b: ptr<bool>) {\n"
+                          "  x[0] = exp10(x[1]) + rint(x[2]) + copysign(x[3], x[4]);\n"
+                          "  y[0] = fdim(y[1], y[2]) + modf_frac(y[3]) + nearbyint(y[4]);\n"
+                          "  b[0] = isnan(y[5]) || signbit(x[5]);\n"
+                          "}\n",
+                          Err);
+  ASSERT_TRUE(Err.empty()) << Err;
+  EXPECT_THAT(PTX, HasSubstr("ex2.approx"));
+  EXPECT_THAT(PTX, HasSubstr("cvt.rni.f64.f64"));
+  EXPECT_THAT(PTX, Not(HasSubstr("__nv_")));
+
+  const std::pair<const char *, const char *> Cases[] = {
+      {"  x[0] = atan2(x[1], x[2]);\n", "t.kir:2:10: error: 'atan2' on f32 on target 'nvptx' "
+                                        "needs libdevice from the CUDA toolkit, which was not "
+                                        "found (set CUDA_HOME)"},
+      {"  x[0] = erfinv(x[1]);\n", "t.kir:2:10: error: 'erfinv' on f32 on target 'nvptx'"},
+      {"  e[0] = frexp_exp(x[1]);\n", "t.kir:2:10: error: 'frexp_exp' on f32 on target 'nvptx'"},
+      {"  y[0] = exp10(y[1]);\n", "t.kir:2:10: error: 'exp10' on f64 on target 'nvptx'"},
+      {"  y[0] = ldexp(y[1], 3);\n", "t.kir:2:10: error: 'ldexp' on f64 on target 'nvptx'"},
+  };
+  for (const auto &[Line, Message] : Cases) {
+    SCOPED_TRACE(Line);
+    Err.clear();
+    ptxOf(
+        **T,
+        (std::string("kernel k(x: ptr<f32>, y: ptr<f64>, e: ptr<i32>) {\n") + Line + "}\n").c_str(),
+        Err);
+    EXPECT_THAT(Err, HasSubstr(Message));
+  }
 }
 
 TEST(NVPTXTargetTest, FingerprintDependsOnArchAndLibdevice) {

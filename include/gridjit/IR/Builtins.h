@@ -37,17 +37,19 @@ enum class BuiltinValue : uint8_t {
 /// How a builtin function's arguments and result relate to its generic
 /// type T (whose allowed types are the BuiltinTypes column).
 enum class BuiltinShape : uint8_t {
-  NoArgs,    ///< `f()` -> void
-  AtomicRMW, ///< `f(p: ptr<T>, v: T)` -> T
-  AtomicCas, ///< `f(p: ptr<T>, expected: T, desired: T)` -> T
-  Shuffle,   ///< `f(v: T, lane: i32)` -> T
-  Vote,      ///< `f(b: bool)` -> bool
-  Ballot,    ///< `f(b: bool)` -> u32
-  Select,    ///< `f(c: bool, a: T, b: T)` -> T
-  Unary,     ///< `f(x: T)` -> T
-  Binary,    ///< `f(x: T, y: T)` -> T
-  Ternary,   ///< `f(x: T, y: T, z: T)` -> T
-  CountBits, ///< `f(x: T)` -> i32
+  NoArgs,     ///< `f()` -> void
+  AtomicRMW,  ///< `f(p: ptr<T>, v: T)` -> T
+  AtomicCas,  ///< `f(p: ptr<T>, expected: T, desired: T)` -> T
+  Shuffle,    ///< `f(v: T, lane: i32)` -> T
+  Vote,       ///< `f(b: bool)` -> bool
+  Ballot,     ///< `f(b: bool)` -> u32
+  Select,     ///< `f(c: bool, a: T, b: T)` -> T
+  Unary,      ///< `f(x: T)` -> T
+  Binary,     ///< `f(x: T, y: T)` -> T
+  Ternary,    ///< `f(x: T, y: T, z: T)` -> T
+  CountBits,  ///< `f(x: T)` -> i32 (clz, popc, frexp_exp)
+  FloatClass, ///< `f(x: T)` -> bool (isnan, isinf, isfinite, signbit)
+  Ldexp,      ///< `f(x: T, n: i32)` -> T
 };
 
 /// The number of arguments a call of this shape takes.
