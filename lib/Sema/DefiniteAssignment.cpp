@@ -271,7 +271,10 @@ private:
     }
     case Stmt::While: {
       const auto &W = *cast<WhileStmt>(S);
-      walk(W.Init.get()); // a general `for`'s declaration, with its value
+      // A general `for`'s declaration: its variable always has a value (one
+      // without is an error of its own, not repeated at every read).
+      if (const auto *D = dyn_cast_or_null<DeclStmt>(W.Init.get()))
+        readsIn(D->Init.get());
       readsIn(W.Cond.get());
       State Before = Cur;
       Loop L = walkLoopBody(W.Body.get(), W.Update.get());
