@@ -293,9 +293,13 @@ std::string Gen::expr(Ty T, int Depth) {
     Kind = 6;
   }
   if (Kind == 6) {
-    if (T == B)
-      return "select(" + expr(B, D) + ", " + expr(B, D) + ", " + expr(B, D) + ")";
-    return "select(" + expr(B, D) + ", " + expr(T, D) + ", " + expr(T, D) + ")";
+    // select evaluates both sides, `c ? a : b` only the chosen one; they
+    // are lowered differently (a select; branches and a phi, hoisted at
+    // block level on the host when a side synchronises).
+    std::string C = expr(B, D), A = expr(T, D), E = expr(T, D);
+    if (In.flag())
+      return "(" + C + " ? " + A + " : " + E + ")";
+    return "select(" + C + ", " + A + ", " + E + ")";
   }
   if (Kind == 5 && T != B) {
     Ty From = anyScalar();
