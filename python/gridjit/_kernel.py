@@ -355,6 +355,8 @@ class Kernel:
         find = self._cuda_pointer if self._cuda else self._host_pointer
 
         def pointer(slot, v, stream):
+            if v is None:  # KIR's null pointer (docs/LangRef.md, section 2)
+                return 0
             address, got, keep = find(v, where, stream)
             if got is not t and t is not None:
                 raise where.error(

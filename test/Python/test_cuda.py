@@ -183,6 +183,15 @@ class CudaTest(unittest.TestCase):
         gridjit.runtime("cuda").synchronize()
         self.assertEqual(launches()[before:], ["cuLaunchKernel saxpy grid (2, 1, 1) block (128, 1, 1) shared 0"])
 
+    def test_none_is_the_null_pointer(self):
+        # None for a ptr<T> is KIR's null: launched, not refused as "not an
+        # array" (the kernel decides what null means; saxpy with n = 0
+        # reads nothing).
+        before = len(launches())
+        self.mod.saxpy[1, 1](0, 2.0, None, None)
+        gridjit.runtime("cuda").synchronize()
+        self.assertEqual(launches()[before:], ["cuLaunchKernel saxpy grid (1, 1, 1) block (1, 1, 1) shared 0"])
+
     def test_timeout_and_cancel_are_refused(self):
         # A GPU kernel cannot be stopped once queued: refused, in gridjit's
         # words, and nothing is launched (docs/Python.md, "Timeouts,
