@@ -403,7 +403,8 @@ typedef enum gj_arg_kind {
   /** value.buffer: a gj_buffer of the runtime. */
   GJ_ARG_BUFFER = 1,
   /** value.address: caller-owned device memory (a CUdeviceptr from
-   *  another framework; on the host target, any host address). */
+   *  another framework; on the host target, any host address), or 0 for
+   *  KIR's null. */
   GJ_ARG_DEVICE_POINTER = 2,
   /** value.pointer: caller-owned host memory (host target only). */
   GJ_ARG_HOST_POINTER = 3,
