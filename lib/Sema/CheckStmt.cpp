@@ -148,7 +148,6 @@ void Checker::declareParams(FunctionDecl &F) {
 void Checker::checkFunctionBody(FunctionDecl &F) {
   CurFn = &F;
   LoopDepth = 0;
-  DynSharedLoc.reset();
   if (F.IsKernel)
     CurReturnTy = F.ReturnTy.isVoid() ? F.ReturnTy : Type();
   else
@@ -365,17 +364,10 @@ void Checker::checkArrayDecl(DeclStmt &D) {
     if (V.Storage != StorageKind::Shared) {
       error(V.Loc, "only a 'shared' array may be unsized");
       Bad = true;
-    } else if (CurFn && CurFn->IsKernel) {
-      if (DynSharedLoc) {
-        std::string Where;
-        if (DynSharedLoc->isValid())
-          Where = " (the first is at " + std::to_string(DynSharedLoc->Line) + ":" +
-                  std::to_string(DynSharedLoc->Col) + ")";
-        error(V.Loc, "a kernel may declare at most one dynamic shared array" + Where);
-      } else {
-        DynSharedLoc = V.Loc;
-      }
     }
+    // Every dynamic shared array of a kernel names the same memory: the
+    // start of the launch's dynamic shared bytes (CUDA's several `extern
+    // __shared__` arrays), however many there are.
   }
   if (!Bad && CurFn && !CurFn->IsKernel && V.Storage == StorageKind::Var) {
     // A device function's arrays live on the stack of the thread that runs

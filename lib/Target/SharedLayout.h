@@ -29,8 +29,8 @@ struct SharedLayout {
     uint64_t Offset; ///< bytes from the start of the block's shared memory
   };
   /// Every `shared` declaration of the kernel, in source order; the dynamic
-  /// array's offset is StaticBytes. (Verified kernels declare at most one
-  /// dynamic array.)
+  /// arrays' offset is StaticBytes (every dynamic array of a kernel names
+  /// the same memory, whatever its element type).
   std::vector<Entry> Arrays;
   /// Bytes of the static arrays as laid out, rounded up to Align: where the
   /// dynamic array starts. KernelInfo::StaticSharedBytes and the host
