@@ -252,9 +252,20 @@ void Checker::checkDeclStmt(DeclStmt &D) {
     checkInferredDecl(D);
   } else {
     Type T = V.Ty;
-    if (V.Storage == StorageKind::Shared) {
-      error(V.Loc, "shared " + quote(V.Name) + " must be an array");
+    if (V.Storage == StorageKind::Shared && !T.isScalar()) {
+      error(V.Loc, "shared " + quote(V.Name) + " must be a scalar or an array, found " + quote(T));
       BadDecls.insert(&V);
+      T = Type();
+    } else if (V.Storage == StorageKind::Shared) {
+      // A shared scalar is block memory, as a shared array is: no
+      // initializer (every thread would run it), not zero-filled.
+      if (D.Init && checkValue(D.Init.get(), D.getLoc(), T).isValid())
+        error(startLoc(D.Init), "shared " + quote(V.Name) +
+                                    " cannot have an initializer; assign it, as in 'if "
+                                    "thread_idx.x == 0 { " +
+                                    V.Name + " = ...; }' before sync_threads()");
+      declareLocal(V);
+      return;
     } else if (!T.isScalar() && !T.isPointer()) {
       error(V.Loc, quote(V.Name) + " cannot have type " + quote(T));
       BadDecls.insert(&V);
@@ -444,7 +455,7 @@ static std::string notAssignableReason(const VarDecl &V) {
   case StorageKind::Const:
     return "cannot assign to " + quote(V.Name) + ": it is a constant";
   case StorageKind::Shared:
-    return "cannot assign to array " + quote(V.Name) + "; assign to its elements";
+    return ""; // a shared scalar (arrays are refused above)
   }
   return "";
 }

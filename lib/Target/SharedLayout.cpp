@@ -49,14 +49,14 @@ SharedLayout gridjit::layoutShared(const FunctionDecl &K) {
   forEachShared(*K.Body, [&](const VarDecl &V) { L.Arrays.push_back({&V, 0}); });
   uint64_t End = 0;
   for (SharedLayout::Entry &E : L.Arrays) {
-    if (E.Var->Ty.getArrayCount() == 0)
-      continue; // the dynamic array: after all the static ones
+    if (isDynamicShared(*E.Var))
+      continue; // the dynamic arrays: after all the static ones
     E.Offset = llvm::alignTo(End, SharedLayout::Align);
     End = E.Offset + E.Var->Ty.getSizeInBytes();
   }
   L.StaticBytes = llvm::alignTo(End, SharedLayout::Align);
   for (SharedLayout::Entry &E : L.Arrays)
-    if (E.Var->Ty.getArrayCount() == 0) {
+    if (isDynamicShared(*E.Var)) {
       E.Offset = L.StaticBytes;
       L.UsesDynamic = true;
     }

@@ -18,9 +18,9 @@
 
 namespace gridjit {
 
-/// One block's shared memory: the static `shared` arrays at offsets aligned
-/// to SharedLayout::Align, in declaration (source) order, then the dynamic
-/// array `shared NAME: [T];`, whose size the launch gives.
+/// One block's shared memory: the static `shared` arrays and scalars at
+/// offsets aligned to SharedLayout::Align, in declaration (source) order,
+/// then the dynamic arrays `shared NAME: [T];`, whose size the launch gives.
 struct SharedLayout {
   /// The alignment of every array (also what NVPTX gives each one).
   static constexpr uint64_t Align = 16;
@@ -28,7 +28,8 @@ struct SharedLayout {
     const VarDecl *Var;
     uint64_t Offset; ///< bytes from the start of the block's shared memory
   };
-  /// Every `shared` declaration of the kernel, in source order; the dynamic
+  /// Every `shared` declaration of the kernel (arrays and scalars), in
+  /// source order; the dynamic
   /// arrays' offset is StaticBytes (every dynamic array of a kernel names
   /// the same memory, whatever its element type).
   std::vector<Entry> Arrays;
@@ -39,6 +40,12 @@ struct SharedLayout {
   /// Declares the dynamic shared array.
   bool UsesDynamic = false;
 };
+
+/// True for `shared NAME: [T];`, the unsized dynamic array (a shared scalar
+/// `shared NAME: T;` is static: one element, laid out as the arrays are).
+inline bool isDynamicShared(const VarDecl &V) {
+  return V.Ty.isArray() && V.Ty.getArrayCount() == 0;
+}
 
 /// Lays out the `shared` declarations in the body of kernel \p K.
 SharedLayout layoutShared(const FunctionDecl &K);

@@ -432,8 +432,8 @@ const ErrorCase ErrorCases[] = {
     {"fn f(p: ptr<f32>) -> f32 { return p - 1; }",
      "1:35: operator '-' needs numeric operands, found 'ptr<f32>'"},
     {"fn f(x: f32) -> f32 { let p: ptr<f32> = &x; return x; }",
-     "1:41: '&' can only take the address of an element, as in '&p[i]' or "
-     "'&a[i]'"},
+     "1:41: '&' can only take the address of an element or of a shared variable, as in "
+     "'&p[i]', '&a[i]' or '&count'"},
     // Names.
     {"kernel k(x: i32) { let x: i32 = 1; }", "1:24: 'x' shadows an earlier declaration"},
     {"kernel k() { let y: i32 = 1; let y: i32 = 2; }", "1:34: redeclaration of 'y'"},

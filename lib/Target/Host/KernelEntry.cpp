@@ -257,9 +257,12 @@ void KernelEntryEmitter::loadLaunchDimensions() {
   Cur->EnvAlloca = B.CreateAlloca(L.EnvTy, nullptr, "env");
 }
 
-// Shared arrays: fixed offsets in the block's shared memory
+// Shared arrays and scalars: fixed offsets in the block's shared memory
 // (SharedLayout: the same layout the launch metadata describes), lowered
-// here so that their addresses dominate every thread loop.
+// here so that their addresses dominate every thread loop. A shared
+// scalar's slot is that address: every read of its name is a load of
+// shared memory, every assignment a store (never a register of one
+// thread: KernelAnalysis never makes it uniform, recomputed or private).
 llvm::Error KernelEntryEmitter::placeSharedArrays(const FunctionDecl &K) {
   SharedLayout Layout = layoutShared(K);
   Cur->StaticSharedBytes = Layout.StaticBytes;
@@ -271,7 +274,7 @@ llvm::Error KernelEntryEmitter::placeSharedArrays(const FunctionDecl &K) {
     A.ResultTy = V.Ty;
     A.Var = &V;
     A.Mem = memoryOf(V);
-    auto Addr = Ctx.lower(V.Ty.getArrayCount() ? Op::SharedArray : Op::DynamicShared, A);
+    auto Addr = Ctx.lower(isDynamicShared(V) ? Op::DynamicShared : Op::SharedArray, A);
     if (!Addr)
       return Addr.takeError();
     Cur->Vars[&V] = {VarSlot::Address, *Addr, {}, nullptr};

@@ -221,9 +221,9 @@ llvm::Error HostModuleLowering::lowerReturn(const ReturnStmt &S) {
 llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
   const VarDecl &V = S.Var;
   Storage St = BlockLevel && Cur->Plan ? Cur->Plan->getStorage(&V) : Storage::RegionLocal;
+  if (V.Storage == StorageKind::Shared)
+    return llvm::Error::success(); // an array or scalar placed by the kernel's prologue
   if (V.Ty.isArray()) {
-    if (V.Storage == StorageKind::Shared)
-      return llvm::Error::success(); // placed by the kernel's prologue
     OpArgs A;
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;
