@@ -243,8 +243,8 @@ void Checker::checkDeclStmt(DeclStmt &D) {
                       "'var' or 'shared'");
     BadDecls.insert(&V);
   }
-  if (V.Storage == StorageKind::Shared && CurFn && !CurFn->IsKernel)
-    error(D.getLoc(), "'shared' declarations are only allowed in kernels");
+  // A device function's `shared` declarations are static: one copy per
+  // block of each kernel that calls it (lib/Target/SharedLayout.h).
 
   if (V.Ty.isArray()) {
     checkArrayDecl(D);

@@ -13,6 +13,8 @@
 
 #include "gridjit/IR/AST.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -28,8 +30,9 @@ struct SharedLayout {
     const VarDecl *Var;
     uint64_t Offset; ///< bytes from the start of the block's shared memory
   };
-  /// Every `shared` declaration of the kernel (arrays and scalars), in
-  /// source order; the dynamic
+  /// Every `shared` declaration of the kernel (arrays and scalars) and of
+  /// the device functions it calls, in the order layoutShared visits them;
+  /// the dynamic
   /// arrays' offset is StaticBytes (every dynamic array of a kernel names
   /// the same memory, whatever its element type).
   std::vector<Entry> Arrays;
@@ -47,8 +50,16 @@ inline bool isDynamicShared(const VarDecl &V) {
   return V.Ty.isArray() && V.Ty.getArrayCount() == 0;
 }
 
-/// Lays out the `shared` declarations in the body of kernel \p K.
+/// Lays out the `shared` declarations of kernel \p K: those in its body,
+/// then those of every device function it calls, directly or through
+/// others, once per function (a function's static shared memory, as
+/// CUDA's `__shared__` in a `__device__` function, is in the layout of
+/// each kernel that reaches it, at an offset that depends on the kernel).
 SharedLayout layoutShared(const FunctionDecl &K);
+
+/// Calls \p OnShared on every `shared` declaration in the body of \p F
+/// itself (not of the functions it calls), in source order.
+void forEachOwnShared(const FunctionDecl &F, llvm::function_ref<void(const VarDecl &)> OnShared);
 
 } // namespace gridjit
 

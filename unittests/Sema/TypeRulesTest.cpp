@@ -470,7 +470,6 @@ const ErrorCase ErrorCases[] = {
      "1:33: array size must be a constant expression, but 'n' is a parameter, known only at run "
      "time; a constant expression is made of literals, consts, operators, '?:' and 'as'"},
     {"kernel k() { var a: [f32]; }", "1:18: only a 'shared' array may be unsized"},
-    {"fn f() { shared a: [f32; 4]; }", "1:10: 'shared' declarations are only allowed in kernels"},
     {"kernel k() { let a: [f32; 4]; }", "1:18: 'let' cannot declare an array; use 'var'"},
     {"kernel k() { var a: [f32; 4] = 1.0; }", "1:32: array 'a' cannot have an initializer"},
     {"kernel k(p: ptr<i32>) { let x: i32; p[0] = x; }",
