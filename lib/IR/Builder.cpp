@@ -247,6 +247,11 @@ BlockBuilder &BlockBuilder::dynamicShared(std::string Name, Type Elem) {
                  Type::getArray(Elem.getScalarKind(), 0, AddrSpace::Shared), nullptr, nullptr);
 }
 
+BlockBuilder &BlockBuilder::sharedScalar(std::string Name, Type T) {
+  assert(T.isScalar() && "a shared scalar has a scalar type");
+  return declare(StorageKind::Shared, std::move(Name), T, nullptr, nullptr);
+}
+
 BlockBuilder &BlockBuilder::assign(ExprPtr Target, ExprPtr Value) {
   return assign(std::move(Target), AssignOp::Assign, std::move(Value));
 }

@@ -194,10 +194,12 @@ llvm::Error ModuleLowering::lowerFunction(const FunctionDecl &F) {
 
 llvm::Error ModuleLowering::lowerDecl(const DeclStmt &S) {
   const VarDecl &V = S.Var;
-  if (V.Ty.isArray()) {
-    Op O = V.Storage == StorageKind::Var ? Op::LocalArray
-           : V.Ty.getArrayCount() == 0   ? Op::DynamicShared
-                                         : Op::SharedArray;
+  // A shared scalar is lowered as a one-element shared array would be:
+  // its slot is its address in shared memory, read and written by name.
+  if (V.Ty.isArray() || V.Storage == StorageKind::Shared) {
+    Op O = V.Storage == StorageKind::Var                 ? Op::LocalArray
+           : V.Ty.isArray() && V.Ty.getArrayCount() == 0 ? Op::DynamicShared
+                                                         : Op::SharedArray;
     OpArgs A;
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;

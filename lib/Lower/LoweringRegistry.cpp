@@ -168,7 +168,9 @@ std::string LoweringRegistry::fingerprint() const {
 
 MemoryRef gridjit::memoryOf(const VarDecl &V) {
   MemoryRef R;
-  R.Space = V.Ty.isArray() || V.Ty.isPointer() ? V.Ty.getAddrSpace() : AddrSpace::Global;
+  R.Space = V.Ty.isArray() || V.Ty.isPointer() ? V.Ty.getAddrSpace()
+            : V.Storage == StorageKind::Shared ? AddrSpace::Shared // a shared scalar
+                                               : AddrSpace::Global;
   R.Extent = V.Ty.isArray() ? V.Ty.getArrayCount() : 0;
   R.Var = &V;
   return R;
@@ -185,7 +187,8 @@ MemoryRef gridjit::memoryOf(const Expr &E) {
       B && (B->Op == BinaryOp::Add || B->Op == BinaryOp::Sub) && B->LHS->Ty.isPointer())
     return memoryOf(*B->LHS);
   if (const auto *N = llvm::dyn_cast<NameExpr>(&E);
-      N && N->Decl && (N->Decl->Ty.isArray() || N->Decl->Ty.isPointer()))
+      N && N->Decl &&
+      (N->Decl->Ty.isArray() || N->Decl->Ty.isPointer() || N->Decl->Storage == StorageKind::Shared))
     return memoryOf(*N->Decl);
   MemoryRef R;
   if (E.Ty.isPointer() || E.Ty.isArray())

@@ -444,6 +444,16 @@ Type Checker::checkUnary(UnaryExpr &U, Type Hint) {
 
 Type Checker::checkAddrOf(UnaryExpr &U) {
   auto *I = dyn_cast_or_null<IndexExpr>(U.Operand.get());
+  // `&count` of a shared scalar: its address in shared memory.
+  if (auto *N = dyn_cast_or_null<NameExpr>(U.Operand.get())) {
+    Resolved R = resolveName(N->Ident);
+    if (R.Var && R.Var->Storage == StorageKind::Shared && !R.Var->Ty.isArray()) {
+      Type T = checkName(*N, /*AllowArray=*/false);
+      if (!T.isValid())
+        return Type();
+      return Type::getPointer(T.getScalarKind(), AddrSpace::Shared);
+    }
+  }
   if (!I) {
     // Reported even when the operand has errors of its own: `&x` is wrong
     // whatever x is.
@@ -451,8 +461,8 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
       checkName(cast<NameExpr>(*U.Operand), /*AllowArray=*/true);
     else
       checkExpr(U.Operand.get(), U.getLoc());
-    error(U.getLoc(), "'&' can only take the address of an element, "
-                      "as in '&p[i]' or '&a[i]'");
+    error(U.getLoc(), "'&' can only take the address of an element or of a shared "
+                      "variable, as in '&p[i]', '&a[i]' or '&count'");
     return Type();
   }
   Type Elem = checkIndex(*I);

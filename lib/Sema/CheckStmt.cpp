@@ -148,7 +148,6 @@ void Checker::declareParams(FunctionDecl &F) {
 void Checker::checkFunctionBody(FunctionDecl &F) {
   CurFn = &F;
   LoopDepth = 0;
-  DynSharedLoc.reset();
   if (F.IsKernel)
     CurReturnTy = F.ReturnTy.isVoid() ? F.ReturnTy : Type();
   else
@@ -244,8 +243,8 @@ void Checker::checkDeclStmt(DeclStmt &D) {
                       "'var' or 'shared'");
     BadDecls.insert(&V);
   }
-  if (V.Storage == StorageKind::Shared && CurFn && !CurFn->IsKernel)
-    error(D.getLoc(), "'shared' declarations are only allowed in kernels");
+  // A device function's `shared` declarations are static: one copy per
+  // block of each kernel that calls it (lib/Target/SharedLayout.h).
 
   if (V.Ty.isArray()) {
     checkArrayDecl(D);
@@ -253,9 +252,20 @@ void Checker::checkDeclStmt(DeclStmt &D) {
     checkInferredDecl(D);
   } else {
     Type T = V.Ty;
-    if (V.Storage == StorageKind::Shared) {
-      error(V.Loc, "shared " + quote(V.Name) + " must be an array");
+    if (V.Storage == StorageKind::Shared && !T.isScalar()) {
+      error(V.Loc, "shared " + quote(V.Name) + " must be a scalar or an array, found " + quote(T));
       BadDecls.insert(&V);
+      T = Type();
+    } else if (V.Storage == StorageKind::Shared) {
+      // A shared scalar is block memory, as a shared array is: no
+      // initializer (every thread would run it), not zero-filled.
+      if (D.Init && checkValue(D.Init.get(), D.getLoc(), T).isValid())
+        error(startLoc(D.Init), "shared " + quote(V.Name) +
+                                    " cannot have an initializer; assign it, as in 'if "
+                                    "thread_idx.x == 0 { " +
+                                    V.Name + " = ...; }' before sync_threads()");
+      declareLocal(V);
+      return;
     } else if (!T.isScalar() && !T.isPointer()) {
       error(V.Loc, quote(V.Name) + " cannot have type " + quote(T));
       BadDecls.insert(&V);
@@ -365,17 +375,10 @@ void Checker::checkArrayDecl(DeclStmt &D) {
     if (V.Storage != StorageKind::Shared) {
       error(V.Loc, "only a 'shared' array may be unsized");
       Bad = true;
-    } else if (CurFn && CurFn->IsKernel) {
-      if (DynSharedLoc) {
-        std::string Where;
-        if (DynSharedLoc->isValid())
-          Where = " (the first is at " + std::to_string(DynSharedLoc->Line) + ":" +
-                  std::to_string(DynSharedLoc->Col) + ")";
-        error(V.Loc, "a kernel may declare at most one dynamic shared array" + Where);
-      } else {
-        DynSharedLoc = V.Loc;
-      }
     }
+    // Every dynamic shared array of a kernel names the same memory: the
+    // start of the launch's dynamic shared bytes (CUDA's several `extern
+    // __shared__` arrays), however many there are.
   }
   if (!Bad && CurFn && !CurFn->IsKernel && V.Storage == StorageKind::Var) {
     // A device function's arrays live on the stack of the thread that runs
@@ -452,7 +455,7 @@ static std::string notAssignableReason(const VarDecl &V) {
   case StorageKind::Const:
     return "cannot assign to " + quote(V.Name) + ": it is a constant";
   case StorageKind::Shared:
-    return "cannot assign to array " + quote(V.Name) + "; assign to its elements";
+    return ""; // a shared scalar (arrays are refused above)
   }
   return "";
 }

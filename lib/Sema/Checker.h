@@ -315,8 +315,6 @@ public:
   /// signature was wrong (no cascades).
   Type CurReturnTy;
   unsigned LoopDepth = 0;
-  /// Where the current kernel declared its dynamic shared array, if it did.
-  std::optional<SourceLoc> DynSharedLoc;
 
   /// Calls from each function to device functions, in source order, with
   /// the location of the first call of each callee.

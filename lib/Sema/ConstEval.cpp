@@ -336,7 +336,8 @@ std::string Checker::describeNonConstant(const Expr &E) {
     case StorageKind::LoopIndex:
       return Name + " is a loop index, known only at run time";
     case StorageKind::Shared:
-      return Name + " is a shared array";
+      return Name + (N->Decl->Ty.isArray() ? " is a shared array"
+                                           : " is a shared variable, known only at run time");
     case StorageKind::Let:
     case StorageKind::Var:
       return Name + " is a local variable, known only at run time (a constant is declared "

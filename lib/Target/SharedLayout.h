@@ -13,14 +13,16 @@
 
 #include "gridjit/IR/AST.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cstdint>
 #include <vector>
 
 namespace gridjit {
 
-/// One block's shared memory: the static `shared` arrays at offsets aligned
-/// to SharedLayout::Align, in declaration (source) order, then the dynamic
-/// array `shared NAME: [T];`, whose size the launch gives.
+/// One block's shared memory: the static `shared` arrays and scalars at
+/// offsets aligned to SharedLayout::Align, in declaration (source) order,
+/// then the dynamic arrays `shared NAME: [T];`, whose size the launch gives.
 struct SharedLayout {
   /// The alignment of every array (also what NVPTX gives each one).
   static constexpr uint64_t Align = 16;
@@ -28,9 +30,11 @@ struct SharedLayout {
     const VarDecl *Var;
     uint64_t Offset; ///< bytes from the start of the block's shared memory
   };
-  /// Every `shared` declaration of the kernel, in source order; the dynamic
-  /// array's offset is StaticBytes. (Verified kernels declare at most one
-  /// dynamic array.)
+  /// Every `shared` declaration of the kernel (arrays and scalars) and of
+  /// the device functions it calls, in the order layoutShared visits them;
+  /// the dynamic
+  /// arrays' offset is StaticBytes (every dynamic array of a kernel names
+  /// the same memory, whatever its element type).
   std::vector<Entry> Arrays;
   /// Bytes of the static arrays as laid out, rounded up to Align: where the
   /// dynamic array starts. KernelInfo::StaticSharedBytes and the host
@@ -40,8 +44,22 @@ struct SharedLayout {
   bool UsesDynamic = false;
 };
 
-/// Lays out the `shared` declarations in the body of kernel \p K.
+/// True for `shared NAME: [T];`, the unsized dynamic array (a shared scalar
+/// `shared NAME: T;` is static: one element, laid out as the arrays are).
+inline bool isDynamicShared(const VarDecl &V) {
+  return V.Ty.isArray() && V.Ty.getArrayCount() == 0;
+}
+
+/// Lays out the `shared` declarations of kernel \p K: those in its body,
+/// then those of every device function it calls, directly or through
+/// others, once per function (a function's static shared memory, as
+/// CUDA's `__shared__` in a `__device__` function, is in the layout of
+/// each kernel that reaches it, at an offset that depends on the kernel).
 SharedLayout layoutShared(const FunctionDecl &K);
+
+/// Calls \p OnShared on every `shared` declaration in the body of \p F
+/// itself (not of the functions it calls), in source order.
+void forEachOwnShared(const FunctionDecl &F, llvm::function_ref<void(const VarDecl &)> OnShared);
 
 } // namespace gridjit
 

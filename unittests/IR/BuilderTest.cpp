@@ -189,6 +189,33 @@ kernel two_phase(n: i32, x: ptr<f32>, tmp: ptr<f32>) {
   EXPECT_TRUE(M->getFunction("two_phase")->UsesGridSync);
 }
 
+// A shared scalar (read, assigned, addressed by name) and two names for the
+// dynamic shared memory.
+TEST(BuilderTest, SharedScalarAndDynamicNames) {
+  ModuleBuilder MB("shared.kir");
+  FunctionBuilder K = MB.kernel("k", {{"p", ptr(u32())}});
+  K.sharedScalar("count", u32());
+  K.dynamicShared("words", u32());
+  K.dynamicShared("bytes", u8());
+  K.assign(name("count"), lit(0u, u32()));
+  K.eval(call("atomic_add", addrOf(name("count")), lit(1u, u32())));
+  K.assign(index(name("p"), lit(0)), add(name("count"), cast(index(name("bytes"), lit(0)), u32())));
+  K.assign(index(name("words"), lit(0)), name("count"));
+  K.ret();
+  expectBuilds(*MB.take(), R"(
+kernel k(p: ptr<u32>) {
+  shared count: u32;
+  shared words: [u32];
+  shared bytes: [u8];
+  count = 0u32;
+  atomic_add(&count, 1u32);
+  p[0] = count + bytes[0] as u32;
+  words[0] = count;
+  return;
+}
+)");
+}
+
 TEST(BuilderTest, ConstsArraysAndEveryStatement) {
   ModuleBuilder MB("all.kir");
   MB.constant("N", i32(), lit(8));

@@ -161,4 +161,40 @@ TEST(NVPTXTargetTest, KernelMetadataForALaunch) {
   EXPECT_THAT(A->Payload, HasSubstr(".entry coop("));
 }
 
+// The static shared memory of a kernel counts its own declarations and
+// those of every device function it reaches (directly or through another),
+// each function once however often it is called; a function's dynamic
+// array makes the kernel's launch need dynamic memory.
+TEST(NVPTXTargetTest, SharedLayoutIncludesCalledFunctions) {
+  auto T = createNVPTXTarget();
+  ASSERT_TRUE(succeeded(T));
+  auto M = parseAndVerify("fn leaf() -> u32 { shared n: u32; return n; }\n"
+                          "fn mid() -> u32 { shared m: [f64; 5]; return leaf() + leaf(); }\n"
+                          "fn dyn() -> f32 { shared d: [f32]; return d[0]; }\n"
+                          "fn unused() { shared big: [u8; 1000]; big[0] = 1u8; }\n"
+                          "kernel both(p: ptr<u32>) {\n"
+                          "  shared own: [u8; 3];\n"
+                          "  p[0] = mid() + leaf();\n"
+                          "}\n"
+                          "kernel only_leaf(p: ptr<u32>) { p[0] = leaf(); }\n"
+                          "kernel with_dyn(p: ptr<f32>) { p[0] = dyn(); }\n"
+                          "kernel none(p: ptr<u32>) { p[0] = 1u32; }\n",
+                          "layout.kir");
+  ASSERT_TRUE(succeeded(M));
+  auto A = (*T)->compile(**M, {});
+  ASSERT_TRUE(succeeded(A));
+  auto Info = [&](const char *Name) {
+    const KernelInfo *K = A->getKernel(Name);
+    EXPECT_NE(K, nullptr) << Name;
+    return K ? *K : KernelInfo();
+  };
+  // own (3 -> 16), mid's m (40 -> 48), leaf's n (4 -> 16): 80.
+  EXPECT_EQ(Info("both").StaticSharedBytes, 16u + 48 + 16);
+  EXPECT_FALSE(Info("both").UsesDynamicShared);
+  EXPECT_EQ(Info("only_leaf").StaticSharedBytes, 16u);
+  EXPECT_EQ(Info("with_dyn").StaticSharedBytes, 0u);
+  EXPECT_TRUE(Info("with_dyn").UsesDynamicShared);
+  EXPECT_EQ(Info("none").StaticSharedBytes, 0u);
+}
+
 } // namespace

@@ -432,8 +432,8 @@ const ErrorCase ErrorCases[] = {
     {"fn f(p: ptr<f32>) -> f32 { return p - 1; }",
      "1:35: operator '-' needs numeric operands, found 'ptr<f32>'"},
     {"fn f(x: f32) -> f32 { let p: ptr<f32> = &x; return x; }",
-     "1:41: '&' can only take the address of an element, as in '&p[i]' or "
-     "'&a[i]'"},
+     "1:41: '&' can only take the address of an element or of a shared variable, as in "
+     "'&p[i]', '&a[i]' or '&count'"},
     // Names.
     {"kernel k(x: i32) { let x: i32 = 1; }", "1:24: 'x' shadows an earlier declaration"},
     {"kernel k() { let y: i32 = 1; let y: i32 = 2; }", "1:34: redeclaration of 'y'"},
@@ -470,10 +470,6 @@ const ErrorCase ErrorCases[] = {
      "1:33: array size must be a constant expression, but 'n' is a parameter, known only at run "
      "time; a constant expression is made of literals, consts, operators, '?:' and 'as'"},
     {"kernel k() { var a: [f32]; }", "1:18: only a 'shared' array may be unsized"},
-    {"kernel k() { shared a: [f32]; shared b: [f32]; }",
-     "1:38: a kernel may declare at most one dynamic shared array (the first "
-     "is at 1:21)"},
-    {"fn f() { shared a: [f32; 4]; }", "1:10: 'shared' declarations are only allowed in kernels"},
     {"kernel k() { let a: [f32; 4]; }", "1:18: 'let' cannot declare an array; use 'var'"},
     {"kernel k() { var a: [f32; 4] = 1.0; }", "1:32: array 'a' cannot have an initializer"},
     {"kernel k(p: ptr<i32>) { let x: i32; p[0] = x; }",

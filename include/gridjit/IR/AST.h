@@ -43,7 +43,8 @@ enum class StorageKind : uint8_t {
   Param,     ///< a function or kernel parameter (immutable)
   Let,       ///< `let x: T = e;` or `let x = e;` (immutable)
   Var,       ///< `var x: T = e;`, `var x: T;`, `var x = e;` or `var a: [T; N];` (mutable)
-  Shared,    ///< `shared t: [T; N];` / `shared t: [T];` (kernels only)
+  Shared,    ///< `shared t: [T; N];` / `shared t: [T];` / `shared x: T;` (kernels and device
+             ///< functions)
   LoopIndex, ///< the index of a `for` loop (immutable in the body)
   Const,     ///< a module-level `const`
 };

@@ -246,8 +246,12 @@ public:
   BlockBuilder &sharedArray(std::string Name, Type Elem, std::string ConstName);
   /// `shared Name: [Elem; Size];` with any constant expression as the size.
   BlockBuilder &sharedArray(std::string Name, Type Elem, ExprPtr Size);
-  /// `shared Name: [Elem];`: the kernel's dynamic shared memory.
+  /// `shared Name: [Elem];`: the kernel's dynamic shared memory (every
+  /// such name of a kernel starts at its first byte).
   BlockBuilder &dynamicShared(std::string Name, Type Elem);
+  /// `shared Name: T;`: one scalar in the block's shared memory (kernels
+  /// only), read and assigned by name, `addrOf(name(Name))` its address.
+  BlockBuilder &sharedScalar(std::string Name, Type T);
   /// @}
 
   /// \name Assignments

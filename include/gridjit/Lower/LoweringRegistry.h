@@ -60,7 +60,7 @@ struct MemoryRef {
 /// The memory of element \p E (`b[i]`), or of what pointer \p E points
 /// into (`p`, `&t[i]`, `p + k`).
 MemoryRef memoryOf(const Expr &E);
-/// The memory of array or pointer variable \p V.
+/// The memory of array or pointer variable \p V, or of shared scalar \p V.
 MemoryRef memoryOf(const VarDecl &V);
 
 /// What a lowering function gets: the node it lowers (for its types and

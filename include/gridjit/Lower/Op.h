@@ -30,7 +30,7 @@ namespace gridjit {
   X(ElementAddr, "element_addr") /* &p[i], &a[i] */                            \
   X(Load, "load") X(Store, "store")                                            \
   X(LocalArray, "local_array")   /* var a: [T; N]; */                          \
-  X(SharedArray, "shared_array") /* shared t: [T; N]; */                       \
+  X(SharedArray, "shared_array") /* shared t: [T; N]; shared x: T; */          \
   X(DynamicShared, "dynamic_shared") /* shared t: [T]; */                      \
   X(CallFunction, "call")        /* a device function */
 // clang-format on

@@ -70,12 +70,14 @@ int threadIdxField(const Expr &E) {
   return N && N->Builtin == BuiltinValue::ThreadIdx ? int(M->Field) : -1;
 }
 
-/// True when \p E reads a `var`.
+/// True when \p E reads a `var` (or a shared scalar, block memory that
+/// any thread may change).
 bool readsVar(const Expr &E) {
   switch (E.getKind()) {
   case Expr::Name: {
     const auto &N = cast<NameExpr>(E);
-    return N.Decl && N.Decl->Storage == StorageKind::Var;
+    return N.Decl &&
+           (N.Decl->Storage == StorageKind::Var || N.Decl->Storage == StorageKind::Shared);
   }
   case Expr::Unary:
     return readsVar(*cast<UnaryExpr>(E).Operand);

@@ -125,7 +125,13 @@ private:
   HostLoweringContext HostCtx;
   SyncInfo Sync;
   std::map<const FunctionDecl *, std::unique_ptr<BodyPlan>> Plans;
-  llvm::StructType *EnvTy = nullptr; ///< {[3 x i32] tid, bid, bdim, gdim}
+  /// {[3 x i32] tid, bid, bdim, gdim, ptr shared, ptr shared offsets}: the
+  /// last two are the block's shared memory and the kernel's table of
+  /// offsets of device functions' shared declarations (FnSharedSlots).
+  llvm::StructType *EnvTy = nullptr;
+  /// Each `shared` declaration in a device function: its index in every
+  /// kernel's table of shared offsets (KernelEntryEmitter::placeSharedArrays).
+  llvm::DenseMap<const VarDecl *, unsigned> FnSharedSlots;
   /// The function being lowered; null between functions.
   FunctionState *Cur = nullptr;
 

@@ -257,9 +257,12 @@ void KernelEntryEmitter::loadLaunchDimensions() {
   Cur->EnvAlloca = B.CreateAlloca(L.EnvTy, nullptr, "env");
 }
 
-// Shared arrays: fixed offsets in the block's shared memory
+// Shared arrays and scalars: fixed offsets in the block's shared memory
 // (SharedLayout: the same layout the launch metadata describes), lowered
-// here so that their addresses dominate every thread loop.
+// here so that their addresses dominate every thread loop. A shared
+// scalar's slot is that address: every read of its name is a load of
+// shared memory, every assignment a store (never a register of one
+// thread: KernelAnalysis never makes it uniform, recomputed or private).
 llvm::Error KernelEntryEmitter::placeSharedArrays(const FunctionDecl &K) {
   SharedLayout Layout = layoutShared(K);
   Cur->StaticSharedBytes = Layout.StaticBytes;
@@ -271,11 +274,32 @@ llvm::Error KernelEntryEmitter::placeSharedArrays(const FunctionDecl &K) {
     A.ResultTy = V.Ty;
     A.Var = &V;
     A.Mem = memoryOf(V);
-    auto Addr = Ctx.lower(V.Ty.getArrayCount() ? Op::SharedArray : Op::DynamicShared, A);
+    auto Addr = Ctx.lower(isDynamicShared(V) ? Op::DynamicShared : Op::SharedArray, A);
     if (!Addr)
       return Addr.takeError();
     Cur->Vars[&V] = {VarSlot::Address, *Addr, {}, nullptr};
   }
+  // The device functions it calls find theirs through the environment:
+  // the block's shared memory and this kernel's offset of each of their
+  // declarations (indexed by L.FnSharedSlots; 0 for those of functions it
+  // never calls). Null when it reaches none.
+  llvm::Type *I64 = B.getInt64Ty();
+  std::vector<llvm::Constant *> Offsets(L.FnSharedSlots.size(), llvm::ConstantInt::get(I64, 0));
+  bool CallsShared = false;
+  for (const SharedLayout::Entry &S : Layout.Arrays)
+    if (auto It = L.FnSharedSlots.find(S.Var); It != L.FnSharedSlots.end()) {
+      Offsets[It->second] = llvm::ConstantInt::get(I64, S.Offset);
+      CallsShared = true;
+    }
+  llvm::Value *Table = llvm::ConstantPointerNull::get(B.getPtrTy());
+  if (CallsShared) {
+    auto *Ty = llvm::ArrayType::get(I64, Offsets.size());
+    Table = new llvm::GlobalVariable(
+        L.IR, Ty, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(Ty, Offsets), "gridjit.shared.offsets." + K.Name);
+  }
+  B.CreateStore(Cur->SharedBase, B.CreateStructGEP(L.EnvTy, Cur->EnvAlloca, 4));
+  B.CreateStore(Table, B.CreateStructGEP(L.EnvTy, Cur->EnvAlloca, 5));
   return llvm::Error::success();
 }
 

@@ -14,6 +14,8 @@
 
 #include "HostLowering.h"
 
+#include "../SharedLayout.h"
+
 #include "gridjit/Target/HostABI.h"
 
 #include "llvm/IR/Constants.h"
@@ -47,7 +49,12 @@ BodyPlan &HostModuleLowering::planOf(const FunctionDecl &F) {
 llvm::Error HostModuleLowering::run() {
   llvm::LLVMContext &C = IR.getContext();
   llvm::Type *Dim = llvm::ArrayType::get(llvm::Type::getInt32Ty(C), 3);
-  EnvTy = llvm::StructType::create(C, {Dim, Dim, Dim, Dim}, "gridjit.env");
+  llvm::Type *Ptr = llvm::PointerType::get(C, 0);
+  EnvTy = llvm::StructType::create(C, {Dim, Dim, Dim, Dim, Ptr, Ptr}, "gridjit.env");
+  for (const auto &D : KM.Decls)
+    if (const auto *F = dyn_cast<FunctionDecl>(D.get()); F && !F->IsKernel)
+      forEachOwnShared(
+          *F, [&](const VarDecl &V) { FnSharedSlots.try_emplace(&V, FnSharedSlots.size()); });
   collectConsts(KM);
   for (const auto &D : KM.Decls)
     if (const auto *F = dyn_cast<FunctionDecl>(D.get()); F && F->Body)
@@ -148,6 +155,21 @@ llvm::Error HostModuleLowering::lowerDeviceFunction(const FunctionDecl &F) {
       Fields[I][D] =
           B.CreateLoad(B.getInt32Ty(), Ptr, llvm::Twine(Names[I]) + "." + llvm::Twine("xyz"[D]));
     }
+  // Its shared declarations: at the offsets the calling kernel's table
+  // gives (each kernel lays them out after its own, SharedLayout.h).
+  Value *SharedBase = nullptr, *SharedTable = nullptr;
+  forEachOwnShared(F, [&](const VarDecl &V) {
+    if (!SharedBase) {
+      SharedBase = B.CreateLoad(B.getPtrTy(), B.CreateStructGEP(EnvTy, EnvArg, 4), "shared");
+      SharedTable =
+          B.CreateLoad(B.getPtrTy(), B.CreateStructGEP(EnvTy, EnvArg, 5), "shared.offsets");
+    }
+    Value *Off =
+        B.CreateLoad(B.getInt64Ty(), B.CreateConstInBoundsGEP1_64(B.getInt64Ty(), SharedTable,
+                                                                  FnSharedSlots.lookup(&V)));
+    Cur->Vars[&V] = {
+        VarSlot::Address, B.CreateInBoundsGEP(B.getInt8Ty(), SharedBase, Off, V.Name), {}, nullptr};
+  });
   Cur->Env.Linear = B.CreateAdd(
       Cur->Env.Tid[0],
       B.CreateMul(Cur->Env.BDim[0],
@@ -221,9 +243,9 @@ llvm::Error HostModuleLowering::lowerReturn(const ReturnStmt &S) {
 llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
   const VarDecl &V = S.Var;
   Storage St = BlockLevel && Cur->Plan ? Cur->Plan->getStorage(&V) : Storage::RegionLocal;
+  if (V.Storage == StorageKind::Shared)
+    return llvm::Error::success(); // an array or scalar placed by the kernel's prologue
   if (V.Ty.isArray()) {
-    if (V.Storage == StorageKind::Shared)
-      return llvm::Error::success(); // placed by the kernel's prologue
     OpArgs A;
     A.Loc = V.Loc;
     A.ResultTy = V.Ty;
