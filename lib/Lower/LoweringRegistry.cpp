@@ -169,7 +169,7 @@ std::string LoweringRegistry::fingerprint() const {
 MemoryRef gridjit::memoryOf(const VarDecl &V) {
   MemoryRef R;
   R.Space = V.Ty.isArray() || V.Ty.isPointer() ? V.Ty.getAddrSpace() : AddrSpace::Global;
-  R.Extent = V.Ty.isArray() ? V.Ty.getArrayCount() : 0;
+  R.Extent = V.Ty.isArray() ? V.Ty.getArrayElementCount() : 0;
   R.Var = &V;
   return R;
 }

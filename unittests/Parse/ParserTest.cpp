@@ -834,8 +834,10 @@ TEST(ParserTest, TypeErrors) {
             "declarations");
   EXPECT_EQ(onlyError("kernel k() { var a: [ptr<i32>; 2]; }"),
             "1:22: expected scalar element type after '[', found 'ptr'");
-  EXPECT_EQ(onlyError("kernel k() { var a: [[i32; 2]; 2]; }"),
-            "1:22: expected scalar element type after '[', found '['");
+  EXPECT_EQ(onlyError("kernel k() { var a: [[i32]; 2]; }"),
+            "1:27: expected ';' and a size after array element type, found ']'");
+  EXPECT_EQ(onlyError("kernel k() { var a: [[[[[i32; 2]; 2]; 2]; 2]; 2]; }"),
+            "1:22: an array type has at most 4 dimensions");
   EXPECT_EQ(onlyError("kernel k() { var a: [i32 2]; }"),
             "1:26: expected ';' or ']' after array element type, found '2'");
   EXPECT_EQ(onlyError("kernel k() { var a: [i32; ]; }"),
