@@ -662,17 +662,18 @@ Type Parser::parseArrayTypeRest(std::vector<ExprPtr> &Sizes, unsigned &Open) {
   bool Nested = Open > 1;
   SourceLoc ElemLoc = Tok.Loc;
   Type ElemTy;
-  if (consumeIf(TokenKind::LBracket)) {
+  if (Tok.is(TokenKind::LBracket)) {
     // An array of arrays: a row type, at most MaxArrayRank deep in all
-    // (which also bounds this recursion).
+    // (checked before recursing, so that no input nests deeper).
+    if (Open >= MaxArrayRank) {
+      error(ElemLoc, "an array type has at most " + std::to_string(MaxArrayRank) + " dimensions");
+      return Type();
+    }
+    consume();
     ++Open;
     ElemTy = parseArrayTypeRest(Sizes, Open);
     if (!ElemTy.isValid())
       return Type();
-    if (ElemTy.getArrayRank() >= MaxArrayRank) {
-      error(ElemLoc, "an array type has at most " + std::to_string(MaxArrayRank) + " dimensions");
-      return Type();
-    }
   } else {
     // The element is parsed as a scalar or pointer type, so that
     // `[ptr<f32>; 4]` is consumed whole, then checked to be a scalar.
