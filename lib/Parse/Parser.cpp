@@ -637,7 +637,7 @@ Type Parser::parseArrayType(bool AllowArray, VarDecl *SizesOf) {
   if (!AllowArray)
     errorAtTok("array types are only allowed in 'var' and 'shared' "
                "declarations");
-  consume(); // '['
+  consume();                  // '['
   std::vector<ExprPtr> Sizes; // innermost first, as written
   unsigned Open = 1;          // brackets not yet closed
   Type T = parseArrayTypeRest(Sizes, Open);

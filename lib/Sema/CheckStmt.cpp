@@ -364,10 +364,10 @@ void Checker::checkArrayDecl(DeclStmt &D) {
         Bad |= !Count;
         Dims[I] = Count.value_or(1);
       } else if (Dims[I] == 0 || Dims[I] > MaxArrayCount) {
-        error(V.Loc, Dims[I] == 0 ? "array size must be positive, found 0"
-                                  : "array size " + std::to_string(Dims[I]) +
-                                        " is too large; the limit is " +
-                                        std::to_string(MaxArrayCount));
+        error(V.Loc, Dims[I] == 0
+                         ? "array size must be positive, found 0"
+                         : "array size " + std::to_string(Dims[I]) +
+                               " is too large; the limit is " + std::to_string(MaxArrayCount));
         Bad = true;
       }
       Total = std::min(Total * std::min<uint64_t>(Dims[I], MaxArrayCount + 1), MaxArrayCount + 1);

@@ -207,8 +207,7 @@ void pushChildren(const TreeNode &N, std::vector<TreeNode> &Stack) {
     Push(D->Var.ArraySize), Push(D->Init);
     for (const ExprPtr &Size : D->Var.InnerArraySizes)
       Push(Size);
-  }
-  else if (const auto *A = dyn_cast<AssignStmt>(S))
+  } else if (const auto *A = dyn_cast<AssignStmt>(S))
     Push(A->Target), Push(A->Value);
   else if (const auto *I = dyn_cast<IfStmt>(S))
     Push(I->Cond), Push(I->Then), Push(I->Else);

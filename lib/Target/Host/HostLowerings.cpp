@@ -91,8 +91,7 @@ Expected<Value *> lowerElementAddr(LoweringContext &C, const OpArgs &A) {
       llvm::isa<llvm::AllocaInst>(A.Operands[0]->stripPointerCasts())) {
     // A multi-dimensional array's index is the flat, row-major one
     // (StructuralLowering): the clamp keeps it inside the whole array.
-    Value *Last =
-        llvm::ConstantInt::get(Index->getType(), A.OperandTy.getArrayElementCount() - 1);
+    Value *Last = llvm::ConstantInt::get(Index->getType(), A.OperandTy.getArrayElementCount() - 1);
     Value *InRange = C.B.CreateICmpULE(Index, Last, "in.range");
     Index = C.B.CreateSelect(InRange, Index, Last, "index.clamped");
   }
