@@ -72,6 +72,8 @@ struct Orphans {
     } else if (auto *D = llvm::dyn_cast<DeclStmt>(&S)) {
       add(D->Init);
       add(D->Var.ArraySize);
+      for (ExprPtr &Size : D->Var.InnerArraySizes)
+        add(Size);
     } else if (auto *A = llvm::dyn_cast<AssignStmt>(&S)) {
       add(A->Target);
       add(A->Value);

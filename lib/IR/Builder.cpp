@@ -205,18 +205,24 @@ BlockBuilder &BlockBuilder::var(std::string Name, Type T) {
   return declare(StorageKind::Var, std::move(Name), T, nullptr, nullptr);
 }
 
+// A scalar, or a sized array of fewer than MaxArrayRank dimensions (a row).
+[[maybe_unused]] static bool isArrayElement(const Type &Elem) {
+  return Elem.isScalar() ||
+         (Elem.isArray() && Elem.getArrayCount() != 0 && Elem.getArrayRank() < MaxArrayRank);
+}
+
 BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, uint64_t Count) {
-  assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Var, std::move(Name), Type::getArray(Elem.getScalarKind(), Count),
-                 nullptr, uintLit(Count));
+  assert(isArrayElement(Elem) && "array elements are scalars or sized arrays");
+  return declare(StorageKind::Var, std::move(Name), Type::getArrayOf(Elem, Count), nullptr,
+                 uintLit(Count));
 }
 
 // For a size given by a constant expression, the count stays 0 until the
 // verifier folds it (as for a parsed module).
 BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, ExprPtr Size) {
-  assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Var, std::move(Name), Type::getArray(Elem.getScalarKind(), 0),
-                 nullptr, checked(std::move(Size)));
+  assert(isArrayElement(Elem) && "array elements are scalars or sized arrays");
+  return declare(StorageKind::Var, std::move(Name), Type::getArrayOf(Elem, 0), nullptr,
+                 checked(std::move(Size)));
 }
 
 BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, std::string ConstName) {
@@ -224,17 +230,15 @@ BlockBuilder &BlockBuilder::varArray(std::string Name, Type Elem, std::string Co
 }
 
 BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, uint64_t Count) {
-  assert(Elem.isScalar() && "array elements are scalars");
+  assert(isArrayElement(Elem) && "array elements are scalars or sized arrays");
   return declare(StorageKind::Shared, std::move(Name),
-                 Type::getArray(Elem.getScalarKind(), Count, AddrSpace::Shared), nullptr,
-                 uintLit(Count));
+                 Type::getArrayOf(Elem, Count, AddrSpace::Shared), nullptr, uintLit(Count));
 }
 
 BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, ExprPtr Size) {
-  assert(Elem.isScalar() && "array elements are scalars");
-  return declare(StorageKind::Shared, std::move(Name),
-                 Type::getArray(Elem.getScalarKind(), 0, AddrSpace::Shared), nullptr,
-                 checked(std::move(Size)));
+  assert(isArrayElement(Elem) && "array elements are scalars or sized arrays");
+  return declare(StorageKind::Shared, std::move(Name), Type::getArrayOf(Elem, 0, AddrSpace::Shared),
+                 nullptr, checked(std::move(Size)));
 }
 
 BlockBuilder &BlockBuilder::sharedArray(std::string Name, Type Elem, std::string ConstName) {

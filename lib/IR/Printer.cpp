@@ -289,14 +289,21 @@ void Printer::printVarType(const VarDecl &V) {
     OS << V.Ty.str();
     return;
   }
-  OS << '[' << scalarName(V.Ty.getScalarKind());
-  if (V.ArraySize) {
-    OS << "; ";
-    printExpr(V.ArraySize.get());
-  } else if (V.Ty.getArrayCount() != 0) {
-    OS << "; " << V.Ty.getArrayCount();
+  // Innermost dimension first, as written: `[[f32; 17]; 16]`; each size as
+  // its expression where there is one.
+  unsigned Rank = V.Ty.getArrayRank();
+  for (unsigned I = 0; I < Rank; ++I)
+    OS << '[';
+  OS << scalarName(V.Ty.getScalarKind());
+  for (unsigned I = Rank; I-- > 0;) {
+    if (const Expr *Size = arraySizeExpr(V, I)) {
+      OS << "; ";
+      printExpr(Size);
+    } else if (V.Ty.getArrayDim(I) != 0) {
+      OS << "; " << V.Ty.getArrayDim(I);
+    }
+    OS << ']';
   }
-  OS << ']';
 }
 
 void Printer::printBlockBody(const BlockStmt *B) {

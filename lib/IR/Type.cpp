@@ -7,6 +7,7 @@
 #include "gridjit/IR/Type.h"
 
 #include <array>
+#include <cassert>
 
 using namespace gridjit;
 
@@ -55,7 +56,7 @@ uint64_t Type::getSizeInBytes() const {
   case Pointer:
     return 8;
   case Array:
-    return Count * getElementBytes();
+    return getArrayElementCount() * getElementBytes();
   case Invalid:
   case Void:
     break;
@@ -82,10 +83,56 @@ std::string Type::str() const {
       return "ptr<" + Elem + ", local>";
     }
     break;
-  case Array:
-    if (Count == 0)
+  case Array: {
+    if (Dims[0] == 0)
       return "[" + Elem + "]";
-    return "[" + Elem + "; " + std::to_string(Count) + "]";
+    // Innermost dimension first, as written: `[[f32; 17]; 16]`.
+    std::string Text = Elem;
+    for (unsigned I = Rank; I-- > 0;)
+      Text = "[" + Text + "; " + std::to_string(Dims[I]) + "]";
+    return Text;
+  }
   }
   return "<invalid>";
+}
+
+Type Type::getArrayOf(const Type &Elem, uint64_t Count, AddrSpace AS) {
+  Type T = getArray(Elem.getScalarKind(), Count, AS);
+  if (!Elem.isArray())
+    return T;
+  assert(Elem.Rank < MaxArrayRank && "array rank beyond MaxArrayRank");
+  T.Rank = Elem.Rank + 1;
+  for (unsigned I = 0; I < Elem.Rank; ++I)
+    T.Dims[I + 1] = Elem.Dims[I];
+  return T;
+}
+
+Type Type::getArray(ScalarKind Elem, std::span<const uint64_t> Dims, AddrSpace AS) {
+  assert(!Dims.empty() && Dims.size() <= MaxArrayRank && "array rank out of range");
+  Type T = getArray(Elem, Dims[0], AS);
+  T.Rank = static_cast<uint8_t>(Dims.size());
+  for (unsigned I = 1; I < Dims.size(); ++I)
+    T.Dims[I] = Dims[I];
+  return T;
+}
+
+uint64_t Type::getArrayElementCount() const {
+  if (K != Array)
+    return 0;
+  uint64_t N = 1;
+  for (unsigned I = 0; I < Rank; ++I)
+    N *= Dims[I];
+  return N;
+}
+
+Type Type::getArrayElementType() const {
+  assert(K == Array && "not an array");
+  if (Rank == 1)
+    return getScalar(S);
+  Type T = *this;
+  --T.Rank;
+  for (unsigned I = 0; I < T.Rank; ++I)
+    T.Dims[I] = Dims[I + 1];
+  T.Dims[T.Rank] = 0;
+  return T;
 }

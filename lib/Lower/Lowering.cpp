@@ -58,7 +58,9 @@ llvm::Type *LoweringContext::toLLVM(Type Ty) const {
   case Type::Pointer:
     return llvm::PointerType::get(getContext(), T.getAddrSpace(Ty.getAddrSpace()));
   case Type::Array:
-    return llvm::ArrayType::get(memType(Ty.getScalarKind()), Ty.getArrayCount());
+    // One flat array of every element, row-major: `[[f32; 17]; 16]` is
+    // [272 x float]; an element's address is one GEP on a flat index.
+    return llvm::ArrayType::get(memType(Ty.getScalarKind()), Ty.getArrayElementCount());
   case Type::Void:
   case Type::Invalid:
     break;

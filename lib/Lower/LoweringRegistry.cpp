@@ -171,7 +171,7 @@ MemoryRef gridjit::memoryOf(const VarDecl &V) {
   R.Space = V.Ty.isArray() || V.Ty.isPointer() ? V.Ty.getAddrSpace()
             : V.Storage == StorageKind::Shared ? AddrSpace::Shared // a shared scalar
                                                : AddrSpace::Global;
-  R.Extent = V.Ty.isArray() ? V.Ty.getArrayCount() : 0;
+  R.Extent = V.Ty.isArray() ? V.Ty.getArrayElementCount() : 0;
   R.Var = &V;
   return R;
 }

@@ -516,27 +516,57 @@ Expected<Value *> StructuralLowering::lowerAddress(const Expr &E) {
   const auto *Ix = llvm::dyn_cast<IndexExpr>(&E);
   if (!Ix)
     return Ctx.error(E.getLoc(), "expression has no address");
-  Value *Base;
-  if (Ix->Base->Ty.isArray()) {
-    Expected<Value *> Slot = lowerAddress(*Ix->Base);
-    if (!Slot)
-      return Slot.takeError();
-    Base = *Slot;
-  } else {
-    Expected<Value *> P = lowerExpr(*Ix->Base);
-    if (!P)
-      return P.takeError();
-    Base = *P;
-  }
+  if (Ix->Base->Ty.isArray())
+    return lowerArrayElementAddress(*Ix);
+  Expected<Value *> Base = lowerExpr(*Ix->Base);
+  if (!Base)
+    return Base.takeError();
   Expected<Value *> Index = lowerExpr(*Ix->Idx);
   if (!Index)
     return Index.takeError();
+  return elementAddress(*Ix, Ix->Base->Ty, *Base, Ctx.toIndex(*Index, Ix->Idx->Ty));
+}
+
+// An element of an array of any rank, `a[i]` or `t[y][x]`: one flat,
+// row-major index into the whole array (`t[y][x]` of `[[T; 17]; 16]` is
+// element y * 17 + x), so that a target sees one ElementAddr on the whole
+// array, whose extent it knows (the host keeps the flat index inside it).
+Expected<Value *> StructuralLowering::lowerArrayElementAddress(const IndexExpr &E) {
+  llvm::SmallVector<const IndexExpr *, MaxArrayRank> Chain; // innermost index first
+  const Expr *Root = &E;
+  while (const auto *Ix = llvm::dyn_cast<IndexExpr>(Root)) {
+    Chain.push_back(Ix);
+    Root = Ix->Base.get();
+  }
+  Expected<Value *> Slot = lowerAddress(*Root);
+  if (!Slot)
+    return Slot.takeError();
+  const Type &ArrayTy = Root->Ty;
+  Value *Flat = nullptr;
+  for (unsigned Dim = 0; Dim < Chain.size(); ++Dim) {
+    const IndexExpr &Ix = *Chain[Chain.size() - 1 - Dim];
+    Expected<Value *> Index = lowerExpr(*Ix.Idx);
+    if (!Index)
+      return Index.takeError();
+    Value *I64 = Ctx.toIndex(*Index, Ix.Idx->Ty);
+    Flat = Flat ? Ctx.B.CreateAdd(
+                      Ctx.B.CreateMul(Flat, Ctx.B.getInt64(ArrayTy.getArrayDim(Dim)), "row.start"),
+                      I64, "flat")
+                : I64;
+  }
+  return elementAddress(E, ArrayTy, *Slot, Flat);
+}
+
+// The address of element \p E: ElementAddr on \p Base (a pointer, or a
+// whole array of type \p BaseTy) and an i64 \p Index.
+Expected<Value *> StructuralLowering::elementAddress(const IndexExpr &E, const Type &BaseTy,
+                                                     Value *Base, Value *Index) {
   OpArgs A;
   A.Loc = E.getLoc();
-  A.OperandTy = Ix->Base->Ty;
+  A.OperandTy = BaseTy;
   A.ResultTy = E.Ty;
   A.Mem = memoryOf(E);
-  Value *Ops[] = {Base, Ctx.toIndex(*Index, Ix->Idx->Ty)};
+  Value *Ops[] = {Base, Index};
   A.Operands = Ops;
   return Ctx.lower(Op::ElementAddr, A);
 }

@@ -95,6 +95,9 @@ protected:
                                           llvm::BasicBlock *End);
   virtual llvm::Expected<llvm::Value *> lowerCall(const CallExpr &E);
   llvm::Expected<llvm::Value *> lowerAddress(const Expr &E);
+  llvm::Expected<llvm::Value *> lowerArrayElementAddress(const IndexExpr &E);
+  llvm::Expected<llvm::Value *> elementAddress(const IndexExpr &E, const Type &BaseTy,
+                                               llvm::Value *Base, llvm::Value *Index);
   llvm::Expected<llvm::Value *> constantOf(const ConstValue &V);
 
   /// True when the current block already ends (after return/break/...).

@@ -226,10 +226,10 @@ private:
   bool parseParamList(FunctionDecl &F);
 
   // Types.
-  Type parseType(bool AllowArray, ExprPtr *ArraySize = nullptr);
-  Type parseArrayType(bool AllowArray, ExprPtr *ArraySize);
-  Type parseArrayTypeRest(ExprPtr *ArraySize);
-  void skipArrayTypeRest();
+  Type parseType(bool AllowArray, VarDecl *SizesOf = nullptr);
+  Type parseArrayType(bool AllowArray, VarDecl *SizesOf);
+  Type parseArrayTypeRest(std::vector<ExprPtr> &Sizes, unsigned &Open);
+  void skipArrayTypeRest(unsigned BracketDepth);
   Type parsePointerType();
   std::optional<ScalarKind> parseScalarTypeName(std::string_view What);
 
@@ -595,15 +595,17 @@ std::unique_ptr<VarDecl> Parser::parseParam() {
 
 // type ::= scalar | 'ptr' '<' scalar [',' ('shared' | 'local')] '>'
 //        | '[' scalar [';' expr] ']'           (declarations only)
+//        | '[' array-type ';' expr ']'         (a multi-dimensional array)
 // Arrays are parsed everywhere, for good recovery, but are an error unless
-// \p AllowArray; their size expression goes to *ArraySize when given.
+// \p AllowArray; their size expressions go to *SizesOf when given
+// (ArraySize the outermost, InnerArraySizes the rest).
 // Returns an invalid Type after reporting an error, except for an unknown
 // type name (`float`): that one is reported and parsing goes on with `i32`
 // in its place (the module is rejected anyway), so that a misspelt type
 // does not cost the rest of the declaration.
-Type Parser::parseType(bool AllowArray, ExprPtr *ArraySize) {
+Type Parser::parseType(bool AllowArray, VarDecl *SizesOf) {
   if (Tok.is(TokenKind::LBracket))
-    return parseArrayType(AllowArray, ArraySize);
+    return parseArrayType(AllowArray, SizesOf);
   if (Tok.is(TokenKind::Identifier) && Tok.Text == "ptr")
     return parsePointerType();
   if (Tok.is(TokenKind::Identifier) && !scalarFromName(Tok.Text)) {
@@ -630,40 +632,67 @@ std::optional<ScalarKind> Parser::parseScalarTypeName(std::string_view What) {
 }
 
 // array-type ::= '[' scalar ']' | '[' scalar ';' expr ']'
-Type Parser::parseArrayType(bool AllowArray, ExprPtr *ArraySize) {
+//              | '[' array-type ';' expr ']'
+Type Parser::parseArrayType(bool AllowArray, VarDecl *SizesOf) {
   if (!AllowArray)
     errorAtTok("array types are only allowed in 'var' and 'shared' "
                "declarations");
-  consume(); // '['
-  Type T = parseArrayTypeRest(ArraySize);
-  if (!T.isValid())
-    skipArrayTypeRest();
+  consume();                  // '['
+  std::vector<ExprPtr> Sizes; // innermost first, as written
+  unsigned Open = 1;          // brackets not yet closed
+  Type T = parseArrayTypeRest(Sizes, Open);
+  if (!T.isValid()) {
+    skipArrayTypeRest(Open);
+    return T;
+  }
+  if (SizesOf && !Sizes.empty()) {
+    SizesOf->ArraySize = std::move(Sizes.back());
+    Sizes.pop_back();
+    SizesOf->InnerArraySizes.assign(std::make_move_iterator(Sizes.rbegin()),
+                                    std::make_move_iterator(Sizes.rend()));
+  }
   return T;
 }
 
 // Parses what follows the '[' of an array type, up to and including the
-// ']'.
-Type Parser::parseArrayTypeRest(ExprPtr *ArraySize) {
-  // The element is parsed as a scalar or pointer type, so that
-  // `[ptr<f32>; 4]` is consumed whole, then checked to be a scalar. (Not as
-  // an array: there is no recursion in types.)
-  if (Tok.is(TokenKind::LBracket)) {
-    errorExpected("scalar element type after '['");
-    return Type();
-  }
-  std::string ElemText = describeTok();
+// ']', adding its size expressions to \p Sizes, innermost first. \p Open
+// counts the '[' not yet closed, for recovery. An array type nested in
+// another (`[f32; 17]` in `[[f32; 17]; 16]`) must have a size.
+Type Parser::parseArrayTypeRest(std::vector<ExprPtr> &Sizes, unsigned &Open) {
+  bool Nested = Open > 1;
   SourceLoc ElemLoc = Tok.Loc;
-  bool ElemDiagnosed = Tok.Diagnosed;
-  Type ElemTy = parseType(/*AllowArray=*/false);
-  if (!ElemTy.isValid())
-    return Type();
-  if (!ElemTy.isScalar() && !ElemDiagnosed)
-    error(ElemLoc, "expected scalar element type after '[', found " + ElemText);
-  ScalarKind Elem = ElemTy.getScalarKind();
-  if (consumeIf(TokenKind::RBracket))
-    return Type::getArray(Elem, 0);
+  Type ElemTy;
+  if (Tok.is(TokenKind::LBracket)) {
+    // An array of arrays: a row type, at most MaxArrayRank deep in all
+    // (checked before recursing, so that no input nests deeper).
+    if (Open >= MaxArrayRank) {
+      error(ElemLoc, "an array type has at most " + std::to_string(MaxArrayRank) + " dimensions");
+      return Type();
+    }
+    consume();
+    ++Open;
+    ElemTy = parseArrayTypeRest(Sizes, Open);
+    if (!ElemTy.isValid())
+      return Type();
+  } else {
+    // The element is parsed as a scalar or pointer type, so that
+    // `[ptr<f32>; 4]` is consumed whole, then checked to be a scalar.
+    std::string ElemText = describeTok();
+    bool ElemDiagnosed = Tok.Diagnosed;
+    ElemTy = parseType(/*AllowArray=*/false);
+    if (!ElemTy.isValid())
+      return Type();
+    if (!ElemTy.isScalar() && !ElemDiagnosed)
+      error(ElemLoc, "expected scalar element type after '[', found " + ElemText);
+    ElemTy = Type::getScalar(ElemTy.getScalarKind());
+  }
+  if (!Nested && !ElemTy.isArray() && consumeIf(TokenKind::RBracket)) {
+    --Open;
+    return Type::getArray(ElemTy.getScalarKind(), 0);
+  }
   if (!consumeIf(TokenKind::Semi)) {
-    errorExpected("';' or ']' after array element type");
+    errorExpected(Nested || ElemTy.isArray() ? "';' and a size after array element type"
+                                             : "';' or ']' after array element type");
     return Type();
   }
   // The size is any expression here; the verifier folds it and says what
@@ -679,17 +708,17 @@ Type Parser::parseArrayTypeRest(ExprPtr *ArraySize) {
   uint64_t Count = 0;
   if (auto *Lit = llvm::dyn_cast<IntLitExpr>(Size.get()))
     Count = Lit->Value;
-  if (ArraySize)
-    *ArraySize = std::move(Size);
-  return Type::getArray(Elem, Count);
+  --Open;
+  Sizes.push_back(std::move(Size));
+  return Type::getArrayOf(ElemTy, Count);
 }
 
 // After an error inside an array type: skips to the ']' that closes it (and
 // consumes it), so that the ';' of `[T; N]` is not taken for the end of the
-// statement. Stops early before '{', '}', '=', a module-level keyword or the
-// end of input.
-void Parser::skipArrayTypeRest() {
-  unsigned BracketDepth = 1;
+// statement; \p BracketDepth '[' are open (more than one inside a nested
+// array type). Stops early before '{', '}', '=', a module-level keyword or
+// the end of input.
+void Parser::skipArrayTypeRest(unsigned BracketDepth) {
   while (Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind) && Tok.isNot(TokenKind::LBrace) &&
          Tok.isNot(TokenKind::RBrace) && Tok.isNot(TokenKind::Equal)) {
     if (Tok.is(TokenKind::LBracket))
@@ -815,7 +844,7 @@ StmtPtr Parser::parseDeclStmt() {
                                       ? "after variable name"
                                       : "or '=' after variable name"))
       return nullptr;
-    D->Var.Ty = parseType(/*AllowArray=*/true, &D->Var.ArraySize);
+    D->Var.Ty = parseType(/*AllowArray=*/true, &D->Var);
     if (!D->Var.Ty.isValid())
       return nullptr;
   }

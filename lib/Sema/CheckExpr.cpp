@@ -471,7 +471,7 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
   Type BaseTy = I->Base->Ty;
   AddrSpace AS = BaseTy.isPointer() ? BaseTy.getAddrSpace() : AddrSpace::Local;
   if (BaseTy.isArray()) {
-    const VarDecl *V = cast<NameExpr>(*I->Base).Decl;
+    const VarDecl *V = indexedName(*I)->Decl;
     if (V && V->Storage == StorageKind::Shared)
       AS = AddrSpace::Shared;
   }
@@ -666,10 +666,12 @@ Type Checker::checkCast(CastExpr &C) {
 // Elements
 //===----------------------------------------------------------------------===//
 
-Type Checker::checkIndex(IndexExpr &I) {
+Type Checker::checkIndex(IndexExpr &I, bool AllowArray) {
   Type BaseTy;
   if (auto *N = dyn_cast_or_null<NameExpr>(I.Base.get()))
     BaseTy = checkName(*N, /*AllowArray=*/true);
+  else if (auto *Row = dyn_cast_or_null<IndexExpr>(I.Base.get()))
+    BaseTy = Row->Ty = checkIndex(*Row, /*AllowArray=*/true); // `t[y]` of `t[y][x]`
   else
     BaseTy = checkValue(I.Base.get(), I.getLoc());
   Type IdxTy = checkValue(I.Idx.get(), I.getLoc());
@@ -686,7 +688,10 @@ Type Checker::checkIndex(IndexExpr &I) {
   if (!OK)
     return Type();
 
-  // A constant index into a sized array is checked against its bounds.
+  // A constant index into a sized array (or a row of one) is checked
+  // against the bounds of its own dimension.
+  const NameExpr *Root = indexedName(I);
+  bool IsRow = BaseTy.isArray() && Root != I.Base.get();
   if (BaseTy.isArray() && BaseTy.getArrayCount() != 0) {
     ConstValue V;
     const Expr *Culprit = nullptr;
@@ -696,13 +701,22 @@ Type Checker::checkIndex(IndexExpr &I) {
         error(startLoc(I.Idx),
               "index " +
                   (Negative ? std::to_string(static_cast<int64_t>(V.Int)) : std::to_string(V.Int)) +
-                  " is out of bounds for array " + quote(cast<NameExpr>(*I.Base).Ident) +
-                  " of type " + quote(BaseTy));
+                  " is out of bounds for " + (IsRow ? "a row of array " : "array ") +
+                  quote(Root->Ident) + " of type " + quote(IsRow ? BaseTy : Root->Ty));
         return Type();
       }
     }
   }
-  return Type::getScalar(BaseTy.getScalarKind());
+  if (!BaseTy.isArray())
+    return Type::getScalar(BaseTy.getScalarKind());
+  Type Elem = BaseTy.getArrayElementType();
+  if (Elem.isArray() && !AllowArray) {
+    // A row, as an array's name, is not a value: `t[y]` alone.
+    error(startLoc(&I), "a row of array " + quote(Root->Ident) + " (of type " + quote(Elem) +
+                            ") cannot be used as a value; use an element of it");
+    return Type();
+  }
+  return Elem;
 }
 
 //===----------------------------------------------------------------------===//

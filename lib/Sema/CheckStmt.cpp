@@ -361,19 +361,44 @@ void Checker::checkArrayDecl(DeclStmt &D) {
   if (D.Init)
     error(startLoc(D.Init), "array " + quote(V.Name) + " cannot have an initializer");
 
-  if (Expr *Size = V.ArraySize.get()) {
-    if (std::optional<uint64_t> Count = arraySize(*Size))
-      V.Ty = Type::getArray(Elem, *Count);
-    else
+  if (V.ArraySize || V.Ty.getArrayCount() != 0) {
+    // Every dimension, outermost first: its size expression folded, or
+    // the count in the type where the builder gave none.
+    unsigned Rank = V.Ty.getArrayRank();
+    std::array<uint64_t, MaxArrayRank> Dims{};
+    uint64_t Total = 1; // saturates above MaxArrayCount
+    for (unsigned I = 0; I < Rank; ++I) {
+      Dims[I] = V.Ty.getArrayDim(I);
+      if (Expr *Size = arraySizeExpr(V, I)) {
+        std::optional<uint64_t> Count = arraySize(*Size);
+        Bad |= !Count;
+        Dims[I] = Count.value_or(1);
+      } else if (Dims[I] == 0 || Dims[I] > MaxArrayCount) {
+        error(V.Loc, Dims[I] == 0
+                         ? "array size must be positive, found 0"
+                         : "array size " + std::to_string(Dims[I]) +
+                               " is too large; the limit is " + std::to_string(MaxArrayCount));
+        Bad = true;
+      }
+      Total = std::min(Total * std::min<uint64_t>(Dims[I], MaxArrayCount + 1), MaxArrayCount + 1);
+    }
+    if (!Bad && Total > MaxArrayCount) {
+      // The limit is on the whole array, every dimension together.
+      error(V.Loc, "array " + quote(V.Name) + " of type " +
+                       quote(Type::getArray(Elem, std::span(Dims.data(), Rank))) +
+                       " has more than " + std::to_string(MaxArrayCount) +
+                       " elements; the limit is " + std::to_string(MaxArrayCount) + " in all");
       Bad = true;
-  } else if (V.Ty.getArrayCount() > MaxArrayCount) {
-    error(V.Loc, "array size " + std::to_string(V.Ty.getArrayCount()) +
-                     " is too large; the limit is " + std::to_string(MaxArrayCount));
-    Bad = true;
+    }
+    if (!Bad)
+      V.Ty = Type::getArray(Elem, std::span(Dims.data(), Rank));
   } else if (V.Ty.getArrayCount() == 0) {
     // The dynamic shared array: `shared s: [T];`.
     if (V.Storage != StorageKind::Shared) {
       error(V.Loc, "only a 'shared' array may be unsized");
+      Bad = true;
+    } else if (V.Ty.getArrayRank() > 1) {
+      error(V.Loc, "only a one-dimensional array may be unsized");
       Bad = true;
     }
     // Every dynamic shared array of a kernel names the same memory: the
@@ -384,7 +409,7 @@ void Checker::checkArrayDecl(DeclStmt &D) {
     // A device function's arrays live on the stack of the thread that runs
     // the kernel, however large; a kernel's larger ones are placed
     // elsewhere by the target.
-    uint64_t Bytes = V.Ty.getArrayCount() * scalarBytes(Elem);
+    uint64_t Bytes = V.Ty.getSizeInBytes();
     if (Bytes > limits::MaxStackArrayBytes) {
       Expr *Size = V.ArraySize.get();
       error(Size ? Size->getLoc() : V.Loc,
@@ -398,8 +423,8 @@ void Checker::checkArrayDecl(DeclStmt &D) {
   }
   // The array's type says where it lives.
   if (V.Ty.isArray())
-    V.Ty = Type::getArray(Elem, V.Ty.getArrayCount(),
-                          V.Storage == StorageKind::Shared ? AddrSpace::Shared : AddrSpace::Local);
+    V.Ty = V.Ty.withArrayAddrSpace(V.Storage == StorageKind::Shared ? AddrSpace::Shared
+                                                                    : AddrSpace::Local);
   if (Bad)
     BadDecls.insert(&V);
 }

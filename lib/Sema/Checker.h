@@ -237,7 +237,10 @@ public:
   std::pair<Type, Type> checkOperandPair(Expr *A, Expr *B, SourceLoc Loc, Type Hint);
   Type checkCond(CondExpr &Q, Type Hint);
   Type checkCast(CastExpr &C);
-  Type checkIndex(IndexExpr &I);
+  /// `a[i]`, `t[y][x]`, `p[i]`: the element's type. A row of a
+  /// multi-dimensional array (`t[y]`) is an error unless \p AllowArray
+  /// (the base of a further index).
+  Type checkIndex(IndexExpr &I, bool AllowArray = false);
   Type checkMember(MemberExpr &Mem);
   Type checkCall(CallExpr &C, Type Hint);
   Type checkFunctionCall(CallExpr &C, const FunctionDecl &Fn);

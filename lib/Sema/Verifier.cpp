@@ -46,9 +46,18 @@ static void resetVar(VarDecl &V) {
   resetExpr(V.ArraySize.get());
   if (V.TypeInferred)
     V.Ty = Type();
+  for (ExprPtr &Size : V.InnerArraySizes)
+    resetExpr(Size.get());
   // A size that is not a plain literal is folded by the verifier.
-  if (V.Ty.isArray() && V.ArraySize && !isa<IntLitExpr>(*V.ArraySize))
-    V.Ty = Type::getArray(V.Ty.getScalarKind(), 0);
+  if (V.Ty.isArray() && V.ArraySize) {
+    std::array<uint64_t, MaxArrayRank> Dims{};
+    unsigned Rank = V.Ty.getArrayRank();
+    for (unsigned I = 0; I < Rank; ++I) {
+      const Expr *Size = arraySizeExpr(V, I);
+      Dims[I] = Size && !isa<IntLitExpr>(*Size) ? 0 : V.Ty.getArrayDim(I);
+    }
+    V.Ty = Type::getArray(V.Ty.getScalarKind(), std::span(Dims.data(), Rank));
+  }
 }
 
 static void resetExpr(Expr *E) {
@@ -166,9 +175,11 @@ void pushChildren(const TreeNode &N, std::vector<TreeNode> &Stack) {
     return;
   }
   const Stmt *S = N.S;
-  if (const auto *D = dyn_cast<DeclStmt>(S))
+  if (const auto *D = dyn_cast<DeclStmt>(S)) {
     Push(D->Var.ArraySize), Push(D->Init);
-  else if (const auto *A = dyn_cast<AssignStmt>(S))
+    for (const ExprPtr &Size : D->Var.InnerArraySizes)
+      Push(Size);
+  } else if (const auto *A = dyn_cast<AssignStmt>(S))
     Push(A->Target), Push(A->Value);
   else if (const auto *I = dyn_cast<IfStmt>(S))
     Push(I->Cond), Push(I->Then), Push(I->Else);

@@ -639,6 +639,8 @@ std::vector<std::string_view> launchDependentBuiltins(const gridjit::FunctionDec
         AddStmt(Child.get());
     } else if (const auto *D = dyn_cast<DeclStmt>(S)) {
       AddExpr(D->Init), AddExpr(D->Var.ArraySize);
+      for (const ExprPtr &Size : D->Var.InnerArraySizes)
+        AddExpr(Size);
     } else if (const auto *A = dyn_cast<AssignStmt>(S)) {
       AddExpr(A->Target), AddExpr(A->Value);
     } else if (const auto *If = dyn_cast<IfStmt>(S)) {

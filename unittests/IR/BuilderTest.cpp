@@ -405,3 +405,25 @@ TEST(BuilderTest, ArraySizeExpressions) {
   EXPECT_EQ(llvm::cast<DeclStmt>(*Body->Body[0]).Var.Ty.getArrayCount(), 9u);
   EXPECT_EQ(llvm::cast<DeclStmt>(*Body->Body[1]).Var.Ty.getArrayCount(), 4u);
 }
+
+// A multi-dimensional array: the element type is the row; `t[y][x]` is an
+// index of an index.
+TEST(BuilderTest, MultiDimensionalArrays) {
+  ModuleBuilder MB("tiles.kir");
+  MB.constant("W", i32(), lit(16));
+  FunctionBuilder K = MB.kernel("k", {{"p", ptr(f32())}});
+  K.sharedArray("t", Type::getArray(ScalarKind::F32, 17), name("W"));
+  K.varArray("c", Type::getArrayOf(Type::getArray(ScalarKind::I32, 4), 3), 2);
+  K.assign(index(index(name("t"), lit(1)), lit(16)), index(name("p"), lit(0)));
+  K.assign(index(name("p"), lit(1)),
+           cast(index(index(index(name("c"), lit(1)), lit(2)), lit(3)), f32()));
+  std::unique_ptr<Module> M = MB.take();
+  expectBuilds(*M, "const W: i32 = 16;\n"
+                   "kernel k(p: ptr<f32>) { shared t: [[f32; 17]; W]; var c: [[[i32; 4]; 3]; 2]; "
+                   "t[1][16] = p[0]; p[1] = c[1][2][3] as f32; }");
+  const auto *Body = llvm::cast<FunctionDecl>(*M->Decls[1]).Body.get();
+  const uint64_t Dims[] = {16, 17};
+  EXPECT_EQ(llvm::cast<DeclStmt>(*Body->Body[0]).Var.Ty,
+            Type::getArray(ScalarKind::F32, Dims, AddrSpace::Shared));
+  EXPECT_EQ(llvm::cast<DeclStmt>(*Body->Body[1]).Var.Ty.getSizeInBytes(), 2u * 3 * 4 * 4);
+}

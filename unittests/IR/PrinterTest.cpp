@@ -259,6 +259,16 @@ TEST(PrinterTest, EmptyModulePrintsNothing) {
   EXPECT_EQ(printModule(M), "");
 }
 
+// Multi-dimensional arrays print as written: each dimension's size
+// expression, innermost first, and `t[y][x]`.
+TEST(PrinterTest, MultiDimensionalArraysRoundTrip) {
+  EXPECT_EQ(canonicalBody("shared tile: [[f32;(W+1)];W];\nvar c: [[[i32;2];3];(4)];\n"
+                          "tile[(1)][2] = c[0][(1)][1+1] as f32;"),
+            "  shared tile: [[f32; W + 1]; W];\n"
+            "  var c: [[[i32; 2]; 3]; 4];\n"
+            "  tile[1][2] = c[0][1][1 + 1] as f32;\n");
+}
+
 TEST(PrinterTest, LayoutOfDeclarationsAndBlocks) {
   ModuleBuilder MB;
   MB.constant("N", i32(), lit(4));

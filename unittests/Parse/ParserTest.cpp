@@ -167,6 +167,8 @@ std::string dump(const Stmt &S) {
     std::string Out = "(" + storageName(D.Var.Storage) + " " + D.Var.Name + " " + D.Var.Ty.str();
     if (D.Var.ArraySize)
       Out += " size=" + dump(*D.Var.ArraySize);
+    for (const ExprPtr &Size : D.Var.InnerArraySizes)
+      Out += " inner=" + dump(*Size);
     if (D.Init)
       Out += " " + dump(*D.Init);
     return Out + ")";
@@ -366,6 +368,29 @@ TEST(ParserTest, ArraySizeExpressionsAndInferredTypes) {
   EXPECT_TRUE(X.Var.TypeInferred);
   EXPECT_FALSE(X.Var.Ty.isValid());
   EXPECT_FALSE(cast<DeclStmt>(*F->Body->Body[0]).Var.TypeInferred);
+}
+
+// `[[T; M]; N]`: N rows of M; the outermost size is ArraySize, the inner
+// ones InnerArraySizes, outer to inner; `t[y][x]` is an index of an index.
+TEST(ParserTest, MultiDimensionalArrays) {
+  std::unique_ptr<Module> M =
+      parseOk("kernel k() { shared t: [[f32; 17]; 16]; var c: [[[i32; 4]; W + 1]; 2]; "
+              "t[1][2] = t[3][c[0][1][2] as i32]; }");
+  ASSERT_TRUE(M);
+  const std::vector<StmtPtr> &Stmts = firstFunction(*M)->Body->Body;
+  ASSERT_EQ(Stmts.size(), 3u);
+  EXPECT_EQ(dump(*Stmts[0]), "(shared t [[f32; 17]; 16] size=16 inner=17)");
+  // A size that is not a literal is 0 in the type until the verifier folds it.
+  EXPECT_EQ(dump(*Stmts[1]), "(var c [[[i32; 4]; 0]; 2] size=2 inner=(+ W 1) inner=4)");
+  EXPECT_EQ(dump(*Stmts[2]),
+            "(= (idx (idx t 1) 2) (idx (idx t 3) (as i32 (idx (idx (idx c 0) 1) 2))))");
+  const Type &T = cast<DeclStmt>(*Stmts[0]).Var.Ty;
+  EXPECT_EQ(T.getArrayRank(), 2u);
+  EXPECT_EQ(T.getArrayDim(0), 16u);
+  EXPECT_EQ(T.getArrayDim(1), 17u);
+  EXPECT_EQ(T.getArrayElementType(), Type::getArray(ScalarKind::F32, 17));
+  EXPECT_EQ(T.getArrayElementType().getArrayElementType(), Type::getScalar(ScalarKind::F32));
+  EXPECT_EQ(cast<DeclStmt>(*Stmts[1]).Var.Ty.getArrayRank(), 3u);
 }
 
 TEST(ParserTest, FunctionForms) {
@@ -834,8 +859,10 @@ TEST(ParserTest, TypeErrors) {
             "declarations");
   EXPECT_EQ(onlyError("kernel k() { var a: [ptr<i32>; 2]; }"),
             "1:22: expected scalar element type after '[', found 'ptr'");
-  EXPECT_EQ(onlyError("kernel k() { var a: [[i32; 2]; 2]; }"),
-            "1:22: expected scalar element type after '[', found '['");
+  EXPECT_EQ(onlyError("kernel k() { var a: [[i32]; 2]; }"),
+            "1:26: expected ';' and a size after array element type, found ']'");
+  EXPECT_EQ(onlyError("kernel k() { var a: [[[[[i32; 2]; 2]; 2]; 2]; 2]; }"),
+            "1:25: an array type has at most 4 dimensions");
   EXPECT_EQ(onlyError("kernel k() { var a: [i32 2]; }"),
             "1:26: expected ';' or ']' after array element type, found '2'");
   EXPECT_EQ(onlyError("kernel k() { var a: [i32; ]; }"),
@@ -976,7 +1003,7 @@ TEST(ParserTest, DeepNestingIsAnError) {
   EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = a" + repeat(".x", N) + "; }"));
   EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = a" + repeat(" as i32", N) + "; }"));
   EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = " + repeat("f(", N)));
-  // Types do not nest, whatever the input.
+  // Types nest at most MaxArrayRank deep, whatever the input.
   EXPECT_EQ(errors("kernel k() { var a: " + repeat("[", N) + "; }").size(), 1u);
   EXPECT_EQ(errors("fn f(a: " + repeat("ptr<", N) + ") {}").size(), 1u);
   EXPECT_TRUE(rejectedAsTooDeep("kernel k() { x = f(a)" + repeat("[f(a)]", N) + "; }"));

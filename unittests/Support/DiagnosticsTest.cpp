@@ -70,6 +70,17 @@ TEST(TypeTest, SpellingsAndEquality) {
   EXPECT_EQ(Type::getPointer(ScalarKind::U8, AddrSpace::Local).str(), "ptr<u8, local>");
   EXPECT_EQ(Type::getArray(ScalarKind::F64, 16).str(), "[f64; 16]");
   EXPECT_EQ(Type::getArray(ScalarKind::F64, 0).str(), "[f64]");
+  // A multi-dimensional array spells its innermost dimension first.
+  Type Row = Type::getArray(ScalarKind::F32, 17);
+  Type Tile = Type::getArrayOf(Row, 16);
+  const uint64_t Dims[] = {16, 17};
+  EXPECT_EQ(Tile.str(), "[[f32; 17]; 16]");
+  EXPECT_EQ(Tile, Type::getArray(ScalarKind::F32, Dims));
+  EXPECT_NE(Tile, Type::getArrayOf(Type::getArray(ScalarKind::F32, 16), 17));
+  EXPECT_NE(Tile, Type::getArray(ScalarKind::F32, 16));
+  EXPECT_NE(Tile, Tile.withArrayAddrSpace(AddrSpace::Shared));
+  EXPECT_EQ(Type::getArrayOf(Tile, 2).str(), "[[[f32; 17]; 16]; 2]");
+  EXPECT_EQ(Type::getArrayOf(Tile, 2).getArrayElementType(), Tile);
   EXPECT_EQ(Type::getPointer(ScalarKind::F32), Type::getPointer(ScalarKind::F32));
   EXPECT_NE(Type::getPointer(ScalarKind::F32),
             Type::getPointer(ScalarKind::F32, AddrSpace::Shared));
@@ -110,6 +121,12 @@ TEST(TypeTest, BytesInMemory) {
     EXPECT_EQ(Type::getArray(K, 3).getElementBytes(), N) << Name;
   }
   EXPECT_EQ(Type::getArray(ScalarKind::F32, 0).getSizeInBytes(), 0u); // sized by the launch
+  // Every element of every dimension: 16 rows of 17 f64.
+  Type Tile = Type::getArrayOf(Type::getArray(ScalarKind::F64, 17), 16);
+  EXPECT_EQ(Tile.getArrayElementCount(), 272u);
+  EXPECT_EQ(Tile.getSizeInBytes(), 272u * 8);
+  EXPECT_EQ(Tile.getArrayCount(), 16u);
+  EXPECT_EQ(Type::getScalar(ScalarKind::F64).getArrayRank(), 0u);
   EXPECT_EQ(Type::getVoid().getSizeInBytes(), 0u);
   EXPECT_EQ(Type().getSizeInBytes(), 0u);
 }

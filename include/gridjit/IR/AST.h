@@ -69,9 +69,23 @@ struct VarDecl {
   bool Mutable = false;
   /// For array declarations: the size as written (a constant expression:
   /// literals, consts, operators, `?:` and casts); null for the unsized
-  /// dynamic shared array.
+  /// dynamic shared array. For a multi-dimensional array, the outermost
+  /// dimension's (`16` in `[[f32; 17]; 16]`).
   ExprPtr ArraySize;
+  /// For a multi-dimensional array: the sizes of the other dimensions,
+  /// outer to inner (`17` in `[[f32; 17]; 16]`), as ArraySize. Empty when
+  /// the type's counts stand alone (the builder given an array element
+  /// type); otherwise one per inner dimension.
+  std::vector<ExprPtr> InnerArraySizes;
 };
+
+/// The size expression of dimension \p I (outermost first) of array \p V,
+/// or null where the type's count stands alone.
+inline Expr *arraySizeExpr(const VarDecl &V, unsigned I) {
+  if (I == 0)
+    return V.ArraySize.get();
+  return I - 1 < V.InnerArraySizes.size() ? V.InnerArraySizes[I - 1].get() : nullptr;
+}
 
 //===----------------------------------------------------------------------===//
 // Expressions
@@ -250,6 +264,17 @@ public:
   ExprPtr Base;
   ExprPtr Idx;
 };
+
+/// The name at the bottom of \p E's chain of index bases: `t` for `t[y][x]`
+/// and for `t[i]`, `p` for `p[i]`; null where the chain ends in another
+/// expression (`(p + 1)[i]`). Only a name and a row of an array have an
+/// array type, so an element of an array always has one.
+inline const NameExpr *indexedName(const IndexExpr &E) {
+  const Expr *Base = E.Base.get();
+  while (Base && Base->getKind() == Expr::Index)
+    Base = static_cast<const IndexExpr *>(Base)->Base.get();
+  return Base && Base->getKind() == Expr::Name ? static_cast<const NameExpr *>(Base) : nullptr;
+}
 
 /// `thread_idx.x` and friends. Field is 0, 1, 2 for `.x`, `.y`, `.z`.
 class MemberExpr : public Expr {

@@ -233,7 +233,12 @@ public:
   /// path reaches before an assignment (docs/LangRef.md, "Definite
   /// assignment").
   BlockBuilder &var(std::string Name, Type T);
-  /// `var Name: [Elem; Count];` (a thread-local array, zero-filled).
+  /// `var Name: [Elem; Count];` (a thread-local array, zero-filled). Elem
+  /// is a scalar, or for a multi-dimensional array a sized array type, the
+  /// row: varArray("t", Type::getArray(ScalarKind::F32, 17), 16) declares
+  /// `var t: [[f32; 17]; 16];` (index it `index(index(name("t"), y), x)`).
+  /// The same holds for every varArray and sharedArray below; the row's
+  /// counts print as numbers.
   BlockBuilder &varArray(std::string Name, Type Elem, uint64_t Count);
   /// `var Name: [Elem; ConstName];` with the size given by a module `const`.
   BlockBuilder &varArray(std::string Name, Type Elem, std::string ConstName);

@@ -2,16 +2,19 @@
 //
 // Part of gridjit. KIR types are small values: a scalar, a pointer to a
 // scalar in one address space, or an array of scalars in one address space
-// (only as the type of a `var` or `shared` declaration). They are compared
-// by value.
+// (only as the type of a `var` or `shared` declaration), which may have up
+// to MaxArrayRank dimensions (`[[f32; 17]; 16]`). They are compared by
+// value.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GRIDJIT_IR_TYPE_H
 #define GRIDJIT_IR_TYPE_H
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -39,6 +42,9 @@ bool isIntegerScalar(ScalarKind K); ///< i8..u64 (not bool)
 bool isSignedScalar(ScalarKind K);  ///< i8..i64
 bool isFloatScalar(ScalarKind K);   ///< f32, f64
 
+/// The most dimensions an array type may have: `[[[[T; a]; b]; c]; d]`.
+inline constexpr unsigned MaxArrayRank = 4;
+
 /// A KIR type. The default-constructed type is `Invalid`, which the verifier
 /// uses for expressions whose type could not be determined (so that one
 /// error does not cause a cascade of others).
@@ -59,6 +65,15 @@ public:
   static Type getArray(ScalarKind Elem, uint64_t Count, AddrSpace AS = AddrSpace::Local) {
     return Type(Array, Elem, AS, Count);
   }
+  /// An array of \p Count elements of \p Elem, a scalar or an array type
+  /// (`[[f32; 17]; 16]` is getArrayOf(getArray(F32, 17), 16): 16 rows of
+  /// 17), in \p AS. The rank is Elem's plus one; the caller keeps it at
+  /// most MaxArrayRank (the parser and the verifier say so to the user).
+  static Type getArrayOf(const Type &Elem, uint64_t Count, AddrSpace AS = AddrSpace::Local);
+  /// An array of \p Elem with dimensions \p Dims, outermost first (1 to
+  /// MaxArrayRank of them): {16, 17} is `[[f32; 17]; 16]`.
+  static Type getArray(ScalarKind Elem, std::span<const uint64_t> Dims,
+                       AddrSpace AS = AddrSpace::Local);
 
   Kind getKind() const { return K; }
   bool isValid() const { return K != Invalid; }
@@ -77,19 +92,41 @@ public:
   ScalarKind getScalarKind() const { return S; }
   /// Address space of a pointer, or where an array lives (Local or Shared).
   AddrSpace getAddrSpace() const { return AS; }
-  /// Element count of an array (0 for the unsized dynamic shared array).
-  uint64_t getArrayCount() const { return Count; }
+  /// Element count of an array's outermost dimension (0 for the unsized
+  /// dynamic shared array): 16 for `[[f32; 17]; 16]`.
+  uint64_t getArrayCount() const { return Dims[0]; }
+  /// Dimensions of an array (1 for `[T; N]`, 2 for `[[T; M]; N]`); 0 for
+  /// every other type.
+  unsigned getArrayRank() const { return K == Array ? Rank : 0; }
+  /// The count of dimension \p I of an array, outermost first: for
+  /// `[[f32; 17]; 16]`, 16 then 17.
+  uint64_t getArrayDim(unsigned I) const { return Dims[I]; }
+  /// Scalar elements of an array in all: the product of its dimensions
+  /// (272 for `[[f32; 17]; 16]`; 0 for the dynamic shared array).
+  uint64_t getArrayElementCount() const;
+  /// What indexing an array once gives: a row (`[f32; 17]` for
+  /// `[[f32; 17]; 16]`, in the same address space) or, for a
+  /// one-dimensional array, its scalar element.
+  Type getArrayElementType() const;
+  /// The same array in \p AS.
+  Type withArrayAddrSpace(AddrSpace AS) const {
+    Type T = *this;
+    T.AS = AS;
+    return T;
+  }
   /// Bits of a scalar type.
   unsigned getBits() const { return scalarBits(S); }
   /// Bytes of one element in memory: the scalar itself, the pointee of a
   /// pointer or the element of an array (scalarBytes: bool is 1).
   unsigned getElementBytes() const { return scalarBytes(S); }
   /// Bytes of a value of this type in memory: a scalar's bytes, 8 for a
-  /// pointer (every target's pointers are 64-bit), Count elements for an
-  /// array (0 for the unsized dynamic shared array); 0 for void and invalid.
+  /// pointer (every target's pointers are 64-bit), all the elements of an
+  /// array, every dimension (0 for the unsized dynamic shared array); 0 for
+  /// void and invalid.
   uint64_t getSizeInBytes() const;
 
-  /// The type as KIR spells it: `i32`, `ptr<f32, shared>`, `[f32; 256]`.
+  /// The type as KIR spells it: `i32`, `ptr<f32, shared>`, `[f32; 256]`,
+  /// `[[f32; 17]; 16]`.
   std::string str() const;
 
   friend bool operator==(const Type &A, const Type &B) {
@@ -104,19 +141,22 @@ public:
     case Pointer:
       return A.S == B.S && A.AS == B.AS;
     case Array:
-      return A.S == B.S && A.Count == B.Count && A.AS == B.AS;
+      return A.S == B.S && A.Rank == B.Rank && A.Dims == B.Dims && A.AS == B.AS;
     }
     return false;
   }
   friend bool operator!=(const Type &A, const Type &B) { return !(A == B); }
 
 private:
-  Type(Kind K, ScalarKind S, AddrSpace AS, uint64_t Count) : K(K), S(S), AS(AS), Count(Count) {}
+  Type(Kind K, ScalarKind S, AddrSpace AS, uint64_t Count)
+      : K(K), S(S), AS(AS), Rank(K == Array ? 1 : 0), Dims{Count} {}
 
   Kind K = Invalid;
   ScalarKind S = ScalarKind::Bool;
   AddrSpace AS = AddrSpace::Global;
-  uint64_t Count = 0;
+  /// An array's dimensions: Dims[0..Rank), outermost first; the rest 0.
+  uint8_t Rank = 0;
+  std::array<uint64_t, MaxArrayRank> Dims{};
 };
 
 } // namespace gridjit

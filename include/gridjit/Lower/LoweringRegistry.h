@@ -46,7 +46,8 @@ struct MemoryRef {
   /// Local (a thread's own arrays).
   AddrSpace Space = AddrSpace::Global;
   /// Elements of the declared array the address is in: the count of a local
-  /// or static shared array (`a[i]`, `&t[i]`, `atomic_add(&t[i], 1)`). 0
+  /// or static shared array (`a[i]`, `&t[i]`, `atomic_add(&t[i], 1)`),
+  /// every dimension's (272 for `[[f32; 17]; 16]`). 0
   /// when the lowering cannot know it: through a pointer (the runtime knows
   /// the buffer) or into the dynamic shared array (the launch sizes it).
   uint64_t Extent = 0;

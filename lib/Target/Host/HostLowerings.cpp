@@ -76,8 +76,8 @@ Expected<Value *> lowerLocalArray(LoweringContext &C, const OpArgs &A) {
   return Slot;
 }
 
-// `a[i]` of a local array on the stack: an index outside the array is
-// clamped to its last element, so a kernel's overrun stays in its own array
+// `a[i]` (or `t[y][x]`) of a local array on the stack: an index outside the
+// array is clamped to its last element, so a kernel's overrun stays in its own array
 // and can never reach the saved registers, return addresses or scheduling
 // state on the stack of the runtime's thread (docs/HostTarget.md). Arrays
 // in block memory (shared, frame, block frame) are not clamped: that
@@ -89,7 +89,9 @@ Expected<Value *> lowerElementAddr(LoweringContext &C, const OpArgs &A) {
   Value *Index = A.Operands[1];
   if (A.OperandTy.isArray() && A.OperandTy.getArrayCount() != 0 &&
       llvm::isa<llvm::AllocaInst>(A.Operands[0]->stripPointerCasts())) {
-    Value *Last = llvm::ConstantInt::get(Index->getType(), A.OperandTy.getArrayCount() - 1);
+    // A multi-dimensional array's index is the flat, row-major one
+    // (StructuralLowering): the clamp keeps it inside the whole array.
+    Value *Last = llvm::ConstantInt::get(Index->getType(), A.OperandTy.getArrayElementCount() - 1);
     Value *InRange = C.B.CreateICmpULE(Index, Last, "in.range");
     Index = C.B.CreateSelect(InRange, Index, Last, "index.clamped");
   }

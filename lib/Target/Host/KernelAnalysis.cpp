@@ -435,12 +435,17 @@ bool BodyPlan::isPure(const Expr &E) const {
     const auto &U = cast<UnaryExpr>(E);
     if (U.Op != UnaryOp::AddrOf)
       return isPure(*U.Operand);
-    // &a[i]: an address, not a read.
+    // &a[i], &t[y][x]: an address, not a read.
     const auto *Ix = dyn_cast<IndexExpr>(U.Operand.get());
     if (!Ix || !isPure(*Ix->Idx))
       return false;
-    const auto *Base = dyn_cast<NameExpr>(Ix->Base.get());
+    const NameExpr *Base = indexedName(*Ix);
     if (Base && Base->Decl && Base->Decl->Ty.isArray()) {
+      // Every index of the element, each dimension's.
+      for (const auto *Row = dyn_cast<IndexExpr>(Ix->Base.get()); Row;
+           Row = dyn_cast<IndexExpr>(Row->Base.get()))
+        if (!isPure(*Row->Idx))
+          return false;
       auto It = Plan.find(Base->Decl);
       return Base->Decl->Storage == StorageKind::Shared ||
              (It != Plan.end() && It->second == Storage::Frame);
