@@ -27,6 +27,7 @@
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Errors.h"
 #include "gridjit/Support/ForkSafety.h"
+#include "gridjit/Support/HalfFloat.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
@@ -271,10 +272,12 @@ template <typename T> void initStruct(T *Out, size_t Size, T Defaults) {
   llvm::consumeError(copyStructOut(Layout<T>, &Defaults, Out, Size, "size"));
 }
 
-const char *const ScalarNames[] = {"bool", "i8",  "i16", "i32", "i64", "u8",
-                                   "u16",  "u32", "u64", "f32", "f64"};
+const char *const ScalarNames[] = {"bool", "i8",  "i16", "i32", "i64", "u8",  "u16",
+                                   "u32",  "u64", "f32", "f64", "f16", "bf16"};
 constexpr int NumScalars = sizeof(ScalarNames) / sizeof(ScalarNames[0]);
-static_assert(NumScalars == int(ScalarKind::F64) + 1, "gj_scalar_type follows ScalarKind");
+static_assert(NumScalars == int(ScalarKind::BF16) + 1, "gj_scalar_type follows ScalarKind");
+static_assert(GJ_F16 == int(ScalarKind::F16) && GJ_BF16 == int(ScalarKind::BF16),
+              "gj_scalar_type follows ScalarKind");
 
 /// The value a C caller passed as an enum (gj_status, gj_scalar_type), read
 /// as the int it is. C lets any int be stored there; C++ may assume an enum
@@ -1021,7 +1024,19 @@ gj_status convertScalar(const gj_arg &A, int Type, size_t I, const KernelInfo &K
     return GJ_OK;
   }
   if (isFloatScalar(SK)) {
-    Out = SK == ScalarKind::F32 ? KernelArg::f32(A.value.f32) : KernelArg::f64(A.value.f64);
+    switch (SK) {
+    case ScalarKind::F16:
+      Out = KernelArg::halfBits(SK, f16FromDouble(A.value.f32));
+      break;
+    case ScalarKind::BF16:
+      Out = KernelArg::halfBits(SK, bf16FromFloat(A.value.f32));
+      break;
+    case ScalarKind::F32:
+      Out = KernelArg::f32(A.value.f32);
+      break;
+    default:
+      Out = KernelArg::f64(A.value.f64);
+    }
     return GJ_OK;
   }
   unsigned Bits = scalarBits(SK);
