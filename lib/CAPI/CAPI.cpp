@@ -35,8 +35,10 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -1026,11 +1028,20 @@ gj_status convertScalar(const gj_arg &A, int Type, size_t I, const KernelInfo &K
   if (isFloatScalar(SK)) {
     switch (SK) {
     case ScalarKind::F16:
-      Out = KernelArg::halfBits(SK, f16FromDouble(A.value.f32));
+    case ScalarKind::BF16: {
+      // Rounded as `x as f16` rounds; a finite value past the type's
+      // range is refused, not made infinite.
+      uint16_t Bits =
+          SK == ScalarKind::F16 ? f16FromDouble(A.value.f32) : bf16FromFloat(A.value.f32);
+      double Back = SK == ScalarKind::F16 ? f16ToDouble(Bits) : bf16ToDouble(Bits);
+      if (std::isfinite(A.value.f32) && std::isinf(Back))
+        return fail(argumentError(K, I,
+                                  "must fit in " + llvm::Twine(scalarName(SK)) + ", but " +
+                                      llvm::formatv("{0}", A.value.f32) +
+                                      " was given (it would round to infinity)"));
+      Out = KernelArg::halfBits(SK, Bits);
       break;
-    case ScalarKind::BF16:
-      Out = KernelArg::halfBits(SK, bf16FromFloat(A.value.f32));
-      break;
+    }
     case ScalarKind::F32:
       Out = KernelArg::f32(A.value.f32);
       break;
