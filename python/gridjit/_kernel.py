@@ -356,7 +356,7 @@ class Kernel:
 
         def pointer(slot, v, stream):
             address, got, keep = find(v, where, stream)
-            if got is not t and t is not None:
+            if t is not None and not _types.holds(t, got):
                 raise where.error(
                     "must point to %s, but %s (element type %s) was given" % (t.name, _interop.describe(v), got)
                 )

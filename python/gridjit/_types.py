@@ -67,6 +67,12 @@ ANY_CODE = 255
 _BY_KIND_SIZE = {(t.kind, t.itemsize): t for t in ALL if t is not bf16}
 
 
+def holds(want, got):
+    """Whether memory of element type \p got may be given where \p want is
+    needed: the same type, or uint16 bits for bf16 (NumPy has no bfloat16)."""
+    return got is want or (want is bf16 and got is u16)
+
+
 def _by_name(name):
     return BY_NAME[name]
 
@@ -112,14 +118,14 @@ def from_format(fmt):
 # DLPack's DLDataTypeCode: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4,
 # kDLBool 6.
 _DLPACK_KIND = {0: "i", 1: "u", 2: "f", 6: "b"}
-_DLPACK_BFLOAT = 4
+DLPACK_BFLOAT = 4
 
 
 def from_dlpack(code, bits, lanes):
     """The ScalarType of a DLPack DLDataType, or None."""
     if lanes != 1 or bits % 8:
         return None
-    if code == _DLPACK_BFLOAT:
+    if code == DLPACK_BFLOAT:
         return bf16 if bits == 16 else None
     kind = _DLPACK_KIND.get(code)
     if kind is None:

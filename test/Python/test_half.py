@@ -8,12 +8,17 @@
 # REQUIRES: python-numpy
 # RUN: rm -rf %t && mkdir -p %t && env GRIDJIT_CACHE_DIR=%t/cache %gridjit_python %s
 
+import os
 import struct
+import sys
 import unittest
 
 import numpy as np
 
 import gridjit
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+import gjtest  # noqa: E402
 
 SOURCE = """
 kernel widen_f16(n: i32, x: ptr<f16>, y: ptr<f32>, z: ptr<f64>) {
@@ -144,6 +149,27 @@ class HalfTest(unittest.TestCase):
         np.testing.assert_array_equal(bits(y), bits(want))
         with self.assertRaisesRegex(gridjit.Error, "must fit in f16"):
             self.run_kernel("scale", 4, 70000.0, x, y)
+
+    def test_dlpack(self):
+        # f16: NumPy's float16 through DLPack (kDLFloat, 16 bits), both ways.
+        host = np.array([1, 0.5, -2], np.float16)
+        d = gridjit.to_device(host)
+        self.assertEqual(d.dtype, gridjit.f16)
+        np.testing.assert_array_equal(np.from_dlpack(d), host)
+        # bf16: kDLBfloat, exported by a DeviceArray and taken by a launch
+        # (as PyTorch's bfloat16 tensors arrive).
+        b = gridjit.device_array(3, "bf16")
+        b.copy_from_host(np.array([0x3F80, 0x4000, 0xC040], np.uint16))  # 1, 2, -3
+        self.assertEqual(b.__dlpack__().__class__.__name__, "PyCapsule")
+        y = np.zeros(3, np.float32)
+        self.run_kernel("widen_bf16", 3, gjtest.DLPackOnly(b), y)
+        np.testing.assert_array_equal(y, [1, 2, -3])
+        with self.assertRaisesRegex(gridjit.ArgumentError, "must point to bf16"):
+            self.run_kernel("widen_bf16", 3, host, y)  # f16 is not bf16
+        # NumPy has no bfloat16: a uint16 array of the bits is taken.
+        y[:] = 0
+        self.run_kernel("widen_bf16", 3, np.array([0x3F80, 0x4000, 0xC040], np.uint16), y)
+        np.testing.assert_array_equal(y, [1, 2, -3])
 
     def test_dtypes(self):
         self.assertEqual(gridjit.f16.typestr, "<f2")
