@@ -414,20 +414,6 @@ Type Checker::checkMember(MemberExpr &Mem) {
 // Operators
 //===----------------------------------------------------------------------===//
 
-static llvm::StringRef unaryOpSpelling(UnaryOp Op) {
-  switch (Op) {
-  case UnaryOp::Neg:
-    return "-";
-  case UnaryOp::Not:
-    return "!";
-  case UnaryOp::BitNot:
-    return "~";
-  case UnaryOp::AddrOf:
-    break;
-  }
-  return "&";
-}
-
 bool Checker::checkNotStorageOnly(Type T, llvm::StringRef OpText, SourceLoc Loc) {
   if (!T.isScalar() || !isStorageOnlyScalar(T.getScalarKind()))
     return true;
@@ -439,7 +425,7 @@ bool Checker::checkNotStorageOnly(Type T, llvm::StringRef OpText, SourceLoc Loc)
 Type Checker::unaryResult(UnaryOp Op, Type T, SourceLoc Loc) {
   if (!T.isValid())
     return T;
-  if (Op != UnaryOp::AddrOf && !checkNotStorageOnly(T, unaryOpSpelling(Op), Loc))
+  if (Op != UnaryOp::AddrOf && !checkNotStorageOnly(T, spelling(Op), Loc))
     return Type();
   switch (Op) {
   case UnaryOp::Neg:
