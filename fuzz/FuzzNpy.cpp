@@ -21,10 +21,10 @@ using namespace gridjit;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   if (Size == 0)
     return 0;
-  static const ScalarKind Kinds[] = {ScalarKind::Bool, ScalarKind::I8,  ScalarKind::I16,
-                                     ScalarKind::I32,  ScalarKind::I64, ScalarKind::U8,
-                                     ScalarKind::U16,  ScalarKind::U32, ScalarKind::U64,
-                                     ScalarKind::F32,  ScalarKind::F64};
+  static const ScalarKind Kinds[] = {
+      ScalarKind::Bool, ScalarKind::I8,  ScalarKind::I16, ScalarKind::I32, ScalarKind::I64,
+      ScalarKind::U8,   ScalarKind::U16, ScalarKind::U32, ScalarKind::U64, ScalarKind::F32,
+      ScalarKind::F64,  ScalarKind::F16, ScalarKind::BF16};
   jitrun::ArgValue A;
   A.Param.Name = "x";
   A.Param.Ty = Type::getPointer(Kinds[Data[0] % std::size(Kinds)], AddrSpace::Global);

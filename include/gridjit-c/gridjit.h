@@ -162,6 +162,11 @@ typedef enum gj_scalar_type {
   GJ_U64 = 8,
   GJ_F32 = 9,
   GJ_F64 = 10,
+  /** IEEE binary16, a storage type. A scalar argument of it is given in
+      gj_arg_value::f32 and rounded to nearest even. (API version 2.) */
+  GJ_F16 = 11,
+  /** bfloat16, a storage type; arguments as for GJ_F16. (API version 2.) */
+  GJ_BF16 = 12,
   /** For a pointer argument: the pointee is not checked. */
   GJ_ANY = 255,
 } gj_scalar_type;

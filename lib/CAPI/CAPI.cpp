@@ -27,6 +27,7 @@
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Errors.h"
 #include "gridjit/Support/ForkSafety.h"
+#include "gridjit/Support/HalfFloat.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/Target.h"
 
@@ -34,8 +35,10 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -271,10 +274,12 @@ template <typename T> void initStruct(T *Out, size_t Size, T Defaults) {
   llvm::consumeError(copyStructOut(Layout<T>, &Defaults, Out, Size, "size"));
 }
 
-const char *const ScalarNames[] = {"bool", "i8",  "i16", "i32", "i64", "u8",
-                                   "u16",  "u32", "u64", "f32", "f64"};
+const char *const ScalarNames[] = {"bool", "i8",  "i16", "i32", "i64", "u8",  "u16",
+                                   "u32",  "u64", "f32", "f64", "f16", "bf16"};
 constexpr int NumScalars = sizeof(ScalarNames) / sizeof(ScalarNames[0]);
-static_assert(NumScalars == int(ScalarKind::F64) + 1, "gj_scalar_type follows ScalarKind");
+static_assert(NumScalars == int(ScalarKind::BF16) + 1, "gj_scalar_type follows ScalarKind");
+static_assert(GJ_F16 == int(ScalarKind::F16) && GJ_BF16 == int(ScalarKind::BF16),
+              "gj_scalar_type follows ScalarKind");
 
 /// The value a C caller passed as an enum (gj_status, gj_scalar_type), read
 /// as the int it is. C lets any int be stored there; C++ may assume an enum
@@ -1021,7 +1026,28 @@ gj_status convertScalar(const gj_arg &A, int Type, size_t I, const KernelInfo &K
     return GJ_OK;
   }
   if (isFloatScalar(SK)) {
-    Out = SK == ScalarKind::F32 ? KernelArg::f32(A.value.f32) : KernelArg::f64(A.value.f64);
+    switch (SK) {
+    case ScalarKind::F16:
+    case ScalarKind::BF16: {
+      // Rounded as `x as f16` rounds; a finite value past the type's
+      // range is refused, not made infinite.
+      uint16_t Bits =
+          SK == ScalarKind::F16 ? f16FromDouble(A.value.f32) : bf16FromFloat(A.value.f32);
+      double Back = SK == ScalarKind::F16 ? f16ToDouble(Bits) : bf16ToDouble(Bits);
+      if (std::isfinite(A.value.f32) && std::isinf(Back))
+        return fail(argumentError(K, I,
+                                  "must fit in " + llvm::Twine(scalarName(SK)) + ", but " +
+                                      llvm::formatv("{0}", A.value.f32) +
+                                      " was given (it would round to infinity)"));
+      Out = KernelArg::halfBits(SK, Bits);
+      break;
+    }
+    case ScalarKind::F32:
+      Out = KernelArg::f32(A.value.f32);
+      break;
+    default:
+      Out = KernelArg::f64(A.value.f64);
+    }
     return GJ_OK;
   }
   unsigned Bits = scalarBits(SK);

@@ -116,7 +116,7 @@ std::optional<Type> decodeType(Reader &R) {
   uint8_t Scalar = R.u8("type");
   uint8_t AS = R.u8("type");
   uint64_t Count = R.u64("type");
-  if (R.Failed || Scalar > static_cast<uint8_t>(ScalarKind::F64) ||
+  if (R.Failed || Scalar > static_cast<uint8_t>(ScalarKind::BF16) ||
       AS > static_cast<uint8_t>(AddrSpace::Local))
     return std::nullopt;
   auto S = static_cast<ScalarKind>(Scalar);

@@ -158,6 +158,20 @@ std::vector<const FunctionDecl *> Module::getKernels() const {
   return Kernels;
 }
 
+std::string_view gridjit::spelling(UnaryOp Op) {
+  switch (Op) {
+  case UnaryOp::Neg:
+    return "-";
+  case UnaryOp::Not:
+    return "!";
+  case UnaryOp::BitNot:
+    return "~";
+  case UnaryOp::AddrOf:
+    return "&";
+  }
+  return "?";
+}
+
 std::string_view gridjit::spelling(BinaryOp Op) {
   switch (Op) {
   case BinaryOp::Add:

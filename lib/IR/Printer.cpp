@@ -106,20 +106,6 @@ unsigned binaryOpPrec(BinaryOp Op) {
   return PrecPostfix;
 }
 
-const char *unaryOpSpelling(UnaryOp Op) {
-  switch (Op) {
-  case UnaryOp::Neg:
-    return "-";
-  case UnaryOp::Not:
-    return "!";
-  case UnaryOp::BitNot:
-    return "~";
-  case UnaryOp::AddrOf:
-    return "&";
-  }
-  return "?";
-}
-
 /// The precedence of the operator at the root of \p E.
 unsigned exprPrec(const Expr &E) {
   switch (E.getKind()) {
@@ -141,7 +127,7 @@ unsigned exprPrec(const Expr &E) {
 /// for unary operators and negative literals, 0 otherwise.
 char firstCharOf(const Expr &E) {
   if (const auto *U = dyn_cast<UnaryExpr>(&E))
-    return unaryOpSpelling(U->Op)[0];
+    return spelling(U->Op)[0];
   if (const auto *F = dyn_cast<FloatLitExpr>(&E))
     return std::signbit(F->Value) ? '-' : 0;
   return 0;
@@ -507,14 +493,14 @@ void Printer::printExpr(const Expr *E) {
     return;
   case Expr::Unary: {
     const auto &U = cast<UnaryExpr>(*E);
-    OS << unaryOpSpelling(U.Op);
+    OS << spelling(U.Op);
     const Expr *Op = U.Operand.get();
     bool Parens = Op && exprPrec(*Op) < PrecUnary;
     // `&(&x)` must not become the `&&` token, and `-(-x)` reads better
     // than `--x` (which a C programmer takes for a decrement). `!!x` and
     // `~~x` are fine as they are.
     if (Op && !Parens && (U.Op == UnaryOp::Neg || U.Op == UnaryOp::AddrOf) &&
-        firstCharOf(*Op) == unaryOpSpelling(U.Op)[0])
+        firstCharOf(*Op) == spelling(U.Op)[0])
       Parens = true;
     printOperand(Op, Parens);
     return;

@@ -18,7 +18,7 @@ struct ScalarInfo {
   bool Integer, Signed, Float;
 };
 // Indexed by ScalarKind.
-constexpr std::array<ScalarInfo, 11> Scalars = {{
+constexpr std::array<ScalarInfo, 13> Scalars = {{
     {"bool", 1, false, false, false},
     {"i8", 8, true, true, false},
     {"i16", 16, true, true, false},
@@ -30,6 +30,8 @@ constexpr std::array<ScalarInfo, 11> Scalars = {{
     {"u64", 64, true, false, false},
     {"f32", 32, false, true, true},
     {"f64", 64, false, true, true},
+    {"f16", 16, false, true, true},
+    {"bf16", 16, false, true, true},
 }};
 const ScalarInfo &info(ScalarKind K) { return Scalars[static_cast<unsigned>(K)]; }
 } // namespace
@@ -48,6 +50,9 @@ unsigned gridjit::scalarBytes(ScalarKind K) { return (info(K).Bits + 7) / 8; }
 bool gridjit::isIntegerScalar(ScalarKind K) { return info(K).Integer; }
 bool gridjit::isSignedScalar(ScalarKind K) { return info(K).Signed; }
 bool gridjit::isFloatScalar(ScalarKind K) { return info(K).Float; }
+bool gridjit::isStorageOnlyScalar(ScalarKind K) {
+  return K == ScalarKind::F16 || K == ScalarKind::BF16;
+}
 
 uint64_t Type::getSizeInBytes() const {
   switch (K) {

@@ -41,6 +41,7 @@
 #include "gridjit/Support/Errors.h"
 #include "gridjit/Support/ForkSafety.h"
 #include "gridjit/Support/HMAC.h"
+#include "gridjit/Support/HalfFloat.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Support/SourceLoc.h"
 #include "gridjit/Support/TimeSource.h"

@@ -20,6 +20,7 @@
 #include "gridjit/Lower/LoweringContext.h"
 
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace gridjit;
 using llvm::Expected;
@@ -144,6 +145,37 @@ Expected<Value *> lowerNeg(LoweringContext &C, const OpArgs &A) {
 Expected<Value *> lowerNot(LoweringContext &C, const OpArgs &A) { return C.B.CreateNot(op0(A)); }
 Expected<Value *> lowerBitNot(LoweringContext &C, const OpArgs &A) { return C.B.CreateNot(op0(A)); }
 
+// An f32 or f64 \p V rounded to bf16, to nearest, ties to even, subnormals
+// kept. An f64 is first rounded to f32 to odd (toward zero, then the last
+// bit set when inexact), so that the rounding to bf16 is the one rounding
+// of the f64 (f32 has more than two bits beyond bf16's). From f32, NVPTX
+// has an instruction (cvt.rn.bf16.f32, sm_80 and later); elsewhere integer
+// operations round: LLVM lowers the fptrunc on x86 to AVX512-BF16's
+// vcvtneps2bf16, which flushes subnormals to zero, or to __truncsfbf2,
+// which a process may not have.
+static Value *truncToBF16(LoweringContext &C, Value *V) {
+  llvm::IRBuilder<> &B = C.B;
+  if (V->getType()->isDoubleTy()) {
+    Value *F = B.CreateFPTrunc(V, B.getFloatTy());
+    Value *Back = B.CreateFPExt(F, B.getDoubleTy());
+    Value *Bits = B.CreateBitCast(F, B.getInt32Ty());
+    Value *RoundedUp = B.CreateFCmpOGT(B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, Back),
+                                       B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, V));
+    Bits = B.CreateSelect(RoundedUp, B.CreateSub(Bits, B.getInt32(1)), Bits);
+    Bits = B.CreateOr(Bits, B.CreateZExt(B.CreateFCmpONE(Back, V), B.getInt32Ty()));
+    V = B.CreateBitCast(Bits, B.getFloatTy());
+  }
+  if (llvm::Triple(C.IR.getTargetTriple()).isNVPTX())
+    return B.CreateFPTrunc(V, B.getBFloatTy());
+  Value *Bits = B.CreateBitCast(V, B.getInt32Ty());
+  Value *High = B.CreateLShr(Bits, 16);
+  Value *Bias = B.CreateAdd(B.getInt32(0x7FFF), B.CreateAnd(High, 1));
+  Value *Rounded = B.CreateLShr(B.CreateAdd(Bits, Bias), 16);
+  Value *Quiet = B.CreateOr(High, 0x40);
+  Value *R = B.CreateSelect(B.CreateFCmpUNO(V, V), Quiet, Rounded);
+  return B.CreateBitCast(B.CreateTrunc(R, B.getInt16Ty()), B.getBFloatTy());
+}
+
 // `e as T` with the spec's semantics (docs/LangRef.md, "Types").
 Expected<Value *> lowerCast(LoweringContext &C, const OpArgs &A) {
   llvm::IRBuilder<> &B = C.B;
@@ -154,6 +186,23 @@ Expected<Value *> lowerCast(LoweringContext &C, const OpArgs &A) {
   if (From == To || (From.isPointer() && To.isPointer()))
     return V;
   llvm::Type *DestTy = C.toLLVM(To);
+  // f16 and bf16 (storage types) convert through f32, which holds each of
+  // them exactly: every other conversion is then one of f32's, and the
+  // result is rounded once. To them: from f32 and f64 by one fptrunc (one
+  // rounding), from integers through f64 (exact up to 2^53 in magnitude).
+  if (From.isScalar() && isStorageOnlyScalar(From.getScalarKind())) {
+    V = B.CreateFPExt(V, B.getFloatTy());
+    From = Type::getScalar(ScalarKind::F32);
+    if (From == To)
+      return V;
+  }
+  if (isStorageOnlyScalar(To.getScalarKind()) && !From.isFloat()) {
+    V = From.isSignedInteger() ? B.CreateSIToFP(V, B.getDoubleTy())
+                               : B.CreateUIToFP(V, B.getDoubleTy());
+    From = Type::getScalar(ScalarKind::F64);
+  }
+  if (To.isScalar() && To.getScalarKind() == ScalarKind::BF16)
+    return truncToBF16(C, V);
   if (From.isFloat() && To.isFloat())
     return B.CreateFPCast(V, DestTy);
   if (From.isFloat()) {

@@ -40,6 +40,10 @@ llvm::Type *LoweringContext::scalarType(ScalarKind K) const {
     return llvm::Type::getFloatTy(C);
   case ScalarKind::F64:
     return llvm::Type::getDoubleTy(C);
+  case ScalarKind::F16:
+    return llvm::Type::getHalfTy(C);
+  case ScalarKind::BF16:
+    return llvm::Type::getBFloatTy(C);
   default:
     return llvm::Type::getIntNTy(C, scalarBits(K));
   }

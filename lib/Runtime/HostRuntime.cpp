@@ -22,6 +22,7 @@
 #include "gridjit/Runtime/LaunchChecks.h"
 
 #include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Support/HalfFloat.h"
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/HostABI.h"
 
@@ -48,6 +49,49 @@ namespace abi = gridjit::hostabi;
 using llvm::Error;
 
 namespace {
+//===----------------------------------------------------------------------===//
+// Half-precision conversion helpers
+//===----------------------------------------------------------------------===//
+
+// LLVM lowers f16/bf16 conversions, where the CPU has no instruction for
+// them, to calls of these compiler-rt/libgcc routines. A process need not
+// have them (libgcc before GCC 13 has no bf16 ones), so kernels get
+// gridjit's own (Support/HalfFloat.h), defined in their JITDylib ahead of
+// the process's symbols. The signatures are the routines' ABI: _Float16
+// and __bf16 travel in SSE registers on x86-64.
+template <typename HalfT> HalfT fromBits(uint16_t Bits) {
+  HalfT H;
+  std::memcpy(&H, &Bits, sizeof H);
+  return H;
+}
+template <typename HalfT> uint16_t toBits(HalfT H) {
+  uint16_t Bits;
+  std::memcpy(&Bits, &H, sizeof Bits);
+  return Bits;
+}
+float gjExtendHfSf(_Float16 H) { return float(f16ToDouble(toBits(H))); }
+double gjExtendHfDf(_Float16 H) { return f16ToDouble(toBits(H)); }
+_Float16 gjTruncSfHf(float F) { return fromBits<_Float16>(f16FromDouble(F)); }
+_Float16 gjTruncDfHf(double D) { return fromBits<_Float16>(f16FromDouble(D)); }
+__bf16 gjTruncSfBf(float F) { return fromBits<__bf16>(bf16FromFloat(F)); }
+__bf16 gjTruncDfBf(double D) { return fromBits<__bf16>(bf16FromDouble(D)); }
+
+/// Defines the helpers above in \p JD under the routines' names.
+Error defineHalfHelpers(llvm::orc::LLJIT &JIT, llvm::orc::JITDylib &JD) {
+  const std::pair<const char *, void *> Helpers[] = {
+      {"__extendhfsf2", reinterpret_cast<void *>(&gjExtendHfSf)},
+      {"__extendhfdf2", reinterpret_cast<void *>(&gjExtendHfDf)},
+      {"__truncsfhf2", reinterpret_cast<void *>(&gjTruncSfHf)},
+      {"__truncdfhf2", reinterpret_cast<void *>(&gjTruncDfHf)},
+      {"__truncsfbf2", reinterpret_cast<void *>(&gjTruncSfBf)},
+      {"__truncdfbf2", reinterpret_cast<void *>(&gjTruncDfBf)},
+  };
+  llvm::orc::SymbolMap Map;
+  for (const auto &[Name, Addr] : Helpers)
+    Map[JIT.mangleAndIntern(Name)] = {llvm::orc::ExecutorAddr::fromPtr(Addr),
+                                      llvm::JITSymbolFlags::Exported};
+  return JD.define(llvm::orc::absoluteSymbols(std::move(Map)));
+}
 
 Error fail(ErrorKind K, const llvm::Twine &Msg) { return makeError(K, Msg); }
 
@@ -240,6 +284,8 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
   if (!Gen)
     return Gen.takeError();
   (*JIT)->getMainJITDylib().addGenerator(std::move(*Gen));
+  if (Error E = defineHalfHelpers(**JIT, (*JIT)->getMainJITDylib()))
+    return std::move(E);
   if (Error E = (*JIT)->addObjectFile(
           llvm::MemoryBuffer::getMemBufferCopy(A.Payload, "gridjit-host-module")))
     return std::move(E);

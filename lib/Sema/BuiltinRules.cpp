@@ -17,6 +17,13 @@ using namespace gridjit::sema;
 
 namespace {
 
+/// For f16 and bf16, what to do instead (LangRef, section 2); else "".
+std::string storageHint(Type T) {
+  if (!T.isScalar() || !isStorageOnlyScalar(T.getScalarKind()))
+    return "";
+  return " (" + quote(T) + " is a storage type: convert it with 'as f32' first)";
+}
+
 /// Completes "no overload of 'f' for 'T'; ..." for a builtin whose T may be
 /// \p Types. \p Pointer: the message names the pointer type (atomics).
 const char *acceptsText(BuiltinTypes Types, bool Pointer) {
@@ -104,7 +111,7 @@ static Type atomicElementType(Checker &Ck, CallExpr &C, const BuiltinFuncInfo &R
   if (allowsType(R.Types, T))
     return T;
   Ck.error(startLoc(P), "no overload of " + quote(C.Callee) + " for " + quote(PT) + "; " +
-                            acceptsText(R.Types, /*Pointer=*/true));
+                            acceptsText(R.Types, /*Pointer=*/true) + storageHint(T));
   return Type();
 }
 
@@ -175,7 +182,7 @@ Type Checker::checkBuiltinCall(CallExpr &C, BuiltinFunc F, Type Hint) {
     return Type();
   if (!allowsType(R.Types, T)) {
     error(C.getLoc(), "no overload of " + quote(C.Callee) + " for " + quote(T) + "; " +
-                          acceptsText(R.Types, /*Pointer=*/false));
+                          acceptsText(R.Types, /*Pointer=*/false) + storageHint(T));
     return Type();
   }
   if (R.Shape == BuiltinShape::CountBits)

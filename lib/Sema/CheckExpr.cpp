@@ -171,8 +171,25 @@ static bool intFits(uint64_t Mag, bool Negated, Type T) {
   return Bits == 64 || Mag <= (uint64_t(1) << Bits) - 1;
 }
 
-static const llvm::fltSemantics &floatSemantics(Type T) {
-  return T.getBits() == 32 ? llvm::APFloat::IEEEsingle() : llvm::APFloat::IEEEdouble();
+const llvm::fltSemantics &sema::floatSemantics(Type T) {
+  switch (T.getScalarKind()) {
+  case ScalarKind::F16:
+    return llvm::APFloat::IEEEhalf();
+  case ScalarKind::BF16:
+    return llvm::APFloat::BFloat();
+  case ScalarKind::F32:
+    return llvm::APFloat::IEEEsingle();
+  default:
+    return llvm::APFloat::IEEEdouble();
+  }
+}
+
+double sema::roundToFloatType(Type T, double D) {
+  llvm::APFloat F(D);
+  bool LosesInfo;
+  F.convert(floatSemantics(T), llvm::APFloat::rmNearestTiesToEven, &LosesInfo);
+  F.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &LosesInfo);
+  return F.convertToDouble();
 }
 
 bool Checker::checkIntLitFits(const IntLitExpr &L, Type T, bool Negated, SourceLoc At) {
@@ -200,8 +217,7 @@ bool Checker::checkFloatLitFits(const FloatLitExpr &L, Type T) {
     error(L.getLoc(), "float literal " + literalText(L) + " cannot have type " + quote(T));
     return false;
   }
-  bool Fits =
-      std::isfinite(L.Value) && (T.getBits() == 64 || std::isfinite(static_cast<float>(L.Value)));
+  bool Fits = std::isfinite(L.Value) && std::isfinite(roundToFloatType(T, L.Value));
   if (!Fits)
     error(L.getLoc(), "float literal " + literalText(L) + " does not fit in type " + quote(T));
   return Fits;
@@ -398,9 +414,19 @@ Type Checker::checkMember(MemberExpr &Mem) {
 // Operators
 //===----------------------------------------------------------------------===//
 
+bool Checker::checkNotStorageOnly(Type T, llvm::StringRef OpText, SourceLoc Loc) {
+  if (!T.isScalar() || !isStorageOnlyScalar(T.getScalarKind()))
+    return true;
+  error(Loc, "operator " + quote(OpText) + " does not take " + quote(T) +
+                 ", a storage type: convert it with 'as f32' first");
+  return false;
+}
+
 Type Checker::unaryResult(UnaryOp Op, Type T, SourceLoc Loc) {
   if (!T.isValid())
     return T;
+  if (Op != UnaryOp::AddrOf && !checkNotStorageOnly(T, spelling(Op), Loc))
+    return Type();
   switch (Op) {
   case UnaryOp::Neg:
     if (T.isSignedInteger() || T.isFloat())
@@ -611,6 +637,8 @@ Type Checker::binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R, 
     error(RLoc, "pointer offset must be an integer, found " + quote(R));
     return Type();
   }
+  if (!checkNotStorageOnly(L, OpText, OpLoc) || !checkNotStorageOnly(R, OpText, OpLoc))
+    return Type();
   OperandClass Class = operandClass(Op);
   if (!accepts(Class, L)) {
     error(OpLoc, "operator " + quote(OpText) + " needs " + describe(Class) + ", found " + quote(L));

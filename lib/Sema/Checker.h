@@ -20,6 +20,7 @@
 #include "gridjit/IR/AST.h"
 #include "gridjit/Support/Diagnostics.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -34,6 +35,12 @@
 #include <vector>
 
 namespace gridjit::sema {
+
+/// The APFloat semantics of the float type \p T (f16, bf16, f32 or f64).
+const llvm::fltSemantics &floatSemantics(Type T);
+/// \p D rounded once to the float type \p T, as a double (exact for every
+/// float type).
+double roundToFloatType(Type T, double D);
 
 // LLVM's casting templates, used unqualified throughout lib/Sema (as MLIR's
 // Support/LLVM.h does for its own code).
@@ -220,6 +227,9 @@ public:
   void assignLiteralType(Expr &E, Type T);
   /// The type of `op T`, reporting a wrong operand type at \p Loc.
   Type unaryResult(UnaryOp Op, Type T, SourceLoc Loc);
+  /// False, with an error at \p Loc, when \p T is f16 or bf16: storage
+  /// types take no operator (LangRef, section 2).
+  bool checkNotStorageOnly(Type T, llvm::StringRef OpText, SourceLoc Loc);
   bool checkIntLitFits(const IntLitExpr &L, Type T, bool Negated, SourceLoc At);
   bool checkFloatLitFits(const FloatLitExpr &L, Type T);
   Type checkIntLit(IntLitExpr &L);

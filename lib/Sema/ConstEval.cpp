@@ -47,23 +47,21 @@ static ConstValue makeBool(bool B) {
   return V;
 }
 
-/// A float value of type \p T; f32 values are rounded to float.
+/// A float value of type \p T; values of narrower types are rounded to them.
 static ConstValue makeFloat(Type T, double D) {
   ConstValue V;
   V.Ty = T;
-  V.Float = T.getBits() == 32 ? static_cast<double>(static_cast<float>(D)) : D;
+  V.Float = roundToFloatType(T, D);
   return V;
-}
-
-static const llvm::fltSemantics &semanticsOf(Type T) {
-  return T.getBits() == 32 ? llvm::APFloat::IEEEsingle() : llvm::APFloat::IEEEdouble();
 }
 
 /// int -> float, rounding once to the nearest value of \p T.
 static ConstValue intToFloat(Type T, const APInt &A, bool IsSigned) {
-  llvm::APFloat F(semanticsOf(T));
+  llvm::APFloat F(floatSemantics(T));
   F.convertFromAPInt(A, IsSigned, llvm::APFloat::rmNearestTiesToEven);
-  return makeFloat(T, T.getBits() == 32 ? F.convertToFloat() : F.convertToDouble());
+  bool LosesInfo;
+  F.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &LosesInfo);
+  return makeFloat(T, F.convertToDouble());
 }
 
 /// float -> int: round toward zero, saturate, NaN -> 0.

@@ -48,7 +48,7 @@ from ._runtime import (
     runtime,
     to_device,
 )
-from ._types import ScalarType, bool_, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
+from ._types import ScalarType, bf16, bool_, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 
 __version__ = _capi.gj_version_string().decode()
 #: The libgridjit.so this package loaded.
@@ -87,6 +87,8 @@ __all__ = [
     "device_array_like",
     "f32",
     "f64",
+    "f16",
+    "bf16",
     "i8",
     "i16",
     "i32",

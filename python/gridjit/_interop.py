@@ -233,7 +233,8 @@ def export_dlpack(owner, address, shape, scalar_type, device_type, device_id):
     t.device.device_type = device_type
     t.device.device_id = device_id
     t.ndim = len(shape)
-    t.dtype.code = _DLPACK_CODE[scalar_type.kind]
+    # bf16's kind is "f" too, but DLPack has a code of its own for it.
+    t.dtype.code = _types.DLPACK_BFLOAT if scalar_type is _types.bf16 else _DLPACK_CODE[scalar_type.kind]
     t.dtype.bits = scalar_type.itemsize * 8
     t.dtype.lanes = 1
     for i, n in enumerate(shape):

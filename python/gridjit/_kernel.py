@@ -358,7 +358,7 @@ class Kernel:
             if v is None:  # KIR's null pointer (docs/LangRef.md, section 2)
                 return 0
             address, got, keep = find(v, where, stream)
-            if got is not t and t is not None:
+            if t is not None and not _types.holds(t, got):
                 raise where.error(
                     "must point to %s, but %s (element type %s) was given" % (t.name, _interop.describe(v), got)
                 )

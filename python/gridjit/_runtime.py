@@ -297,7 +297,7 @@ class DeviceArray:
             else:
                 keep = (ctypes.c_char * view.nbytes).from_buffer(view)
                 address = ctypes.addressof(keep)
-        if t is not self.dtype:
+        if not _types.holds(self.dtype, t):
             raise InvalidArgumentError("gridjit: %s: element type %s does not match the DeviceArray's %s" % (what, t, self.dtype))
         nbytes = _nbytes(obj, t)
         if nbytes != self.nbytes:

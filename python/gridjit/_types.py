@@ -48,16 +48,29 @@ u32 = ScalarType(7, "u32", 4, "u")
 u64 = ScalarType(8, "u64", 8, "u")
 f32 = ScalarType(9, "f32", 4, "f")
 f64 = ScalarType(10, "f64", 8, "f")
+f16 = ScalarType(11, "f16", 2, "f")
+#: bfloat16. NumPy has no such dtype: its arrays are the bits, as uint16
+#: (typestr ``<u2``, what PyTorch's ``t.view(torch.uint16)`` gives); DLPack
+#: names it (kDLBfloat), so a PyTorch bfloat16 tensor passes as it is.
+bf16 = ScalarType(12, "bf16", 2, "f")
+bf16.typestr = "<u2"
 
-ALL = (bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64)
+ALL = (bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16, bf16)
 BY_CODE = {t.code: t for t in ALL}
 BY_NAME = {t.name: t for t in ALL}
 BY_NAME["bool_"] = bool_
 #: GJ_ANY: a pointer argument whose pointee is not checked.
 ANY_CODE = 255
 
-# (kind, itemsize) -> ScalarType, for the array interface and DLPack.
-_BY_KIND_SIZE = {(t.kind, t.itemsize): t for t in ALL}
+# (kind, itemsize) -> ScalarType, for the array interface and DLPack
+# (bf16 has no array-interface type string of its own).
+_BY_KIND_SIZE = {(t.kind, t.itemsize): t for t in ALL if t is not bf16}
+
+
+def holds(want, got):
+    """Whether memory of element type \p got may be given where \p want is
+    needed: the same type, or uint16 bits for bf16 (NumPy has no bfloat16)."""
+    return got is want or (want is bf16 and got is u16)
 
 
 def _by_name(name):
@@ -102,14 +115,18 @@ def from_format(fmt):
     return _BY_FORMAT.get(fmt)
 
 
-# DLPack's DLDataTypeCode: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBool 6.
+# DLPack's DLDataTypeCode: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4,
+# kDLBool 6.
 _DLPACK_KIND = {0: "i", 1: "u", 2: "f", 6: "b"}
+DLPACK_BFLOAT = 4
 
 
 def from_dlpack(code, bits, lanes):
     """The ScalarType of a DLPack DLDataType, or None."""
     if lanes != 1 or bits % 8:
         return None
+    if code == DLPACK_BFLOAT:
+        return bf16 if bits == 16 else None
     kind = _DLPACK_KIND.get(code)
     if kind is None:
         return None
@@ -142,7 +159,7 @@ def resolve(dtype):
             t = None
         if t is not None:
             return t
-    raise TypeError("gridjit: %r is not a KIR scalar type (bool, i8..i64, u8..u64, f32, f64)" % (dtype,))
+    raise TypeError("gridjit: %r is not a KIR scalar type (bool, i8..i64, u8..u64, f32, f64, f16, bf16)" % (dtype,))
 
 
 def numpy_dtype(t):

@@ -52,10 +52,10 @@ static int caseBasics(void) {
   printf("last error at start: '%s'\n", gj_last_error());
   for (int S = GJ_OK; S <= GJ_ERROR_CANCELLED + 1; ++S)
     printf("status %d: %s\n", S, gj_status_name((gj_status)S));
-  for (int T = GJ_BOOL; T <= GJ_F64; ++T)
+  for (int T = GJ_BOOL; T <= GJ_BF16; ++T)
     printf("type %d: %s\n", T, gj_scalar_type_name((gj_scalar_type)T));
   printf("type 255: %s\n", gj_scalar_type_name(GJ_ANY));
-  printf("type 11: %s\n", gj_scalar_type_name((gj_scalar_type)11));
+  printf("type 13: %s\n", gj_scalar_type_name((gj_scalar_type)13));
 
   gj_compiler_options CO;
   memset(&CO, 0xff, sizeof(CO));

@@ -139,14 +139,9 @@ Number decode(const ArgValue &A, size_t I) {
   uint64_t Bits = getElementBits(A, I);
   ScalarKind K = A.kind();
   Number V{Number::Unsigned};
-  if (K == ScalarKind::F32) {
-    float F;
-    std::memcpy(&F, &Bits, 4);
+  if (gridjit::isFloatScalar(K)) {
     V.Kind = Number::Float;
-    V.F = F;
-  } else if (K == ScalarKind::F64) {
-    V.Kind = Number::Float;
-    std::memcpy(&V.F, &Bits, 8);
+    V.F = floatValue(K, Bits);
   } else if (gridjit::isSignedScalar(K)) {
     unsigned Shift = 64 - gridjit::scalarBits(K);
     V.Kind = Number::Signed;
@@ -163,7 +158,7 @@ size_t elementAt(const Selection &S, uint64_t N) { return size_t(S.First + int64
 /// `count N, nan K, min A, max B, mean M` of the elements \p S selects.
 void printSummary(llvm::raw_ostream &OS, const ArgValue &A, const Selection &S) {
   ScalarKind K = A.kind();
-  bool IsFloat = K == ScalarKind::F32 || K == ScalarKind::F64;
+  bool IsFloat = gridjit::isFloatScalar(K);
   uint64_t NaNs = 0, Numbers = 0;
   size_t MinAt = 0, MaxAt = 0;
   std::optional<Number> Min, Max;
@@ -192,7 +187,9 @@ void printSummary(llvm::raw_ostream &OS, const ArgValue &A, const Selection &S) 
   OS << ", max ";
   writeElement(OS, A, MaxAt);
   OS << ", mean ";
-  writeFloat(OS, double(Sum / Numbers), K == ScalarKind::F32 ? K : ScalarKind::F64);
+  // The mean of narrow floats is printed as an f32's; integers' as an f64's.
+  writeFloat(OS, double(Sum / Numbers),
+             IsFloat && K != ScalarKind::F64 ? ScalarKind::F32 : ScalarKind::F64);
 }
 
 } // namespace

@@ -6,6 +6,8 @@
 
 #include "KernelArgs.h"
 
+#include "gridjit/Support/HalfFloat.h"
+
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -55,6 +57,9 @@ gridjit::KernelArg ArgValue::toKernelArg() const {
   case ScalarKind::F64:
     std::memcpy(&D, &Bits, 8);
     return KernelArg::f64(D);
+  case ScalarKind::F16:
+  case ScalarKind::BF16:
+    return KernelArg::halfBits(kind(), uint16_t(Bits));
   }
   return KernelArg::u64(Bits);
 }
@@ -62,6 +67,47 @@ gridjit::KernelArg ArgValue::toKernelArg() const {
 //===----------------------------------------------------------------------===//
 // Literals
 //===----------------------------------------------------------------------===//
+
+/// The bits of the number \p V converted to kind \p K (as `V as T`).
+static uint64_t fromDouble(ScalarKind K, double V) {
+  uint64_t Bits = 0;
+  if (K == ScalarKind::F32) {
+    float F = float(V);
+    std::memcpy(&Bits, &F, 4);
+  } else if (K == ScalarKind::F16) {
+    Bits = gridjit::f16FromDouble(V);
+  } else if (K == ScalarKind::BF16) {
+    Bits = gridjit::bf16FromDouble(V);
+  } else if (K == ScalarKind::F64) {
+    std::memcpy(&Bits, &V, 8);
+  } else if (K == ScalarKind::Bool) {
+    Bits = V != 0;
+  } else if (gridjit::isSignedScalar(K)) {
+    Bits = uint64_t(int64_t(V));
+  } else {
+    Bits = uint64_t(V);
+  }
+  return Bits;
+}
+
+double jitrun::floatValue(ScalarKind K, uint64_t Bits) {
+  switch (K) {
+  case ScalarKind::F16:
+    return gridjit::f16ToDouble(uint16_t(Bits));
+  case ScalarKind::BF16:
+    return gridjit::bf16ToDouble(uint16_t(Bits));
+  case ScalarKind::F32: {
+    float F;
+    std::memcpy(&F, &Bits, 4);
+    return F;
+  }
+  default: {
+    double D;
+    std::memcpy(&D, &Bits, 8);
+    return D;
+  }
+  }
+}
 
 /// Parses a literal of scalar type \p K into its little-endian bytes.
 static Expected<uint64_t> parseLiteral(ScalarKind K, StringRef Text, const llvm::Twine &Where) {
@@ -76,7 +122,7 @@ static Expected<uint64_t> parseLiteral(ScalarKind K, StringRef Text, const llvm:
       return 0;
     return Bad("a bool (true, false, 1 or 0)");
   }
-  if (K == ScalarKind::F32 || K == ScalarKind::F64) {
+  if (gridjit::isFloatScalar(K)) {
     std::string S = T.str();
     char *End = nullptr;
     errno = 0;
@@ -88,15 +134,9 @@ static Expected<uint64_t> parseLiteral(ScalarKind K, StringRef Text, const llvm:
     StringRef Spelled = T.ltrim("+-");
     bool NonFinite =
         Spelled.starts_with_insensitive("inf") || Spelled.starts_with_insensitive("nan");
-    if (!NonFinite && (std::isinf(D) || (K == ScalarKind::F32 && std::isinf(float(D)))))
+    uint64_t Bits = fromDouble(K, D);
+    if (!NonFinite && std::isinf(floatValue(K, Bits)))
       return usageError(Where + ": " + T + " does not fit in " + gridjit::scalarName(K).data());
-    uint64_t Bits = 0;
-    if (K == ScalarKind::F32) {
-      float F = static_cast<float>(D);
-      std::memcpy(&Bits, &F, 4);
-    } else {
-      std::memcpy(&Bits, &D, 8);
-    }
     return Bits;
   }
   bool Neg = T.consume_front("-");
@@ -143,24 +183,6 @@ static void resize(ArgValue &A, size_t Count) {
   A.Count = Count;
   size_t Bytes = Count * gridjit::scalarBytes(A.kind());
   A.Storage.assign((Bytes + 7) / 8 + 2 * ArgValue::Pad, 0);
-}
-
-/// The bits of the number \p V converted to kind \p K (as `V as T`).
-static uint64_t fromDouble(ScalarKind K, double V) {
-  uint64_t Bits = 0;
-  if (K == ScalarKind::F32) {
-    float F = float(V);
-    std::memcpy(&Bits, &F, 4);
-  } else if (K == ScalarKind::F64) {
-    std::memcpy(&Bits, &V, 8);
-  } else if (K == ScalarKind::Bool) {
-    Bits = V != 0;
-  } else if (gridjit::isSignedScalar(K)) {
-    Bits = uint64_t(int64_t(V));
-  } else {
-    Bits = uint64_t(V);
-  }
-  return Bits;
 }
 
 /// The element count N of a generated buffer of \p K: its bytes, N times
@@ -221,6 +243,10 @@ static const char *npyDescr(ScalarKind K) {
     return "<f4";
   case ScalarKind::F64:
     return "<f8";
+  case ScalarKind::F16:
+    return "<f2";
+  case ScalarKind::BF16:
+    return "<u2"; // NumPy has no bfloat16: the bits, as torch's .view(torch.uint16)
   }
   return "";
 }
@@ -472,8 +498,8 @@ static void fillRandom(ArgValue &A, size_t N, uint64_t Seed) {
   for (size_t I = 0; I < N; ++I) {
     uint64_t R = splitmix64(State);
     uint64_t Bits;
-    if (K == ScalarKind::F32)
-      Bits = fromDouble(K, double(R >> 40) * 0x1p-24); // [0, 1)
+    if (K == ScalarKind::F32 || gridjit::isStorageOnlyScalar(K))
+      Bits = fromDouble(K, double(R >> 40) * 0x1p-24); // [0, 1) (to f16: may round to 1)
     else if (K == ScalarKind::F64)
       Bits = fromDouble(K, double(R >> 11) * 0x1p-53);
     else if (K == ScalarKind::Bool)
@@ -638,18 +664,12 @@ void jitrun::writeElement(llvm::raw_ostream &OS, const ArgValue &A, size_t I) {
   case ScalarKind::Bool:
     OS << (Bits ? "true" : "false");
     return;
-  case ScalarKind::F32: {
-    float F;
-    std::memcpy(&F, &Bits, 4);
-    writeFloat(OS, F, K);
+  case ScalarKind::F32:
+  case ScalarKind::F64:
+  case ScalarKind::F16:
+  case ScalarKind::BF16:
+    writeFloat(OS, floatValue(K, Bits), K);
     return;
-  }
-  case ScalarKind::F64: {
-    double D;
-    std::memcpy(&D, &Bits, 8);
-    writeFloat(OS, D, K);
-    return;
-  }
   default:
     if (gridjit::isSignedScalar(K)) {
       unsigned Shift = 64 - gridjit::scalarBits(K);
@@ -664,7 +684,12 @@ void jitrun::writeFloat(llvm::raw_ostream &OS, double V, ScalarKind K) {
   if (std::isnan(V))
     OS << "nan"; // a NaN's sign means nothing; C libraries print "-nan"
   else
-    OS << llvm::format(K == ScalarKind::F32 ? "%.9g" : "%.17g", V);
+    // Enough digits that the printed number reads back as the same value.
+    OS << llvm::format(K == ScalarKind::F16    ? "%.5g"
+                       : K == ScalarKind::BF16 ? "%.4g"
+                       : K == ScalarKind::F32  ? "%.9g"
+                                               : "%.17g",
+                       V);
 }
 
 std::string jitrun::formatBuffer(const ArgValue &A) {

@@ -92,6 +92,9 @@ void writeFloat(llvm::raw_ostream &OS, double V, gridjit::ScalarKind K);
 
 /// The bits of element \p I of buffer \p A (little-endian, zero-extended).
 uint64_t getElementBits(const ArgValue &A, size_t I);
+/// The value of \p Bits, an element of the float kind \p K (f16, bf16,
+/// f32 or f64).
+double floatValue(gridjit::ScalarKind K, uint64_t Bits);
 
 /// Writes a buffer as a NumPy .npy file (format 1.0, little-endian).
 llvm::Error writeNpy(llvm::StringRef Path, const ArgValue &A);

@@ -204,6 +204,8 @@ enum class BinaryOp : uint8_t {
 
 /// The operator as KIR spells it ("+", "<<", "&&", ...).
 std::string_view spelling(BinaryOp Op);
+/// The operator as KIR spells it: "-", "!", "~", "&".
+std::string_view spelling(UnaryOp Op);
 
 class BinaryExpr : public Expr {
 public:

@@ -21,7 +21,11 @@
 namespace gridjit {
 
 /// The scalar types of KIR, in the order the spec lists them.
-enum class ScalarKind : uint8_t { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64 };
+/// The scalar types. New kinds are appended: the numbering is in cache
+/// entries and the C API's gj_scalar_type. F16 (IEEE binary16) and BF16
+/// (bfloat16) are storage types: memory, parameters, locals and `as`
+/// conversions, but no arithmetic (LangRef, section 2).
+enum class ScalarKind : uint8_t { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64, F16, BF16 };
 
 /// Where a pointer points: global memory (`ptr<T>`), a block's shared memory
 /// (`ptr<T, shared>`) or a thread's local array (`ptr<T, local>`).
@@ -40,7 +44,10 @@ unsigned scalarBits(ScalarKind K);
 unsigned scalarBytes(ScalarKind K);
 bool isIntegerScalar(ScalarKind K); ///< i8..u64 (not bool)
 bool isSignedScalar(ScalarKind K);  ///< i8..i64
-bool isFloatScalar(ScalarKind K);   ///< f32, f64
+bool isFloatScalar(ScalarKind K);   ///< f32, f64, f16, bf16
+/// f16 and bf16: storage types, converted with `as` but never operands of
+/// arithmetic, comparisons or math builtins.
+bool isStorageOnlyScalar(ScalarKind K);
 
 /// The most dimensions an array type may have: `[[[[T; a]; b]; c]; d]`.
 inline constexpr unsigned MaxArrayRank = 4;

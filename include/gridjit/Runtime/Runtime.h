@@ -110,6 +110,9 @@ public:
   static KernelArg u64(uint64_t V) { return scalar(ScalarKind::U64, V); }
   static KernelArg f32(float V) { return scalar(ScalarKind::F32, V); }
   static KernelArg f64(double V) { return scalar(ScalarKind::F64, V); }
+  /// An f16 or bf16 (\p K) scalar from its 16 bits (C++ has no portable
+  /// half type; Support/HalfFloat.h rounds a double to them).
+  static KernelArg halfBits(ScalarKind K, uint16_t Bits) { return scalar(K, Bits); }
 
   /// A host pointer to global memory (valid on the host target only). For a
   /// pointer to a C++ arithmetic type the launch checks that it matches the

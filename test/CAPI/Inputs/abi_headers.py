@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes two copies of include/gridjit-c/gridjit.h for test/CAPI/abi.test:
 
-  OLD  without the fields that API version 2 added (each says "(API version
-       2.)" in its comment): the header an older caller was built with;
+  OLD  without the fields and enumerators that API version 2 added (each
+       says "(API version 2.)" in its comment): the header an older caller
+       was built with;
   NEW  with a field appended to every struct (test_newer_field): a header
        newer than the library.
 
@@ -21,7 +22,8 @@ STRUCTS = ["gj_compiler_options", "gj_kernel_info", "gj_param_info", "gj_runtime
 
 def main(header, old_path, new_path):
     text = open(header).read()
-    added = re.compile(r"\n  /\*\*(?:(?!\*/).)*\(API version 2\.\) \*/\n  [^\n;]*?(\w+);", re.S)
+    # A struct field (`type name;`) or an enumerator (`NAME = value,`).
+    added = re.compile(r"\n  /\*\*(?:(?!\*/).)*\(API version 2\.\) \*/\n  [^\n;]*?(\w+)(?:;| = \d+,)", re.S)
     removed = added.findall(text)
     old = added.sub("", text)
     if not removed or "(API version 2.)" in old:

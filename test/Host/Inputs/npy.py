@@ -16,7 +16,7 @@ import struct
 import sys
 
 CODES = {"b1": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I",
-         "i8": "q", "u8": "Q", "f4": "f", "f8": "d"}
+         "i8": "q", "u8": "Q", "f2": "e", "f4": "f", "f8": "d"}
 
 
 def write(args):
@@ -32,7 +32,7 @@ def write(args):
     path, descr, shape = args[0], args[1], tuple(int(s) for s in args[2].split(","))
     values = args[3:]
     code = CODES[descr[1:]]
-    conv = float if code in "fd" else int
+    conv = float if code in "efd" else int
     data = b"".join(struct.pack("<" + code, conv(v)) for v in values)
     header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, repr(shape))
     size_len = 2 if version == 1 else 4
