@@ -162,9 +162,34 @@ private:
   void readsIn(const Expr *E) {
     if (!E)
       return;
-    if (const auto *N = dyn_cast<NameExpr>(E))
-      return read(*N);
-    forEachOperand(*E, [&](const Expr &C) { readsIn(&C); });
+    switch (E->getKind()) {
+    case Expr::IntLit:
+    case Expr::FloatLit:
+    case Expr::BoolLit:
+      return;
+    case Expr::Name:
+      return read(*cast<NameExpr>(E));
+    case Expr::Unary:
+      return readsIn(cast<UnaryExpr>(E)->Operand.get());
+    case Expr::Binary:
+      readsIn(cast<BinaryExpr>(E)->LHS.get());
+      return readsIn(cast<BinaryExpr>(E)->RHS.get());
+    case Expr::Cond:
+      readsIn(cast<CondExpr>(E)->C.get());
+      readsIn(cast<CondExpr>(E)->T.get());
+      return readsIn(cast<CondExpr>(E)->F.get());
+    case Expr::Cast:
+      return readsIn(cast<CastExpr>(E)->Operand.get());
+    case Expr::Call:
+      for (const ExprPtr &A : cast<CallExpr>(E)->Args)
+        readsIn(A.get());
+      return;
+    case Expr::Index:
+      readsIn(cast<IndexExpr>(E)->Base.get());
+      return readsIn(cast<IndexExpr>(E)->Idx.get());
+    case Expr::Member:
+      return readsIn(cast<MemberExpr>(E)->Base.get());
+    }
   }
 
   void walkBlock(const BlockStmt *B) {

@@ -64,14 +64,42 @@ static void resetExpr(Expr *E) {
   if (!E)
     return;
   E->Ty = Type();
-  if (auto *N = dyn_cast<NameExpr>(E)) {
+  switch (E->getKind()) {
+  case Expr::IntLit:
+  case Expr::FloatLit:
+  case Expr::BoolLit:
+    return;
+  case Expr::Name: {
+    auto *N = cast<NameExpr>(E);
     N->Decl = nullptr;
     N->Builtin = BuiltinValue::None;
-  } else if (auto *C = dyn_cast<CallExpr>(E)) {
+    return;
+  }
+  case Expr::Unary:
+    return resetExpr(cast<UnaryExpr>(E)->Operand.get());
+  case Expr::Binary:
+    resetExpr(cast<BinaryExpr>(E)->LHS.get());
+    return resetExpr(cast<BinaryExpr>(E)->RHS.get());
+  case Expr::Cond:
+    resetExpr(cast<CondExpr>(E)->C.get());
+    resetExpr(cast<CondExpr>(E)->T.get());
+    return resetExpr(cast<CondExpr>(E)->F.get());
+  case Expr::Cast:
+    return resetExpr(cast<CastExpr>(E)->Operand.get());
+  case Expr::Call: {
+    auto *C = cast<CallExpr>(E);
     C->Fn = nullptr;
     C->Builtin = BuiltinFunc::None;
+    for (ExprPtr &A : C->Args)
+      resetExpr(A.get());
+    return;
   }
-  forEachOperand(*E, [](Expr &C) { resetExpr(&C); });
+  case Expr::Index:
+    resetExpr(cast<IndexExpr>(E)->Base.get());
+    return resetExpr(cast<IndexExpr>(E)->Idx.get());
+  case Expr::Member:
+    return resetExpr(cast<MemberExpr>(E)->Base.get());
+  }
 }
 
 static void resetStmt(Stmt *S) {

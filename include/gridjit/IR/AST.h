@@ -289,48 +289,6 @@ public:
   unsigned Field;
 };
 
-/// Calls \p F on each direct operand of \p E that is present, in
-/// evaluation order (none for literals and names): the one walk over an
-/// expression's children that the passes share (a malformed module may
-/// lack an operand; it is skipped).
-template <typename Fn> void forEachOperand(const Expr &E, Fn &&F) {
-  auto Visit = [&](const ExprPtr &C) {
-    if (C)
-      F(*C);
-  };
-  switch (E.getKind()) {
-  case Expr::Unary:
-    return Visit(static_cast<const UnaryExpr &>(E).Operand);
-  case Expr::Binary:
-    Visit(static_cast<const BinaryExpr &>(E).LHS);
-    return Visit(static_cast<const BinaryExpr &>(E).RHS);
-  case Expr::Cond:
-    Visit(static_cast<const CondExpr &>(E).C);
-    Visit(static_cast<const CondExpr &>(E).T);
-    return Visit(static_cast<const CondExpr &>(E).F);
-  case Expr::Cast:
-    return Visit(static_cast<const CastExpr &>(E).Operand);
-  case Expr::Call:
-    for (const ExprPtr &A : static_cast<const CallExpr &>(E).Args)
-      Visit(A);
-    return;
-  case Expr::Index:
-    Visit(static_cast<const IndexExpr &>(E).Base);
-    return Visit(static_cast<const IndexExpr &>(E).Idx);
-  case Expr::Member:
-    return Visit(static_cast<const MemberExpr &>(E).Base);
-  case Expr::IntLit:
-  case Expr::FloatLit:
-  case Expr::BoolLit:
-  case Expr::Name:
-    return;
-  }
-}
-/// The same, for a tree the caller may change.
-template <typename Fn> void forEachOperand(Expr &E, Fn &&F) {
-  forEachOperand(static_cast<const Expr &>(E), [&](const Expr &C) { F(const_cast<Expr &>(C)); });
-}
-
 //===----------------------------------------------------------------------===//
 // Statements
 //===----------------------------------------------------------------------===//

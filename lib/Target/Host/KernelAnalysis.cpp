@@ -38,6 +38,40 @@ bool host::isPureBuiltin(BuiltinFunc F) {
 
 namespace {
 
+/// Calls \p F on every direct sub-expression of \p E, in evaluation order.
+template <typename Fn> void forEachChild(const Expr &E, Fn F) {
+  switch (E.getKind()) {
+  case Expr::Unary:
+    F(*cast<UnaryExpr>(E).Operand);
+    return;
+  case Expr::Binary:
+    F(*cast<BinaryExpr>(E).LHS);
+    F(*cast<BinaryExpr>(E).RHS);
+    return;
+  case Expr::Cond:
+    F(*cast<CondExpr>(E).C);
+    F(*cast<CondExpr>(E).T);
+    F(*cast<CondExpr>(E).F);
+    return;
+  case Expr::Cast:
+    F(*cast<CastExpr>(E).Operand);
+    return;
+  case Expr::Call:
+    for (const ExprPtr &A : cast<CallExpr>(E).Args)
+      F(*A);
+    return;
+  case Expr::Index:
+    F(*cast<IndexExpr>(E).Base);
+    F(*cast<IndexExpr>(E).Idx);
+    return;
+  case Expr::Member:
+    F(*cast<MemberExpr>(E).Base);
+    return;
+  default:
+    return;
+  }
+}
+
 /// Calls \p OnExpr on every expression directly in \p S and \p OnStmt on
 /// every statement directly nested in it.
 template <typename EF, typename SF> void forEachPart(const Stmt &S, EF OnExpr, SF OnStmt) {
@@ -104,7 +138,7 @@ bool anyExpr(const Expr &E, llvm::function_ref<bool(const Expr &)> P) {
   if (P(E))
     return true;
   bool Found = false;
-  forEachOperand(E, [&](const Expr &C) { Found = Found || anyExpr(C, P); });
+  forEachChild(E, [&](const Expr &C) { Found = Found || anyExpr(C, P); });
   return Found;
 }
 
@@ -181,7 +215,7 @@ void forEachCallAt(const Expr &E, unsigned Depth,
                    llvm::function_ref<void(const CallExpr &, unsigned)> F) {
   if (const auto *C = dyn_cast<CallExpr>(&E); C && C->Fn)
     F(*C, Depth);
-  forEachOperand(E, [&](const Expr &X) { forEachCallAt(X, Depth + 1, F); });
+  forEachChild(E, [&](const Expr &X) { forEachCallAt(X, Depth + 1, F); });
 }
 
 void forEachCallAt(const Stmt &S, unsigned Depth,
@@ -283,7 +317,7 @@ bool SyncInfo::hasSync(const Expr &E) {
   if (const auto *C = dyn_cast<CallExpr>(&E))
     R = isSyncBuiltin(C->Builtin) || (C->Fn && hasSync(*C->Fn));
   if (!R)
-    forEachOperand(E, [&](const Expr &C) { R = R || hasSync(C); });
+    forEachChild(E, [&](const Expr &C) { R = R || hasSync(C); });
   Exprs[&E] = R;
   return R;
 }
