@@ -28,6 +28,16 @@
 // A read that fails is reported once per path: the variable then counts
 // as assigned, so its later reads do not repeat the error.
 //
+// `out` parameters (LangRef, "Out and inout parameters") are tracked as
+// variables declared without an initializer at the function's start, and
+// must be assigned at every `return` and at a reachable end of the body.
+// A call with `out`/`inout` arguments assigns its `out` and `inout`
+// variables after the call; such a call must be a statement's whole
+// expression (an expression statement, the initializer of a declaration,
+// the value of a `return`), so that every other expression still assigns
+// nothing. Not an assignment's value: `t[i] = f(out i)` would depend on
+// whether the target's index is read before or after the call.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Checker.h"
@@ -74,7 +84,28 @@ class DefiniteAssignment {
 public:
   explicit DefiniteAssignment(Checker &C) : C(C) {}
 
-  void run(const BlockStmt &Body) { walkBlock(Body); }
+  void run(const FunctionDecl &F) {
+    for (const auto &P : F.Params)
+      if (P && P->Mode == ParamMode::Out) {
+        Index.try_emplace(P.get(), Vars.size());
+        Vars.push_back(P.get());
+        DeclLoopDepth.push_back(0);
+        OutParams.push_back(P.get());
+      }
+    fit(Cur);
+    walkBlock(*F.Body);
+    fit(Cur);
+    if (Cur.Unreachable)
+      return;
+    for (const VarDecl *P : OutParams) {
+      unsigned I = Index.lookup(P);
+      if (!Cur.Assigned.test(I))
+        C.error(P->Loc, "'out' parameter " + quote(P->Name) + " of " + quote(F.Name) + " is " +
+                            (Cur.Maybe.test(I) ? "not assigned on every path"
+                                               : "not assigned on any path") +
+                            " to the end of the function");
+    }
+  }
 
 private:
   /// A loop being walked: the join of the states at its `break`s, and the
@@ -119,6 +150,8 @@ private:
     std::string Where;
     if (V.Loc.isValid())
       Where = " at " + std::to_string(V.Loc.Line) + ":" + std::to_string(V.Loc.Col);
+    if (V.Storage == StorageKind::Param)
+      return " (an 'out' parameter, declared" + Where + ")";
     return " (declared" + Where + " without an initializer)";
   }
 
@@ -166,7 +199,10 @@ private:
   // With a work list, not recursion: an expression may be 256 levels
   // high, below statements nested as deep, and each level's frame counts
   // (test/Sema/deep-trees.test runs in 1 MiB of stack, also under ASan).
-  void readsIn(const Expr *Root) {
+  /// When \p AllowOutCall, \p Root may be a call with `out`/`inout`
+  /// arguments (it is a statement's whole expression); elsewhere one is an
+  /// error.
+  void readsIn(const Expr *Root, bool AllowOutCall = false) {
     llvm::SmallVector<const Expr *, 32> Work;
     auto Push = [&](std::initializer_list<const Expr *> Children) {
       // Reversed, so that the leftmost is read first.
@@ -198,10 +234,16 @@ private:
         Push({cast<CastExpr>(E)->Operand.get()});
         break;
       case Expr::Call: {
-        const auto &Args = cast<CallExpr>(E)->Args;
-        for (auto It = Args.rbegin(); It != Args.rend(); ++It)
-          if (*It)
-            Work.push_back(It->get());
+        const auto &Call = *cast<CallExpr>(E);
+        if ((E != Root || !AllowOutCall) && Call.hasOutArgs())
+          C.error(Call.getLoc(), "a call with 'out' or 'inout' arguments must be a statement of "
+                                 "its own, a declaration's initializer or the value of a 'return'");
+        // An `out` variable is assigned by the call, not read; `out p[i]`
+        // reads `p` and `i`.
+        for (size_t I = Call.Args.size(); I-- > 0;)
+          if (const Expr *A = Call.Args[I].get();
+              A && !(Call.argMode(I) == ParamMode::Out && isa<NameExpr>(A)))
+            Work.push_back(A);
         break;
       }
       case Expr::Index:
@@ -212,6 +254,20 @@ private:
         break;
       }
     }
+  }
+
+  /// The variables a top-level call \p E assigns (its `out` and `inout`
+  /// arguments that are names), after its reads.
+  void assignsOf(const Expr *E) {
+    if (const auto *Call = dyn_cast_or_null<CallExpr>(E))
+      for (size_t I = 0; I < Call->Args.size(); ++I)
+        if (const auto *N = dyn_cast_or_null<NameExpr>(Call->Args[I].get());
+            N && Call->argMode(I) != ParamMode::In)
+          assign(*N);
+  }
+  void readsAndAssignsIn(const Expr *E) {
+    readsIn(E, /*AllowOutCall=*/true);
+    assignsOf(E);
   }
 
   void walkBlock(const BlockStmt *B) {
@@ -265,7 +321,7 @@ private:
     switch (S->getKind()) {
     case Stmt::Decl: {
       const auto &D = *cast<DeclStmt>(S);
-      readsIn(D.Init.get());
+      readsAndAssignsIn(D.Init.get());
       return declare(D);
     }
     case Stmt::Assign: {
@@ -331,16 +387,34 @@ private:
       }
       return leave();
     case Stmt::Return:
-      readsIn(cast<ReturnStmt>(S)->Value.get());
+      readsAndAssignsIn(cast<ReturnStmt>(S)->Value.get());
+      checkOutsAt(*S);
       return leave();
     case Stmt::ExprS:
-      return readsIn(cast<ExprStmt>(S)->E.get());
+      return readsAndAssignsIn(cast<ExprStmt>(S)->E.get());
     case Stmt::Block:
       return walkBlock(cast<BlockStmt>(S));
     }
   }
 
+  /// Every `out` parameter is assigned at the `return` \p S.
+  void checkOutsAt(const Stmt &S) {
+    if (Cur.Unreachable)
+      return;
+    fit(Cur);
+    for (const VarDecl *P : OutParams) {
+      unsigned I = Index.lookup(P);
+      if (!Cur.Assigned.test(I))
+        C.error(S.getLoc(), "'out' parameter " + quote(P->Name) + " is " +
+                                (Cur.Maybe.test(I) ? "not assigned on every path to"
+                                                   : "not assigned before") +
+                                " this 'return'" + declNote(*P));
+    }
+  }
+
   Checker &C;
+  /// The function's `out` parameters (also in Vars).
+  std::vector<const VarDecl *> OutParams;
   /// The variables declared without an initializer, by index.
   llvm::DenseMap<const VarDecl *, unsigned> Index;
   std::vector<const VarDecl *> Vars;
@@ -354,5 +428,5 @@ private:
 
 void Checker::checkDefiniteAssignment(const FunctionDecl &F) {
   if (F.Body)
-    DefiniteAssignment(*this).run(*F.Body);
+    DefiniteAssignment(*this).run(F);
 }
