@@ -596,6 +596,12 @@ bool Parser::parseParamList(FunctionDecl &F) {
 // `var` makes the parameter assignable in the body, as it makes a local;
 // `out` and `inout` (contextual) also copy it back to the caller.
 std::unique_ptr<VarDecl> Parser::parseParam() {
+  if ((atContextual(contextual::Out) || atContextual(contextual::InOut)) &&
+      peekToken().is(TokenKind::KwVar)) {
+    errorAtTok("an '" + std::string(Tok.Text) +
+               "' parameter is assignable already; write it without 'var'");
+    return nullptr;
+  }
   ParamMode Mode = parseParamMode();
   bool Mutable = Mode == ParamMode::In && consumeIf(TokenKind::KwVar);
   if (Tok.isNot(TokenKind::Identifier)) {

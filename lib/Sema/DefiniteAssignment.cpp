@@ -86,7 +86,7 @@ public:
 
   void run(const FunctionDecl &F) {
     for (const auto &P : F.Params)
-      if (P && P->Mode == ParamMode::Out) {
+      if (P && P->Mode == ParamMode::Out && !F.IsKernel) { // a kernel's is an error
         Index.try_emplace(P.get(), Vars.size());
         Vars.push_back(P.get());
         DeclLoopDepth.push_back(0);
@@ -144,15 +144,19 @@ private:
     Cur.Maybe.reset(It->second);
   }
 
+  /// " at L:C", or "" for a node made with the builder API.
+  static std::string at(SourceLoc L) {
+    if (!L.isValid())
+      return "";
+    return " at " + std::to_string(L.Line) + ":" + std::to_string(L.Col);
+  }
+
   /// " (declared at L:C without an initializer)", or the same without the
   /// place for a module made with the builder API.
   static std::string declNote(const VarDecl &V) {
-    std::string Where;
-    if (V.Loc.isValid())
-      Where = " at " + std::to_string(V.Loc.Line) + ":" + std::to_string(V.Loc.Col);
     if (V.Storage == StorageKind::Param)
-      return " (an 'out' parameter, declared" + Where + ")";
-    return " (declared" + Where + " without an initializer)";
+      return " (an 'out' parameter, declared" + at(V.Loc) + ")";
+    return " (declared" + at(V.Loc) + " without an initializer)";
   }
 
   void read(const NameExpr &N) {
@@ -408,7 +412,7 @@ private:
         C.error(S.getLoc(), "'out' parameter " + quote(P->Name) + " is " +
                                 (Cur.Maybe.test(I) ? "not assigned on every path to"
                                                    : "not assigned before") +
-                                " this 'return'" + declNote(*P));
+                                " this 'return' (declared" + at(P->Loc) + ")");
     }
   }
 
