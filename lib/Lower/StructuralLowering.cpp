@@ -554,8 +554,8 @@ Expected<Value *> StructuralLowering::lowerCall(const CallExpr &E) {
   if (!R)
     return R;
   for (const CopyOut &O : Outs)
-    if (llvm::Error Err = storePlace(*O.Place, O.Addr, loadScalar(O.Temp, O.Place->Ty),
-                                     O.Place->Ty, O.Place->getLoc()))
+    if (llvm::Error Err = storePlace(*O.Place, O.Addr, loadScalar(O.Temp, O.Place->Ty), O.Place->Ty,
+                                     O.Place->getLoc()))
       return std::move(Err);
   return R;
 }

@@ -605,10 +605,8 @@ std::unique_ptr<VarDecl> Parser::parseParam() {
   ParamMode Mode = parseParamMode();
   bool Mutable = Mode == ParamMode::In && consumeIf(TokenKind::KwVar);
   if (Tok.isNot(TokenKind::Identifier)) {
-    errorExpected(Mutable                      ? "parameter name after 'var'"
-                  : Mode == ParamMode::In      ? "parameter name"
-                  : Mode == ParamMode::Out     ? "parameter name after 'out'"
-                                               : "parameter name after 'inout'");
+    // (A mode is only read when a name follows it.)
+    errorExpected(Mutable ? "parameter name after 'var'" : "parameter name");
     return nullptr;
   }
   auto P = std::make_unique<VarDecl>();

@@ -240,8 +240,10 @@ private:
       case Expr::Call: {
         const auto &Call = *cast<CallExpr>(E);
         if ((E != Root || !AllowOutCall) && Call.hasOutArgs())
-          C.error(Call.getLoc(), "a call with 'out' or 'inout' arguments must be a statement of "
-                                 "its own, a declaration's initializer or the value of a 'return'");
+          C.error(
+              Call.getLoc(),
+              "a call with 'out' or 'inout' arguments must be a statement of "
+              "its own, the initializer of a 'let' or 'var' statement, or the value of a 'return'");
         // An `out` variable is assigned by the call, not read; `out p[i]`
         // reads `p` and `i`.
         for (size_t I = Call.Args.size(); I-- > 0;)
@@ -355,8 +357,10 @@ private:
       const auto &W = *cast<WhileStmt>(S);
       // A general `for`'s declaration: its variable always has a value (one
       // without is an error of its own, not repeated at every read).
-      if (const auto *D = dyn_cast_or_null<DeclStmt>(W.Init.get()))
-        readsIn(D->Init.get());
+      if (const auto *D = dyn_cast_or_null<DeclStmt>(W.Init.get())) {
+        readsIn(D->Init.get());   // a call with `out` arguments is an error here
+        assignsOf(D->Init.get()); // (reported once, not again at each read)
+      }
       readsIn(W.Cond.get());
       State Before = Cur;
       Loop L = walkLoopBody(W.Body.get(), W.Update.get());
@@ -409,10 +413,10 @@ private:
     for (const VarDecl *P : OutParams) {
       unsigned I = Index.lookup(P);
       if (!Cur.Assigned.test(I))
-        C.error(S.getLoc(), "'out' parameter " + quote(P->Name) + " is " +
-                                (Cur.Maybe.test(I) ? "not assigned on every path to"
-                                                   : "not assigned before") +
-                                " this 'return' (declared" + at(P->Loc) + ")");
+        C.error(S.getLoc(),
+                "'out' parameter " + quote(P->Name) + " is " +
+                    (Cur.Maybe.test(I) ? "not assigned on every path to" : "not assigned before") +
+                    " this 'return' (declared" + at(P->Loc) + ")");
     }
   }
 

@@ -15,8 +15,8 @@
 using namespace gridjit;
 using namespace gridjit::host;
 using llvm::cast;
-using llvm::isa;
 using llvm::Expected;
+using llvm::isa;
 using llvm::Value;
 
 // Evaluates, at block level and in evaluation order, every part of E that
