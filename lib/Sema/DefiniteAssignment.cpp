@@ -248,7 +248,7 @@ private:
         // reads `p` and `i`.
         for (size_t I = Call.Args.size(); I-- > 0;)
           if (const Expr *A = Call.Args[I].get();
-              A && !(Call.argMode(I) == ParamMode::Out && isa<NameExpr>(A)))
+              A && !(modeOf(Call, I) == ParamMode::Out && isa<NameExpr>(A)))
             Work.push_back(A);
         break;
       }
@@ -262,13 +262,22 @@ private:
     }
   }
 
+  /// The mode of argument \p I: as written, or where the call left it out
+  /// (an error of its own), the parameter's, so that no error follows.
+  static ParamMode modeOf(const CallExpr &Call, size_t I) {
+    if (Call.argMode(I) != ParamMode::In || !Call.Fn || I >= Call.Fn->Params.size() ||
+        !Call.Fn->Params[I])
+      return Call.argMode(I);
+    return Call.Fn->Params[I]->Mode;
+  }
+
   /// The variables a top-level call \p E assigns (its `out` and `inout`
   /// arguments that are names), after its reads.
   void assignsOf(const Expr *E) {
     if (const auto *Call = dyn_cast_or_null<CallExpr>(E))
       for (size_t I = 0; I < Call->Args.size(); ++I)
         if (const auto *N = dyn_cast_or_null<NameExpr>(Call->Args[I].get());
-            N && Call->argMode(I) != ParamMode::In)
+            N && modeOf(*Call, I) != ParamMode::In)
           assign(*N);
   }
   void readsAndAssignsIn(const Expr *E) {
