@@ -227,12 +227,11 @@ Expected<FrameSlot> SyncHoister::inlineCall(const CallExpr &C) {
   llvm::Error E = L.Loops.emit([&]() -> llvm::Error {
     for (size_t I = 0; I < F.Params.size(); ++I) {
       const Expr &Arg = *C.Args[I];
-      Value *Slot = L.slotAddr(Params[I], Cur->Env.Linear);
       if (C.argMode(I) == ParamMode::In) {
         Expected<Value *> V = L.lowerExpr(Arg);
         if (!V)
           return V.takeError();
-        L.storeScalar(Slot, *V, F.Params[I]->Ty);
+        L.storeScalar(L.slotAddr(Params[I], Cur->Env.Linear), *V, F.Params[I]->Ty);
         continue;
       }
       Expected<Value *> Addr = L.lowerAddress(Arg);
@@ -244,7 +243,7 @@ Expected<FrameSlot> SyncHoister::inlineCall(const CallExpr &C) {
         Expected<Value *> Old = L.loadPlace(Arg, *Addr, Arg.Ty, Arg.getLoc());
         if (!Old)
           return Old.takeError();
-        L.storeScalar(Slot, *Old, Arg.Ty);
+        L.storeScalar(L.slotAddr(Params[I], Cur->Env.Linear), *Old, Arg.Ty);
       }
     }
     return llvm::Error::success();
