@@ -9,6 +9,7 @@
 
 #include "KernelGen.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -53,7 +54,16 @@ struct Var {
 struct Fn {
   std::string Name;
   std::vector<Ty> Params;
+  /// Per parameter: "" (by value), "out" or "inout". A function with
+  /// either is called only as a statement, its arguments places.
+  std::vector<std::string> Modes;
   Ty Ret;
+  bool hasModes() const {
+    for (const std::string &M : Modes)
+      if (!M.empty())
+        return true;
+    return false;
+  }
 };
 
 class Gen {
@@ -110,6 +120,35 @@ private:
     for (size_t I = 0; I < F.Params.size(); ++I)
       S += (I ? ", " : "") + expr(F.Params[I], Depth);
     return S + ")";
+  }
+  /// A call of \p F as a statement: an `out`/`inout` argument is an
+  /// element of a local array or a mutable scalar not passed already; ""
+  /// when no place is left for one.
+  std::string callStmt(const Fn &F, int Depth) {
+    std::string S = F.Name + "(";
+    std::vector<const Var *> Used;
+    for (size_t I = 0; I < F.Params.size(); ++I) {
+      S += I ? ", " : "";
+      if (F.Modes[I].empty()) {
+        S += expr(F.Params[I], Depth);
+        continue;
+      }
+      S += F.Modes[I] + " ";
+      auto As = varsOf(F.Params[I], true, false);
+      if (!As.empty() && In.flag()) {
+        S += As[In.below(uint32_t(As.size()))]->Name + "[" + index(7, 1) + "]";
+        continue;
+      }
+      std::vector<const Var *> Vs;
+      for (const Var *V : varsOf(F.Params[I], false, true))
+        if (std::find(Used.begin(), Used.end(), V) == Used.end())
+          Vs.push_back(V);
+      if (Vs.empty())
+        return "";
+      Used.push_back(Vs[In.below(uint32_t(Vs.size()))]);
+      S += Used.back()->Name;
+    }
+    return S + ");";
   }
   void stmts(int Depth);
   void stmt(int Depth);
@@ -286,7 +325,7 @@ std::string Gen::expr(Ty T, int Depth) {
   if (Kind == 7) {
     std::vector<const Fn *> Cands;
     for (const Fn &F : Fns)
-      if (F.Ret == T)
+      if (F.Ret == T && !F.hasModes())
         Cands.push_back(&F);
     if (!Cands.empty())
       return call(*Cands[In.below(uint32_t(Cands.size()))], D);
@@ -517,7 +556,9 @@ void Gen::stmt(int Depth) {
   }
   default: { // a block, or a call as a statement
     if (!Fns.empty() && In.flag()) {
-      line(call(Fns[In.below(uint32_t(Fns.size()))], 2) + ";");
+      const Fn &F = Fns[In.below(uint32_t(Fns.size()))];
+      if (std::string S = F.hasModes() ? callStmt(F, 2) : call(F, 2) + ";"; !S.empty())
+        line(S);
       return;
     }
     if (Depth >= 3)
@@ -543,13 +584,43 @@ void Gen::function() {
     Ty T = anyScalar();
     std::string N = fresh("p");
     F.Params.push_back(T);
+    F.Modes.emplace_back();
     Sig += (I ? ", " : "") + N + ": " + tyName(T);
     declare({N, T, false});
+  }
+  // Maybe an `inout` parameter (assignable in the body like a `var`) and
+  // an `out` one (assigned last, so nothing reads it unassigned).
+  std::string OutName;
+  Ty OutTy = B;
+  switch (In.below(4)) {
+  case 1:
+  case 3: {
+    Ty T = anyNumeric();
+    std::string N = fresh("io");
+    F.Params.push_back(T);
+    F.Modes.push_back("inout");
+    Sig += ", inout " + N + ": " + tyName(T);
+    declare({N, T, true});
+    if (In.flag())
+      break;
+    [[fallthrough]];
+  }
+  case 2:
+    OutTy = anyNumeric();
+    OutName = fresh("o");
+    F.Params.push_back(OutTy);
+    F.Modes.push_back("out");
+    Sig += ", out " + OutName + ": " + tyName(OutTy);
+    break;
+  default:
+    break;
   }
   line(Sig + ") -> " + tyName(F.Ret) + " {");
   Indent = "  ";
   StmtBudget = 8;
   stmts(1);
+  if (!OutName.empty())
+    line(OutName + " = " + expr(OutTy, 4) + ";");
   line("return " + expr(F.Ret, 4) + ";");
   Indent.clear();
   line("}");

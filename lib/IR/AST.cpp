@@ -6,6 +6,7 @@
 
 #include "gridjit/IR/AST.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 
 using namespace gridjit;
@@ -156,6 +157,22 @@ std::vector<const FunctionDecl *> Module::getKernels() const {
       if (F->IsKernel)
         Kernels.push_back(F);
   return Kernels;
+}
+
+std::string_view gridjit::spelling(ParamMode M) {
+  switch (M) {
+  case ParamMode::In:
+    return "";
+  case ParamMode::Out:
+    return "out";
+  case ParamMode::InOut:
+    return "inout";
+  }
+  return "?";
+}
+
+bool CallExpr::hasOutArgs() const {
+  return llvm::any_of(ArgModes, [](ParamMode M) { return M != ParamMode::In; });
 }
 
 std::string_view gridjit::spelling(UnaryOp Op) {

@@ -156,6 +156,13 @@ ExprPtr kir::callv(std::string Callee, std::vector<ExprPtr> Args) {
   return std::make_unique<CallExpr>(NoLoc, std::move(Callee), std::move(Args));
 }
 
+ExprPtr kir::callv(std::string Callee, std::vector<ExprPtr> Args, std::vector<ParamMode> Modes) {
+  assert(Modes.size() == Args.size() && "one mode per argument");
+  ExprPtr E = callv(std::move(Callee), std::move(Args));
+  static_cast<CallExpr &>(*E).ArgModes = std::move(Modes);
+  return E;
+}
+
 ExprPtr kir::callv(BuiltinFunc F, std::vector<ExprPtr> Args) {
   assert(F != BuiltinFunc::None && "not a builtin function");
   return callv(std::string(builtinFuncName(F)), std::move(Args));
@@ -385,6 +392,7 @@ FunctionBuilder ModuleBuilder::addFunction(bool IsKernel, std::string Name,
     V->Ty = P.Ty;
     V->Storage = StorageKind::Param;
     V->Mutable = P.Mutable;
+    V->Mode = P.Mode;
     F->Params.push_back(std::move(V));
   }
   F->ReturnTy = Ret;

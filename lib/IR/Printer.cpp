@@ -259,6 +259,8 @@ void Printer::printFunction(const FunctionDecl &F) {
     if (!First)
       OS << ", ";
     First = false;
+    if (P->Mode != ParamMode::In)
+      OS << spelling(P->Mode) << ' ';
     OS << (P->Mutable ? "var " : "") << P->Name << ": ";
     printVarType(*P);
   }
@@ -541,12 +543,12 @@ void Printer::printExpr(const Expr *E) {
   case Expr::Call: {
     const auto &C = cast<CallExpr>(*E);
     OS << C.Callee << '(';
-    bool First = true;
-    for (const auto &A : C.Args) {
-      if (!First)
+    for (size_t I = 0; I < C.Args.size(); ++I) {
+      if (I)
         OS << ", ";
-      First = false;
-      printExpr(A.get());
+      if (C.argMode(I) != ParamMode::In)
+        OS << spelling(C.argMode(I)) << ' ';
+      printExpr(C.Args[I].get());
     }
     OS << ')';
     return;

@@ -155,7 +155,7 @@ llvm::Error ModuleLowering::run() {
 llvm::Error ModuleLowering::declareFunction(const FunctionDecl &F) {
   std::vector<llvm::Type *> Params;
   for (const auto &P : F.Params)
-    Params.push_back(Ctx.toLLVM(P->Ty));
+    Params.push_back(paramType(*P));
   if (F.IsKernel)
     Ctx.T.addHiddenKernelParams(F, B.getContext(), Params);
   llvm::Type *Ret = F.IsKernel ? B.getVoidTy() : Ctx.toLLVM(F.ReturnTy);
@@ -166,8 +166,15 @@ llvm::Error ModuleLowering::declareFunction(const FunctionDecl &F) {
   if (Fn->getName() != F.Name)
     return Ctx.error(F.getLoc(), "the name '" + llvm::Twine(F.Name) +
                                      "' clashes with a symbol the target defines");
-  for (unsigned I = 0; I < F.Params.size(); ++I)
+  for (unsigned I = 0; I < F.Params.size(); ++I) {
     Fn->getArg(I)->setName(F.Params[I]->Name);
+    // An `out`/`inout` parameter points to a temporary of the caller's
+    // that nothing else can reach (lowerCall).
+    if (F.Params[I]->Mode != ParamMode::In) {
+      Fn->addParamAttr(I, llvm::Attribute::NoAlias);
+      Fn->addParamAttr(I, llvm::Attribute::NoCapture);
+    }
+  }
   // As clang does for CUDA: every function may contain a barrier or a warp
   // operation, so no transformation may make a call to it control-dependent
   // on more values than it was (e.g. duplicate it into divergent branches).
@@ -188,6 +195,11 @@ llvm::Error ModuleLowering::lowerFunction(const FunctionDecl &F) {
   // Parameters are immutable, but giving each a slot keeps name lookup
   // uniform; mem2reg removes the copies.
   for (unsigned I = 0; I < F.Params.size(); ++I) {
+    // `out` / `inout`: the body reads and assigns the caller's temporary.
+    if (F.Params[I]->Mode != ParamMode::In) {
+      Slots[F.Params[I].get()] = Fn->getArg(I);
+      continue;
+    }
     llvm::AllocaInst *Slot = Ctx.createEntryAlloca(Fn->getArg(I)->getType(), F.Params[I]->Name);
     B.CreateStore(Fn->getArg(I), Slot);
     Slots[F.Params[I].get()] = Slot;

@@ -23,6 +23,12 @@ void StructuralLowering::collectConsts(const Module &KM) {
       Consts[&C->Var] = C;
 }
 
+llvm::Type *StructuralLowering::paramType(const VarDecl &P) const {
+  if (P.Mode == ParamMode::In)
+    return Ctx.toLLVM(P.Ty);
+  return llvm::PointerType::get(Ctx.getContext(), Ctx.IR.getDataLayout().getAllocaAddrSpace());
+}
+
 Value *StructuralLowering::loadScalar(Value *Addr, Type Ty) {
   return B.CreateLoad(Ctx.toLLVM(Ty), Addr);
 }
@@ -125,21 +131,9 @@ llvm::Error StructuralLowering::lowerAssign(const AssignStmt &S) {
   Expected<Value *> RHS = lowerExpr(*S.Value);
   if (!RHS)
     return RHS.takeError();
-  bool IsElement = llvm::isa<IndexExpr>(*S.Target);
-  auto Load = [&]() -> Expected<Value *> {
-    if (!IsElement)
-      return loadScalar(*Addr, Ty);
-    OpArgs A;
-    A.Loc = S.getLoc();
-    A.ResultTy = Ty;
-    setElementAccess(A, *S.Target, Ty);
-    Value *Ops[] = {*Addr};
-    A.Operands = Ops;
-    return Ctx.lower(Op::Load, A);
-  };
   Value *NewVal = *RHS;
   if (S.Op != AssignOp::Assign) {
-    Expected<Value *> Old = Load();
+    Expected<Value *> Old = loadPlace(*S.Target, *Addr, Ty, S.getLoc());
     if (!Old)
       return Old.takeError();
     OpArgs A;
@@ -162,15 +156,33 @@ llvm::Error StructuralLowering::lowerAssign(const AssignStmt &S) {
       return V.takeError();
     NewVal = *V;
   }
-  if (!IsElement) {
-    storeScalar(*Addr, NewVal, Ty);
+  return storePlace(*S.Target, *Addr, NewVal, Ty, S.getLoc());
+}
+
+Expected<Value *> StructuralLowering::loadPlace(const Expr &Place, Value *Addr, Type Ty,
+                                                SourceLoc Loc) {
+  if (!llvm::isa<IndexExpr>(Place))
+    return loadScalar(Addr, Ty);
+  OpArgs A;
+  A.Loc = Loc;
+  A.ResultTy = Ty;
+  setElementAccess(A, Place, Ty);
+  Value *Ops[] = {Addr};
+  A.Operands = Ops;
+  return Ctx.lower(Op::Load, A);
+}
+
+llvm::Error StructuralLowering::storePlace(const Expr &Place, Value *Addr, Value *V, Type Ty,
+                                           SourceLoc Loc) {
+  if (!llvm::isa<IndexExpr>(Place)) {
+    storeScalar(Addr, V, Ty);
     return llvm::Error::success();
   }
   OpArgs A;
-  A.Loc = S.getLoc();
+  A.Loc = Loc;
   A.ResultTy = Ty;
-  setElementAccess(A, *S.Target, Ty);
-  Value *Ops[] = {*Addr, NewVal};
+  setElementAccess(A, Place, Ty);
+  Value *Ops[] = {Addr, V};
   A.Operands = Ops;
   return Ctx.lower(Op::Store, A).takeError();
 }
@@ -488,13 +500,46 @@ Expected<Value *> StructuralLowering::lowerCond(const CondExpr &E) {
   return Phi;
 }
 
+// An `out` or `inout` argument (copy-in/copy-out, LangRef "Out and inout
+// parameters"): the caller's place is located with the other arguments,
+// left to right; the callee gets the address of a fresh temporary (holding
+// the place's value for `inout`), and after the call the temporary's value
+// is stored into the place, argument by argument. The callee never sees
+// the caller's storage, so two arguments naming the same element, or an
+// argument that is also read through a pointer, cannot alias inside it,
+// and the host's private-frame alias tags stay true; after inlining, SROA
+// turns the temporary back into registers.
 Expected<Value *> StructuralLowering::lowerCall(const CallExpr &E) {
+  struct CopyOut {
+    const Expr *Place;
+    Value *Addr, *Temp;
+  };
+  llvm::SmallVector<CopyOut, 4> Outs;
   std::vector<Value *> Args;
-  for (const ExprPtr &Arg : E.Args) {
-    Expected<Value *> V = lowerExpr(*Arg);
-    if (!V)
-      return V.takeError();
-    Args.push_back(*V);
+  for (size_t I = 0; I < E.Args.size(); ++I) {
+    const Expr &Arg = *E.Args[I];
+    if (E.argMode(I) == ParamMode::In) {
+      Expected<Value *> V = lowerExpr(Arg);
+      if (!V)
+        return V.takeError();
+      Args.push_back(*V);
+      continue;
+    }
+    Expected<Value *> Addr = lowerAddress(Arg);
+    if (!Addr)
+      return Addr.takeError();
+    // Bool as i8, as the host keeps it in memory; NVPTX's i1 loads and
+    // stores through the same pointer are as valid.
+    Value *Temp = Ctx.createEntryAlloca(
+        Arg.Ty.isScalar() ? Ctx.memType(Arg.Ty.getScalarKind()) : Ctx.toLLVM(Arg.Ty), "out.arg");
+    if (E.argMode(I) == ParamMode::InOut) {
+      Expected<Value *> Old = loadPlace(Arg, *Addr, Arg.Ty, Arg.getLoc());
+      if (!Old)
+        return Old.takeError();
+      storeScalar(Temp, *Old, Arg.Ty);
+    }
+    Outs.push_back({&Arg, *Addr, Temp});
+    Args.push_back(Temp);
   }
   OpArgs A;
   A.Loc = E.getLoc();
@@ -503,9 +548,16 @@ Expected<Value *> StructuralLowering::lowerCall(const CallExpr &E) {
   A.Operands = Args;
   if (A.OperandTy.isPointer()) // the atomics: the memory they update
     A.Mem = memoryOf(*E.Args[0]);
-  if (E.Fn)
-    return lowerFunctionCall(E, A, Args);
-  return Ctx.lower(opFor(E.Builtin), A);
+  if (!E.Fn)
+    return Ctx.lower(opFor(E.Builtin), A);
+  Expected<Value *> R = lowerFunctionCall(E, A, Args);
+  if (!R)
+    return R;
+  for (const CopyOut &O : Outs)
+    if (llvm::Error Err = storePlace(*O.Place, O.Addr, loadScalar(O.Temp, O.Place->Ty), O.Place->Ty,
+                                     O.Place->getLoc()))
+      return std::move(Err);
+  return R;
 }
 
 // The address of an lvalue: a variable's storage, or an element `p[i]` /

@@ -42,6 +42,9 @@ protected:
 
   /// Records the value of every `const` of \p KM.
   void collectConsts(const Module &KM);
+  /// The LLVM type of parameter \p P of a KIR function: its value's, or
+  /// for `out` / `inout` a pointer to the caller's temporary (lowerCall).
+  llvm::Type *paramType(const VarDecl &P) const;
 
   //===--- Hooks -----------------------------------------------------------===//
 
@@ -95,6 +98,12 @@ protected:
                                           llvm::BasicBlock *End);
   virtual llvm::Expected<llvm::Value *> lowerCall(const CallExpr &E);
   llvm::Expected<llvm::Value *> lowerAddress(const Expr &E);
+  /// Loads / stores the place \p Place (a variable or an element, as an
+  /// assignment's target) of type \p Ty at \p Addr, from lowerAddress.
+  llvm::Expected<llvm::Value *> loadPlace(const Expr &Place, llvm::Value *Addr, Type Ty,
+                                          SourceLoc Loc);
+  llvm::Error storePlace(const Expr &Place, llvm::Value *Addr, llvm::Value *V, Type Ty,
+                         SourceLoc Loc);
   llvm::Expected<llvm::Value *> lowerArrayElementAddress(const IndexExpr &E);
   llvm::Expected<llvm::Value *> elementAddress(const IndexExpr &E, const Type &BaseTy,
                                                llvm::Value *Base, llvm::Value *Index);

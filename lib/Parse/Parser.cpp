@@ -30,11 +30,13 @@
 #include "gridjit/Parse/Lexer.h"
 #include "gridjit/Support/Diagnostics.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 
 using namespace gridjit;
 
@@ -205,6 +207,11 @@ private:
   bool consumeIf(TokenKind K);
   bool atContextual(std::string_view Keyword) const;
   bool consumeContextual(std::string_view Keyword);
+  /// The token after Tok (lexed once, then kept for consume()).
+  const Token &peekToken();
+  /// Reads `out` / `inout` before a parameter or an argument: a mode only
+  /// when a name follows (`out: ptr<i32>` and `out[i]` name a value `out`).
+  ParamMode parseParamMode();
   bool consumeGreater();
   void error(SourceLoc Loc, std::string Message);
   void errorAtTok(std::string Message);
@@ -265,6 +272,8 @@ private:
   ParsedExpr node(ExprPtr E, SourceLoc Start, unsigned Height);
 
   Lexer Lex;
+  /// The token after Tok when peekToken() has read it.
+  std::optional<Token> Peeked;
   DiagnosticEngine &Diags;
   Token Tok;
   /// Just past the previous token: where a missing ';' is reported.
@@ -307,7 +316,7 @@ void Parser::consume() {
   PrevKind[1] = PrevKind[0];
   PrevKind[0] = Tok.Kind;
   PrevEnd = SourceLoc{Tok.Loc.Line, Tok.Loc.Col + static_cast<unsigned>(Tok.Text.size())};
-  Tok = Lex.lex();
+  Tok = Peeked ? *std::exchange(Peeked, std::nullopt) : Lex.lex();
   ++NumConsumed;
 }
 
@@ -329,6 +338,22 @@ bool Parser::consumeContextual(std::string_view Keyword) {
     return false;
   consume();
   return true;
+}
+
+const Token &Parser::peekToken() {
+  if (!Peeked)
+    Peeked = Lex.lex();
+  return *Peeked;
+}
+
+ParamMode Parser::parseParamMode() {
+  ParamMode M = atContextual(contextual::Out)     ? ParamMode::Out
+                : atContextual(contextual::InOut) ? ParamMode::InOut
+                                                  : ParamMode::In;
+  if (M == ParamMode::In || peekToken().isNot(TokenKind::Identifier))
+    return ParamMode::In;
+  consume();
+  return M;
 }
 
 // Consumes a '>' that closes `ptr<...>`. A token that starts with '>' (as
@@ -567,17 +592,27 @@ bool Parser::parseParamList(FunctionDecl &F) {
   }
 }
 
-// param ::= ['var'] NAME ':' type
-// `var` makes the parameter assignable in the body, as it makes a local.
+// param ::= ['var' | 'out' | 'inout'] NAME ':' type
+// `var` makes the parameter assignable in the body, as it makes a local;
+// `out` and `inout` (contextual) also copy it back to the caller.
 std::unique_ptr<VarDecl> Parser::parseParam() {
-  bool Mutable = consumeIf(TokenKind::KwVar);
+  if ((atContextual(contextual::Out) || atContextual(contextual::InOut)) &&
+      peekToken().is(TokenKind::KwVar)) {
+    errorAtTok("an '" + std::string(Tok.Text) +
+               "' parameter is assignable already; write it without 'var'");
+    return nullptr;
+  }
+  ParamMode Mode = parseParamMode();
+  bool Mutable = Mode == ParamMode::In && consumeIf(TokenKind::KwVar);
   if (Tok.isNot(TokenKind::Identifier)) {
+    // (A mode is only read when a name follows it.)
     errorExpected(Mutable ? "parameter name after 'var'" : "parameter name");
     return nullptr;
   }
   auto P = std::make_unique<VarDecl>();
   P->Storage = StorageKind::Param;
   P->Mutable = Mutable;
+  P->Mode = Mode;
   P->Loc = Tok.Loc;
   P->Name = std::string(Tok.Text);
   consume();
@@ -1167,8 +1202,9 @@ ParsedExpr Parser::parsePostfix() {
   return E;
 }
 
-// call-args ::= '(' [expr (',' expr)*] ')'. The callee must be a plain
-// name (not parenthesised, not an element or a member).
+// call-args ::= '(' [arg (',' arg)*] ')', arg ::= ['out' | 'inout'] expr.
+// The callee must be a plain name (not parenthesised, not an element or a
+// member).
 ParsedExpr Parser::parseCall(ParsedExpr Callee) {
   auto *Name = llvm::dyn_cast<NameExpr>(Callee.E.get());
   if (!Name || Callee.Start.Line != Name->getLoc().Line || Callee.Start.Col != Name->getLoc().Col) {
@@ -1177,9 +1213,11 @@ ParsedExpr Parser::parseCall(ParsedExpr Callee) {
   }
   consume(); // '('
   std::vector<ExprPtr> Args;
+  std::vector<ParamMode> Modes;
   unsigned Height = 1;
   if (!consumeIf(TokenKind::RParen)) {
     while (true) {
+      Modes.push_back(parseParamMode());
       ParsedExpr Arg = parseExprWithInfo();
       if (!Arg)
         return {};
@@ -1193,8 +1231,10 @@ ParsedExpr Parser::parseCall(ParsedExpr Callee) {
       }
     }
   }
-  return node(std::make_unique<CallExpr>(Name->getLoc(), Name->Ident, std::move(Args)),
-              Callee.Start, Height);
+  auto Call = std::make_unique<CallExpr>(Name->getLoc(), Name->Ident, std::move(Args));
+  if (llvm::any_of(Modes, [](ParamMode M) { return M != ParamMode::In; }))
+    Call->ArgModes = std::move(Modes);
+  return node(std::move(Call), Callee.Start, Height);
 }
 
 // index ::= postfix '[' expr ']'

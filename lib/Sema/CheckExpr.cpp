@@ -766,6 +766,7 @@ Type Checker::checkCall(CallExpr &C, Type Hint) {
       return checkFunctionCall(C, *F);
     error(C.getLoc(), "cannot call kernel " + quote(C.Callee));
   } else if (BuiltinFunc BF = lookupBuiltinFunc(C.Callee); BF != BuiltinFunc::None) {
+    rejectArgModes(C);
     return checkBuiltinCall(C, BF, Hint);
   } else {
     Resolved R = resolveName(C.Callee);
@@ -807,7 +808,12 @@ Type Checker::checkFunctionCall(CallExpr &C, const FunctionDecl &Fn) {
   bool OK = true;
   for (unsigned I = 0; I < C.Args.size(); ++I) {
     const VarDecl *P = Fn.Params[I].get();
-    OK &= checkArgAs(C, I, P && !BadDecls.contains(P) ? P->Ty : Type()).isValid();
+    if (P && (P->Mode != ParamMode::In || C.argMode(I) != ParamMode::In))
+      OK &= checkModedArg(C, I, *P);
+    else
+      OK &= checkArgAs(C, I, P && !BadDecls.contains(P) ? P->Ty : Type()).isValid();
   }
+  if (C.hasOutArgs())
+    checkOutAliasing(C);
   return OK ? Result : Type();
 }

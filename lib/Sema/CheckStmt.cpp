@@ -469,6 +469,8 @@ static std::string notAssignableReason(const VarDecl &V) {
   case StorageKind::Var:
     return "";
   case StorageKind::Param:
+    if (V.Mode != ParamMode::In)
+      return ""; // `out` / `inout`
     return "cannot assign to " + quote(V.Name) + ": it is a parameter; declare it 'var " + V.Name +
            ": " + V.Ty.str() + "' to assign to it";
   case StorageKind::Let:

@@ -254,6 +254,14 @@ public:
   Type checkMember(MemberExpr &Mem);
   Type checkCall(CallExpr &C, Type Hint);
   Type checkFunctionCall(CallExpr &C, const FunctionDecl &Fn);
+  /// Argument \p I of a call of a device function, one of whose modes
+  /// (the parameter's \p P, the argument's) is `out` or `inout`: the
+  /// modes agree and the argument is a place of P's type (CheckOutParams.cpp).
+  bool checkModedArg(CallExpr &C, unsigned I, const VarDecl &P);
+  /// No variable is passed to two `out`/`inout` parameters of \p C.
+  void checkOutAliasing(const CallExpr &C);
+  /// Reports a mode written on an argument of a builtin.
+  void rejectArgModes(const CallExpr &C);
   /// The text of a literal as written in the source, or its value.
   std::string literalText(const Expr &E) const;
 

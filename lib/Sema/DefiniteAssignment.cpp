@@ -28,6 +28,16 @@
 // A read that fails is reported once per path: the variable then counts
 // as assigned, so its later reads do not repeat the error.
 //
+// `out` parameters (LangRef, "Out and inout parameters") are tracked as
+// variables declared without an initializer at the function's start, and
+// must be assigned at every `return` and at a reachable end of the body.
+// A call with `out`/`inout` arguments assigns its `out` and `inout`
+// variables after the call; such a call must be a statement's whole
+// expression (an expression statement, the initializer of a declaration,
+// the value of a `return`), so that every other expression still assigns
+// nothing. Not an assignment's value: `t[i] = f(out i)` would depend on
+// whether the target's index is read before or after the call.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Checker.h"
@@ -74,7 +84,28 @@ class DefiniteAssignment {
 public:
   explicit DefiniteAssignment(Checker &C) : C(C) {}
 
-  void run(const BlockStmt &Body) { walkBlock(Body); }
+  void run(const FunctionDecl &F) {
+    for (const auto &P : F.Params)
+      if (P && P->Mode == ParamMode::Out && !F.IsKernel) { // a kernel's is an error
+        Index.try_emplace(P.get(), Vars.size());
+        Vars.push_back(P.get());
+        DeclLoopDepth.push_back(0);
+        OutParams.push_back(P.get());
+      }
+    fit(Cur);
+    walkBlock(*F.Body);
+    fit(Cur);
+    if (Cur.Unreachable)
+      return;
+    for (const VarDecl *P : OutParams) {
+      unsigned I = Index.lookup(P);
+      if (!Cur.Assigned.test(I))
+        C.error(P->Loc, "'out' parameter " + quote(P->Name) + " of " + quote(F.Name) + " is " +
+                            (Cur.Maybe.test(I) ? "not assigned on every path"
+                                               : "not assigned on any path") +
+                            " to the end of the function");
+    }
+  }
 
 private:
   /// A loop being walked: the join of the states at its `break`s, and the
@@ -113,13 +144,19 @@ private:
     Cur.Maybe.reset(It->second);
   }
 
+  /// " at L:C", or "" for a node made with the builder API.
+  static std::string at(SourceLoc L) {
+    if (!L.isValid())
+      return "";
+    return " at " + std::to_string(L.Line) + ":" + std::to_string(L.Col);
+  }
+
   /// " (declared at L:C without an initializer)", or the same without the
   /// place for a module made with the builder API.
   static std::string declNote(const VarDecl &V) {
-    std::string Where;
-    if (V.Loc.isValid())
-      Where = " at " + std::to_string(V.Loc.Line) + ":" + std::to_string(V.Loc.Col);
-    return " (declared" + Where + " without an initializer)";
+    if (V.Storage == StorageKind::Param)
+      return " (an 'out' parameter, declared" + at(V.Loc) + ")";
+    return " (declared" + at(V.Loc) + " without an initializer)";
   }
 
   void read(const NameExpr &N) {
@@ -166,7 +203,10 @@ private:
   // With a work list, not recursion: an expression may be 256 levels
   // high, below statements nested as deep, and each level's frame counts
   // (test/Sema/deep-trees.test runs in 1 MiB of stack, also under ASan).
-  void readsIn(const Expr *Root) {
+  /// When \p AllowOutCall, \p Root may be a call with `out`/`inout`
+  /// arguments (it is a statement's whole expression); elsewhere one is an
+  /// error.
+  void readsIn(const Expr *Root, bool AllowOutCall = false) {
     llvm::SmallVector<const Expr *, 32> Work;
     auto Push = [&](std::initializer_list<const Expr *> Children) {
       // Reversed, so that the leftmost is read first.
@@ -198,10 +238,18 @@ private:
         Push({cast<CastExpr>(E)->Operand.get()});
         break;
       case Expr::Call: {
-        const auto &Args = cast<CallExpr>(E)->Args;
-        for (auto It = Args.rbegin(); It != Args.rend(); ++It)
-          if (*It)
-            Work.push_back(It->get());
+        const auto &Call = *cast<CallExpr>(E);
+        if ((E != Root || !AllowOutCall) && Call.hasOutArgs())
+          C.error(
+              Call.getLoc(),
+              "a call with 'out' or 'inout' arguments must be a statement of "
+              "its own, the initializer of a 'let' or 'var' statement, or the value of a 'return'");
+        // An `out` variable is assigned by the call, not read; `out p[i]`
+        // reads `p` and `i`.
+        for (size_t I = Call.Args.size(); I-- > 0;)
+          if (const Expr *A = Call.Args[I].get();
+              A && !(modeOf(Call, I) == ParamMode::Out && isa<NameExpr>(A)))
+            Work.push_back(A);
         break;
       }
       case Expr::Index:
@@ -212,6 +260,29 @@ private:
         break;
       }
     }
+  }
+
+  /// The mode of argument \p I: as written, or where the call left it out
+  /// (an error of its own), the parameter's, so that no error follows.
+  static ParamMode modeOf(const CallExpr &Call, size_t I) {
+    if (Call.argMode(I) != ParamMode::In || !Call.Fn || I >= Call.Fn->Params.size() ||
+        !Call.Fn->Params[I])
+      return Call.argMode(I);
+    return Call.Fn->Params[I]->Mode;
+  }
+
+  /// The variables a top-level call \p E assigns (its `out` and `inout`
+  /// arguments that are names), after its reads.
+  void assignsOf(const Expr *E) {
+    if (const auto *Call = dyn_cast_or_null<CallExpr>(E))
+      for (size_t I = 0; I < Call->Args.size(); ++I)
+        if (const auto *N = dyn_cast_or_null<NameExpr>(Call->Args[I].get());
+            N && modeOf(*Call, I) != ParamMode::In)
+          assign(*N);
+  }
+  void readsAndAssignsIn(const Expr *E) {
+    readsIn(E, /*AllowOutCall=*/true);
+    assignsOf(E);
   }
 
   void walkBlock(const BlockStmt *B) {
@@ -265,7 +336,7 @@ private:
     switch (S->getKind()) {
     case Stmt::Decl: {
       const auto &D = *cast<DeclStmt>(S);
-      readsIn(D.Init.get());
+      readsAndAssignsIn(D.Init.get());
       return declare(D);
     }
     case Stmt::Assign: {
@@ -295,8 +366,10 @@ private:
       const auto &W = *cast<WhileStmt>(S);
       // A general `for`'s declaration: its variable always has a value (one
       // without is an error of its own, not repeated at every read).
-      if (const auto *D = dyn_cast_or_null<DeclStmt>(W.Init.get()))
-        readsIn(D->Init.get());
+      if (const auto *D = dyn_cast_or_null<DeclStmt>(W.Init.get())) {
+        readsIn(D->Init.get());   // a call with `out` arguments is an error here
+        assignsOf(D->Init.get()); // (reported once, not again at each read)
+      }
       readsIn(W.Cond.get());
       State Before = Cur;
       Loop L = walkLoopBody(W.Body.get(), W.Update.get());
@@ -331,16 +404,34 @@ private:
       }
       return leave();
     case Stmt::Return:
-      readsIn(cast<ReturnStmt>(S)->Value.get());
+      readsAndAssignsIn(cast<ReturnStmt>(S)->Value.get());
+      checkOutsAt(*S);
       return leave();
     case Stmt::ExprS:
-      return readsIn(cast<ExprStmt>(S)->E.get());
+      return readsAndAssignsIn(cast<ExprStmt>(S)->E.get());
     case Stmt::Block:
       return walkBlock(cast<BlockStmt>(S));
     }
   }
 
+  /// Every `out` parameter is assigned at the `return` \p S.
+  void checkOutsAt(const Stmt &S) {
+    if (Cur.Unreachable)
+      return;
+    fit(Cur);
+    for (const VarDecl *P : OutParams) {
+      unsigned I = Index.lookup(P);
+      if (!Cur.Assigned.test(I))
+        C.error(S.getLoc(),
+                "'out' parameter " + quote(P->Name) + " is " +
+                    (Cur.Maybe.test(I) ? "not assigned on every path to" : "not assigned before") +
+                    " this 'return' (declared" + at(P->Loc) + ")");
+    }
+  }
+
   Checker &C;
+  /// The function's `out` parameters (also in Vars).
+  std::vector<const VarDecl *> OutParams;
   /// The variables declared without an initializer, by index.
   llvm::DenseMap<const VarDecl *, unsigned> Index;
   std::vector<const VarDecl *> Vars;
@@ -354,5 +445,5 @@ private:
 
 void Checker::checkDefiniteAssignment(const FunctionDecl &F) {
   if (F.Body)
-    DefiniteAssignment(*this).run(*F.Body);
+    DefiniteAssignment(*this).run(F);
 }

@@ -525,6 +525,14 @@ void Checker::checkSignature(FunctionDecl &F) {
     if (P->Storage != StorageKind::Param)
       error(P->Loc,
             "malformed module: parameter " + quote(P->Name) + " does not have parameter storage");
+    if (F.IsKernel && P->Mode != ParamMode::In)
+      error(P->Loc, "kernel parameter " + quote(P->Name) + " cannot be '" +
+                        std::string(spelling(P->Mode)) +
+                        "': a kernel has no caller to copy it back to; write results through a "
+                        "'ptr<T>' parameter");
+    else if (P->Mode != ParamMode::In && P->Mutable)
+      error(P->Loc, "malformed module: parameter " + quote(P->Name) + " is both 'var' and '" +
+                        std::string(spelling(P->Mode)) + "'");
   }
   if (F.IsKernel && !F.ReturnTy.isVoid())
     error(nameLoc(F), "kernel " + quote(F.Name) + " cannot have a return type");

@@ -327,6 +327,40 @@ TEST(BuilderTest, NegativeLiteralsAreNegatedMagnitudes) {
   EXPECT_EQ(FL->Suffix, ScalarKind::F64);
 }
 
+TEST(BuilderTest, OutAndInoutParameters) {
+  ModuleBuilder MB("outp.kir");
+  FunctionBuilder F = MB.function("divmod", {{"a", u32()},
+                                             {"b", u32()},
+                                             {"q", u32(), false, ParamMode::Out},
+                                             {"r", u32(), false, ParamMode::InOut}});
+  F.assign(name("q"), div(name("a"), name("b")));
+  F.assign(name("r"), AssignOp::Add, sub(name("a"), mul(name("q"), name("b"))));
+  FunctionBuilder K = MB.kernel("k", {{"x", ptr(u32())}});
+  K.var("q", u32());
+  K.varArray("t", u32(), 2);
+  std::vector<ExprPtr> Args;
+  Args.push_back(index(name("x"), lit(0)));
+  Args.push_back(lit(7));
+  Args.push_back(name("q"));
+  Args.push_back(index(name("t"), lit(1)));
+  K.eval(callv("divmod", std::move(Args),
+               {ParamMode::In, ParamMode::In, ParamMode::Out, ParamMode::InOut}));
+  K.assign(index(name("x"), lit(1)), add(name("q"), index(name("t"), lit(1))));
+  std::unique_ptr<Module> M = MB.take();
+  expectBuilds(*M, R"(fn divmod(a: u32, b: u32, out q: u32, inout r: u32) {
+  q = a / b;
+  r += a - q * b;
+}
+
+kernel k(x: ptr<u32>) {
+  var q: u32;
+  var t: [u32; 2];
+  divmod(x[0], 7, out q, inout t[1]);
+  x[1] = q + t[1];
+}
+)");
+}
+
 TEST(BuilderTest, TakeStartsAFreshModule) {
   ModuleBuilder MB("m");
   MB.kernel("a", {});

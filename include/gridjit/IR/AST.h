@@ -49,6 +49,17 @@ enum class StorageKind : uint8_t {
   Const,     ///< a module-level `const`
 };
 
+/// How a device-function parameter passes its value (docs/LangRef.md, "Out
+/// and inout parameters"): `In` by value (the default, every kernel
+/// parameter); `Out` and `InOut` copy a result back into the caller's
+/// place after the call (copy-in/copy-out), `InOut` copying its value in
+/// first. The call repeats the mode on the argument (CallExpr::ArgModes).
+enum class ParamMode : uint8_t { In, Out, InOut };
+
+/// The mode as KIR spells it before a parameter or an argument: "",
+/// "out" or "inout".
+std::string_view spelling(ParamMode M);
+
 /// One named value. Expressions that name it point here after verification.
 struct VarDecl {
   std::string Name;
@@ -67,6 +78,10 @@ struct VarDecl {
   /// The verifier gives such a parameter a local copy (DeclStmt::CopyOf)
   /// that every use in the body names. False for every other storage.
   bool Mutable = false;
+  /// For a device-function parameter: `out NAME: T` or `inout NAME: T`
+  /// (assignable in the body, copied back to the caller's argument); In
+  /// for every other declaration.
+  ParamMode Mode = ParamMode::In;
   /// For array declarations: the size as written (a constant expression:
   /// literals, consts, operators, `?:` and casts); null for the unsized
   /// dynamic shared array. For a multi-dimensional array, the outermost
@@ -254,6 +269,15 @@ public:
   const FunctionDecl *Fn = nullptr;
   /// Set by the verifier when the callee is a builtin function.
   BuiltinFunc Builtin = BuiltinFunc::None;
+  /// The mode written before each argument (`out q`, `inout acc`): empty
+  /// when no argument has one, else one per argument. Such an argument is
+  /// a place (a `var`, an element) that the call assigns.
+  std::vector<ParamMode> ArgModes;
+
+  /// The mode of argument \p I (In where none was written).
+  ParamMode argMode(size_t I) const { return I < ArgModes.size() ? ArgModes[I] : ParamMode::In; }
+  /// True when some argument is `out` or `inout`.
+  bool hasOutArgs() const;
 };
 
 /// `p[i]` or `a[i]`: an element of a pointer or an array (an lvalue).

@@ -178,6 +178,10 @@ ExprPtr index(ExprPtr Base, ExprPtr Idx);
 /// already collected.
 ExprPtr callv(std::string Callee, std::vector<ExprPtr> Args);
 ExprPtr callv(BuiltinFunc F, std::vector<ExprPtr> Args);
+/// A call of a device function with `out` / `inout` arguments: \p Modes
+/// has one entry per argument (ParamMode::In for a value), e.g.
+/// `callv("divmod", {..., name("q"), name("r")}, {In, In, Out, Out})`.
+ExprPtr callv(std::string Callee, std::vector<ExprPtr> Args, std::vector<ParamMode> Modes);
 
 /// `callee(args...)`: a call of a device function or builtin function by
 /// name, e.g. `call("atomic_add", name("p"), lit(1))`, or of a builtin by
@@ -349,11 +353,13 @@ private:
 };
 
 /// A parameter of a kernel or function: `Name: Ty`, or `var Name: Ty` when
-/// \p Mutable (the body may assign it; default false).
+/// \p Mutable (the body may assign it; default false), or `out Name: Ty` /
+/// `inout Name: Ty` by \p Mode (device functions only; default In).
 struct Param {
   std::string Name;
   Type Ty;
   bool Mutable = false;
+  ParamMode Mode = ParamMode::In;
 };
 
 /// Builds one Module, declarations in the order they are added.

@@ -16,6 +16,7 @@ using namespace gridjit;
 using namespace gridjit::host;
 using llvm::cast;
 using llvm::Expected;
+using llvm::isa;
 using llvm::Value;
 
 // Evaluates, at block level and in evaluation order, every part of E that
@@ -208,21 +209,42 @@ llvm::Error SyncHoister::hoistWarpOp(const CallExpr &C) {
 
 // A call of a function that synchronises: its body is lowered here, at
 // block level, with its parameters and result in the frame. A `return` in
-// it masks the thread until the call ends.
+// it masks the thread until the call ends. An `out`/`inout` parameter is a
+// frame slot too, copied into the caller's place after the body, as
+// StructuralLowering::lowerCall does: the place is located before the call
+// (an element's address kept in the frame; a variable's storage does not
+// move), and `inout` copies the place's value in.
 Expected<FrameSlot> SyncHoister::inlineCall(const CallExpr &C) {
   const FunctionDecl &F = *C.Fn;
   BodyPlan &P = L.planOf(F);
-  std::vector<FrameSlot> Params;
-  for (const auto &Param : F.Params) {
-    uint64_t Size = Param->Ty.getSizeInBytes();
+  std::vector<FrameSlot> Params, Places;
+  for (size_t I = 0; I < F.Params.size(); ++I) {
+    uint64_t Size = F.Params[I]->Ty.getSizeInBytes();
     Params.push_back(Cur->allocFrame(Size, Size));
+    bool IsElement = C.argMode(I) != ParamMode::In && isa<IndexExpr>(*C.Args[I]);
+    Places.push_back(IsElement ? Cur->allocFrame(sizeof(void *), alignof(void *)) : FrameSlot());
   }
   llvm::Error E = L.Loops.emit([&]() -> llvm::Error {
     for (size_t I = 0; I < F.Params.size(); ++I) {
-      Expected<Value *> V = L.lowerExpr(*C.Args[I]);
-      if (!V)
-        return V.takeError();
-      L.storeScalar(L.slotAddr(Params[I], Cur->Env.Linear), *V, F.Params[I]->Ty);
+      const Expr &Arg = *C.Args[I];
+      if (C.argMode(I) == ParamMode::In) {
+        Expected<Value *> V = L.lowerExpr(Arg);
+        if (!V)
+          return V.takeError();
+        L.storeScalar(L.slotAddr(Params[I], Cur->Env.Linear), *V, F.Params[I]->Ty);
+        continue;
+      }
+      Expected<Value *> Addr = L.lowerAddress(Arg);
+      if (!Addr)
+        return Addr.takeError();
+      if (isa<IndexExpr>(Arg))
+        B.CreateStore(*Addr, L.slotAddr(Places[I], Cur->Env.Linear));
+      if (C.argMode(I) == ParamMode::InOut) {
+        Expected<Value *> Old = L.loadPlace(Arg, *Addr, Arg.Ty, Arg.getLoc());
+        if (!Old)
+          return Old.takeError();
+        L.storeScalar(L.slotAddr(Params[I], Cur->Env.Linear), *Old, Arg.Ty);
+      }
     }
     return llvm::Error::success();
   });
@@ -254,5 +276,26 @@ Expected<FrameSlot> SyncHoister::inlineCall(const CallExpr &C) {
   if (containsReturn(*F.Body))
     L.remapState(Code, 0);
   Cur->Masked = SavedMasked;
+  if (!C.hasOutArgs())
+    return Result;
+  E = L.Loops.emit([&]() -> llvm::Error {
+    for (size_t I = 0; I < F.Params.size(); ++I) {
+      const Expr &Arg = *C.Args[I];
+      if (C.argMode(I) == ParamMode::In)
+        continue;
+      Value *V = L.loadScalar(L.slotAddr(Params[I], Cur->Env.Linear), Arg.Ty);
+      Expected<Value *> Addr =
+          isa<IndexExpr>(Arg)
+              ? B.CreateLoad(B.getPtrTy(), L.slotAddr(Places[I], Cur->Env.Linear), "out.place")
+              : L.lowerAddress(Arg);
+      if (!Addr)
+        return Addr.takeError();
+      if (llvm::Error Err = L.storePlace(Arg, *Addr, V, Arg.Ty, Arg.getLoc()))
+        return Err;
+    }
+    return llvm::Error::success();
+  });
+  if (E)
+    return std::move(E);
   return Result;
 }

@@ -511,7 +511,28 @@ bool BodyPlan::isPure(const Expr &E) const {
   return false;
 }
 
+// The variables a call with `out`/`inout` arguments assigns: such a call
+// is the whole expression of an expression statement, a declaration or a
+// `return` (the verifier's rule), so only those are looked at.
+void BodyPlan::dropOutArgs(const Stmt &S) {
+  const Expr *E = nullptr;
+  if (const auto *X = dyn_cast<ExprStmt>(&S))
+    E = X->E.get();
+  else if (const auto *D = dyn_cast<DeclStmt>(&S))
+    E = D->Init.get();
+  else if (const auto *R = dyn_cast<ReturnStmt>(&S))
+    E = R->Value.get();
+  const auto *C = dyn_cast_or_null<CallExpr>(E);
+  if (!C || !C->hasOutArgs())
+    return;
+  for (size_t I = 0; I < C->Args.size(); ++I)
+    if (const auto *N = dyn_cast<NameExpr>(C->Args[I].get());
+        N && C->argMode(I) != ParamMode::In && Candidates.erase(N->Decl))
+      Changed = true;
+}
+
 void BodyPlan::dropAssignedIn(const Stmt &S) {
+  dropOutArgs(S);
   if (const auto *A = dyn_cast<AssignStmt>(&S)) {
     if (const auto *N = dyn_cast<NameExpr>(A->Target.get()))
       if (Candidates.erase(N->Decl))
@@ -540,6 +561,8 @@ bool BodyPlan::walkStmt(const Stmt &S, bool Conv) {
   };
   auto SyncFree = [&](const Expr *E) { return !E || !Sync.hasSync(*E); };
   auto Uniform = [&](const Expr *E) { return !E || (SyncFree(E) && isUniform(*E)); };
+  // A variable passed `out` takes a value per thread: never uniform.
+  dropOutArgs(S);
 
   if (!Sync.hasSync(S)) {
     // A statement that runs inside a thread loop; only a direct

@@ -130,6 +130,8 @@ private:
   bool walkStmt(const Stmt &S, bool Conv);
   void collectCandidates(const BlockStmt &B);
   void dropAssignedIn(const Stmt &S);
+  /// Drops the variables that \p S passes as `out` or `inout` arguments.
+  void dropOutArgs(const Stmt &S);
   void planLocality(const BlockStmt &B);
   bool isPure(const Expr &E) const;
 

@@ -68,7 +68,7 @@ llvm::Error HostModuleLowering::run() {
       continue;
     std::vector<llvm::Type *> Params;
     for (const auto &P : F->Params)
-      Params.push_back(Ctx.toLLVM(P->Ty));
+      Params.push_back(paramType(*P));
     Params.push_back(llvm::PointerType::get(C, 0));
     auto *FT = llvm::FunctionType::get(Ctx.toLLVM(F->ReturnTy), Params, false);
     // Prefixed, so that no KIR name can take the name of a C library
@@ -178,6 +178,11 @@ llvm::Error HostModuleLowering::lowerDeviceFunction(const FunctionDecl &F) {
 
   for (unsigned I = 0; I < F.Params.size(); ++I) {
     const VarDecl &P = *F.Params[I];
+    // `out` / `inout`: the body reads and assigns the caller's temporary.
+    if (P.Mode != ParamMode::In) {
+      Cur->Vars[&P] = {VarSlot::Address, Fn->getArg(I), {}, nullptr};
+      continue;
+    }
     llvm::AllocaInst *Slot = Ctx.createEntryAlloca(memTy(Ctx, P.Ty), P.Name);
     storeScalar(Slot, Fn->getArg(I), P.Ty);
     Cur->Vars[&P] = {VarSlot::Address, Slot, {}, nullptr};
