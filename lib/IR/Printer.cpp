@@ -542,6 +542,10 @@ void Printer::printExpr(const Expr *E) {
     const auto &C = cast<CallExpr>(*E);
     OS << C.Callee << '(';
     bool First = true;
+    if (C.Format) { // print's format, as written (so the text reads back the same)
+      OS << '"' << *C.Format << '"';
+      First = false;
+    }
     for (const auto &A : C.Args) {
       if (!First)
         OS << ", ";

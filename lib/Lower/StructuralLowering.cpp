@@ -505,6 +505,7 @@ Expected<Value *> StructuralLowering::lowerCall(const CallExpr &E) {
     A.Mem = memoryOf(*E.Args[0]);
   if (E.Fn)
     return lowerFunctionCall(E, A, Args);
+  A.Call = &E;
   return Ctx.lower(opFor(E.Builtin), A);
 }
 

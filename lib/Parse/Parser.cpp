@@ -1168,7 +1168,8 @@ ParsedExpr Parser::parsePostfix() {
 }
 
 // call-args ::= '(' [expr (',' expr)*] ')'. The callee must be a plain
-// name (not parenthesised, not an element or a member).
+// name (not parenthesised, not an element or a member). `print` may take
+// a string literal first: `print("i = {}", i)`.
 ParsedExpr Parser::parseCall(ParsedExpr Callee) {
   auto *Name = llvm::dyn_cast<NameExpr>(Callee.E.get());
   if (!Name || Callee.Start.Line != Name->getLoc().Line || Callee.Start.Col != Name->getLoc().Col) {
@@ -1178,6 +1179,19 @@ ParsedExpr Parser::parseCall(ParsedExpr Callee) {
   consume(); // '('
   std::vector<ExprPtr> Args;
   unsigned Height = 1;
+  // print's format: a string literal, first (docs/LangRef.md, "Printing").
+  std::optional<std::string> Format;
+  SourceLoc FormatLoc = Tok.Loc;
+  if (Tok.is(TokenKind::StringLiteral) && Name->Ident == "print") {
+    if (Tok.Diagnosed)
+      return {};
+    Format = std::string(Tok.StringBody);
+    consume();
+    if (!Tok.is(TokenKind::RParen) && !consumeIf(TokenKind::Comma)) {
+      errorExpected("',' or ')' after the format string");
+      return {};
+    }
+  }
   if (!consumeIf(TokenKind::RParen)) {
     while (true) {
       ParsedExpr Arg = parseExprWithInfo();
@@ -1193,8 +1207,10 @@ ParsedExpr Parser::parseCall(ParsedExpr Callee) {
       }
     }
   }
-  return node(std::make_unique<CallExpr>(Name->getLoc(), Name->Ident, std::move(Args)),
-              Callee.Start, Height);
+  auto Call = std::make_unique<CallExpr>(Name->getLoc(), Name->Ident, std::move(Args));
+  Call->Format = std::move(Format);
+  Call->FormatLoc = FormatLoc;
+  return node(std::move(Call), Callee.Start, Height);
 }
 
 // index ::= postfix '[' expr ']'
@@ -1246,6 +1262,10 @@ ParsedExpr Parser::parsePrimary() {
     break;
   case TokenKind::LParen:
     return parseParenExpr();
+  case TokenKind::StringLiteral:
+    if (!Tok.Diagnosed)
+      errorAtTok("a string literal may only be the format of 'print' (its first argument)");
+    return {};
   default:
     // C's `i++` and `i--` (in a `for` update above all) lex as `i + +`
     // and `i - -`, with no operand after.

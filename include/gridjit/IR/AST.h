@@ -254,6 +254,11 @@ public:
   const FunctionDecl *Fn = nullptr;
   /// Set by the verifier when the callee is a builtin function.
   BuiltinFunc Builtin = BuiltinFunc::None;
+  /// `print("...", args)`: the format string as written between the quotes
+  /// (escapes not decoded: gridjit/IR/PrintFormat.h reads it), and where
+  /// its opening quote is. Unset for every other call.
+  std::optional<std::string> Format;
+  SourceLoc FormatLoc;
 };
 
 /// `p[i]` or `a[i]`: an element of a pointer or an array (an lvalue).
@@ -478,6 +483,9 @@ public:
   /// directly or through the functions it calls (a kernel for which this is
   /// true must be launched cooperatively).
   bool UsesGridSync = false;
+  /// Set by the verifier: true when this function calls `print` directly
+  /// or through the functions it calls (KernelInfo::Prints).
+  bool UsesPrint = false;
 };
 
 /// A KIR module: its declarations in source order.
