@@ -138,7 +138,7 @@ void PrintBuffer::flush(const PrintHandler &Out, const std::string &Kernel,
           " bytes) is full: " + std::to_string(Records) + " record" + (Records == 1 ? "" : "s") +
           " (" + std::to_string(Bytes) +
           " bytes of text) dropped; raise the launch's print buffer size (LaunchOptions::"
-          "PrintBufferBytes, gj_launch_options.print_buffer_bytes, print_buffer_bytes= in "
+          "PrintBufferBytes, gj_launch_config.print_buffer_bytes, print_buffer_bytes= in "
           "Python, jit-run --print-buffer)\n");
   if (!Out)
     std::fflush(stdout);
