@@ -101,6 +101,14 @@ Expected<Value *> HostModuleLowering::lowerPrint(const OpArgs &A) {
                                             B.CreateMul(Z(Cur->Env.GDim[1]), Z(Cur->Env.Bid[2])))));
   }
   auto *FnTy = llvm::FunctionType::get(B.getVoidTy(), {Ptr, Ptr, Ptr, I64, B.getInt32Ty()}, false);
+  // A context without a print function (a launch that thought the kernel
+  // does not print: never the compiler's metadata, but a mistake there must
+  // not become a call of null) prints nothing.
+  llvm::BasicBlock *Call = newBlock("print.call"), *Done = newBlock("print.done");
+  B.CreateCondBr(B.CreateIsNull(Fn), Done, Call);
+  B.SetInsertPoint(Call);
   B.CreateCall(FnTy, Fn, {State, Site, Values, Block, Cur->Env.Linear});
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
   return nullptr;
 }
