@@ -472,13 +472,13 @@ typedef struct gj_launch_config {
   /** host, a kernel that prints: the bytes of the launch's print buffer
    *  (0, the default: 1 MiB; at most 1 GiB, else GJ_ERROR_CONFIGURATION).
    *  Records that do not fit are dropped, and the output ends with a line
-   *  saying how many. cuda: ignored (the driver's printf FIFO). (API
-   *  version 2.) */
+   *  saying how many. cuda: ignored (the driver's printf FIFO).
+   *  (API version 2.) */
   uint64_t print_buffer_bytes;
   /** host: where the output of print goes after the launch (also one that
    *  failed: what was printed until then), ordered by block, then thread,
-   *  on the launching thread. NULL (default): the process's stdout. (API
-   *  version 2.) */
+   *  on the launching thread. NULL (default): the process's stdout.
+   *  (API version 2.) */
   gj_print_callback print_callback;
   /** Passed to print_callback. (API version 2.) */
   void *print_user_data;

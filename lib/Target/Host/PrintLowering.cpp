@@ -104,9 +104,9 @@ Expected<Value *> HostModuleLowering::lowerPrint(const OpArgs &A) {
   // A context without a print function (a launch that thought the kernel
   // does not print: never the compiler's metadata, but a mistake there must
   // not become a call of null) prints nothing.
-  llvm::BasicBlock *Call = newBlock("print.call"), *Done = newBlock("print.done");
-  B.CreateCondBr(B.CreateIsNull(Fn), Done, Call);
-  B.SetInsertPoint(Call);
+  llvm::BasicBlock *CallBB = newBlock("print.call"), *Done = newBlock("print.done");
+  B.CreateCondBr(B.CreateIsNull(Fn), Done, CallBB);
+  B.SetInsertPoint(CallBB);
   B.CreateCall(FnTy, Fn, {State, Site, Values, Block, Cur->Env.Linear});
   B.CreateBr(Done);
   B.SetInsertPoint(Done);
