@@ -334,7 +334,7 @@ TEST(LexerTest, InvalidCharacters) {
   EXPECT_EQ(lexError("a $ b"), "unexpected character '$'");
   EXPECT_EQ(lexError("#"), "unexpected character '#'");
   EXPECT_EQ(lexError("\"s"), "unterminated string literal (a string ends on its line)");
-  EXPECT_EQ(lexError("\"s\nt\""), "unterminated string literal (a string ends on its line)");
+  EXPECT_EQ(lexError("\"s\nt"), "unterminated string literal (a string ends on its line)");
   EXPECT_EQ(lexError(std::string_view("\0", 1)), "unexpected character '\\x00'");
   EXPECT_EQ(lexError("\x7f"), "unexpected character '\\x7F'");
   EXPECT_EQ(lexError("\x01"), "unexpected character '\\x01'");
