@@ -54,13 +54,6 @@ const Artifact &artifact() {
   return A;
 }
 
-LaunchConfig config(uint32_t Grid, uint32_t Block) {
-  LaunchConfig C;
-  C.Grid.X = Grid;
-  C.Block.X = Block;
-  return C;
-}
-
 /// What `lines` prints for \p Grid blocks of \p Block threads.
 std::string expectedLines(unsigned Grid, unsigned Block, int Tag) {
   std::string S;
@@ -111,7 +104,7 @@ TEST(PrintTest, LinesComeByBlockThenThreadWhateverTheWorkers) {
     EXPECT_TRUE(Text.ends_with("\n"));
   };
   KernelArg Args[] = {KernelArg::i32(7)};
-  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "lines", config(9, 5), Args, LO)));
+  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "lines", config1D(9, 5), Args, LO)));
   EXPECT_EQ(Out, expectedLines(9, 5, 7));
   EXPECT_EQ(Calls, 90u); // one call per line
   EXPECT_EQ(S.PrintRecords, 90u);
@@ -130,7 +123,7 @@ TEST(PrintTest, AFullBufferIsReportedNeverSilent) {
   // the barrier fit in 70, the two after it do not.
   LO.PrintBufferBytes = 70;
   KernelArg Args[] = {KernelArg::i32(1)};
-  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "lines", config(1, 2), Args, LO)));
+  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "lines", config1D(1, 2), Args, LO)));
   EXPECT_EQ(S.PrintRecords, 2u);
   EXPECT_EQ(S.PrintDroppedRecords, 2u);
   EXPECT_EQ(S.PrintDroppedBytes, 18u); // the two "b0 tN fn\n" after the barrier
@@ -138,7 +131,7 @@ TEST(PrintTest, AFullBufferIsReportedNeverSilent) {
                                         "records"));
   // The limit, checked before anything runs.
   LO.PrintBufferBytes = LaunchOptions::MaxPrintBufferBytes + 1;
-  EXPECT_THAT(errorText(L.RT->launch(*L.M, "lines", config(1, 2), Args, LO)),
+  EXPECT_THAT(errorText(L.RT->launch(*L.M, "lines", config1D(1, 2), Args, LO)),
               ::testing::HasSubstr("a print buffer of 1073741825 bytes is more than the "
                                    "1073741824 allowed"));
 }
@@ -157,7 +150,7 @@ TEST(PrintTest, LaunchesFromManyThreadsKeepTheirOwnLines) {
         LaunchOptions LO;
         LO.PrintOutput = [&](llvm::StringRef Text) { Out += Text; };
         KernelArg Args[] = {KernelArg::i32(T)};
-        if (llvm::Error E = L.RT->launch(*L.M, "lines", config(6, 4), Args, LO))
+        if (llvm::Error E = L.RT->launch(*L.M, "lines", config1D(6, 4), Args, LO))
           Out = llvm::toString(std::move(E));
         if (Out != expectedLines(6, 4, T))
           Outs[T] = Out; // the first wrong one, for the message
@@ -175,7 +168,7 @@ TEST(PrintTest, ACooperativeKernelPrintsAcrossItsPhases) {
   std::string Out;
   LaunchOptions LO;
   LO.PrintOutput = [&](llvm::StringRef Text) { Out += Text; };
-  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "phases", config(3, 2), {}, LO)));
+  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "phases", config1D(3, 2), {}, LO)));
   std::string Want;
   for (int B = 0; B < 3; ++B)
     for (int T = 0; T < 2; ++T)
@@ -196,7 +189,7 @@ TEST(PrintTest, AKernelThatDoesNotPrintGetsNoBufferAndNoOutput) {
   LO.PrintBufferBytes = LaunchOptions::MaxPrintBufferBytes;
   int Out[4] = {};
   KernelArg Args[] = {KernelArg::pointer(Out)};
-  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "quiet", config(1, 4), Args, LO)));
+  ASSERT_TRUE(succeeded(L.RT->launch(*L.M, "quiet", config1D(1, 4), Args, LO)));
   EXPECT_FALSE(Called);
   EXPECT_EQ(S.PrintRecords, 0u);
   EXPECT_EQ(Out[3], 1);
