@@ -44,6 +44,12 @@ kernel phases() {
   grid_sync();
   print("b{} t{} after", block_idx.x, thread_idx.x);
 }
+kernel diverges() {
+  print("t{} before", thread_idx.x);
+  if thread_idx.x == 0 {
+    sync_threads();
+  }
+}
 kernel quiet(out: ptr<i32>) {
   out[thread_idx.x] = 1;
 }
@@ -175,6 +181,18 @@ TEST(PrintTest, ACooperativeKernelPrintsAcrossItsPhases) {
       Want += "b" + std::to_string(B) + " t" + std::to_string(T) + " before\nb" +
               std::to_string(B) + " t" + std::to_string(T) + " after\n";
   EXPECT_EQ(Out, Want);
+}
+
+// A launch that stops with an error still writes what was printed before.
+TEST(PrintTest, ALaunchThatFailsStillWritesItsLines) {
+  LoadedHost L = loadHost(artifact());
+  ASSERT_TRUE(L.M);
+  std::string Out;
+  LaunchOptions LO;
+  LO.PrintOutput = [&](llvm::StringRef Text) { Out += Text; };
+  EXPECT_THAT(errorText(L.RT->launch(*L.M, "diverges", config1D(1, 3), {}, LO)),
+              ::testing::HasSubstr("divergent"));
+  EXPECT_EQ(Out, "t0 before\nt1 before\nt2 before\n");
 }
 
 TEST(PrintTest, AKernelThatDoesNotPrintGetsNoBufferAndNoOutput) {
