@@ -443,6 +443,12 @@ typedef struct gj_arg {
  *  launches that name it (gj_launch_config's cancel). */
 typedef struct gj_cancel_token_s *gj_cancel_token;
 
+/** Receives the output of a host launch's print calls (gj_launch_config's
+ *  print_callback): one record, a line ending in '\n', of \p size bytes
+ *  at \p text (not NUL-terminated, valid during the call), and the
+ *  config's print_user_data. Added in API version 2. */
+typedef void (*gj_print_callback)(const char *text, size_t size, void *user_data);
+
 typedef struct gj_launch_config {
   size_t struct_size;
   uint32_t grid[3];  /**< blocks; each at least 1 */
@@ -463,10 +469,24 @@ typedef struct gj_launch_config {
    *  already cancelled runs no block. It must outlive the launch. NULL
    *  (default): none. cuda: must be NULL. (API version 2.) */
   gj_cancel_token cancel;
+  /** host, a kernel that prints: the bytes of the launch's print buffer
+   *  (0, the default: 1 MiB; at most 1 GiB, else GJ_ERROR_CONFIGURATION).
+   *  Records that do not fit are dropped, and the output ends with a line
+   *  saying how many. cuda: ignored (the driver's printf FIFO).
+   *  (API version 2.) */
+  uint64_t print_buffer_bytes;
+  /** host: where the output of print goes after the launch (also one that
+   *  failed: what was printed until then), ordered by block, then thread,
+   *  on the launching thread. NULL (default): the process's stdout.
+   *  (API version 2.) */
+  gj_print_callback print_callback;
+  /** Passed to print_callback. (API version 2.) */
+  void *print_user_data;
 } gj_launch_config;
 
 /** grid = block = {1, 1, 1}, no shared memory, no stream, no timeout, no
- *  cancel token; as gj_compiler_options_init. */
+ *  cancel token, the default print buffer and output; as
+ *  gj_compiler_options_init. */
 GJ_API void gj_launch_config_init_v2(gj_launch_config *c, size_t size);
 #define gj_launch_config_init gj_launch_config_init_v2
 /** Launches kernel \p kernel of \p lm with the \p num_args arguments at

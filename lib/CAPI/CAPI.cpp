@@ -238,7 +238,7 @@ static_assert(sizeof(gj_runtime_options) ==
 // `compiler` 8-byte aligned): gj_runtime_create checks that it is zero.
 static_assert(offsetof(gj_runtime_options, compiler) == offsetof(gj_runtime_options, reserved) + 4);
 static_assert(sizeof(gj_launch_config) ==
-              offsetof(gj_launch_config, cancel) + sizeof(gj_cancel_token));
+              offsetof(gj_launch_config, print_user_data) + sizeof(void *));
 static_assert(sizeof(gj_arg) == offsetof(gj_arg, extent) + 8);
 
 /// The caller's struct_size of the struct at \p P (its first field).
@@ -957,6 +957,9 @@ void gj_launch_config_init_v2(gj_launch_config *C, size_t Size) {
   D.stream = nullptr;
   D.timeout_ms = 0;
   D.cancel = nullptr;
+  D.print_buffer_bytes = 0;
+  D.print_callback = nullptr;
+  D.print_user_data = nullptr;
   initStruct(C, Size, D);
 }
 
@@ -1175,6 +1178,11 @@ gj_status gj_launch_v2(gj_loaded_module LM, const char *Kernel, const gj_launch_
     LO.TimeoutMilliseconds = Config.timeout_ms;
     if (Config.cancel)
       LO.Cancel = &Config.cancel->Token;
+    LO.PrintBufferBytes = Config.print_buffer_bytes;
+    if (gj_print_callback CB = Config.print_callback)
+      LO.PrintOutput = [CB, User = Config.print_user_data](llvm::StringRef Text) {
+        CB(Text.data(), Text.size(), User);
+      };
     if (llvm::Error E = LM->RT->launch(*LM->LM, Kernel, LC, KArgs, LO))
       return fail(std::move(E));
     return GJ_OK;

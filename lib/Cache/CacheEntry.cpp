@@ -8,7 +8,7 @@
 //       str Name, u8 type kind, u8 scalar kind, u8 address space,
 //       u64 array count, u32 Size, u32 Align
 //     u8 Cooperative, u64 StaticSharedBytes, u8 UsesDynamicShared,
-//     u64 StackBytes
+//     u64 StackBytes, u8 Prints
 //
 //===----------------------------------------------------------------------===//
 
@@ -160,6 +160,7 @@ std::string gridjit::encodeCacheEntry(const CacheKey &Key, const Artifact &A) {
     Body.u64(K.StaticSharedBytes);
     Body.u8(K.UsesDynamicShared);
     Body.u64(K.StackBytes);
+    Body.u8(K.Prints);
   }
 
   Writer W;
@@ -214,9 +215,9 @@ llvm::Expected<Artifact> gridjit::decodeCacheEntry(std::string_view Data, const 
   A.Arch = R.str("arch");
   A.Payload = R.blob("payload");
   uint32_t NumKernels = R.u32("kernel count");
-  // Each kernel takes at least 26 bytes; a count beyond that is corrupt
+  // Each kernel takes at least 27 bytes; a count beyond that is corrupt
   // (checked before reserving memory for it).
-  if (!R.Failed && NumKernels > R.In.size() / 26)
+  if (!R.Failed && NumKernels > R.In.size() / 27)
     return entryError("kernel count " + llvm::Twine(NumKernels) + " exceeds the data");
   A.Kernels.reserve(NumKernels);
   for (uint32_t I = 0; I < NumKernels && !R.Failed; ++I) {
@@ -241,10 +242,12 @@ llvm::Expected<Artifact> gridjit::decodeCacheEntry(std::string_view Data, const 
     K.StaticSharedBytes = R.u64("shared bytes");
     uint8_t Dyn = R.u8("dynamic shared flag");
     K.StackBytes = R.u64("stack bytes");
-    if (!R.Failed && (Coop > 1 || Dyn > 1))
+    uint8_t Prints = R.u8("print flag");
+    if (!R.Failed && (Coop > 1 || Dyn > 1 || Prints > 1))
       return entryError("bad flag");
     K.Cooperative = Coop;
     K.UsesDynamicShared = Dyn;
+    K.Prints = Prints;
     A.Kernels.push_back(std::move(K));
   }
   if (R.Failed)

@@ -163,6 +163,12 @@ ExprPtr kir::callv(std::string Callee, std::vector<ExprPtr> Args, std::vector<Pa
   return E;
 }
 
+ExprPtr kir::printv(std::string Format, std::vector<ExprPtr> Args) {
+  ExprPtr E = callv(std::string(builtinFuncName(BuiltinFunc::Print)), std::move(Args));
+  static_cast<CallExpr &>(*E).Format = std::move(Format);
+  return E;
+}
+
 ExprPtr kir::callv(BuiltinFunc F, std::vector<ExprPtr> Args) {
   assert(F != BuiltinFunc::None && "not a builtin function");
   return callv(std::string(builtinFuncName(F)), std::move(Args));

@@ -78,6 +78,7 @@ KindSet kindsOf(BuiltinTypes Types) {
 unsigned gridjit::getArity(BuiltinShape S) {
   switch (S) {
   case BuiltinShape::NoArgs:
+  case BuiltinShape::Format: // variadic: as many as its format's `{}`
     return 0;
   case BuiltinShape::Vote:
   case BuiltinShape::Ballot:

@@ -543,9 +543,15 @@ void Printer::printExpr(const Expr *E) {
   case Expr::Call: {
     const auto &C = cast<CallExpr>(*E);
     OS << C.Callee << '(';
+    bool First = true;
+    if (C.Format) { // print's format, as written (so the text reads back the same)
+      OS << '"' << *C.Format << '"';
+      First = false;
+    }
     for (size_t I = 0; I < C.Args.size(); ++I) {
-      if (I)
+      if (!First)
         OS << ", ";
+      First = false;
       if (C.argMode(I) != ParamMode::In)
         OS << spelling(C.argMode(I)) << ' ';
       printExpr(C.Args[I].get());

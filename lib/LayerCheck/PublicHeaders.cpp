@@ -25,6 +25,7 @@
 #include "gridjit/IR/AST.h"
 #include "gridjit/IR/Builder.h"
 #include "gridjit/IR/Builtins.h"
+#include "gridjit/IR/PrintFormat.h"
 #include "gridjit/IR/Printer.h"
 #include "gridjit/IR/Type.h"
 #include "gridjit/Lower/Op.h"

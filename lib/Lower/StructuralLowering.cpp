@@ -548,6 +548,7 @@ Expected<Value *> StructuralLowering::lowerCall(const CallExpr &E) {
   A.Operands = Args;
   if (A.OperandTy.isPointer()) // the atomics: the memory they update
     A.Mem = memoryOf(*E.Args[0]);
+  A.Call = &E;
   if (!E.Fn)
     return Ctx.lower(opFor(E.Builtin), A);
   Expected<Value *> R = lowerFunctionCall(E, A, Args);

@@ -1204,7 +1204,7 @@ ParsedExpr Parser::parsePostfix() {
 
 // call-args ::= '(' [arg (',' arg)*] ')', arg ::= ['out' | 'inout'] expr.
 // The callee must be a plain name (not parenthesised, not an element or a
-// member).
+// member). `print` may take a string literal first: `print("i = {}", i)`.
 ParsedExpr Parser::parseCall(ParsedExpr Callee) {
   auto *Name = llvm::dyn_cast<NameExpr>(Callee.E.get());
   if (!Name || Callee.Start.Line != Name->getLoc().Line || Callee.Start.Col != Name->getLoc().Col) {
@@ -1215,6 +1215,19 @@ ParsedExpr Parser::parseCall(ParsedExpr Callee) {
   std::vector<ExprPtr> Args;
   std::vector<ParamMode> Modes;
   unsigned Height = 1;
+  // print's format: a string literal, first (docs/LangRef.md, "Printing").
+  std::optional<std::string> Format;
+  SourceLoc FormatLoc = Tok.Loc;
+  if (Tok.is(TokenKind::StringLiteral) && Name->Ident == "print") {
+    if (Tok.Diagnosed)
+      return {};
+    Format = std::string(Tok.StringBody);
+    consume();
+    if (!Tok.is(TokenKind::RParen) && !consumeIf(TokenKind::Comma)) {
+      errorExpected("',' or ')' after the format string");
+      return {};
+    }
+  }
   if (!consumeIf(TokenKind::RParen)) {
     while (true) {
       Modes.push_back(parseParamMode());
@@ -1234,6 +1247,8 @@ ParsedExpr Parser::parseCall(ParsedExpr Callee) {
   auto Call = std::make_unique<CallExpr>(Name->getLoc(), Name->Ident, std::move(Args));
   if (llvm::any_of(Modes, [](ParamMode M) { return M != ParamMode::In; }))
     Call->ArgModes = std::move(Modes);
+  Call->Format = std::move(Format);
+  Call->FormatLoc = FormatLoc;
   return node(std::move(Call), Callee.Start, Height);
 }
 
@@ -1286,6 +1301,10 @@ ParsedExpr Parser::parsePrimary() {
     break;
   case TokenKind::LParen:
     return parseParenExpr();
+  case TokenKind::StringLiteral:
+    if (!Tok.Diagnosed)
+      errorAtTok("a string literal may only be the format of 'print' (its first argument)");
+    return {};
   default:
     // C's `i++` and `i--` (in a `for` update above all) lex as `i + +`
     // and `i - -`, with no operand after.

@@ -16,6 +16,7 @@
 
 #include "GuardedMemory.h"
 #include "KernelFaults.h"
+#include "PrintBuffer.h"
 #include "StackCheck.h"
 #include "WorkerPool.h"
 
@@ -215,10 +216,13 @@ struct HostRuntime::Impl {
 
   Error holdHandlers();
 
+  /// \p Print: the launch's print buffer (null for a kernel that does not print).
   Error runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
-                  const BlockLayout &L, const Watch &W, bool CatchFaults, LaunchStats &Stats);
+                  const BlockLayout &L, const Watch &W, bool CatchFaults, LaunchStats &Stats,
+                  PrintBuffer *Print);
   Error runCooperative(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
-                       const BlockLayout &L, const Watch &W, bool CatchFaults, LaunchStats &Stats);
+                       const BlockLayout &L, const Watch &W, bool CatchFaults, LaunchStats &Stats,
+                       PrintBuffer *Print);
 };
 
 HostRuntime::HostRuntime(std::unique_ptr<Impl> I) : Runtime(TargetKind::Host), P(std::move(I)) {}
@@ -423,6 +427,11 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
     return E;
   if (Error E = checkArguments(Info, Args))
     return E;
+  if (Opts.PrintBufferBytes > LaunchOptions::MaxPrintBufferBytes)
+    return fail(ErrorKind::Configuration,
+                "kernel '" + Info.Name + "': a print buffer of " +
+                    std::to_string(Opts.PrintBufferBytes) + " bytes is more than the " +
+                    std::to_string(LaunchOptions::MaxPrintBufferBytes) + " allowed");
 
   // The argument block: Ptrs[i] points to argument i's value.
   std::vector<uint64_t> Values(Args.size());
@@ -459,10 +468,23 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
     return fail(ErrorKind::Failed,
                 "kernel '" + Info.Name +
                     "': cannot map an alternate signal stack for the launching thread");
-  Error E = K.Info->Cooperative ? P->runCooperative(K, Config, Ptrs.data(), L, W, Catch, Local)
-                                : P->runBlocks(K, Config, Ptrs.data(), L, W, Catch, Local);
+  // Only a kernel that prints gets a print buffer (and pays for one).
+  std::optional<PrintBuffer> Print;
+  if (K.Info->Prints) {
+    Print.emplace(Opts.PrintBufferBytes);
+    if (!Print->valid())
+      return outOfMemory(Info, Print->capacity(), "its print buffer");
+  }
+  PrintBuffer *PrintPtr = Print ? &*Print : nullptr;
+  Error E = K.Info->Cooperative
+                ? P->runCooperative(K, Config, Ptrs.data(), L, W, Catch, Local, PrintPtr)
+                : P->runBlocks(K, Config, Ptrs.data(), L, W, Catch, Local, PrintPtr);
   Local.Milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
+  // What was printed, also when the launch stopped early (a fault, a
+  // timeout, a divergent barrier): the lines before it help find why.
+  if (Print)
+    Print->flush(Opts.PrintOutput, Info.Name, Local);
   Local.Blocks = Config.Grid.count();
   Local.PoolThreads = P->Pool.size();
   if (Opts.Stats)
@@ -507,8 +529,12 @@ Error HostRuntime::readMemory(void *Dst, uint64_t Addr, uint64_t Bytes) {
   return Error::success();
 }
 
-static abi::BlockContext makeContext(const LaunchConfig &Cfg) {
+static abi::BlockContext makeContext(const LaunchConfig &Cfg, PrintBuffer *Print) {
   abi::BlockContext C{};
+  if (Print) {
+    C.PrintState = Print;
+    C.Print = &PrintBuffer::record;
+  }
   C.GridDim[0] = Cfg.Grid.X;
   C.GridDim[1] = Cfg.Grid.Y;
   C.GridDim[2] = Cfg.Grid.Z;
@@ -572,7 +598,7 @@ static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) 
 // the next (CUDA's shared memory starts undefined in every block too).
 Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConfig &Cfg,
                                    void *const *Args, const BlockLayout &L, const Watch &W,
-                                   bool CatchFaults, LaunchStats &Stats) {
+                                   bool CatchFaults, LaunchStats &Stats, PrintBuffer *Print) {
   uint64_t NumBlocks = Cfg.Grid.count();
   unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
   // About 16 chunks per worker: big enough that the counter is not
@@ -598,7 +624,7 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
       Failed = true;
       return;
     }
-    abi::BlockContext C = makeContext(Cfg);
+    abi::BlockContext C = makeContext(Cfg, Print);
     bindBlockMemory(C, Mem.get(), L);
     while (!Failed.load(std::memory_order_relaxed)) {
       uint64_t First = Next.fetch_add(Chunk, std::memory_order_relaxed);
@@ -657,7 +683,7 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
 // stop at the same grid_sync, or all finish.
 Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const LaunchConfig &Cfg,
                                         void *const *Args, const BlockLayout &L, const Watch &W,
-                                        bool CatchFaults, LaunchStats &Stats) {
+                                        bool CatchFaults, LaunchStats &Stats, PrintBuffer *Print) {
   uint64_t NumBlocks = Cfg.Grid.count();
   uint64_t PerBlock = llvm::alignTo(std::max<uint64_t>(L.total(), 64), 64);
   uint64_t Bytes = PerBlock * NumBlocks;
@@ -666,7 +692,7 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
     return outOfMemory(*K.Info, UINT64_MAX, "the state of a cooperative grid");
   if (!Mem.allocate(Bytes))
     return outOfMemory(*K.Info, Bytes, "the state of a cooperative grid");
-  std::vector<abi::BlockContext> Ctxs(NumBlocks, makeContext(Cfg));
+  std::vector<abi::BlockContext> Ctxs(NumBlocks, makeContext(Cfg, Print));
   for (uint64_t B = 0; B < NumBlocks; ++B)
     bindBlockMemory(Ctxs[B], Mem.get() + B * PerBlock, L);
   std::vector<int32_t> Status(NumBlocks);

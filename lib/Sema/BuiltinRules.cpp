@@ -118,6 +118,8 @@ static Type atomicElementType(Checker &Ck, CallExpr &C, const BuiltinFuncInfo &R
 Type Checker::checkBuiltinCall(CallExpr &C, BuiltinFunc F, Type Hint) {
   C.Builtin = F;
   const BuiltinFuncInfo &R = getBuiltinFuncInfo(F);
+  if (R.Shape == BuiltinShape::Format)
+    return checkPrintCall(C);
   unsigned Arity = getArity(R.Shape);
   if (C.Args.size() != Arity) {
     error(C.getLoc(), arityMessage(C.Callee, Arity, C.Args.size()));
@@ -177,6 +179,8 @@ Type Checker::checkBuiltinCall(CallExpr &C, BuiltinFunc F, Type Hint) {
   case BuiltinShape::Ternary:
     T = inferGenericType(C, {0, 1, 2}, Hint);
     break;
+  case BuiltinShape::Format: // checkPrintCall, above
+    return Type();
   }
   if (!T.isValid())
     return Type();

@@ -270,6 +270,8 @@ public:
   //===--------------------------------------------------------------------===//
 
   Type checkBuiltinCall(CallExpr &C, BuiltinFunc F, Type Hint);
+  /// `print("format", args...)` (CheckPrint.cpp).
+  Type checkPrintCall(CallExpr &C);
   /// Checks argument \p I of a call against the type \p T it must have.
   Type checkArgAs(CallExpr &C, unsigned I, Type T);
   /// The common type T of the arguments \p Idx of a generic builtin:
@@ -343,6 +345,8 @@ public:
       Calls;
   /// Functions that call grid_sync() themselves.
   llvm::DenseSet<const FunctionDecl *> CallsGridSync;
+  /// The functions that call print directly (CheckPrint.cpp).
+  llvm::DenseSet<const FunctionDecl *> CallsPrint;
 };
 
 } // namespace gridjit::sema

@@ -157,6 +157,7 @@ static void resetModule(Module &M) {
       resetExpr(C->Init.get());
     } else if (auto *F = dyn_cast_or_null<FunctionDecl>(D.get())) {
       F->UsesGridSync = false;
+      F->UsesPrint = false;
       resetStmt(F->Body.get());
     }
   }
@@ -615,32 +616,37 @@ void Checker::checkCallGraph() {
   for (FunctionDecl *F : Fns)
     Finder.visit(F);
 
-  // UsesGridSync: from the direct callers of grid_sync() to their callers,
-  // each function once, over the reversed call graph (which may have cycles
-  // after an error).
+  // UsesGridSync and UsesPrint: from the direct callers of grid_sync() (of
+  // print) to their callers, each function once, over the reversed call
+  // graph (which may have cycles after an error).
   llvm::DenseMap<const FunctionDecl *, std::vector<FunctionDecl *>> Callers;
   for (FunctionDecl *F : Fns)
     if (auto It = Calls.find(F); It != Calls.end())
       for (const auto &Edge : It->second)
         Callers[Edge.first].push_back(F);
-  std::vector<FunctionDecl *> Work;
-  for (FunctionDecl *F : Fns) {
-    F->UsesGridSync = CallsGridSync.contains(F);
-    if (F->UsesGridSync)
-      Work.push_back(F);
-  }
-  while (!Work.empty()) {
-    const FunctionDecl *F = Work.back();
-    Work.pop_back();
-    auto It = Callers.find(F);
-    if (It == Callers.end())
-      continue;
-    for (FunctionDecl *Caller : It->second)
-      if (!Caller->UsesGridSync) {
-        Caller->UsesGridSync = true;
-        Work.push_back(Caller);
-      }
-  }
+  auto Propagate = [&](bool FunctionDecl::*Flag,
+                       const llvm::DenseSet<const FunctionDecl *> &Direct) {
+    std::vector<FunctionDecl *> Work;
+    for (FunctionDecl *F : Fns) {
+      F->*Flag = Direct.contains(F);
+      if (F->*Flag)
+        Work.push_back(F);
+    }
+    while (!Work.empty()) {
+      const FunctionDecl *F = Work.back();
+      Work.pop_back();
+      auto It = Callers.find(F);
+      if (It == Callers.end())
+        continue;
+      for (FunctionDecl *Caller : It->second)
+        if (!(Caller->*Flag)) {
+          Caller->*Flag = true;
+          Work.push_back(Caller);
+        }
+    }
+  };
+  Propagate(&FunctionDecl::UsesGridSync, CallsGridSync);
+  Propagate(&FunctionDecl::UsesPrint, CallsPrint);
 }
 
 //===----------------------------------------------------------------------===//

@@ -70,6 +70,7 @@ std::vector<KernelInfo> Target::describeKernels(const Module &M) const {
     KernelInfo K;
     K.Name = F->Name;
     K.Cooperative = F->UsesGridSync;
+    K.Prints = F->UsesPrint;
     for (const auto &P : F->Params) {
       auto Size = static_cast<uint32_t>(P->Ty.getSizeInBytes());
       K.Params.push_back({P->Name, P->Ty, Size, Size});

@@ -235,7 +235,14 @@ class gj_launch_config(Structure):
         ("stream", c_void_p),
         ("timeout_ms", c_uint64),
         ("cancel", c_void_p),
+        ("print_buffer_bytes", c_uint64),
+        ("print_callback", c_void_p),
+        ("print_user_data", c_void_p),
     ]
+
+
+#: gj_print_callback: void (*)(const char *text, size_t size, void *user_data).
+gj_print_callback = ctypes.CFUNCTYPE(None, c_void_p, c_size_t, c_void_p)
 
 
 assert ctypes.sizeof(gj_arg) == 24, "gj_arg must be 24 bytes (kind, type, 8-byte value, extent)"

@@ -24,6 +24,7 @@ import operator
 import os
 import reprlib
 import struct
+import sys
 from ctypes import byref, c_size_t, c_void_p
 
 from . import _cancel, _capi, _interop, _types
@@ -189,8 +190,11 @@ class Kernel:
 
     ``grid`` and ``block`` are ints or tuples of 1 to 3 ints. Arguments
     are given by position, by parameter name, or both (positional ones
-    first); ``timeout=`` and ``cancel=`` are always the launch's options
-    (below), so a parameter of either name is given by position. On the host
+    first); ``timeout=``, ``cancel=`` and ``print_buffer_bytes=`` are always
+    the launch's options (below), so a parameter of such a name is given by
+    position. A host kernel's ``print`` output goes to ``sys.stdout`` after
+    the launch (``print_buffer_bytes=`` sizes its buffer; docs/Python.md,
+    "Printing from a kernel"). On the host
     target the call returns when the kernel has finished; on CUDA when it is
     queued (``runtime.synchronize()`` or a copy waits for it). A host launch
     takes ``timeout=SECONDS`` (KernelTimeoutError once it has passed) and
@@ -698,6 +702,18 @@ def _workers(kernel):
         return os.cpu_count() or 1
 
 
+def _write_printed(text, size, _user):
+    """gj_print_callback of host launches: a kernel's print output goes to
+    ``sys.stdout`` as it is when the launch ends (so that
+    ``contextlib.redirect_stdout`` and pytest's ``capsys`` capture it)."""
+    sys.stdout.write(ctypes.string_at(text, size).decode("utf-8", "replace"))
+
+
+# One callback for every launch; it must live as long as the package.
+_PRINT_CALLBACK = _capi.gj_print_callback(_write_printed)
+_PRINT_CALLBACK_ADDRESS = ctypes.cast(_PRINT_CALLBACK, c_void_p).value
+
+
 class _Launcher:
     """A kernel with a launch configuration: call it with the arguments."""
 
@@ -729,6 +745,8 @@ class _Launcher:
         c.block[:] = self.block
         c.dynamic_shared_bytes = shared
         c.stream = self.stream or None
+        if not kernel._cuda:  # a GPU's printf goes to the process's stdout (docs/Python.md)
+            c.print_callback = _PRINT_CALLBACK_ADDRESS
         self._struct = c  # what _config points into
         self._config = byref(c)
         self._launch = kernel._launch
@@ -770,17 +788,24 @@ class _Launcher:
         kernel = self.kernel
         timeout = kw.pop("timeout", None)
         cancel = kw.pop("cancel", None)
+        print_bytes = kw.pop("print_buffer_bytes", 0)
         if kw:
             args = kernel._bind(self._config, args, kw)
         ms = _cancel.timeout_ms(kernel, timeout)
         token = None if cancel is None else _cancel.check_token(kernel, cancel)
+        if not isinstance(print_bytes, int) or isinstance(print_bytes, bool) or not 0 <= print_bytes < 2**64:
+            raise ConfigurationError(
+                "gridjit: kernel '%s': print_buffer_bytes %r: expected an int from 0 (the default, 1 MiB) "
+                "to 2**30" % (kernel.name, print_bytes)
+            )
         interruptible = self._can_stop and _cancel.interruptible_here()
         if interruptible and token is None:
             token = _cancel.CancelToken()
-        if ms == 0 and token is None:
+        if ms == 0 and token is None and print_bytes == 0:
             self._launch(self._config, self.stream, args)
             return
         c = type(self._struct).from_buffer_copy(self._struct)
+        c.print_buffer_bytes = print_bytes
         c.timeout_ms = ms
         c.cancel = token._handle.value if token is not None else None
         if interruptible:

@@ -215,6 +215,11 @@ cl::opt<unsigned> TimeoutOpt("timeout",
                              cl::desc("Stop the run with exit status 4 when the kernel has not "
                                       "finished after this many seconds (default: 0, no limit)"),
                              cl::value_desc("seconds"), cl::init(0), cl::cat(JitRunCategory));
+cl::opt<uint64_t> PrintBufferOpt(
+    "print-buffer",
+    cl::desc("Bytes of a host launch's print buffer; records beyond it are dropped and counted "
+             "(default: 1048576)"),
+    cl::value_desc("bytes"), cl::init(0), cl::cat(JitRunCategory));
 cl::opt<bool> NoCatchFaults(
     "no-catch-faults",
     cl::desc("Do not catch a host kernel's memory faults: the runtime installs no signal "
@@ -282,9 +287,10 @@ struct Options {
   bool GridGiven = false, BlockGiven = false; ///< --grid, --block
   std::vector<std::string> Args, Prints, Outs;
   std::optional<unsigned> Threads;
-  unsigned Concurrent = 1;     ///< --concurrent
-  unsigned TimeoutSeconds = 0; ///< --timeout; 0: none
-  bool CatchFaults = true;     ///< not --no-catch-faults
+  unsigned Concurrent = 1;       ///< --concurrent
+  unsigned TimeoutSeconds = 0;   ///< --timeout; 0: none
+  bool CatchFaults = true;       ///< not --no-catch-faults
+  uint64_t PrintBufferBytes = 0; ///< --print-buffer; 0: the default
   /// The LLVM options given (givenLLVMOptions): the module is compiled
   /// without the disk and remote cache.
   std::vector<std::string> LLVMOptions;
@@ -877,16 +883,22 @@ Error copyBuffersBack(gridjit::Runtime &RT, MutableArrayRef<jitrun::ArgValue> Va
 }
 
 /// One launch of \p Kernel of \p L with its own copy of the buffers of
-/// \p Values (which receives what came back).
+/// \p Values (which receives what came back). The output of the kernel's
+/// print calls goes to standard output, or to \p Printed when given.
 Error launchOnce(gridjit::Runtime &RT, gridjit::LoadedModule &L, StringRef Kernel,
                  MutableArrayRef<jitrun::ArgValue> Values, const Options &O,
-                 gridjit::LaunchStats *Stats) {
+                 gridjit::LaunchStats *Stats, std::string *Printed = nullptr) {
   std::vector<gridjit::DeviceBuffer> Buffers;
   auto Args = makeDeviceArguments(RT, Values, Buffers);
   if (!Args)
     return Args.takeError();
   gridjit::LaunchOptions LO;
   LO.Stats = Stats;
+  LO.PrintBufferBytes = O.PrintBufferBytes;
+  if (Printed)
+    LO.PrintOutput = [Printed](StringRef Text) { *Printed += Text; };
+  else
+    LO.PrintOutput = [](StringRef Text) { outs() << Text; };
   if (Error E = RT.launch(L, Kernel, O.Launch, *Args, LO))
     return E;
   if (Error E = RT.synchronize())
@@ -904,11 +916,15 @@ Error launchConcurrently(gridjit::Runtime &RT, gridjit::LoadedModule &L, StringR
   std::vector<std::vector<jitrun::ArgValue>> Copies(
       N - 1, std::vector<jitrun::ArgValue>(Values.begin(), Values.end()));
   std::vector<std::optional<Error>> Results(N);
+  // Each launch's print output, which must be the same too: thread 0's is
+  // written once they have all finished.
+  std::vector<std::string> Printed(N);
   std::vector<std::thread> Threads;
   for (unsigned T = 1; T < N; ++T) {
     try {
-      Threads.emplace_back(
-          [&, T] { Results[T].emplace(launchOnce(RT, L, Kernel, Copies[T - 1], O, nullptr)); });
+      Threads.emplace_back([&, T] {
+        Results[T].emplace(launchOnce(RT, L, Kernel, Copies[T - 1], O, nullptr, &Printed[T]));
+      });
     } catch (const std::system_error &Ex) {
       for (std::thread &Started : Threads)
         Started.join();
@@ -917,9 +933,10 @@ Error launchConcurrently(gridjit::Runtime &RT, gridjit::LoadedModule &L, StringR
                                Ex.what());
     }
   }
-  Results[0].emplace(launchOnce(RT, L, Kernel, Values, O, Stats));
+  Results[0].emplace(launchOnce(RT, L, Kernel, Values, O, Stats, &Printed[0]));
   for (std::thread &T : Threads)
     T.join();
+  outs() << Printed[0];
   Error All = Error::success();
   for (unsigned T = 0; T < N; ++T)
     if (*Results[T])
@@ -928,6 +945,12 @@ Error launchConcurrently(gridjit::Runtime &RT, gridjit::LoadedModule &L, StringR
                                          toString(std::move(*Results[T])).c_str()));
   if (All)
     return All;
+  for (unsigned T = 1; T < N; ++T)
+    if (Printed[T] != Printed[0])
+      return createStringError(inconvertibleErrorCode(),
+                               "--concurrent: the print output of launching thread %u differs "
+                               "from thread 0's",
+                               T);
   for (unsigned T = 1; T < N; ++T)
     for (size_t I = 0; I < Values.size(); ++I)
       if (Values[I].isPointer() && Copies[T - 1][I].Storage != Values[I].Storage)
@@ -1022,6 +1045,9 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
               " of " + counts({{LS.PoolThreads, "thread", "threads"}});
     if (LS.Cooperative)
       What += ", cooperative";
+    if (LS.PrintRecords || LS.PrintDroppedRecords)
+      What += ", " + counts({{LS.PrintRecords, "printed line", "printed lines"}}) + " (" +
+              std::to_string(LS.PrintDroppedRecords) + " dropped)";
     errs() << format("  %-10s %10.3f ms  (%s)\n", static_cast<const char *>("run"), LS.Milliseconds,
                      What.c_str());
   }
@@ -1336,6 +1362,7 @@ Expected<Options> readOptions(bool Stats) {
     O.Threads = ThreadsOpt;
   O.Concurrent = ConcurrentOpt;
   O.TimeoutSeconds = TimeoutOpt;
+  O.PrintBufferBytes = PrintBufferOpt;
   O.CatchFaults = !NoCatchFaults;
   O.LLVMOptions = givenLLVMOptions();
   return std::move(O);

@@ -45,6 +45,7 @@ Artifact sampleArtifact() {
   KernelInfo K2;
   K2.Name = "dyn";
   K2.UsesDynamicShared = true;
+  K2.Prints = true;
   A.Kernels = {K, K2};
   return A;
 }
@@ -68,6 +69,7 @@ void expectSame(const Artifact &A, const Artifact &B) {
     EXPECT_EQ(X.StaticSharedBytes, Y.StaticSharedBytes);
     EXPECT_EQ(X.UsesDynamicShared, Y.UsesDynamicShared);
     EXPECT_EQ(X.StackBytes, Y.StackBytes);
+    EXPECT_EQ(X.Prints, Y.Prints);
     ASSERT_EQ(X.Params.size(), Y.Params.size());
     for (size_t J = 0; J < X.Params.size(); ++J) {
       EXPECT_EQ(X.Params[J].Name, Y.Params[J].Name);

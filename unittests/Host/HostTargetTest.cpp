@@ -208,7 +208,7 @@ kernel k(out: ptr<f32>) {
   // Descriptor: ABI version, frame bytes, block-frame bytes, static shared
   // bytes, grid_sync count.
   EXPECT_THAT(*IR, ::testing::ContainsRegex("@__gridjit_desc_k = .*constant \\[5 x i64\\] "
-                                            "\\[i64 1, i64 [0-9]+, i64 0, i64 48, i64 0\\]"));
+                                            "\\[i64 2, i64 [0-9]+, i64 0, i64 48, i64 0\\]"));
 
   // The runtime's shared-memory check adds the dynamic bytes to the same 48.
   HostRuntimeOptions Opts;

@@ -261,6 +261,25 @@ TEST(LexerTest, LiteralErrors) {
   EXPECT_EQ(lexError("99999999999999999999999u7"), "invalid suffix 'u7' on integer literal");
 }
 
+// print's format: the text between the quotes as written, escapes and
+// all (an escaped quote does not end it); the next token follows.
+TEST(LexerTest, StringLiterals) {
+  Lexed L = lexAll(R"(print("a \"{}\" \\", x))");
+  ASSERT_TRUE(L.Diags.empty());
+  ASSERT_EQ(L.Toks.size(), 6u);
+  EXPECT_EQ(L.Toks[2].Kind, TK::StringLiteral);
+  EXPECT_EQ(L.Toks[2].StringBody, R"(a \"{}\" \\)");
+  EXPECT_EQ(L.Toks[2].Text, R"("a \"{}\" \\")");
+  EXPECT_EQ(L.Toks[2].Loc.Col, 7u);
+  EXPECT_EQ(L.Toks[3].Kind, TK::Comma);
+  // Empty, and a backslash before the end of the line does not hide it.
+  EXPECT_EQ(lexAll(R"("")").Toks[0].StringBody, "");
+  Lexed Open = lexAll("\"a\\\nb");
+  ASSERT_EQ(Open.Diags.size(), 1u);
+  EXPECT_TRUE(Open.Toks[0].Diagnosed);
+  EXPECT_EQ(Open.Toks.back().Text, "b");
+}
+
 TEST(LexerTest, Comments) {
   Lexed L = lexAll("a // b c\nd /* e\nf */ g /* ** / */ h//");
   ASSERT_EQ(L.Toks.size(), 4u);
@@ -314,7 +333,8 @@ TEST(LexerTest, InvalidCharacters) {
   EXPECT_EQ(lexError("@"), "unexpected character '@'");
   EXPECT_EQ(lexError("a $ b"), "unexpected character '$'");
   EXPECT_EQ(lexError("#"), "unexpected character '#'");
-  EXPECT_EQ(lexError("\"s"), "unexpected character '\"': KIR has no string literals");
+  EXPECT_EQ(lexError("\"s"), "unterminated string literal (a string ends on its line)");
+  EXPECT_EQ(lexError("\"s\nt"), "unterminated string literal (a string ends on its line)");
   EXPECT_EQ(lexError(std::string_view("\0", 1)), "unexpected character '\\x00'");
   EXPECT_EQ(lexError("\x7f"), "unexpected character '\\x7F'");
   EXPECT_EQ(lexError("\x01"), "unexpected character '\\x01'");

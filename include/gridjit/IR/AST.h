@@ -278,6 +278,11 @@ public:
   ParamMode argMode(size_t I) const { return I < ArgModes.size() ? ArgModes[I] : ParamMode::In; }
   /// True when some argument is `out` or `inout`.
   bool hasOutArgs() const;
+  /// `print("...", args)`: the format string as written between the quotes
+  /// (escapes not decoded: gridjit/IR/PrintFormat.h reads it), and where
+  /// its opening quote is. Unset for every other call.
+  std::optional<std::string> Format;
+  SourceLoc FormatLoc;
 };
 
 /// `p[i]` or `a[i]`: an element of a pointer or an array (an lvalue).
@@ -502,6 +507,9 @@ public:
   /// directly or through the functions it calls (a kernel for which this is
   /// true must be launched cooperatively).
   bool UsesGridSync = false;
+  /// Set by the verifier: true when this function calls `print` directly
+  /// or through the functions it calls (KernelInfo::Prints).
+  bool UsesPrint = false;
 };
 
 /// A KIR module: its declarations in source order.

@@ -182,6 +182,10 @@ ExprPtr callv(BuiltinFunc F, std::vector<ExprPtr> Args);
 /// has one entry per argument (ParamMode::In for a value), e.g.
 /// `callv("divmod", {..., name("q"), name("r")}, {In, In, Out, Out})`.
 ExprPtr callv(std::string Callee, std::vector<ExprPtr> Args, std::vector<ParamMode> Modes);
+/// `print("FORMAT", args...)`: \p Format as KIR text between the quotes
+/// (escapes as written: "x = {}\\n" for a `\n`; docs/LangRef.md,
+/// "Printing"); the verifier checks it.
+ExprPtr printv(std::string Format, std::vector<ExprPtr> Args);
 
 /// `callee(args...)`: a call of a device function or builtin function by
 /// name, e.g. `call("atomic_add", name("p"), lit(1))`, or of a builtin by
@@ -310,6 +314,14 @@ public:
     requires(std::is_convertible_v<ArgTs, ExprPtr> && ...)
   BlockBuilder &call(BuiltinFunc F, ArgTs &&...Args) {
     return eval(kir::call(F, std::forward<ArgTs>(Args)...));
+  }
+  /// `print("FORMAT", args...);` (kir::printv).
+  template <typename... ArgTs>
+    requires(std::is_convertible_v<ArgTs, ExprPtr> && ...)
+  BlockBuilder &print(std::string Format, ArgTs &&...Args) {
+    std::vector<ExprPtr> V;
+    (V.push_back(std::forward<ArgTs>(Args)), ...);
+    return eval(kir::printv(std::move(Format), std::move(V)));
   }
   /// @}
 

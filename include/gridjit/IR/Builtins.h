@@ -50,6 +50,9 @@ enum class BuiltinShape : uint8_t {
   CountBits,  ///< `f(x: T)` -> i32 (clz, popc, frexp_exp)
   FloatClass, ///< `f(x: T)` -> bool (isnan, isinf, isfinite, signbit)
   Ldexp,      ///< `f(x: T, n: i32)` -> T
+  /// `f("format", args...)` -> void: a string literal (CallExpr::Format),
+  /// then one scalar or pointer per `{}` of it (print).
+  Format,
 };
 
 /// The number of arguments a call of this shape takes.

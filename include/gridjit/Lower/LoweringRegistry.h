@@ -88,6 +88,9 @@ struct OpArgs {
   const VarDecl *Var = nullptr;
   /// For the memory ops and array declarations: which memory (MemoryRef).
   MemoryRef Mem;
+  /// For builtin calls: the call (BuiltinPrint reads its format and its
+  /// arguments' types).
+  const CallExpr *Call = nullptr;
 };
 
 /// A lowering returns the op's value (null for ops without one) or an error.

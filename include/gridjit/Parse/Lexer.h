@@ -50,6 +50,9 @@ struct Token {
   uint64_t IntValue = 0;
   /// FloatLiteral: the value, rounded to the nearest double.
   double FloatValue = 0;
+  /// StringLiteral: the text between the quotes as written (escapes not
+  /// decoded; IR/PrintFormat.h reads them), on one line.
+  std::string_view StringBody;
   /// Int/FloatLiteral: the type suffix as written, if any.
   std::optional<ScalarKind> Suffix;
   /// True when the lexer has already reported an error about this token (or,
@@ -86,6 +89,7 @@ private:
   Token lexNumber(size_t Start);
   Token lexPunctuation(size_t Start);
   Token lexInvalidCharacter(size_t Start);
+  Token lexString(size_t Start);
 
   std::string_view Src;
   DiagnosticEngine &Diags;

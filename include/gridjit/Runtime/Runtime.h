@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -222,7 +223,16 @@ struct LaunchStats {
   /// The kernel calls grid_sync() and was launched cooperatively (on the
   /// GPU: with cuLaunchCooperativeKernel).
   bool Cooperative = false;
+  /// Host, a kernel that prints: the records written to the output, and
+  /// those (and the bytes of their text) that did not fit in the print
+  /// buffer (LaunchOptions::PrintBufferBytes). The output says so too.
+  uint64_t PrintRecords = 0, PrintDroppedRecords = 0, PrintDroppedBytes = 0;
 };
+
+/// Receives the output of a launch's `print` calls (host target), one
+/// record at a time, each a line ending in '\n', after the launch has run
+/// (LaunchOptions::PrintOutput). Called on the launching thread.
+using PrintHandler = std::function<void(llvm::StringRef Text)>;
 
 /// Stops launches from another thread (LaunchOptions::Cancel). Once
 /// cancel() has been called, a host launch that names the token takes no
@@ -284,6 +294,25 @@ struct LaunchOptions {
   /// runtime made with RuntimeOptions::CatchFaults off, and by the nvptx
   /// runtime (the driver reports a GPU's faults).
   bool CatchFaults = true;
+  /// The default of PrintBufferBytes: 1 MiB, as CUDA's printf FIFO.
+  static constexpr uint64_t DefaultPrintBufferBytes = 1u << 20;
+  /// The largest PrintBufferBytes: 1 GiB (more is a Configuration error).
+  static constexpr uint64_t MaxPrintBufferBytes = 1u << 30;
+  /// Host target, a kernel that prints (KernelInfo::Prints): the bytes of
+  /// the launch's print buffer (0: DefaultPrintBufferBytes), which each
+  /// record takes its text and 16 bytes from, rounded up to 8. Records
+  /// that do not fit are dropped, counted, and named by a last line of the
+  /// output and by LaunchStats, never silently. A launch of a kernel that
+  /// does not print allocates nothing. The nvptx runtime ignores it: the
+  /// driver's printf FIFO holds a GPU's output (docs/CUDA.md, "Printing").
+  uint64_t PrintBufferBytes = 0;
+  /// Host target: where the output of `print` goes once the launch has run
+  /// (also when it stopped on a fault, a timeout or a cancel: what was
+  /// printed until then), ordered by block, then thread, then the order
+  /// each thread printed in (docs/HostTarget.md, "Printing"). Empty: the
+  /// process's standard output (C's stdout, flushed), as CUDA's printf
+  /// does: a kernel's print is output its author asked for.
+  PrintHandler PrintOutput;
 };
 
 /// The error of a host launch whose kernel caused a memory fault

@@ -19,7 +19,7 @@
 
 namespace gridjit::hostabi {
 
-constexpr uint64_t ABIVersion = 1;
+constexpr uint64_t ABIVersion = 2;
 
 /// The stack of a pool thread that runs kernel code (the runtime's worker
 /// pool): device functions' locals and the kernels' smaller local arrays
@@ -63,6 +63,29 @@ struct SyncSite {
   const char *Kernel;     ///< the kernel's name
 };
 
+/// How the host runtime formats one argument of print (docs/LangRef.md,
+/// "Printing"); the value comes as 64 bits (PrintFn).
+enum PrintArg : uint8_t {
+  PrintSigned,   ///< a signed integer, sign-extended
+  PrintUnsigned, ///< an unsigned integer, zero-extended
+  PrintBool,     ///< 0 or 1: `false` / `true`
+  PrintFloat,    ///< the bits of a double (f16, bf16 and f32 widened exactly)
+  PrintPointer,  ///< an address: `0x` and lower-case hex digits
+};
+
+/// One print call in the generated code (a constant).
+struct PrintSite {
+  const char *Format;   ///< the format as written between the quotes, NUL-terminated
+  const uint8_t *Kinds; ///< a PrintArg per argument
+  uint32_t NumArgs;
+};
+
+/// Records one print: thread \p Thread (linear, x fastest) of block
+/// \p Block (linear) printed \p Site with \p Values (NumArgs of them).
+/// Called from kernel code of any worker thread at once.
+using PrintFn = void (*)(void *State, const PrintSite *Site, const uint64_t *Values, uint64_t Block,
+                         uint32_t Thread);
+
 /// What the runtime passes to an entry, one per worker thread (or one per
 /// block for cooperative kernels, whose blocks keep their state between
 /// grid-wide phases).
@@ -85,6 +108,10 @@ struct BlockContext {
   uint64_t ErrBlock;    ///< out: linear index of the failing block
   uint32_t ErrExpected; ///< out: threads (or lanes) that should have come
   uint32_t ErrWarp;     ///< out: the warp, or NoWarp for block-level sync
+  /// In, for a kernel that prints (KernelInfo::Prints): what its print
+  /// calls call, with PrintState first. Null for other kernels.
+  void *PrintState;
+  PrintFn Print;
 };
 constexpr uint32_t NoWarp = 0xffffffffu;
 
@@ -100,9 +127,12 @@ constexpr unsigned CtxErrSite = offsetof(BlockContext, ErrSite);
 constexpr unsigned CtxErrBlock = offsetof(BlockContext, ErrBlock);
 constexpr unsigned CtxErrExpected = offsetof(BlockContext, ErrExpected);
 constexpr unsigned CtxErrWarp = offsetof(BlockContext, ErrWarp);
+constexpr unsigned CtxPrintState = offsetof(BlockContext, PrintState);
+constexpr unsigned CtxPrint = offsetof(BlockContext, Print);
 static_assert(CtxGridDim == 0 && CtxBlockDim == 12 && CtxResume == 24 && CtxErrArrived == 28 &&
                   CtxShared == 32 && CtxFrame == 40 && CtxBlockFrame == 48 && CtxErrSite == 56 &&
-                  CtxErrBlock == 64 && CtxErrExpected == 72 && CtxErrWarp == 76,
+                  CtxErrBlock == 64 && CtxErrExpected == 72 && CtxErrWarp == 76 &&
+                  CtxPrintState == 80 && CtxPrint == 88,
               "the generated code assumes this layout");
 
 /// `__gridjit_desc_<kernel>`: what the runtime allocates for a block.

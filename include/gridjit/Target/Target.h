@@ -79,6 +79,10 @@ struct KernelInfo {
   /// refuses to launch it on a thread with less stack left. 0: not known
   /// (the nvptx target: the driver places a thread's local memory).
   uint64_t StackBytes = 0;
+  /// Calls `print` (directly or through functions): the host runtime
+  /// gives such a launch a print buffer, and only such a launch
+  /// (LaunchOptions::PrintBufferBytes).
+  bool Prints = false;
 };
 
 /// The result of a compile.

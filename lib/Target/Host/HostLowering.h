@@ -107,6 +107,8 @@ public:
   llvm::Expected<llvm::Value *> threadValue(BuiltinValue V, unsigned Field, SourceLoc Loc);
   llvm::Expected<llvm::Value *> sharedArray(const VarDecl &V, SourceLoc Loc);
   llvm::Expected<llvm::Value *> dynamicShared(SourceLoc Loc);
+  /// `print(...)` (PrintLowering.cpp).
+  llvm::Expected<llvm::Value *> lowerPrint(const OpArgs &A);
   SyncPointEmitter &syncPoints() { return SyncPoints; }
 
 private:
@@ -125,9 +127,10 @@ private:
   HostLoweringContext HostCtx;
   SyncInfo Sync;
   std::map<const FunctionDecl *, std::unique_ptr<BodyPlan>> Plans;
-  /// {[3 x i32] tid, bid, bdim, gdim, ptr shared, ptr shared offsets}: the
-  /// last two are the block's shared memory and the kernel's table of
-  /// offsets of device functions' shared declarations (FnSharedSlots).
+  /// {[3 x i32] tid, bid, bdim, gdim, ptr shared, ptr shared offsets, ptr
+  /// context}: then the block's shared memory, the kernel's table of
+  /// offsets of device functions' shared declarations (FnSharedSlots), and
+  /// the entry's BlockContext (print finds the runtime there).
   llvm::StructType *EnvTy = nullptr;
   /// Each `shared` declaration in a device function: its index in every
   /// kernel's table of shared offsets (KernelEntryEmitter::placeSharedArrays).

@@ -41,6 +41,7 @@ Expected<Value *> lowerBlockDim(LoweringContext &C, const OpArgs &A) {
 Expected<Value *> lowerGridDim(LoweringContext &C, const OpArgs &A) {
   return state(C).threadValue(BuiltinValue::GridDim, A.Field, A.Loc);
 }
+Expected<Value *> lowerPrint(LoweringContext &C, const OpArgs &A) { return state(C).lowerPrint(A); }
 Expected<Value *> lowerLaneId(LoweringContext &C, const OpArgs &A) {
   return state(C).threadValue(BuiltinValue::LaneId, 0, A.Loc);
 }
@@ -480,6 +481,7 @@ llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::Arra
       {Op::BuiltinLdexp, lowerLdexp},
       {Op::BuiltinFrexpMant, lowerFrexpMant},
       {Op::BuiltinFrexpExp, lowerFrexpExp},
+      {Op::BuiltinPrint, lowerPrint},
   };
   return R.addAll(Table, Omit);
 }

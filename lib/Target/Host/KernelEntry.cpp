@@ -255,6 +255,7 @@ void KernelEntryEmitter::loadLaunchDimensions() {
   Cur->FrameBase = B.CreateLoad(Ptr, ctxField(CtxFrame), "frame");
   Cur->BlockFrameBase = B.CreateLoad(Ptr, ctxField(CtxBlockFrame), "block.frame");
   Cur->EnvAlloca = B.CreateAlloca(L.EnvTy, nullptr, "env");
+  B.CreateStore(Cur->CtxArg, B.CreateStructGEP(L.EnvTy, Cur->EnvAlloca, 6));
 }
 
 // Shared arrays and scalars: fixed offsets in the block's shared memory

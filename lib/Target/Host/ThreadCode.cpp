@@ -50,7 +50,7 @@ llvm::Error HostModuleLowering::run() {
   llvm::LLVMContext &C = IR.getContext();
   llvm::Type *Dim = llvm::ArrayType::get(llvm::Type::getInt32Ty(C), 3);
   llvm::Type *Ptr = llvm::PointerType::get(C, 0);
-  EnvTy = llvm::StructType::create(C, {Dim, Dim, Dim, Dim, Ptr, Ptr}, "gridjit.env");
+  EnvTy = llvm::StructType::create(C, {Dim, Dim, Dim, Dim, Ptr, Ptr, Ptr}, "gridjit.env");
   for (const auto &D : KM.Decls)
     if (const auto *F = dyn_cast<FunctionDecl>(D.get()); F && !F->IsKernel)
       forEachOwnShared(

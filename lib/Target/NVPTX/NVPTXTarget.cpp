@@ -137,6 +137,8 @@ llvm::Error NVPTXTarget::init(llvm::ArrayRef<Op> Omit) {
     return E;
   if (llvm::Error E = registerMathLowerings(R, Omit))
     return E;
+  if (llvm::Error E = registerPrintLowering(R, Omit))
+    return E;
   // Complete before use: a gap here is a bug in gridjit, caught when the
   // target is made rather than when some kernel first needs the op.
   if (Omit.empty() && !R.missing().empty())

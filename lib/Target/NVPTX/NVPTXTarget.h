@@ -91,6 +91,10 @@ private:
 /// included, except the ops in \p Omit.
 llvm::Error registerNVPTXLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit);
 
+/// Registers the lowering of print (PrintLowering.cpp: a call of vprintf),
+/// unless \p Omit names it.
+llvm::Error registerPrintLowering(LoweringRegistry &R, llvm::ArrayRef<Op> Omit);
+
 /// The lowering of grid_sync() (GridBarrier.cpp).
 llvm::Expected<llvm::Value *> lowerGridSync(LoweringContext &C, const OpArgs &A);
 
