@@ -51,7 +51,14 @@ struct ArgValue {
 
 /// Parses \p Spec for \p P. Errors: UsageError for bad syntax or a value
 /// out of range; a plain error for .npy files that cannot be used.
-llvm::Expected<ArgValue> parseArg(const gridjit::KernelParamInfo &P, llvm::StringRef Spec);
+llvm::Expected<ArgValue> parseArg(const gridjit::KernelParamInfo &P, llvm::StringRef Spec,
+                                  llvm::StringRef Option = "--arg");
+
+/// `--constant NAME=SPEC` for constant memory \p C: `v0,v1,...` (or one
+/// value), or any buffer SPEC of parseArg (`[...]`, `@FILE.npy`, `fill:N:V`,
+/// ...), with exactly as many elements as \p C has (UsageError otherwise).
+/// The elements are in data(), Count of them.
+llvm::Expected<ArgValue> parseConstant(const gridjit::ConstantInfo &C, llvm::StringRef Spec);
 
 /// `--arg NAME=@OTHER[+K]`, where OTHER is another buffer parameter of
 /// \p K: parameter \p P gets the address of element K of OTHER's buffer

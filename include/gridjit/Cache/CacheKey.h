@@ -27,7 +27,7 @@ namespace gridjit {
 /// The version of the on-disk entry format *and* of the key's encoding.
 /// Bump it whenever either changes: old entries then simply miss.
 /// 2: KernelInfo::StackBytes.
-constexpr uint32_t CacheFormatVersion = 2;
+constexpr uint32_t CacheFormatVersion = 3;
 
 /// gridjit's version (CMake's PROJECT_VERSION, e.g. "0.1.0").
 std::string_view getGridjitVersion();
