@@ -111,6 +111,9 @@ bool Initialized = false;
 std::vector<FakeDevice> Devices;
 FakeContext Contexts[MaxDevices];
 std::map<uintptr_t, size_t> Allocations; // start -> size
+/// The `.const` globals of loaded modules (FakeGlobal), start -> size:
+/// copies reach them as allocations, but they are no allocation of the caller's.
+std::map<uintptr_t, size_t> ModuleGlobals;
 /// The device whose primary context made each allocation (start ->
 /// device): releasing the context's last reference frees them, as the
 /// real driver does when it destroys a context.
@@ -227,11 +230,15 @@ int sharedOptin(const FakeDevice &D) {
 /// The allocation holding [Ptr, Ptr + Bytes), or false.
 bool inAllocation(CUdeviceptr Ptr, size_t Bytes) {
   std::lock_guard<std::mutex> G(Lock);
-  auto It = Allocations.upper_bound(Ptr);
-  if (It == Allocations.begin())
-    return false;
-  --It;
-  return Ptr >= It->first && Ptr - It->first + Bytes <= It->second;
+  for (const auto *Map : {&Allocations, &ModuleGlobals}) {
+    auto It = Map->upper_bound(Ptr);
+    if (It == Map->begin())
+      continue;
+    --It;
+    if (Ptr >= It->first && Ptr - It->first + Bytes <= It->second)
+      return true;
+  }
+  return false;
 }
 
 struct ErrorText {
@@ -696,8 +703,8 @@ struct FakeFunction {
 };
 
 /// A module-scope `.const` array of the PTX (`.visible .const .align 4
-/// .b8 NAME[BYTES];`): zeroed memory registered as an allocation, so that
-/// cuMemcpyHtoD reaches it, freed with its module.
+/// .b8 NAME[BYTES];`): zeroed memory in ModuleGlobals, so that cuMemcpyHtoD
+/// reaches it, freed with its module.
 struct FakeGlobal {
   std::string Name;
   CUdeviceptr Addr = 0;
@@ -830,7 +837,7 @@ std::vector<std::unique_ptr<FakeFunction>> parseEntries(const std::string &Ptx) 
 
 /// The `.const NAME[BYTES]` arrays of \p Ptx (initialised or not), each
 /// given zeroed memory (Lock held).
-std::vector<FakeGlobal> parseGlobals(const std::string &Ptx, int Device) {
+std::vector<FakeGlobal> parseGlobals(const std::string &Ptx) {
   std::vector<FakeGlobal> Out;
   for (size_t Pos = Ptx.find(".const "); Pos != std::string::npos;
        Pos = Ptx.find(".const ", Pos + 1)) {
@@ -845,8 +852,7 @@ std::vector<FakeGlobal> parseGlobals(const std::string &Ptx, int Device) {
     G.Bytes = std::strtoull(Line.c_str() + Open + 1, nullptr, 10);
     void *P = std::calloc(1, G.Bytes ? G.Bytes : 1);
     G.Addr = reinterpret_cast<uintptr_t>(P);
-    Allocations[G.Addr] = G.Bytes;
-    AllocationDevices[G.Addr] = Device;
+    ModuleGlobals[G.Addr] = G.Bytes;
     Out.push_back(G);
   }
   return Out;
@@ -857,8 +863,7 @@ std::vector<FakeGlobal> parseGlobals(const std::string &Ptx, int Device) {
 // With Lock held (cuModuleUnload), or at exit.
 FakeModule::~FakeModule() {
   for (const FakeGlobal &G : Globals) {
-    Allocations.erase(G.Addr);
-    AllocationDevices.erase(G.Addr);
+    ModuleGlobals.erase(G.Addr);
     std::free(reinterpret_cast<void *>(G.Addr));
   }
 }
@@ -992,7 +997,7 @@ FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *Module, const void *Image,
   auto M = std::make_unique<FakeModule>();
   M->Device = Dev;
   M->Functions = parseEntries(Text);
-  M->Globals = parseGlobals(Text, Dev);
+  M->Globals = parseGlobals(Text);
   writeLogs(NumOptions, Options, Values,
             "info    : fake driver loaded " + std::to_string(M->Functions.size()) +
                 " entry function(s) for " + archOf(Dev),
