@@ -669,9 +669,11 @@ gj_status gj_module_constant(gj_module M, size_t Index, const char **Name, int32
       return nullArgument("gj_module_constant", "module");
     const std::vector<ConstantInfo> &Cs = M->M->Art.Constants;
     if (Index >= Cs.size())
-      return fail(ErrorKind::InvalidArgument,
-                  "gj_module_constant: index " + llvm::Twine(Index) + " is out of range (the "
-                      "module has " + llvm::Twine(Cs.size()) + " constant memory arrays)");
+      return fail(ErrorKind::InvalidArgument, "gj_module_constant: index " + llvm::Twine(Index) +
+                                                  " is out of range (the "
+                                                  "module has " +
+                                                  llvm::Twine(Cs.size()) +
+                                                  " constant memory arrays)");
     if (Name)
       *Name = Cs[Index].Name.c_str();
     if (ElemType)

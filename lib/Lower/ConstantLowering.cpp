@@ -36,11 +36,10 @@ void StructuralLowering::createConstantGlobals(const Module &KM) {
     auto *Ty = llvm::cast<llvm::ArrayType>(Ctx.toLLVM(C->Var.Ty));
     llvm::GlobalVariable *G;
     if (C->isConstantMemory()) {
-      G = new llvm::GlobalVariable(Ctx.IR, Ty, /*isConstant=*/false,
-                                   llvm::GlobalValue::ExternalLinkage,
-                                   llvm::ConstantAggregateZero::get(Ty),
-                                   Ctx.T.getConstantSymbol(C->Var.Name), nullptr,
-                                   llvm::GlobalValue::NotThreadLocal, AS);
+      G = new llvm::GlobalVariable(
+          Ctx.IR, Ty, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+          llvm::ConstantAggregateZero::get(Ty), Ctx.T.getConstantSymbol(C->Var.Name), nullptr,
+          llvm::GlobalValue::NotThreadLocal, AS);
     } else {
       std::vector<llvm::Constant *> Elems;
       Elems.reserve(C->TableValues.size());

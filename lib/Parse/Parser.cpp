@@ -555,8 +555,8 @@ bool Parser::parseArrayInit(ArrayInit &Init, unsigned Level) {
     if (Tok.is(TokenKind::LBracket)) {
       if (Level >= MaxArrayRank) {
         error(Tok.Loc, "a table's initializer nests at most " + std::to_string(MaxArrayRank) +
-                           " lists, as an array type has at most " +
-                           std::to_string(MaxArrayRank) + " dimensions");
+                           " lists, as an array type has at most " + std::to_string(MaxArrayRank) +
+                           " dimensions");
         return false;
       }
       if (!Init.Elems.empty()) {

@@ -296,9 +296,9 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
   for (const ConstantInfo &C : I->getConstants()) {
     auto Addr = (*JIT)->lookup(C.Symbol);
     if (!Addr)
-      return fail(ErrorKind::Failed, "constant memory '" + C.Name +
-                                         "' has no symbol in the loaded object: " +
-                                         llvm::toString(Addr.takeError()));
+      return fail(ErrorKind::Failed,
+                  "constant memory '" + C.Name +
+                      "' has no symbol in the loaded object: " + llvm::toString(Addr.takeError()));
     I->ConstantAddrs[C.Name] = Addr->toPtr<void *>();
   }
   for (const KernelInfo &KI : I->getKernels()) {

@@ -151,8 +151,8 @@ Error Runtime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfi
   return launchKernel(M, *K, Config, Args, Opts);
 }
 
-Error Runtime::setConstant(LoadedModule &M, llvm::StringRef Name, const void *Data,
-                           uint64_t Bytes, std::optional<ScalarKind> Elem) {
+Error Runtime::setConstant(LoadedModule &M, llvm::StringRef Name, const void *Data, uint64_t Bytes,
+                           std::optional<ScalarKind> Elem) {
   if (M.getTargetKind() != Kind)
     return makeError(ErrorKind::InvalidArgument,
                      "cannot set constant memory of a module loaded for target '" +

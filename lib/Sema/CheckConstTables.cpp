@@ -81,7 +81,8 @@ void Checker::checkTable(ConstDecl &C) {
     bool WantRows = Dim + 1 < Rank;
     size_t Count = WantRows ? List.Rows.size() : List.Elems.size();
     if ((WantRows ? !List.Elems.empty() : !List.Rows.empty()) || Count != Ty.getArrayDim(Dim)) {
-      std::string What = Dim == 0 ? "table " + quote(C.Var.Name) : "a row of table " + quote(C.Var.Name);
+      std::string What =
+          Dim == 0 ? "table " + quote(C.Var.Name) : "a row of table " + quote(C.Var.Name);
       std::string Want = std::to_string(Ty.getArrayDim(Dim)) + (WantRows ? " rows" : " elements");
       if (WantRows && !List.Elems.empty())
         error(List.Loc, What + " needs " + Want + " (lists of " +
@@ -159,8 +160,8 @@ bool Checker::checkWritable(const IndexExpr &I, llvm::StringRef Action) {
   if (!V || (V->Storage != StorageKind::Const && V->Storage != StorageKind::Constant))
     return true;
   if (V->Storage == StorageKind::Const)
-    error(startLoc(&I), "cannot " + Action + " an element of table " + quote(V->Name) +
-                            ": a table is read-only");
+    error(startLoc(&I),
+          "cannot " + Action + " an element of table " + quote(V->Name) + ": a table is read-only");
   else
     error(startLoc(&I), "cannot " + Action + " an element of constant memory " + quote(V->Name) +
                             ": kernels only read it; the host sets it before a launch");

@@ -368,8 +368,8 @@ bool Checker::foldArrayDims(VarDecl &V) {
     } else if (Dims[I] == 0 || Dims[I] > MaxArrayCount) {
       error(V.Loc, Dims[I] == 0
                        ? "array size must be positive, found 0"
-                       : "array size " + std::to_string(Dims[I]) +
-                             " is too large; the limit is " + std::to_string(MaxArrayCount));
+                       : "array size " + std::to_string(Dims[I]) + " is too large; the limit is " +
+                             std::to_string(MaxArrayCount));
       Bad = true;
     }
     Total = std::min(Total * std::min<uint64_t>(Dims[I], MaxArrayCount + 1), MaxArrayCount + 1);
@@ -377,9 +377,9 @@ bool Checker::foldArrayDims(VarDecl &V) {
   if (!Bad && Total > MaxArrayCount) {
     // The limit is on the whole array, every dimension together.
     error(V.Loc, "array " + quote(V.Name) + " of type " +
-                     quote(Type::getArray(Elem, std::span(Dims.data(), Rank))) +
-                     " has more than " + std::to_string(MaxArrayCount) +
-                     " elements; the limit is " + std::to_string(MaxArrayCount) + " in all");
+                     quote(Type::getArray(Elem, std::span(Dims.data(), Rank))) + " has more than " +
+                     std::to_string(MaxArrayCount) + " elements; the limit is " +
+                     std::to_string(MaxArrayCount) + " in all");
     Bad = true;
   }
   if (!Bad)

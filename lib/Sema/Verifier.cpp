@@ -490,9 +490,9 @@ void Checker::checkConstType(ConstDecl &C) {
     if (C.Table && !C.Var.Ty.isArray()) {
       error(C.Table->Loc, "const " + quote(C.Var.Name) + " of type " + quote(C.Var.Ty) +
                               " cannot have a list initializer; a table has an array type, "
-                              "as in '[" + C.Var.Ty.str() + "; " +
-                              std::to_string(C.Table->Elems.size() + C.Table->Rows.size()) +
-                              "]'");
+                              "as in '[" +
+                              C.Var.Ty.str() + "; " +
+                              std::to_string(C.Table->Elems.size() + C.Table->Rows.size()) + "]'");
       BadDecls.insert(&C.Var);
       return;
     }

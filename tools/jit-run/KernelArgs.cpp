@@ -659,17 +659,16 @@ Expected<ArgValue> jitrun::parseConstant(const gridjit::ConstantInfo &C, StringR
   StringRef S = Spec.trim();
   bool Generator = S.starts_with("zeros:") || S.starts_with("fill:") || S.starts_with("iota:") ||
                    S.starts_with("rand:");
-  std::string Text = S.starts_with("@") || S.starts_with("[") || Generator
-                         ? S.str()
-                         : "[" + S.str() + "]";
+  std::string Text =
+      S.starts_with("@") || S.starts_with("[") || Generator ? S.str() : "[" + S.str() + "]";
   auto A = parseArg(P, Text, "--constant");
   if (!A)
     return A.takeError();
   uint64_t Want = C.Ty.getArrayElementCount();
   if (A->Count != Want)
     return usageError("--constant " + C.Name + ": " + llvm::Twine(A->Count) +
-                      (A->Count == 1 ? " value" : " values") + " given; '" + C.Name +
-                      "' of type " + C.Ty.str() + " has " + llvm::Twine(Want) + " elements");
+                      (A->Count == 1 ? " value" : " values") + " given; '" + C.Name + "' of type " +
+                      C.Ty.str() + " has " + llvm::Twine(Want) + " elements");
   return A;
 }
 

@@ -322,8 +322,7 @@ public:
   const ConstantInfo *getConstant(llvm::StringRef Name) const;
 
 protected:
-  LoadedModule(TargetKind K, std::vector<KernelInfo> Infos,
-               std::vector<ConstantInfo> Consts = {})
+  LoadedModule(TargetKind K, std::vector<KernelInfo> Infos, std::vector<ConstantInfo> Consts = {})
       : Kind(K), Kernels(std::move(Infos)), Constants(std::move(Consts)) {}
 
 private:

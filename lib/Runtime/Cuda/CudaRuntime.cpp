@@ -84,8 +84,7 @@ public:
   CudaModule(cuda::Driver &D, int Ordinal, std::vector<KernelInfo> Infos,
              std::vector<ConstantInfo> Consts)
       : LoadedModule(TargetKind::NVPTX, std::move(Infos), std::move(Consts)), Drv(D),
-        Ordinal(Ordinal),
-        Kernels(getKernels().size()) {}
+        Ordinal(Ordinal), Kernels(getKernels().size()) {}
   ~CudaModule() override {
     if (!Module)
       return;
@@ -238,7 +237,8 @@ Error CudaRuntime::writeConstant(LoadedModule &LM, const ConstantInfo &C, const 
     return E;
   if (Bytes != C.Bytes)
     return makeError(ErrorKind::Failed, "constant memory '" + C.Name + "' has " +
-                                            std::to_string(Bytes) + " bytes in the loaded module, " +
+                                            std::to_string(Bytes) +
+                                            " bytes in the loaded module, " +
                                             std::to_string(C.Bytes) + " in its metadata");
   if (Error E = GRIDJIT_CU(*Drv, cuCtxSynchronize))
     return E;
