@@ -146,8 +146,10 @@ Error Runtime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfi
             " there)");
   // A setConstant waits for this launch to return (LoadedModule::ConstantsLock).
   std::shared_lock<std::shared_mutex> Reading(M.ConstantsLock, std::defer_lock);
-  if (!M.getConstants().empty())
+  if (!M.getConstants().empty()) {
+    std::lock_guard<std::mutex> Turn(M.ConstantsGate);
     Reading.lock();
+  }
   return launchKernel(M, *K, Config, Args, Opts);
 }
 
@@ -180,7 +182,11 @@ Error Runtime::setConstant(LoadedModule &M, llvm::StringRef Name, const void *Da
   if (!Data)
     return makeError(ErrorKind::InvalidArgument,
                      "constant memory '" + C->Name + "': the data pointer is null");
-  std::unique_lock<std::shared_mutex> Writing(M.ConstantsLock);
+  std::unique_lock<std::shared_mutex> Writing(M.ConstantsLock, std::defer_lock);
+  {
+    std::lock_guard<std::mutex> Turn(M.ConstantsGate);
+    Writing.lock();
+  }
   return writeConstant(M, *C, Data);
 }
 

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -333,6 +334,10 @@ private:
   /// Orders setConstant against launches of this module: a launch holds it
   /// shared until it returns, a set holds it exclusively (Runtime::setConstant).
   std::shared_mutex ConstantsLock;
+  /// A turnstile in front of ConstantsLock: a set holds it while it waits,
+  /// so launches that start meanwhile queue behind the set instead of
+  /// starving it (glibc's reader-writer locks prefer readers).
+  std::mutex ConstantsGate;
 };
 
 /// Loads artifacts of one target, owns its device memory and launches
