@@ -266,12 +266,12 @@ GJ_API size_t gj_module_kernel_count(gj_module m);
  *  message lists the module's kernels). */
 GJ_API gj_status gj_module_find_kernel(gj_module m, const char *name, size_t *index);
 /** The number of constant memory arrays (`constant NAME: [T; N];`) the
- *  module declares (0 for NULL). (API version 2.) */
+ *  module declares (0 for NULL). Since API version 2. */
 GJ_API size_t gj_module_constant_count(gj_module m);
 /** Constant memory \p index of \p m: its name (valid while \p m lives),
  *  its element type (a gj_scalar_type) and its size in bytes; each output
  *  may be NULL. An index out of range is GJ_ERROR_INVALID_ARGUMENT.
- *  (API version 2.) */
+ *  Since API version 2. */
 GJ_API gj_status gj_module_constant(gj_module m, size_t index, const char **name,
                                     int32_t *elem_type, uint64_t *bytes);
 
@@ -397,7 +397,7 @@ GJ_API void gj_loaded_module_destroy(gj_loaded_module lm);
  *  progress to return, and every launch after it reads the new contents
  *  (docs/Runtime.md, "Constant memory"). No such constant memory:
  *  GJ_ERROR_NOT_FOUND, naming those the module has; \p bytes not its
- *  size: GJ_ERROR_INVALID_ARGUMENT. (API version 2.) */
+ *  size: GJ_ERROR_INVALID_ARGUMENT. Since API version 2. */
 GJ_API gj_status gj_loaded_module_set_constant(gj_loaded_module lm, const char *name,
                                                const void *data, uint64_t bytes);
 
