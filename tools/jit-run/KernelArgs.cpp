@@ -254,7 +254,7 @@ static const char *npyDescr(ScalarKind K) {
 /// An error about the .npy file \p Path given for \p A.
 static Error npyError(const ArgValue &A, StringRef Path, const llvm::Twine &Why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "--arg " + A.Param.Name + "=@" + Path + ": " + Why);
+                                 A.Option + " " + A.Param.Name + "=@" + Path + ": " + Why);
 }
 
 Expected<std::string> jitrun::readFileBounded(StringRef Path, uint64_t Limit, bool RegularOnly) {
@@ -635,6 +635,7 @@ Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef
                                     StringRef Option) {
   ArgValue A;
   A.Param = P;
+  A.Option = Option.str();
   std::string Where = Option.str() + " " + P.Name;
   if (!P.Ty.isPointer()) {
     auto Bits = parseLiteral(P.Ty.getScalarKind(), Spec, Where);

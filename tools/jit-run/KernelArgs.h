@@ -42,6 +42,8 @@ struct ArgValue {
   /// --print and --out), refreshed by refreshAlias.
   std::optional<size_t> AliasOf;
   uint64_t AliasOffset = 0;
+  /// The option that gave it, for messages: "--arg" or "--constant".
+  std::string Option = "--arg";
   bool isPointer() const { return Param.Ty.isPointer(); }
   gridjit::ScalarKind kind() const { return Param.Ty.getScalarKind(); }
   void *data() { return Storage.data() + (isPointer() ? Pad : 0); }
