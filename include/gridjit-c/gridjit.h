@@ -265,6 +265,15 @@ GJ_API size_t gj_module_kernel_count(gj_module m);
 /** The index of the kernel named \p name (GJ_ERROR_NOT_FOUND: none; the
  *  message lists the module's kernels). */
 GJ_API gj_status gj_module_find_kernel(gj_module m, const char *name, size_t *index);
+/** The number of constant memory arrays (`constant NAME: [T; N];`) the
+ *  module declares (0 for NULL). Since API version 2. */
+GJ_API size_t gj_module_constant_count(gj_module m);
+/** Constant memory \p index of \p m: its name (valid while \p m lives),
+ *  its element type (a gj_scalar_type) and its size in bytes; each output
+ *  may be NULL. An index out of range is GJ_ERROR_INVALID_ARGUMENT.
+ *  Since API version 2. */
+GJ_API gj_status gj_module_constant(gj_module m, size_t index, const char **name,
+                                    int32_t *elem_type, uint64_t *bytes);
 
 typedef struct gj_kernel_info {
   size_t struct_size;
@@ -382,6 +391,15 @@ GJ_API gj_status gj_runtime_synchronize(gj_runtime r);
  *  loaded module keeps its own reference to \p m. */
 GJ_API gj_status gj_runtime_load(gj_runtime r, gj_module m, gj_loaded_module *out);
 GJ_API void gj_loaded_module_destroy(gj_loaded_module lm);
+/** Sets constant memory \p name of \p lm to the \p bytes bytes at \p data
+ *  (the array's bytes, row-major). The contents belong to the loaded
+ *  module and start as zero; the set waits for the module's launches in
+ *  progress to return, and every launch after it reads the new contents
+ *  (docs/Runtime.md, "Constant memory"). No such constant memory:
+ *  GJ_ERROR_NOT_FOUND, naming those the module has; \p bytes not its
+ *  size: GJ_ERROR_INVALID_ARGUMENT. Since API version 2. */
+GJ_API gj_status gj_loaded_module_set_constant(gj_loaded_module lm, const char *name,
+                                               const void *data, uint64_t bytes);
 
 /** \p bytes of device memory (zeroed on the host target). More than
  *  GJ_MAX_BUFFER_BYTES is GJ_ERROR_INVALID_ARGUMENT, naming the limit;

@@ -660,6 +660,30 @@ gj_status gj_module_find_kernel(gj_module M, const char *Name, size_t *Index) {
   });
 }
 
+size_t gj_module_constant_count(gj_module M) { return M ? M->M->Art.Constants.size() : 0; }
+
+gj_status gj_module_constant(gj_module M, size_t Index, const char **Name, int32_t *ElemType,
+                             uint64_t *Bytes) {
+  return guarded("gj_module_constant", [&] {
+    if (!M)
+      return nullArgument("gj_module_constant", "module");
+    const std::vector<ConstantInfo> &Cs = M->M->Art.Constants;
+    if (Index >= Cs.size())
+      return fail(ErrorKind::InvalidArgument, "gj_module_constant: index " + llvm::Twine(Index) +
+                                                  " is out of range (the "
+                                                  "module has " +
+                                                  llvm::Twine(Cs.size()) +
+                                                  " constant memory arrays)");
+    if (Name)
+      *Name = Cs[Index].Name.c_str();
+    if (ElemType)
+      *ElemType = static_cast<int32_t>(Cs[Index].Ty.getScalarKind());
+    if (Bytes)
+      *Bytes = Cs[Index].Bytes;
+    return GJ_OK;
+  });
+}
+
 void gj_kernel_info_init_v2(gj_kernel_info *Info, size_t Size) {
   initStruct(Info, Size, gj_kernel_info{});
 }
@@ -877,6 +901,21 @@ gj_status gj_runtime_load(gj_runtime R, gj_module M, gj_loaded_module *Out) {
 }
 
 void gj_loaded_module_destroy(gj_loaded_module LM) { delete LM; }
+
+gj_status gj_loaded_module_set_constant(gj_loaded_module LM, const char *Name, const void *Data,
+                                        uint64_t Bytes) {
+  return guarded("gj_loaded_module_set_constant", [&] {
+    if (!LM)
+      return nullArgument("gj_loaded_module_set_constant", "loaded module");
+    if (!Name)
+      return nullArgument("gj_loaded_module_set_constant", "name");
+    if (!Data)
+      return nullArgument("gj_loaded_module_set_constant", "data");
+    if (llvm::Error E = LM->RT->setConstant(*LM->LM, Name, Data, Bytes))
+      return fail(prefixError("gj_loaded_module_set_constant", std::move(E)));
+    return GJ_OK;
+  });
+}
 
 gj_status gj_buffer_alloc(gj_runtime R, uint64_t Bytes, gj_buffer *Out) {
   return guarded("gj_buffer_alloc", [&] {

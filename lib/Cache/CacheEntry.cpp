@@ -9,6 +9,9 @@
 //       u64 array count, u32 Size, u32 Align
 //     u8 Cooperative, u64 StaticSharedBytes, u8 UsesDynamicShared,
 //     u64 StackBytes, u8 Prints
+//   u32 constant count, then per constant (format version 3):
+//     str Name, str Symbol, u8 scalar kind, u8 rank, u64 per dimension,
+//     u64 Bytes
 //
 //===----------------------------------------------------------------------===//
 
@@ -134,6 +137,41 @@ std::optional<Type> decodeType(Reader &R) {
   }
 }
 
+/// The constants encodeCacheEntry wrote after the kernels: each an array
+/// of a known scalar, 1 to MaxArrayRank sized dimensions, whose bytes match.
+llvm::Error decodeConstants(Reader &R, Artifact &A) {
+  uint32_t N = R.u32("constant count");
+  // Each constant takes at least 26 bytes.
+  if (!R.Failed && N > R.In.size() / 26)
+    return entryError("constant count " + llvm::Twine(N) + " exceeds the data");
+  for (uint32_t I = 0; I < N && !R.Failed; ++I) {
+    ConstantInfo C;
+    C.Name = R.str("constant name");
+    C.Symbol = R.str("constant symbol");
+    uint8_t Scalar = R.u8("constant type");
+    uint8_t Rank = R.u8("constant type");
+    std::array<uint64_t, MaxArrayRank> Dims{};
+    bool BadDims = Rank < 1 || Rank > MaxArrayRank;
+    for (unsigned J = 0; J < Rank && J < MaxArrayRank && !R.Failed; ++J) {
+      Dims[J] = R.u64("constant dimension");
+      BadDims |= Dims[J] == 0 || Dims[J] > (uint64_t(1) << 32);
+    }
+    C.Bytes = R.u64("constant bytes");
+    if (R.Failed)
+      break;
+    if (BadDims || Scalar > static_cast<uint8_t>(ScalarKind::BF16))
+      return entryError("bad type of constant '" + llvm::Twine(C.Name) + "'");
+    C.Ty = Type::getArray(static_cast<ScalarKind>(Scalar), std::span(Dims.data(), Rank),
+                          AddrSpace::Constant);
+    if (C.Ty.getSizeInBytes() != C.Bytes)
+      return entryError("constant '" + llvm::Twine(C.Name) + "' has " + llvm::Twine(C.Bytes) +
+                        " bytes, its type " + C.Ty.str() + " " +
+                        llvm::Twine(C.Ty.getSizeInBytes()));
+    A.Constants.push_back(std::move(C));
+  }
+  return llvm::Error::success();
+}
+
 std::array<uint8_t, 8> headerChecksum(std::string_view Header88) {
   return llvm::BLAKE3::hash<8>(
       llvm::arrayRefFromStringRef(llvm::StringRef(Header88.data(), Header88.size())));
@@ -161,6 +199,16 @@ std::string gridjit::encodeCacheEntry(const CacheKey &Key, const Artifact &A) {
     Body.u8(K.UsesDynamicShared);
     Body.u64(K.StackBytes);
     Body.u8(K.Prints);
+  }
+  Body.u32(static_cast<uint32_t>(A.Constants.size()));
+  for (const ConstantInfo &C : A.Constants) {
+    Body.str(C.Name);
+    Body.str(C.Symbol);
+    Body.u8(static_cast<uint8_t>(C.Ty.getScalarKind()));
+    Body.u8(static_cast<uint8_t>(C.Ty.getArrayRank()));
+    for (unsigned I = 0; I < C.Ty.getArrayRank(); ++I)
+      Body.u64(C.Ty.getArrayDim(I));
+    Body.u64(C.Bytes);
   }
 
   Writer W;
@@ -250,6 +298,8 @@ llvm::Expected<Artifact> gridjit::decodeCacheEntry(std::string_view Data, const 
     K.Prints = Prints;
     A.Kernels.push_back(std::move(K));
   }
+  if (llvm::Error E = decodeConstants(R, A))
+    return std::move(E);
   if (R.Failed)
     return entryError(llvm::Twine("body ends inside ") + R.Failed);
   if (!R.In.empty())

@@ -215,6 +215,8 @@ private:
   void printBlockBody(const BlockStmt *B);
   void printIf(const IfStmt &S);
   void printVarType(const VarDecl &V);
+  /// A constant table's `[a, b]` / `[[a, b], [c, d]]`.
+  void printArrayInit(const ArrayInit &I);
   /// Prints \p E, in parentheses when \p Parens is true.
   void printOperand(const Expr *E, bool Parens);
   void printLiteralSuffix(std::optional<ScalarKind> Suffix);
@@ -238,18 +240,40 @@ void Printer::printModule(const Module &M) {
 
 void Printer::printDecl(const Decl &D) {
   if (const auto *C = dyn_cast<ConstDecl>(&D)) {
-    OS << "const " << C->Var.Name << ": ";
+    OS << (C->isConstantMemory() ? "constant " : "const ") << C->Var.Name << ": ";
     printVarType(C->Var);
     // `const B: i32;` parses (the verifier rejects it): print it as written,
     // like a local declaration without an initializer, so that it parses back.
     if (C->Init) {
       OS << " = ";
       printExpr(C->Init.get());
+    } else if (C->Table) {
+      OS << " = ";
+      printArrayInit(*C->Table);
     }
     OS << ";\n";
     return;
   }
   printFunction(cast<FunctionDecl>(D));
+}
+
+void Printer::printArrayInit(const ArrayInit &I) {
+  OS << '[';
+  bool First = true;
+  auto Sep = [&] {
+    if (!First)
+      OS << ", ";
+    First = false;
+  };
+  for (const ArrayInit &Row : I.Rows) {
+    Sep();
+    printArrayInit(Row);
+  }
+  for (const ExprPtr &E : I.Elems) {
+    Sep();
+    printExpr(E.get());
+  }
+  OS << ']';
 }
 
 void Printer::printFunction(const FunctionDecl &F) {

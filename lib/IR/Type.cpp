@@ -86,6 +86,8 @@ std::string Type::str() const {
       return "ptr<" + Elem + ", shared>";
     case AddrSpace::Local:
       return "ptr<" + Elem + ", local>";
+    case AddrSpace::Constant:
+      return "ptr<" + Elem + ", constant>"; // not a KIR type: no pointer reaches it
     }
     break;
   case Array: {

@@ -21,6 +21,7 @@ void StructuralLowering::collectConsts(const Module &KM) {
   for (const auto &D : KM.Decls)
     if (const auto *C = llvm::dyn_cast<ConstDecl>(D.get()))
       Consts[&C->Var] = C;
+  createConstantGlobals(KM);
 }
 
 llvm::Type *StructuralLowering::paramType(const VarDecl &P) const {
@@ -564,8 +565,11 @@ Expected<Value *> StructuralLowering::lowerCall(const CallExpr &E) {
 // The address of an lvalue: a variable's storage, or an element `p[i]` /
 // `a[i]`.
 Expected<Value *> StructuralLowering::lowerAddress(const Expr &E) {
-  if (const auto *N = llvm::dyn_cast<NameExpr>(&E))
+  if (const auto *N = llvm::dyn_cast<NameExpr>(&E)) {
+    if (llvm::GlobalVariable *G = N->Decl ? ConstantGlobals.lookup(N->Decl) : nullptr)
+      return G; // a table or constant memory
     return addressOfVariable(*N);
+  }
   const auto *Ix = llvm::dyn_cast<IndexExpr>(&E);
   if (!Ix)
     return Ctx.error(E.getLoc(), "expression has no address");

@@ -19,6 +19,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 
 #include <optional>
@@ -40,11 +41,16 @@ protected:
   llvm::DenseMap<const FunctionDecl *, llvm::Function *> Functions;
   llvm::DenseMap<const VarDecl *, const ConstDecl *> Consts;
 
-  /// Records the value of every `const` of \p KM.
+  /// The global of each constant table and constant memory array.
+  llvm::DenseMap<const VarDecl *, llvm::GlobalVariable *> ConstantGlobals;
+
+  /// Records the value of every `const` of \p KM, and makes the globals of
+  /// its tables and constant memory (ConstantLowering.cpp).
   void collectConsts(const Module &KM);
   /// The LLVM type of parameter \p P of a KIR function: its value's, or
   /// for `out` / `inout` a pointer to the caller's temporary (lowerCall).
   llvm::Type *paramType(const VarDecl &P) const;
+  void createConstantGlobals(const Module &KM);
 
   //===--- Hooks -----------------------------------------------------------===//
 

@@ -228,6 +228,7 @@ private:
   // Module level.
   std::unique_ptr<Decl> parseDecl();
   std::unique_ptr<ConstDecl> parseConstDecl();
+  bool parseArrayInit(ArrayInit &Init, unsigned Level);
   std::unique_ptr<FunctionDecl> parseFunction();
   std::unique_ptr<VarDecl> parseParam();
   bool parseParamList(FunctionDecl &F);
@@ -511,8 +512,10 @@ void Parser::parseModule(Module &M) {
   }
 }
 
-// decl ::= const-decl | function
+// decl ::= const-decl | constant-decl | function
 std::unique_ptr<Decl> Parser::parseDecl() {
+  if (Tok.is(TokenKind::Identifier) && Tok.Text == contextual::Constant)
+    return parseConstDecl();
   switch (Tok.Kind) {
   case TokenKind::KwConst:
     return parseConstDecl();
@@ -525,28 +528,83 @@ std::unique_ptr<Decl> Parser::parseDecl() {
   }
 }
 
-// const-decl ::= 'const' NAME ':' type ['=' expr] ';'
+// const-decl    ::= 'const' NAME ':' type ['=' (expr | array-init)] ';'
+// constant-decl ::= 'constant' NAME ':' array-type ';'
+// `constant` is a contextual keyword: only a module-level declaration
+// starts with it. The verifier says which types each may have.
 std::unique_ptr<ConstDecl> Parser::parseConstDecl() {
   auto C = std::make_unique<ConstDecl>(Tok.Loc);
-  consume(); // 'const'
+  bool IsConstant = Tok.is(TokenKind::Identifier);
+  std::string Keyword = IsConstant ? "'constant'" : "'const'";
+  consume(); // 'const' or 'constant'
   if (Tok.isNot(TokenKind::Identifier)) {
-    errorExpected("constant name after 'const'");
+    errorExpected("constant name after " + Keyword);
     return nullptr;
   }
-  C->Var.Storage = StorageKind::Const;
+  C->Var.Storage = IsConstant ? StorageKind::Constant : StorageKind::Const;
   C->Var.Loc = Tok.Loc;
   C->Var.Name = std::string(Tok.Text);
   consume();
   if (!expect(TokenKind::Colon, "after constant name"))
     return nullptr;
-  C->Var.Ty = parseType(/*AllowArray=*/false);
+  C->Var.Ty = parseType(/*AllowArray=*/true, &C->Var);
   if (!C->Var.Ty.isValid())
     return nullptr;
-  if (consumeIf(TokenKind::Equal) && !(C->Init = parseExpr()))
+  if (IsConstant && Tok.is(TokenKind::Equal)) {
+    errorAtTok("constant memory '" + C->Var.Name +
+               "' has no initializer: the host sets its contents before a launch (they start "
+               "as zero); a table known when compiling is a 'const'");
     return nullptr;
+  }
+  if (consumeIf(TokenKind::Equal)) {
+    if (Tok.is(TokenKind::LBracket)) {
+      C->Table = std::make_unique<ArrayInit>();
+      if (!parseArrayInit(*C->Table, 1))
+        return nullptr;
+    } else if (!(C->Init = parseExpr())) {
+      return nullptr;
+    }
+  }
   if (!expectSemi("declaration"))
     return nullptr;
   return C;
+}
+
+// array-init ::= '[' [expr (',' expr)* [',']] ']'
+//              | '[' array-init (',' array-init)* [','] ']'
+// \p Level counts the '[' open (at most MaxArrayRank).
+bool Parser::parseArrayInit(ArrayInit &Init, unsigned Level) {
+  Init.Loc = Tok.Loc;
+  consume(); // '['
+  while (Tok.isNot(TokenKind::RBracket)) {
+    if (Tok.is(TokenKind::LBracket)) {
+      if (Level >= MaxArrayRank) {
+        error(Tok.Loc, "a table's initializer nests at most " + std::to_string(MaxArrayRank) +
+                           " lists, as an array type has at most " + std::to_string(MaxArrayRank) +
+                           " dimensions");
+        return false;
+      }
+      if (!Init.Elems.empty()) {
+        errorAtTok("a list of rows cannot mix rows and elements");
+        return false;
+      }
+      Init.Rows.emplace_back();
+      if (!parseArrayInit(Init.Rows.back(), Level + 1))
+        return false;
+    } else {
+      if (!Init.Rows.empty()) {
+        errorAtTok("a list of rows cannot mix rows and elements");
+        return false;
+      }
+      ExprPtr E = parseExpr();
+      if (!E)
+        return false;
+      Init.Elems.push_back(std::move(E));
+    }
+    if (!consumeIf(TokenKind::Comma))
+      break;
+  }
+  return expect(TokenKind::RBracket, "after the elements of a table");
 }
 
 // function ::= ('kernel' | 'fn') NAME '(' params ')' ['->' type] block

@@ -148,10 +148,12 @@ struct HostModule final : LoadedModule {
     abi::EntryFn Entry = nullptr;
     abi::Descriptor Desc{};
   };
-  explicit HostModule(std::vector<KernelInfo> Infos)
-      : LoadedModule(TargetKind::Host, std::move(Infos)) {}
+  HostModule(std::vector<KernelInfo> Infos, std::vector<ConstantInfo> Consts)
+      : LoadedModule(TargetKind::Host, std::move(Infos), std::move(Consts)) {}
   std::unique_ptr<llvm::orc::LLJIT> JIT;
   llvm::StringMap<Kernel> ByName;
+  /// Where each constant memory array lives: a global of the JIT-ed code.
+  llvm::StringMap<void *> ConstantAddrs;
 };
 } // namespace
 
@@ -294,7 +296,15 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
           llvm::MemoryBuffer::getMemBufferCopy(A.Payload, "gridjit-host-module")))
     return std::move(E);
 
-  auto I = std::make_unique<HostModule>(A.Kernels);
+  auto I = std::make_unique<HostModule>(A.Kernels, A.Constants);
+  for (const ConstantInfo &C : I->getConstants()) {
+    auto Addr = (*JIT)->lookup(C.Symbol);
+    if (!Addr)
+      return fail(ErrorKind::Failed,
+                  "constant memory '" + C.Name +
+                      "' has no symbol in the loaded object: " + llvm::toString(Addr.takeError()));
+    I->ConstantAddrs[C.Name] = Addr->toPtr<void *>();
+  }
   for (const KernelInfo &KI : I->getKernels()) {
     auto Entry = (*JIT)->lookup(abi::EntryPrefix + KI.Name);
     if (!Entry)
@@ -400,6 +410,14 @@ Error HostRuntime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchC
   LaunchOptions Opts;
   Opts.Stats = Stats;
   return Runtime::launch(M, Kernel, Config, Args, Opts);
+}
+
+// The global is the module's own; Runtime::setConstant holds the module's
+// lock, so no launch of it reads the global meanwhile.
+Error HostRuntime::writeConstant(LoadedModule &LM, const ConstantInfo &C, const void *Data) {
+  auto &M = static_cast<HostModule &>(LM);
+  std::memcpy(M.ConstantAddrs.lookup(C.Name), Data, C.Bytes);
+  return Error::success();
 }
 
 Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,

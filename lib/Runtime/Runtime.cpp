@@ -50,6 +50,13 @@ const KernelInfo *LoadedModule::getKernel(llvm::StringRef Name) const {
   return nullptr;
 }
 
+const ConstantInfo *LoadedModule::getConstant(llvm::StringRef Name) const {
+  for (const ConstantInfo &C : Constants)
+    if (C.Name == Name)
+      return &C;
+  return nullptr;
+}
+
 //===----------------------------------------------------------------------===//
 // Runtime
 //===----------------------------------------------------------------------===//
@@ -137,7 +144,54 @@ Error Runtime::launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfi
             " runtime cannot stop a launch (LaunchOptions::" +
             (Opts.TimeoutMilliseconds ? "TimeoutMilliseconds must be 0" : "Cancel must be null") +
             " there)");
+  // A setConstant waits for this launch to return (LoadedModule::ConstantsLock).
+  std::shared_lock<std::shared_mutex> Reading(M.ConstantsLock, std::defer_lock);
+  if (!M.getConstants().empty()) {
+    std::lock_guard<std::mutex> Turn(M.ConstantsGate);
+    Reading.lock();
+  }
   return launchKernel(M, *K, Config, Args, Opts);
+}
+
+Error Runtime::setConstant(LoadedModule &M, llvm::StringRef Name, const void *Data, uint64_t Bytes,
+                           std::optional<ScalarKind> Elem) {
+  if (M.getTargetKind() != Kind)
+    return makeError(ErrorKind::InvalidArgument,
+                     "cannot set constant memory of a module loaded for target '" +
+                         std::string(getTargetName(M.getTargetKind())) + "' on the " +
+                         std::string(getTargetName(Kind)) + " runtime");
+  const ConstantInfo *C = M.getConstant(Name);
+  if (!C) {
+    std::string Known;
+    for (const ConstantInfo &K : M.getConstants())
+      Known += (Known.empty() ? "" : ", ") + ("'" + K.Name + "'");
+    return makeError(ErrorKind::NotFound,
+                     "no constant memory named '" + Name.str() + "' in the module (" +
+                         (Known.empty() ? std::string("it declares none") : "it has " + Known) +
+                         ")");
+  }
+  if (Elem && *Elem != C->Ty.getScalarKind())
+    return makeError(ErrorKind::InvalidArgument,
+                     "constant memory '" + C->Name + "' of type '" + C->Ty.str() + "' holds '" +
+                         std::string(scalarName(C->Ty.getScalarKind())) + "', given '" +
+                         std::string(scalarName(*Elem)) + "'");
+  if (Bytes != C->Bytes)
+    return makeError(ErrorKind::InvalidArgument,
+                     "constant memory '" + C->Name + "' of type '" + C->Ty.str() + "' takes " +
+                         std::to_string(C->Bytes) + " bytes, given " + std::to_string(Bytes));
+  if (!Data)
+    return makeError(ErrorKind::InvalidArgument,
+                     "constant memory '" + C->Name + "': the data pointer is null");
+  std::unique_lock<std::shared_mutex> Writing(M.ConstantsLock, std::defer_lock);
+  {
+    std::lock_guard<std::mutex> Turn(M.ConstantsGate);
+    Writing.lock();
+  }
+  return writeConstant(M, *C, Data);
+}
+
+Error Runtime::writeConstant(LoadedModule &, const ConstantInfo &C, const void *) {
+  return makeError(ErrorKind::Failed, "this runtime cannot set constant memory ('" + C.Name + "')");
 }
 
 //===----------------------------------------------------------------------===//

@@ -492,7 +492,7 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
     return Type();
   }
   Type Elem = checkIndex(*I);
-  if (!Elem.isValid())
+  if (!Elem.isValid() || !checkWritable(*I, "take the address of"))
     return Type();
   Type BaseTy = I->Base->Ty;
   AddrSpace AS = BaseTy.isPointer() ? BaseTy.getAddrSpace() : AddrSpace::Local;

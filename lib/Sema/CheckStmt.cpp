@@ -347,12 +347,51 @@ std::optional<uint64_t> Checker::arraySize(Expr &Size) {
   return V.Int;
 }
 
+// Folds the size expressions of array \p V into its type (each dimension,
+// outermost first, or the count in the type where the builder gave none),
+// checking each is positive and the whole within MaxArrayCount elements.
+// False after reporting an error.
+bool Checker::foldArrayDims(VarDecl &V) {
+  ScalarKind Elem = V.Ty.getScalarKind();
+  bool Bad = false;
+  // Every dimension, outermost first: its size expression folded, or
+  // the count in the type where the builder gave none.
+  unsigned Rank = V.Ty.getArrayRank();
+  std::array<uint64_t, MaxArrayRank> Dims{};
+  uint64_t Total = 1; // saturates above MaxArrayCount
+  for (unsigned I = 0; I < Rank; ++I) {
+    Dims[I] = V.Ty.getArrayDim(I);
+    if (Expr *Size = arraySizeExpr(V, I)) {
+      std::optional<uint64_t> Count = arraySize(*Size);
+      Bad |= !Count;
+      Dims[I] = Count.value_or(1);
+    } else if (Dims[I] == 0 || Dims[I] > MaxArrayCount) {
+      error(V.Loc, Dims[I] == 0
+                       ? "array size must be positive, found 0"
+                       : "array size " + std::to_string(Dims[I]) + " is too large; the limit is " +
+                             std::to_string(MaxArrayCount));
+      Bad = true;
+    }
+    Total = std::min(Total * std::min<uint64_t>(Dims[I], MaxArrayCount + 1), MaxArrayCount + 1);
+  }
+  if (!Bad && Total > MaxArrayCount) {
+    // The limit is on the whole array, every dimension together.
+    error(V.Loc, "array " + quote(V.Name) + " of type " +
+                     quote(Type::getArray(Elem, std::span(Dims.data(), Rank))) + " has more than " +
+                     std::to_string(MaxArrayCount) + " elements; the limit is " +
+                     std::to_string(MaxArrayCount) + " in all");
+    Bad = true;
+  }
+  if (!Bad)
+    V.Ty = Type::getArray(Elem, std::span(Dims.data(), Rank));
+  return !Bad;
+}
+
 // The size is a constant expression (arraySize); without one (the builder
 // may leave it out) the count in the type is used, and 0 there is the
 // unsized dynamic shared array.
 void Checker::checkArrayDecl(DeclStmt &D) {
   VarDecl &V = D.Var;
-  ScalarKind Elem = V.Ty.getScalarKind();
   bool Bad = false;
   if (V.Storage == StorageKind::Let) {
     error(V.Loc, "'let' cannot declare an array; use 'var'");
@@ -362,36 +401,7 @@ void Checker::checkArrayDecl(DeclStmt &D) {
     error(startLoc(D.Init), "array " + quote(V.Name) + " cannot have an initializer");
 
   if (V.ArraySize || V.Ty.getArrayCount() != 0) {
-    // Every dimension, outermost first: its size expression folded, or
-    // the count in the type where the builder gave none.
-    unsigned Rank = V.Ty.getArrayRank();
-    std::array<uint64_t, MaxArrayRank> Dims{};
-    uint64_t Total = 1; // saturates above MaxArrayCount
-    for (unsigned I = 0; I < Rank; ++I) {
-      Dims[I] = V.Ty.getArrayDim(I);
-      if (Expr *Size = arraySizeExpr(V, I)) {
-        std::optional<uint64_t> Count = arraySize(*Size);
-        Bad |= !Count;
-        Dims[I] = Count.value_or(1);
-      } else if (Dims[I] == 0 || Dims[I] > MaxArrayCount) {
-        error(V.Loc, Dims[I] == 0
-                         ? "array size must be positive, found 0"
-                         : "array size " + std::to_string(Dims[I]) +
-                               " is too large; the limit is " + std::to_string(MaxArrayCount));
-        Bad = true;
-      }
-      Total = std::min(Total * std::min<uint64_t>(Dims[I], MaxArrayCount + 1), MaxArrayCount + 1);
-    }
-    if (!Bad && Total > MaxArrayCount) {
-      // The limit is on the whole array, every dimension together.
-      error(V.Loc, "array " + quote(V.Name) + " of type " +
-                       quote(Type::getArray(Elem, std::span(Dims.data(), Rank))) +
-                       " has more than " + std::to_string(MaxArrayCount) +
-                       " elements; the limit is " + std::to_string(MaxArrayCount) + " in all");
-      Bad = true;
-    }
-    if (!Bad)
-      V.Ty = Type::getArray(Elem, std::span(Dims.data(), Rank));
+    Bad |= !foldArrayDims(V);
   } else if (V.Ty.getArrayCount() == 0) {
     // The dynamic shared array: `shared s: [T];`.
     if (V.Storage != StorageKind::Shared) {
@@ -483,6 +493,8 @@ static std::string notAssignableReason(const VarDecl &V) {
     return "cannot assign to " + quote(V.Name) + ": it is a constant";
   case StorageKind::Shared:
     return ""; // a shared scalar (arrays are refused above)
+  case StorageKind::Constant:
+    return "cannot assign to " + quote(V.Name) + ": it is constant memory";
   }
   return "";
 }
@@ -517,6 +529,8 @@ Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
   if (auto *I = dyn_cast<IndexExpr>(&Target)) {
     What = "an element";
     I->Ty = checkIndex(*I); // lowering reads the element type from the target
+    if (I->Ty.isValid() && !checkWritable(*I, "assign to"))
+      return Type();
     return I->Ty;
   }
   auto *Mem = dyn_cast<MemberExpr>(&Target);

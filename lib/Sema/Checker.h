@@ -179,6 +179,14 @@ public:
   /// such a `let` that may not be its first (DefiniteAssignment.cpp).
   void checkDefiniteAssignment(const FunctionDecl &F);
   void checkArrayDecl(DeclStmt &D);
+  bool foldArrayDims(VarDecl &V);
+  /// Constant tables and constant memory (CheckConstTables.cpp).
+  void checkTableType(ConstDecl &C);
+  void checkTable(ConstDecl &C);
+  void checkConstantBytes();
+  /// False, after an error, when \p I is an element of a table or of
+  /// constant memory, which kernels only read (\p Action: "assign to").
+  bool checkWritable(const IndexExpr &I, llvm::StringRef Action);
   /// The element count an array size expression gives, or std::nullopt
   /// after reporting why it gives none.
   std::optional<uint64_t> arraySize(Expr &Size);

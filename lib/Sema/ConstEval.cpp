@@ -342,6 +342,8 @@ std::string Checker::describeNonConstant(const Expr &E) {
                     "'const' at module level)";
     case StorageKind::Const:
       break;
+    case StorageKind::Constant:
+      return Name + " is constant memory, set by the host at run time";
     }
     return Name + " is not a constant";
   }

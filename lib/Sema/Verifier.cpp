@@ -155,6 +155,20 @@ static void resetModule(Module &M) {
     if (auto *C = dyn_cast_or_null<ConstDecl>(D.get())) {
       C->Value.reset();
       resetExpr(C->Init.get());
+      C->TableValues.clear();
+      if (C->Var.Ty.isArray()) // verified again from the size expressions
+        C->Var.Ty = C->Var.Ty.withArrayAddrSpace(AddrSpace::Local);
+      std::vector<ArrayInit *> Lists;
+      if (C->Table)
+        Lists.push_back(C->Table.get());
+      while (!Lists.empty()) {
+        ArrayInit *L = Lists.back();
+        Lists.pop_back();
+        for (ExprPtr &E : L->Elems)
+          resetExpr(E.get());
+        for (ArrayInit &Row : L->Rows)
+          Lists.push_back(&Row);
+      }
     } else if (auto *F = dyn_cast_or_null<FunctionDecl>(D.get())) {
       F->UsesGridSync = false;
       F->UsesPrint = false;
@@ -473,6 +487,18 @@ void Checker::checkConstChain(ConstDecl &Root) {
 // Before the consts it names are checked, so that their uses of it (on a
 // cycle) see a bad type as unusable.
 void Checker::checkConstType(ConstDecl &C) {
+  if (C.Var.Ty.isArray() || C.Table || C.isConstantMemory()) {
+    if (C.Table && !C.Var.Ty.isArray()) {
+      error(C.Table->Loc, "const " + quote(C.Var.Name) + " of type " + quote(C.Var.Ty) +
+                              " cannot have a list initializer; a table has an array type, "
+                              "as in '[" +
+                              C.Var.Ty.str() + "; " +
+                              std::to_string(C.Table->Elems.size() + C.Table->Rows.size()) + "]'");
+      BadDecls.insert(&C.Var);
+      return;
+    }
+    return checkTableType(C);
+  }
   if (!C.Var.Ty.isScalar()) {
     error(C.Var.Loc.isValid() ? C.Var.Loc : C.getLoc(),
           "const " + quote(C.Var.Name) + " must have a scalar type, found " + quote(C.Var.Ty));
@@ -481,6 +507,8 @@ void Checker::checkConstType(ConstDecl &C) {
 }
 
 void Checker::checkConst(ConstDecl &C) {
+  if (C.Var.Ty.isArray() || C.Table || C.isConstantMemory())
+    return checkTable(C);
   Type T = BadDecls.contains(&C.Var) ? Type() : C.Var.Ty;
   SourceLoc NameLoc = C.Var.Loc.isValid() ? C.Var.Loc : C.getLoc();
   if (!C.Init) {
@@ -661,6 +689,7 @@ llvm::Error Checker::run() {
     for (auto &D : M.Decls)
       if (auto *C = dyn_cast_or_null<ConstDecl>(D.get()))
         requireConst(*C, C->getLoc());
+    checkConstantBytes();
     for (auto &D : M.Decls)
       if (auto *F = dyn_cast_or_null<FunctionDecl>(D.get()))
         checkSignature(*F);

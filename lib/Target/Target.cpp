@@ -59,9 +59,19 @@ llvm::Expected<Artifact> Target::compile(const Module &M, const CompileOptions &
   A.Arch = std::string(getArch());
   A.Payload = std::move(*Payload);
   A.Kernels = describeKernels(M);
+  A.Constants = describeConstants(M);
   if (llvm::Error E = CodegenTarget::get(*this).describeCode(M, A.Payload, A.Kernels))
     return std::move(E);
   return A;
+}
+
+std::vector<ConstantInfo> Target::describeConstants(const Module &M) const {
+  std::vector<ConstantInfo> Constants;
+  for (const auto &D : M.Decls)
+    if (const auto *C = llvm::dyn_cast<ConstDecl>(D.get()); C && C->isConstantMemory())
+      Constants.push_back({C->Var.Name, CodegenTarget::get(*this).getConstantSymbol(C->Var.Name),
+                           C->Var.Ty, C->Var.Ty.getSizeInBytes()});
+  return Constants;
 }
 
 std::vector<KernelInfo> Target::describeKernels(const Module &M) const {

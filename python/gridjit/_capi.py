@@ -318,6 +318,13 @@ gj_cuda_device_count = _declare("gj_cuda_device_count", c_int32)
 gj_runtime_synchronize = _declare("gj_runtime_synchronize", c_int, _handle)
 gj_runtime_load = _declare("gj_runtime_load", c_int, _handle, _handle, _P(_handle))
 gj_loaded_module_destroy = _declare("gj_loaded_module_destroy", None, _handle)
+gj_loaded_module_set_constant = _declare(
+    "gj_loaded_module_set_constant", c_int, _handle, c_char_p, c_void_p, c_uint64
+)
+gj_module_constant_count = _declare("gj_module_constant_count", c_size_t, _handle)
+gj_module_constant = _declare(
+    "gj_module_constant", c_int, _handle, c_size_t, _P(c_char_p), _P(c_int32), _P(c_uint64)
+)
 
 gj_buffer_alloc = _declare("gj_buffer_alloc", c_int, _handle, c_uint64, _P(_handle))
 gj_buffer_free = _declare("gj_buffer_free", None, _handle)

@@ -1,10 +1,11 @@
 """Compilers, compiled modules, compile() and compile_async()."""
 
 import os
+import struct
 import threading
 import weakref
 from concurrent.futures import Future
-from ctypes import byref, c_size_t, c_void_p, string_at
+from ctypes import byref, c_char_p, c_int32, c_size_t, c_uint64, c_void_p, create_string_buffer, string_at
 
 from . import _capi, _types
 from ._errors import InvalidArgumentError, NotFoundError
@@ -348,6 +349,42 @@ class Module:
         host thread count): a new Module sharing the compiled code."""
         return Module(self._handle, runtime, self._infos, self._source)
 
+    @property
+    def constants(self):
+        """The module's constant memory (``constant NAME: [T; N];``): a dict
+        of each name to its element type and its size in bytes."""
+        out = {}
+        for i in range(_capi.gj_module_constant_count(self._handle)):
+            name, elem, nbytes = c_char_p(), c_int32(), c_uint64()
+            _capi.check(
+                _capi.gj_module_constant(self._handle, i, byref(name), byref(elem), byref(nbytes)),
+                "gj_module_constant",
+            )
+            out[name.value.decode()] = (_types.BY_CODE[elem.value], nbytes.value)
+        return out
+
+    def set_constant(self, name, values):
+        """Sets constant memory ``name`` of this module, as loaded into its
+        runtime, to ``values``: a C-contiguous array (NumPy, anything with
+        the buffer protocol) of the element type, or a sequence (nested for
+        a multi-dimensional array) of numbers, with every element. The
+        contents start as zero, belong to this Module object's loaded module
+        (every kernel of it reads them) and are what every launch after the
+        call reads (docs/Python.md, "Constant memory"). Errors:
+        NotFoundError for an unknown name, InvalidArgumentError for another
+        element type or size."""
+        info = self.constants.get(name)
+        if info is None:
+            raise NotFoundError(
+                "gridjit: the module has no constant memory %r (it has: %s)"
+                % (name, ", ".join(self.constants) or "none")
+            )
+        elem, nbytes = info
+        data = _constant_bytes(name, elem, values)
+        buf = create_string_buffer(data, len(data))
+        status = _capi.gj_loaded_module_set_constant(self._loaded_handle(), name.encode(), buf, len(data))
+        _capi.check(status, "gj_loaded_module_set_constant")
+
     def _loaded_handle(self):
         lm = self._lm
         if lm is None:
@@ -359,6 +396,45 @@ class Module:
                     _capi.check(_capi.gj_runtime_load(rt._handle, self._handle, byref(out)), "gj_runtime_load")
                     lm = self._lm = Handle(out.value, _capi.gj_loaded_module_destroy, rt._handle)
         return lm
+
+
+def _constant_bytes(name, elem, values):
+    """The bytes of ``values`` for constant memory ``name`` of element type
+    ``elem`` (set_constant)."""
+    try:
+        view = memoryview(values)
+    except TypeError:
+        view = None
+    if view is not None:
+        got = _types.from_format(view.format)
+        if got is None or not _types.holds(elem, got):
+            raise InvalidArgumentError(
+                "gridjit: constant memory %r holds %s, given an array of %s" % (name, elem, got or view.format)
+            )
+        if not view.c_contiguous:
+            raise InvalidArgumentError("gridjit: constant memory %r: the array must be C-contiguous" % name)
+        return view.tobytes()
+    fmt = {v: k for k, v in _types._BY_FORMAT.items() if k not in "lL"}.get(elem)
+    if elem is _types.f16:
+        fmt = "e"
+    if fmt is None:
+        raise InvalidArgumentError(
+            "gridjit: constant memory %r holds %s: give an array (a sequence of numbers cannot be one)" % (name, elem)
+        )
+    flat = []
+
+    def walk(v):
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        else:
+            flat.append(v)
+
+    walk(values)
+    try:
+        return struct.pack("<%d%s" % (len(flat), fmt), *flat)
+    except struct.error as e:
+        raise InvalidArgumentError("gridjit: constant memory %r: %s" % (name, e)) from None
 
 
 def _read_kernels(handle):

@@ -254,7 +254,7 @@ static const char *npyDescr(ScalarKind K) {
 /// An error about the .npy file \p Path given for \p A.
 static Error npyError(const ArgValue &A, StringRef Path, const llvm::Twine &Why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "--arg " + A.Param.Name + "=@" + Path + ": " + Why);
+                                 A.Option + " " + A.Param.Name + "=@" + Path + ": " + Why);
 }
 
 Expected<std::string> jitrun::readFileBounded(StringRef Path, uint64_t Limit, bool RegularOnly) {
@@ -631,10 +631,12 @@ Error jitrun::refreshAlias(ArgValue &A, const ArgValue &Target) {
   return Error::success();
 }
 
-Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef Spec) {
+Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef Spec,
+                                    StringRef Option) {
   ArgValue A;
   A.Param = P;
-  std::string Where = "--arg " + P.Name;
+  A.Option = Option.str();
+  std::string Where = Option.str() + " " + P.Name;
   if (!P.Ty.isPointer()) {
     auto Bits = parseLiteral(P.Ty.getScalarKind(), Spec, Where);
     if (!Bits)
@@ -649,6 +651,26 @@ Expected<ArgValue> jitrun::parseArg(const gridjit::KernelParamInfo &P, StringRef
   if (E)
     return std::move(E);
   return std::move(A);
+}
+
+Expected<ArgValue> jitrun::parseConstant(const gridjit::ConstantInfo &C, StringRef Spec) {
+  // The bytes are a buffer's: parsed as a ptr<T> argument's, with the plain
+  // list `v0,v1,...` (and a single value) read as `[v0,v1,...]`.
+  gridjit::KernelParamInfo P{C.Name, gridjit::Type::getPointer(C.Ty.getScalarKind()), 8, 8};
+  StringRef S = Spec.trim();
+  bool Generator = S.starts_with("zeros:") || S.starts_with("fill:") || S.starts_with("iota:") ||
+                   S.starts_with("rand:");
+  std::string Text =
+      S.starts_with("@") || S.starts_with("[") || Generator ? S.str() : "[" + S.str() + "]";
+  auto A = parseArg(P, Text, "--constant");
+  if (!A)
+    return A.takeError();
+  uint64_t Want = C.Ty.getArrayElementCount();
+  if (A->Count != Want)
+    return usageError("--constant " + C.Name + ": " + llvm::Twine(A->Count) +
+                      (A->Count == 1 ? " value" : " values") + " given; '" + C.Name + "' of type " +
+                      C.Ty.str() + " has " + llvm::Twine(Want) + " elements");
+  return A;
 }
 
 //===----------------------------------------------------------------------===//

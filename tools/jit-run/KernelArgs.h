@@ -42,6 +42,8 @@ struct ArgValue {
   /// --print and --out), refreshed by refreshAlias.
   std::optional<size_t> AliasOf;
   uint64_t AliasOffset = 0;
+  /// The option that gave it, for messages: "--arg" or "--constant".
+  std::string Option = "--arg";
   bool isPointer() const { return Param.Ty.isPointer(); }
   gridjit::ScalarKind kind() const { return Param.Ty.getScalarKind(); }
   void *data() { return Storage.data() + (isPointer() ? Pad : 0); }
@@ -51,7 +53,14 @@ struct ArgValue {
 
 /// Parses \p Spec for \p P. Errors: UsageError for bad syntax or a value
 /// out of range; a plain error for .npy files that cannot be used.
-llvm::Expected<ArgValue> parseArg(const gridjit::KernelParamInfo &P, llvm::StringRef Spec);
+llvm::Expected<ArgValue> parseArg(const gridjit::KernelParamInfo &P, llvm::StringRef Spec,
+                                  llvm::StringRef Option = "--arg");
+
+/// `--constant NAME=SPEC` for constant memory \p C: `v0,v1,...` (or one
+/// value), or any buffer SPEC of parseArg (`[...]`, `@FILE.npy`, `fill:N:V`,
+/// ...), with exactly as many elements as \p C has (UsageError otherwise).
+/// The elements are in data(), Count of them.
+llvm::Expected<ArgValue> parseConstant(const gridjit::ConstantInfo &C, llvm::StringRef Spec);
 
 /// `--arg NAME=@OTHER[+K]`, where OTHER is another buffer parameter of
 /// \p K: parameter \p P gets the address of element K of OTHER's buffer

@@ -38,6 +38,7 @@
 #include "gridjit/Target/Target.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -194,6 +195,11 @@ cl::list<std::string>
     ArgOpts("arg",
             cl::desc("A kernel argument, one per parameter: NAME=SPEC (the forms of SPEC: below)"),
             cl::value_desc("name=spec"), cl::cat(JitRunCategory));
+cl::list<std::string>
+    ConstantOpts("constant",
+                 cl::desc("Constant memory of the module, set before the launch: NAME=v0,v1,... "
+                          "or NAME=@FILE.npy (or a buffer SPEC), every element"),
+                 cl::value_desc("name=values"), cl::cat(JitRunCategory));
 cl::list<std::string>
     PrintOpts("print",
               cl::desc("After the run, print buffer NAME, an element NAME[I] or a slice "
@@ -1010,6 +1016,35 @@ private:
   std::thread Thread;
 };
 
+/// --constant NAME=SPEC: sets constant memory NAME of \p L (each at most
+/// once; the others stay zero).
+Error setConstants(gridjit::Runtime &RT, gridjit::LoadedModule &L) {
+  llvm::StringSet<> Seen;
+  for (const std::string &Opt : ConstantOpts) {
+    auto [Name, Spec] = StringRef(Opt).split('=');
+    Name = Name.trim();
+    if (!StringRef(Opt).contains('=') || Name.empty())
+      return jitrun::usageError("--constant " + Opt + ": expected NAME=VALUES");
+    const gridjit::ConstantInfo *C = L.getConstant(Name);
+    if (!C) {
+      std::string Known;
+      for (const gridjit::ConstantInfo &K : L.getConstants())
+        Known += "\n  constant " + K.Name + ": " + K.Ty.str();
+      return jitrun::usageError("--constant " + Opt + ": the module has no constant memory '" +
+                                Name + "'" +
+                                (Known.empty() ? std::string(" (it declares none)") : Known));
+    }
+    if (!Seen.insert(Name).second)
+      return jitrun::usageError("--constant " + Name + " is given twice");
+    auto V = jitrun::parseConstant(*C, Spec);
+    if (!V)
+      return V.takeError();
+    if (Error E = RT.setConstant(L, Name, V->data(), C->Bytes, C->Ty.getScalarKind()))
+      return E;
+  }
+  return Error::success();
+}
+
 /// Compiles \p M for \p T (through the cache), loads it into the runtime
 /// of the target and runs kernel \p Kernel with \p Values, whose buffers
 /// go to the device and come back; prints --stats, whether the launch
@@ -1028,6 +1063,8 @@ Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
   double LoadMs = msSince(LoadStart);
   if (!Loaded)
     return Loaded.takeError();
+  if (Error E = setConstants(**RT, **Loaded))
+    return E;
   gridjit::LaunchStats LS;
   Error E = [&] {
     Watchdog Dog;

@@ -111,6 +111,9 @@ bool Initialized = false;
 std::vector<FakeDevice> Devices;
 FakeContext Contexts[MaxDevices];
 std::map<uintptr_t, size_t> Allocations; // start -> size
+/// The `.const` globals of loaded modules (FakeGlobal), start -> size:
+/// copies reach them as allocations, but they are no allocation of the caller's.
+std::map<uintptr_t, size_t> ModuleGlobals;
 /// The device whose primary context made each allocation (start ->
 /// device): releasing the context's last reference frees them, as the
 /// real driver does when it destroys a context.
@@ -227,11 +230,15 @@ int sharedOptin(const FakeDevice &D) {
 /// The allocation holding [Ptr, Ptr + Bytes), or false.
 bool inAllocation(CUdeviceptr Ptr, size_t Bytes) {
   std::lock_guard<std::mutex> G(Lock);
-  auto It = Allocations.upper_bound(Ptr);
-  if (It == Allocations.begin())
-    return false;
-  --It;
-  return Ptr >= It->first && Ptr - It->first + Bytes <= It->second;
+  for (const auto *Map : {&Allocations, &ModuleGlobals}) {
+    auto It = Map->upper_bound(Ptr);
+    if (It == Map->begin())
+      continue;
+    --It;
+    if (Ptr >= It->first && Ptr - It->first + Bytes <= It->second)
+      return true;
+  }
+  return false;
 }
 
 struct ErrorText {
@@ -695,9 +702,20 @@ struct FakeFunction {
   bool GridState = false;
 };
 
+/// A module-scope `.const` array of the PTX (`.visible .const .align 4
+/// .b8 NAME[BYTES];`): zeroed memory in ModuleGlobals, so that cuMemcpyHtoD
+/// reaches it, freed with its module.
+struct FakeGlobal {
+  std::string Name;
+  CUdeviceptr Addr = 0;
+  size_t Bytes = 0;
+};
+
 struct FakeModule {
   int Device = 0;
   std::vector<std::unique_ptr<FakeFunction>> Functions;
+  std::vector<FakeGlobal> Globals;
+  ~FakeModule();
 };
 
 struct FakeLink {
@@ -816,6 +834,41 @@ std::vector<std::unique_ptr<FakeFunction>> parseEntries(const std::string &Ptx) 
   }
   return Out;
 }
+
+/// The `.const NAME[BYTES]` arrays of \p Ptx (initialised or not), each
+/// given zeroed memory (Lock held).
+std::vector<FakeGlobal> parseGlobals(const std::string &Ptx) {
+  std::vector<FakeGlobal> Out;
+  for (size_t Pos = Ptx.find(".const "); Pos != std::string::npos;
+       Pos = Ptx.find(".const ", Pos + 1)) {
+    size_t Eol = Ptx.find('\n', Pos);
+    std::string Line = Ptx.substr(Pos, Eol == std::string::npos ? Eol : Eol - Pos);
+    size_t Open = Line.find('['), Close = Line.find(']');
+    size_t NameStart = Line.rfind(' ', Open);
+    if (Open == std::string::npos || Close == std::string::npos || NameStart == std::string::npos)
+      continue;
+    FakeGlobal G;
+    G.Name = Line.substr(NameStart + 1, Open - NameStart - 1);
+    G.Bytes = std::strtoull(Line.c_str() + Open + 1, nullptr, 10);
+    void *P = std::calloc(1, G.Bytes ? G.Bytes : 1);
+    G.Addr = reinterpret_cast<uintptr_t>(P);
+    ModuleGlobals[G.Addr] = G.Bytes;
+    Out.push_back(G);
+  }
+  return Out;
+}
+
+} // namespace
+
+// With Lock held (cuModuleUnload), or at exit.
+FakeModule::~FakeModule() {
+  for (const FakeGlobal &G : Globals) {
+    ModuleGlobals.erase(G.Addr);
+    std::free(reinterpret_cast<void *>(G.Addr));
+  }
+}
+
+namespace {
 
 /// \p F if it is a function of a loaded module (Lock held), else null.
 FakeFunction *findFunction(CUfunction F) {
@@ -944,6 +997,7 @@ FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *Module, const void *Image,
   auto M = std::make_unique<FakeModule>();
   M->Device = Dev;
   M->Functions = parseEntries(Text);
+  M->Globals = parseGlobals(Text);
   writeLogs(NumOptions, Options, Values,
             "info    : fake driver loaded " + std::to_string(M->Functions.size()) +
                 " entry function(s) for " + archOf(Dev),
@@ -972,6 +1026,29 @@ FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *Function, CUmodule Module, 
     for (const auto &F : M->Functions)
       if (F->Name == Name) {
         *Function = reinterpret_cast<CUfunction>(F.get());
+        return CUDA_SUCCESS;
+      }
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *Ptr, size_t *Bytes, CUmodule Module,
+                                          const char *Name) {
+  if (CUresult R = enterWithContext("cuModuleGetGlobal_v2"))
+    return R;
+  if (!Name)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> G(Lock);
+  for (const auto &M : Modules) {
+    if (reinterpret_cast<CUmodule>(M.get()) != Module)
+      continue;
+    for (const FakeGlobal &Gl : M->Globals)
+      if (Gl.Name == Name) {
+        if (Ptr)
+          *Ptr = Gl.Addr;
+        if (Bytes)
+          *Bytes = Gl.Bytes;
         return CUDA_SUCCESS;
       }
     return CUDA_ERROR_NOT_FOUND;
@@ -1170,6 +1247,21 @@ FAKE_EXPORT int gridjitFakeCudaPrimaryCtxRefs(int Device) {
   return Device >= 0 && Device < MaxDevices ? Contexts[Device].Retains : -1;
 }
 
+/// Copies the first \p Bytes bytes of `.const` global \p Name of the module
+/// loaded last that has one into \p Out; -1 if none has, or it is smaller.
+FAKE_EXPORT int gridjitFakeCudaReadGlobal(const char *Name, void *Out, size_t Bytes) {
+  std::lock_guard<std::mutex> G(Lock);
+  for (auto M = Modules.rbegin(); M != Modules.rend(); ++M)
+    for (const FakeGlobal &Gl : (*M)->Globals)
+      if (Gl.Name == Name) {
+        if (Bytes > Gl.Bytes)
+          return -1;
+        std::memcpy(Out, reinterpret_cast<const void *>(Gl.Addr), Bytes);
+        return 0;
+      }
+  return -1;
+}
+
 /// PTX compiles so far (cuModuleLoadDataEx of PTX, cuLinkAddData).
 FAKE_EXPORT int gridjitFakeCudaPtxCompiles() {
   std::lock_guard<std::mutex> G(Lock);
@@ -1250,6 +1342,7 @@ FAKE_CHECK_TYPE(cuMemsetD8, cuMemsetD8_v2)
 FAKE_CHECK_TYPE(cuModuleLoadDataEx, cuModuleLoadDataEx)
 FAKE_CHECK_TYPE(cuModuleUnload, cuModuleUnload)
 FAKE_CHECK_TYPE(cuModuleGetFunction, cuModuleGetFunction)
+FAKE_CHECK_TYPE(cuModuleGetGlobal, cuModuleGetGlobal_v2)
 FAKE_CHECK_TYPE(cuLinkCreate, cuLinkCreate_v2)
 FAKE_CHECK_TYPE(cuLinkAddData, cuLinkAddData_v2)
 FAKE_CHECK_TYPE(cuLinkComplete, cuLinkComplete)

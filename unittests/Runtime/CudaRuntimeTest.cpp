@@ -80,6 +80,9 @@ kernel dyn(out: ptr<i32>) {
   sync_threads();
   out[thread_idx.x] = s[block_dim.x - 1 - thread_idx.x];
 }
+
+// Set by setConstant (cuModuleGetGlobal, cuMemcpyHtoD).
+constant C: [i32; 4];
 )";
 
 /// Source compiled for \p Arch.
@@ -647,7 +650,7 @@ std::unique_ptr<CudaRuntime> cubinRuntime(const std::string &Dir) {
 /// The cleanup calls whose failure cannot be reported (the destructors'
 /// unload, release, event destroy; the link's destroy) and the error
 /// queries are failed too: the operation still succeeds, nothing crashes.
-/// Together the cases cover all 37 entry points (checked below).
+/// Together the cases cover all 38 entry points (checked below).
 TEST(CudaRuntimeTest, EveryEntryPointFailing) {
   using Op = std::function<llvm::Error(Loaded &)>;
   auto Load = [](Loaded &L) { return L.RT->load(ptx()).takeError(); };
@@ -699,6 +702,11 @@ TEST(CudaRuntimeTest, EveryEntryPointFailing) {
       {"cuModuleLoadDataEx", Load},
       {"cuModuleLoadDataEx", LinkLoad},
       {"cuModuleGetFunction", Load},
+      {"cuModuleGetGlobal",
+       [](Loaded &L) {
+         int32_t V[4] = {1, 2, 3, 4};
+         return L.RT->setConstant(*L.M, "C", V, sizeof(V));
+       }},
       {"cuFuncGetAttribute", Load},
       {"cuLinkCreate", LinkLoad},
       {"cuLinkAddData", LinkLoad},
@@ -782,7 +790,7 @@ TEST(CudaRuntimeTest, EveryEntryPointFailing) {
 #define GRIDJIT_NAME_ONE(Name, Resolution, Params) All.insert(#Name);
   GRIDJIT_CUDA_ENTRY_POINTS(GRIDJIT_NAME_ONE)
 #undef GRIDJIT_NAME_ONE
-  EXPECT_EQ(All.size(), 37u);
+  EXPECT_EQ(All.size(), 38u);
   EXPECT_EQ(Covered, All);
 }
 

@@ -26,7 +26,8 @@ namespace gridjit {
 
 /// The version of the on-disk entry format *and* of the key's encoding.
 /// Bump it whenever either changes: old entries then simply miss.
-/// 2: KernelInfo::StackBytes. 3: KernelInfo::Prints (and the host ABI 2).
+/// 2: KernelInfo::StackBytes. 3: KernelInfo::Prints (and the host ABI 2)
+/// and the module's constant memory.
 constexpr uint32_t CacheFormatVersion = 3;
 
 /// gridjit's version (CMake's PROJECT_VERSION, e.g. "0.1.0").

@@ -46,7 +46,8 @@ enum class StorageKind : uint8_t {
   Shared,    ///< `shared t: [T; N];` / `shared t: [T];` / `shared x: T;` (kernels and device
              ///< functions)
   LoopIndex, ///< the index of a `for` loop (immutable in the body)
-  Const,     ///< a module-level `const`
+  Const,     ///< a module-level `const` (a scalar, or a table: `const W: [f32; 5] = [...];`)
+  Constant,  ///< a module-level `constant NAME: [T; N];` (constant memory, set by the host)
 };
 
 /// How a device-function parameter passes its value (docs/LangRef.md, "Out
@@ -481,15 +482,33 @@ struct ConstValue {
   double Float = 0; ///< f32 (already rounded to float) and f64
 };
 
-/// `const NAME: T = e;`
+/// The initializer of a constant table, `[a, b, c]` or `[[a, b], [c, d]]`:
+/// a list of elements (Elems) or of rows (Rows, one list per row of a
+/// multi-dimensional table); never both.
+struct ArrayInit {
+  SourceLoc Loc; ///< the '['
+  std::vector<ExprPtr> Elems;
+  std::vector<ArrayInit> Rows;
+};
+
+/// `const NAME: T = e;`, a constant table `const NAME: [T; N] = [e, ...];`,
+/// or constant memory `constant NAME: [T; N];` (Var.Storage says which:
+/// Const or Constant). Tables and constant memory are arrays in
+/// AddrSpace::Constant (LangRef, "Constant tables and constant memory").
 class ConstDecl : public Decl {
 public:
   ConstDecl(SourceLoc L) : Decl(Const, L) {}
   static bool classof(const Decl *D) { return D->getKind() == Const; }
-  VarDecl Var; ///< Storage == Const
+  VarDecl Var; ///< Storage == Const or Constant
   ExprPtr Init;
   /// Set by the verifier: the folded value of Init.
   std::optional<ConstValue> Value;
+  /// A table's initializer (null for a scalar const and constant memory).
+  std::unique_ptr<ArrayInit> Table;
+  /// Set by the verifier: a table's elements, folded, row-major.
+  std::vector<ConstValue> TableValues;
+  /// `constant NAME: [T; N];`: constant memory the host sets.
+  bool isConstantMemory() const { return Var.Storage == StorageKind::Constant; }
 };
 
 /// A device function (`fn`) or a kernel (`kernel`).

@@ -28,8 +28,10 @@ namespace gridjit {
 enum class ScalarKind : uint8_t { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64, F16, BF16 };
 
 /// Where a pointer points: global memory (`ptr<T>`), a block's shared memory
-/// (`ptr<T, shared>`) or a thread's local array (`ptr<T, local>`).
-enum class AddrSpace : uint8_t { Global, Shared, Local };
+/// (`ptr<T, shared>`) or a thread's local array (`ptr<T, local>`). Constant
+/// is where a module-level `const` table or `constant` array lives (read
+/// only in kernels; no pointer type names it).
+enum class AddrSpace : uint8_t { Global, Shared, Local, Constant };
 
 /// The spelling of a scalar type (`i32`, `f64`, `bool`, ...).
 std::string_view scalarName(ScalarKind K);

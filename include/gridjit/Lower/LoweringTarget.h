@@ -67,6 +67,11 @@ public:
   virtual llvm::Error emitKernelPrologue(LoweringContext &C) const {
     return llvm::Error::success();
   }
+  /// The symbol of constant memory \p Name (`constant NAME: [T; N];`) in
+  /// the generated code, which the runtime looks up to set it: the name
+  /// itself by default (the nvptx target's `.const` global, as CUDA's
+  /// `__constant__`); the host target prefixes it (hostabi::ConstantPrefix).
+  virtual std::string getConstantSymbol(llvm::StringRef Name) const { return Name.str(); }
   /// Called once after every function is lowered (e.g. to link libraries).
   virtual llvm::Error finishModule(llvm::Module &IR) const { return llvm::Error::success(); }
   /// Lowers every function and kernel of verified \p M into \p IR; lower()

@@ -105,6 +105,8 @@ private:
   llvm::Error readMemory(void *Dst, uint64_t Addr, uint64_t Bytes) override;
   llvm::Error launchKernel(LoadedModule &M, const KernelInfo &Kernel, const LaunchConfig &Config,
                            llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts) override;
+  /// Copies into the global of the JIT-ed module.
+  llvm::Error writeConstant(LoadedModule &M, const ConstantInfo &C, const void *Data) override;
 };
 
 } // namespace gridjit

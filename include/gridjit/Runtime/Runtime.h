@@ -33,7 +33,9 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -343,13 +345,28 @@ public:
   const std::vector<KernelInfo> &getKernels() const { return Kernels; }
   /// The kernel named \p Name, or null.
   const KernelInfo *getKernel(llvm::StringRef Name) const;
+  /// The module's constant memory (`constant NAME: [T; N];`), as the
+  /// artifact carries it.
+  const std::vector<ConstantInfo> &getConstants() const { return Constants; }
+  /// The constant memory named \p Name, or null.
+  const ConstantInfo *getConstant(llvm::StringRef Name) const;
 
 protected:
-  LoadedModule(TargetKind K, std::vector<KernelInfo> Infos) : Kind(K), Kernels(std::move(Infos)) {}
+  LoadedModule(TargetKind K, std::vector<KernelInfo> Infos, std::vector<ConstantInfo> Consts = {})
+      : Kind(K), Kernels(std::move(Infos)), Constants(std::move(Consts)) {}
 
 private:
+  friend class Runtime;
   TargetKind Kind;
   std::vector<KernelInfo> Kernels;
+  std::vector<ConstantInfo> Constants;
+  /// Orders setConstant against launches of this module: a launch holds it
+  /// shared until it returns, a set holds it exclusively (Runtime::setConstant).
+  std::shared_mutex ConstantsLock;
+  /// A turnstile in front of ConstantsLock: a set holds it while it waits,
+  /// so launches that start meanwhile queue behind the set instead of
+  /// starving it (glibc's reader-writer locks prefer readers).
+  std::mutex ConstantsGate;
 };
 
 /// Loads artifacts of one target, owns its device memory and launches
@@ -397,6 +414,23 @@ public:
   llvm::Error launch(LoadedModule &M, llvm::StringRef Kernel, const LaunchConfig &Config,
                      llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts = {});
 
+  /// Sets constant memory \p Name of \p M (`constant NAME: [T; N];`) to
+  /// the \p Bytes bytes at \p Data, the array's bytes in row-major order
+  /// (little-endian scalars, bool one byte 0 or 1). The contents belong to
+  /// the loaded module, as a CUDA module's `__constant__` globals do: every
+  /// kernel of \p M reads them, other loads of the same artifact have their
+  /// own, and they start as zero. The set waits for the launches of \p M in
+  /// progress on this runtime to return, then writes; a launch that starts
+  /// after it returns reads the new contents, one that returned before it
+  /// started read the old ones, and none ever reads half of each (on a GPU,
+  /// the copy is ordered after the work queued before it, as
+  /// cudaMemcpyToSymbol's). Thread-safe. Errors: no constant memory of that
+  /// name (NotFound, naming those the module has); \p Bytes not the array's
+  /// size, or \p Elem given and not its element type (InvalidArgument);
+  /// a module of another target (InvalidArgument); the device refusing.
+  llvm::Error setConstant(LoadedModule &M, llvm::StringRef Name, const void *Data, uint64_t Bytes,
+                          std::optional<ScalarKind> Elem = std::nullopt);
+
   /// Waits until every launch and copy this runtime queued has finished
   /// and returns the first error any of them met. (The host target runs
   /// everything synchronously: nothing to wait for.)
@@ -418,6 +452,10 @@ protected:
   virtual llvm::Error launchKernel(LoadedModule &M, const KernelInfo &Kernel,
                                    const LaunchConfig &Config, llvm::ArrayRef<KernelArg> Args,
                                    const LaunchOptions &Opts) = 0;
+  /// The target's part of setConstant: writes C.Bytes bytes of \p Data to
+  /// \p C of \p M (checked: of this target, and the size), while no launch
+  /// of \p M is in progress. The default refuses (a runtime that has none).
+  virtual llvm::Error writeConstant(LoadedModule &M, const ConstantInfo &C, const void *Data);
 
 private:
   TargetKind Kind;

@@ -38,6 +38,11 @@ inline constexpr uint32_t MaxGridDim[3] = {0x7fffffffu, 65535, 65535};
 /// threads).
 inline constexpr uint64_t MaxStackArrayBytes = 64u << 10;
 
+/// The most bytes of a module's constant tables and constant memory
+/// together (`const W: [T; N] = [...]`, `constant C: [T; N];`): a GPU's
+/// constant bank, 64 KiB. The verifier rejects more, on every target.
+inline constexpr uint64_t MaxConstantBytes = 64u << 10;
+
 /// The most threads a caller may ask for: the host runtime's worker threads
 /// (HostRuntimeOptions::NumThreads, RuntimeOptions::NumThreads, jit-run's
 /// --threads and GRIDJIT_NUM_THREADS, gj_runtime_options::threads) and the

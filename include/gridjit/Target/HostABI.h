@@ -51,6 +51,9 @@ constexpr uint64_t MaxKernelStackBytes = WorkerStackBytes - RuntimeStackBytes;
 /// Symbol prefixes; the kernel's name follows.
 constexpr const char *EntryPrefix = "__gridjit_entry_";
 constexpr const char *DescriptorPrefix = "__gridjit_desc_";
+/// Constant memory (`constant NAME: [T; N];`): a global the runtime writes
+/// before a launch.
+constexpr const char *ConstantPrefix = "__gridjit_constant_";
 
 /// A synchronisation point, as the compiler records it for messages: one
 /// constant per sync_threads(), sync_warp(), grid_sync() and warp

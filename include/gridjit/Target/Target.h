@@ -85,6 +85,17 @@ struct KernelInfo {
   bool Prints = false;
 };
 
+/// Constant memory of a module (`constant NAME: [T; N];`), which the host
+/// sets before a launch (Runtime::setConstant); stored with the artifact,
+/// as KernelInfo is, so that a module from the cache can still be set.
+struct ConstantInfo {
+  std::string Name;   ///< as declared
+  std::string Symbol; ///< its symbol in the payload (nvptx: Name; host: prefixed)
+  Type Ty;            ///< the array type (every dimension's count)
+  /// Bytes of the whole array (Ty.getSizeInBytes()).
+  uint64_t Bytes = 0;
+};
+
 /// The result of a compile.
 struct Artifact {
   TargetKind Kind = TargetKind::Host; ///< the target it was compiled for
@@ -92,6 +103,8 @@ struct Artifact {
   /// PTX text (NVPTX) or a relocatable object file (host).
   std::string Payload;
   std::vector<KernelInfo> Kernels;
+  /// The module's constant memory, in declaration order.
+  std::vector<ConstantInfo> Constants;
   const KernelInfo *getKernel(std::string_view Name) const;
 };
 
@@ -148,6 +161,8 @@ public:
 
   /// Launch metadata for every kernel of \p M (as compile() stores it).
   std::vector<KernelInfo> describeKernels(const Module &M) const;
+  /// The constant memory of verified \p M (as compile() stores it).
+  std::vector<ConstantInfo> describeConstants(const Module &M) const;
 
 private:
   friend class CodegenTarget;

@@ -142,6 +142,8 @@ typedef enum CUjitInputType_enum {
      void **OptionValues))                                                                         \
   X(cuModuleUnload, V2First, (CUmodule Module))                                                    \
   X(cuModuleGetFunction, V2First, (CUfunction * Function, CUmodule Module, const char *Name))      \
+  X(cuModuleGetGlobal, V2Only,                                                                     \
+    (CUdeviceptr * Ptr, size_t *Bytes, CUmodule Module, const char *Name))                         \
   X(cuLinkCreate, V2First,                                                                         \
     (unsigned int NumOptions, CUjit_option *Options, void **OptionValues, CUlinkState *State))     \
   X(cuLinkAddData, V2First,                                                                        \

@@ -81,9 +81,10 @@ namespace {
 /// A PTX artifact loaded into the device's primary context.
 class CudaModule final : public LoadedModule {
 public:
-  CudaModule(cuda::Driver &D, int Ordinal, std::vector<KernelInfo> Infos)
-      : LoadedModule(TargetKind::NVPTX, std::move(Infos)), Drv(D), Ordinal(Ordinal),
-        Kernels(getKernels().size()) {}
+  CudaModule(cuda::Driver &D, int Ordinal, std::vector<KernelInfo> Infos,
+             std::vector<ConstantInfo> Consts)
+      : LoadedModule(TargetKind::NVPTX, std::move(Infos), std::move(Consts)), Drv(D),
+        Ordinal(Ordinal), Kernels(getKernels().size()) {}
   ~CudaModule() override {
     if (!Module)
       return;
@@ -225,6 +226,25 @@ Error CudaRuntime::writeMemory(uint64_t Addr, const void *Src, uint64_t Bytes) {
   return GRIDJIT_CU(*Drv, cuMemcpyHtoD, CUdeviceptr(Addr), Src, Bytes);
 }
 
+Error CudaRuntime::writeConstant(LoadedModule &LM, const ConstantInfo &C, const void *Data) {
+  auto &M = static_cast<CudaModule &>(LM);
+  auto Ctx = enter();
+  if (!Ctx)
+    return Ctx.takeError();
+  CUdeviceptr Addr = 0;
+  size_t Bytes = 0;
+  if (Error E = GRIDJIT_CU(*Drv, cuModuleGetGlobal, &Addr, &Bytes, M.Module, C.Symbol.c_str()))
+    return E;
+  if (Bytes != C.Bytes)
+    return makeError(ErrorKind::Failed, "constant memory '" + C.Name + "' has " +
+                                            std::to_string(Bytes) +
+                                            " bytes in the loaded module, " +
+                                            std::to_string(C.Bytes) + " in its metadata");
+  if (Error E = GRIDJIT_CU(*Drv, cuCtxSynchronize))
+    return E;
+  return GRIDJIT_CU(*Drv, cuMemcpyHtoD, Addr, Data, Bytes);
+}
+
 Error CudaRuntime::readMemory(void *Dst, uint64_t Addr, uint64_t Bytes) {
   auto Ctx = enter();
   if (!Ctx)
@@ -280,7 +300,7 @@ Expected<std::unique_ptr<LoadedModule>> CudaRuntime::load(const Artifact &A) {
                             CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *Values[] = {InfoLog, reinterpret_cast<void *>(uintptr_t(sizeof(InfoLog))), ErrorLog,
                     reinterpret_cast<void *>(uintptr_t(sizeof(ErrorLog)))};
-  auto M = std::make_unique<CudaModule>(*Drv, Info.Ordinal, A.Kernels);
+  auto M = std::make_unique<CudaModule>(*Drv, Info.Ordinal, A.Kernels, A.Constants);
   // The image: the cubin (cached or just linked), else the PTX;
   // NUL-terminated (std::string), as the driver wants PTX.
   auto LoadImage = [&] {
@@ -386,6 +406,7 @@ Expected<Artifact> CudaRuntime::linkCubin(const Artifact &A) {
   Entry.Kind = TargetKind::NVPTX;
   Entry.Arch = Info.getArch();
   Entry.Kernels = A.Kernels;
+  Entry.Constants = A.Constants;
   return std::move(Entry);
 }
 

@@ -81,6 +81,9 @@ protected:
   llvm::Error readMemory(void *Dst, uint64_t Addr, uint64_t Bytes) override;
   llvm::Error launchKernel(LoadedModule &M, const KernelInfo &Kernel, const LaunchConfig &Config,
                            llvm::ArrayRef<KernelArg> Args, const LaunchOptions &Opts) override;
+  /// cuModuleGetGlobal, then cuMemcpyHtoD after cuCtxSynchronize (a launch
+  /// on a caller's non-blocking stream is not ordered before the copy).
+  llvm::Error writeConstant(LoadedModule &M, const ConstantInfo &C, const void *Data) override;
 
 private:
   CudaRuntime(std::unique_ptr<cuda::Driver> D, CudaDeviceInfo Info)

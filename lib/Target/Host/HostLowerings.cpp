@@ -80,7 +80,9 @@ Expected<Value *> lowerLocalArray(LoweringContext &C, const OpArgs &A) {
 // `a[i]` (or `t[y][x]`) of a local array on the stack: an index outside the
 // array is clamped to its last element, so a kernel's overrun stays in its own array
 // and can never reach the saved registers, return addresses or scheduling
-// state on the stack of the runtime's thread (docs/HostTarget.md). Arrays
+// state on the stack of the runtime's thread (docs/HostTarget.md). So is
+// an index into a constant table or constant memory (a global): a read
+// past it never reaches the JIT-ed module's other data. Arrays
 // in block memory (shared, frame, block frame) are not clamped: that
 // memory is the kernel's own, between guard pages. A constant index is
 // checked by the front end; an index that LLVM proves in range (a loop
@@ -89,7 +91,8 @@ Expected<Value *> lowerElementAddr(LoweringContext &C, const OpArgs &A) {
   llvm::Type *ElemTy = C.memType(A.OperandTy.getScalarKind());
   Value *Index = A.Operands[1];
   if (A.OperandTy.isArray() && A.OperandTy.getArrayCount() != 0 &&
-      llvm::isa<llvm::AllocaInst>(A.Operands[0]->stripPointerCasts())) {
+      (llvm::isa<llvm::AllocaInst>(A.Operands[0]->stripPointerCasts()) ||
+       A.OperandTy.getAddrSpace() == AddrSpace::Constant)) {
     // A multi-dimensional array's index is the flat, row-major one
     // (StructuralLowering): the clamp keeps it inside the whole array.
     Value *Last = llvm::ConstantInt::get(Index->getType(), A.OperandTy.getArrayElementCount() - 1);

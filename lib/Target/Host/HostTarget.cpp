@@ -77,6 +77,9 @@ public:
   std::string getFingerprint() const override { return Fingerprint; }
   EmitKind getPayloadKind() const override { return EmitKind::Object; }
   unsigned getAddrSpace(AddrSpace) const override { return 0; }
+  std::string getConstantSymbol(llvm::StringRef Name) const override {
+    return hostabi::ConstantPrefix + Name.str();
+  }
   llvm::Error prepareModule(llvm::Module &IR) const override {
     IR.setTargetTriple(Triple);
     IR.setDataLayout(DataLayout);

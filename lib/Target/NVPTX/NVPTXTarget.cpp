@@ -119,6 +119,8 @@ unsigned NVPTXTarget::getAddrSpace(AddrSpace AS) const {
     // Allocas are generic pointers in NVPTX IR (NVPTXLowerAlloca turns
     // them into local accesses), so `ptr<T, local>` is generic.
     return Generic;
+  case AddrSpace::Constant:
+    return Const; // `.const`, read with ld.const through the constant cache
   }
   return Generic;
 }

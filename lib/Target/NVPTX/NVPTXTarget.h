@@ -32,7 +32,7 @@ namespace gridjit::nvptx {
 inline constexpr const char *Triple = "nvptx64-nvidia-cuda";
 
 /// The LLVM address spaces of NVPTX that KIR uses.
-enum NVPTXAddrSpace : unsigned { Generic = 0, Global = 1, Shared = 3 };
+enum NVPTXAddrSpace : unsigned { Generic = 0, Global = 1, Shared = 3, Const = 4 };
 
 class NVPTXTarget : public CodegenTarget {
 public:
