@@ -234,15 +234,21 @@ Expected<Value *> lowerNull(LoweringContext &C, const OpArgs &A) {
 }
 
 Expected<Value *> lowerPtrOffset(LoweringContext &C, const OpArgs &A) {
-  return C.B.CreateGEP(C.memType(A.OperandTy.getScalarKind()), op0(A), op1(A), "offset");
+  return C.B.CreateGEP(C.elementMemType(A.OperandTy), op0(A), op1(A), "offset");
 }
 
 // The base is a pointer, or the address of an array; operand 1 is an i64.
 Expected<Value *> lowerElementAddr(LoweringContext &C, const OpArgs &A) {
-  return C.B.CreateGEP(C.memType(A.OperandTy.getScalarKind()), op0(A), op1(A), "elt");
+  return C.B.CreateGEP(C.elementMemType(A.OperandTy), op0(A), op1(A), "elt");
 }
 
+// A struct or vector is one load or store of its LLVM type, at its
+// alignment: NVPTX makes `ld.global.v4.f32` of an f32x4, the host a vector
+// load.
 Expected<Value *> lowerLoad(LoweringContext &C, const OpArgs &A) {
+  if (A.ResultTy.isStruct())
+    return C.B.CreateAlignedLoad(C.toLLVM(A.ResultTy), op0(A),
+                                 llvm::Align(A.ResultTy.getAlignInBytes()));
   ScalarKind K = A.ResultTy.getScalarKind();
   Value *V = C.B.CreateLoad(C.memType(K), op0(A));
   if (K == ScalarKind::Bool)
@@ -254,6 +260,10 @@ Expected<Value *> lowerStore(LoweringContext &C, const OpArgs &A) {
   Value *V = op1(A);
   if (A.ResultTy.isBool())
     V = C.B.CreateZExt(V, C.B.getInt8Ty());
+  if (A.ResultTy.isStruct()) {
+    C.B.CreateAlignedStore(V, op0(A), llvm::Align(A.ResultTy.getAlignInBytes()));
+    return nullptr;
+  }
   C.B.CreateStore(V, op0(A));
   return nullptr;
 }

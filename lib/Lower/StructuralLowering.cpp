@@ -83,7 +83,19 @@ llvm::Error StructuralLowering::lowerStmt(const Stmt &S) {
 /// \p Ty) says about its address: its memory and its type.
 static void setElementAccess(OpArgs &A, const Expr &Elem, Type Ty) {
   A.Mem = memoryOf(Elem);
-  A.OperandTy = Type::getPointer(Ty.getScalarKind(), A.Mem.Space);
+  A.OperandTy = Type::getPointerTo(Ty, A.Mem.Space);
+}
+
+/// True for an element `p[i]`, or a field of one (`p[i].a.b`): memory that
+/// Load and Store reach, as opposed to a variable's own storage.
+static bool isInMemory(const Expr &E) {
+  const Expr *X = &E;
+  while (const auto *M = llvm::dyn_cast<MemberExpr>(X)) {
+    if (!M->IsField)
+      return false;
+    X = M->Base.get();
+  }
+  return llvm::isa<IndexExpr>(X);
 }
 
 /// The op a compound assignment applies.
@@ -125,7 +137,7 @@ llvm::Error StructuralLowering::lowerAssign(const AssignStmt &S) {
   Expected<Value *> RHS = lowerExpr(*S.Value);
   if (!RHS)
     return RHS.takeError();
-  bool IsElement = llvm::isa<IndexExpr>(*S.Target);
+  bool IsElement = isInMemory(*S.Target);
   auto Load = [&]() -> Expected<Value *> {
     if (!IsElement)
       return loadScalar(*Addr, Ty);
@@ -361,6 +373,8 @@ Expected<Value *> StructuralLowering::lowerExpr(const Expr &E) {
   }
   case Expr::Member: {
     const auto &M = llvm::cast<MemberExpr>(E);
+    if (M.IsField)
+      return lowerField(M);
     const auto &Base = llvm::cast<NameExpr>(*M.Base);
     OpArgs A;
     A.Loc = E.getLoc();
@@ -489,6 +503,8 @@ Expected<Value *> StructuralLowering::lowerCond(const CondExpr &E) {
 }
 
 Expected<Value *> StructuralLowering::lowerCall(const CallExpr &E) {
+  if (E.Construct)
+    return lowerConstruct(E);
   std::vector<Value *> Args;
   for (const ExprPtr &Arg : E.Args) {
     Expected<Value *> V = lowerExpr(*Arg);
@@ -513,6 +529,12 @@ Expected<Value *> StructuralLowering::lowerCall(const CallExpr &E) {
 Expected<Value *> StructuralLowering::lowerAddress(const Expr &E) {
   if (const auto *N = llvm::dyn_cast<NameExpr>(&E))
     return addressOfVariable(*N);
+  if (const auto *M = llvm::dyn_cast<MemberExpr>(&E); M && M->IsField) {
+    Expected<Value *> Base = lowerAddress(*M->Base);
+    if (!Base)
+      return Base.takeError();
+    return fieldAddress(*M, *Base);
+  }
   const auto *Ix = llvm::dyn_cast<IndexExpr>(&E);
   if (!Ix)
     return Ctx.error(E.getLoc(), "expression has no address");
@@ -569,4 +591,49 @@ Expected<Value *> StructuralLowering::elementAddress(const IndexExpr &E, const T
   Value *Ops[] = {Base, Index};
   A.Operands = Ops;
   return Ctx.lower(Op::ElementAddr, A);
+}
+
+Value *StructuralLowering::fieldAddress(const MemberExpr &E, Value *Base) {
+  const Aggregate &A = *E.Base->Ty.getAggregate();
+  if (A.IsVector) // a lane: its byte offset
+    return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, A.Fields[E.Field].Offset,
+                                        A.Fields[E.Field].Name);
+  return B.CreateStructGEP(Ctx.aggregateType(A), Base, E.Field, A.Fields[E.Field].Name);
+}
+
+// A field of an element is loaded alone (`p[i].key` reads 4 bytes, not the
+// whole Node); a field of a value (a variable, a call's result) is taken
+// from the value, which LLVM keeps in registers.
+Expected<Value *> StructuralLowering::lowerField(const MemberExpr &E) {
+  if (isInMemory(E)) {
+    Expected<Value *> Addr = lowerAddress(E);
+    if (!Addr)
+      return Addr.takeError();
+    OpArgs A;
+    A.Loc = E.getLoc();
+    A.ResultTy = E.Ty;
+    setElementAccess(A, E, E.Ty);
+    Value *Ops[] = {*Addr};
+    A.Operands = Ops;
+    return Ctx.lower(Op::Load, A);
+  }
+  Expected<Value *> Base = lowerExpr(*E.Base);
+  if (!Base)
+    return Base.takeError();
+  if (E.Base->Ty.isVector())
+    return B.CreateExtractElement(*Base, B.getInt32(E.Field));
+  return B.CreateExtractValue(*Base, E.Field);
+}
+
+Expected<Value *> StructuralLowering::lowerConstruct(const CallExpr &E) {
+  llvm::Type *Ty = Ctx.toLLVM(E.Ty);
+  Value *V = llvm::PoisonValue::get(Ty);
+  for (unsigned I = 0; I < E.Args.size(); ++I) {
+    Expected<Value *> Field = lowerExpr(*E.Args[I]);
+    if (!Field)
+      return Field.takeError();
+    V = E.Ty.isVector() ? B.CreateInsertElement(V, *Field, B.getInt32(I))
+                        : B.CreateInsertValue(V, *Field, I);
+  }
+  return V;
 }

@@ -96,6 +96,13 @@ protected:
   virtual llvm::Expected<llvm::Value *> lowerCall(const CallExpr &E);
   llvm::Expected<llvm::Value *> lowerAddress(const Expr &E);
   llvm::Expected<llvm::Value *> lowerArrayElementAddress(const IndexExpr &E);
+  /// `s.f`, `p[i].f`, `v.x`: one field loaded through its address where
+  /// the struct is in memory (an element), else taken from the value.
+  llvm::Expected<llvm::Value *> lowerField(const MemberExpr &E);
+  /// The address of field E.Field of the struct or vector at \p Base.
+  llvm::Value *fieldAddress(const MemberExpr &E, llvm::Value *Base);
+  /// `Node { ... }`, `f32x4(a, b, c, d)`: the value, field by field.
+  llvm::Expected<llvm::Value *> lowerConstruct(const CallExpr &E);
   llvm::Expected<llvm::Value *> elementAddress(const IndexExpr &E, const Type &BaseTy,
                                                llvm::Value *Base, llvm::Value *Index);
   llvm::Expected<llvm::Value *> constantOf(const ConstValue &V);

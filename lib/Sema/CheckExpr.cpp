@@ -385,6 +385,8 @@ Type Checker::checkName(NameExpr &N, bool AllowArray) {
 }
 
 Type Checker::checkMember(MemberExpr &Mem) {
+  if (isFieldAccess(Mem))
+    return checkField(Mem);
   static constexpr const char *Fields[] = {".x", ".y", ".z"};
   std::string Field = Mem.Field < 3 ? Fields[Mem.Field] : "." + std::to_string(Mem.Field);
   auto *N = dyn_cast_or_null<NameExpr>(Mem.Base.get());
@@ -394,7 +396,11 @@ Type Checker::checkMember(MemberExpr &Mem) {
       N->Builtin = R.Value;
       if (Mem.Field < 3)
         return Mem.Ty = Type::getScalar(ScalarKind::I32);
-      error(Mem.getLoc(), "malformed module: member " + Field + " does not exist");
+      if (!Mem.FieldName.empty())
+        error(fieldNameLoc(Mem), quote(N->Ident) + " has no field " + quote(Mem.FieldName) +
+                                     "; it has '.x', '.y' and '.z'");
+      else
+        error(Mem.getLoc(), "malformed module: member " + Field + " does not exist");
       return Type();
     }
     if (!R.Var && !R.Fn && R.Value == BuiltinValue::None && R.Func == BuiltinFunc::None) {
@@ -405,6 +411,11 @@ Type Checker::checkMember(MemberExpr &Mem) {
     return Type();
   }
   std::string Note = N ? hiddenBuiltinNote(N->Ident, lookupLocal(N->Ident)) : std::string();
+  if (Mem.Field > 2) {
+    error(fieldNameLoc(Mem), "'." + Mem.FieldName +
+                                 "' needs a struct or vector value before it" + Note);
+    return Type();
+  }
   error(Mem.getLoc(),
         quote(Field) + " can only follow thread_idx, block_idx, block_dim or grid_dim" + Note);
   return Type();
@@ -477,7 +488,7 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
       Type T = checkName(*N, /*AllowArray=*/false);
       if (!T.isValid())
         return Type();
-      return Type::getPointer(T.getScalarKind(), AddrSpace::Shared);
+      return Type::getPointerTo(T, AddrSpace::Shared);
     }
   }
   if (!I) {
@@ -501,7 +512,7 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
     if (V && V->Storage == StorageKind::Shared)
       AS = AddrSpace::Shared;
   }
-  return Type::getPointer(Elem.getScalarKind(), AS);
+  return Type::getPointerTo(Elem, AS);
 }
 
 // Literal operands adopt the type of the other operand; when both are
@@ -736,7 +747,7 @@ Type Checker::checkIndex(IndexExpr &I, bool AllowArray) {
     }
   }
   if (!BaseTy.isArray())
-    return Type::getScalar(BaseTy.getScalarKind());
+    return BaseTy.getPointeeType();
   Type Elem = BaseTy.getArrayElementType();
   if (Elem.isArray() && !AllowArray) {
     // A row, as an array's name, is not a value: `t[y]` alone.
@@ -765,6 +776,10 @@ Type Checker::checkCall(CallExpr &C, Type Hint) {
     if (!F->IsKernel)
       return checkFunctionCall(C, *F);
     error(C.getLoc(), "cannot call kernel " + quote(C.Callee));
+  } else if (const Aggregate *A = aggregateNamed(C.Callee)) {
+    return checkConstruct(C, *A);
+  } else if (!C.FieldNames.empty()) {
+    error(C.getLoc(), "unknown struct " + quote(C.Callee));
   } else if (BuiltinFunc BF = lookupBuiltinFunc(C.Callee); BF != BuiltinFunc::None) {
     return checkBuiltinCall(C, BF, Hint);
   } else {
@@ -797,7 +812,8 @@ Type Checker::checkFunctionCall(CallExpr &C, const FunctionDecl &Fn) {
     if (llvm::none_of(Edges, [&](const auto &E) { return E.first == &Fn; }))
       Edges.push_back({&Fn, C.getLoc()});
   }
-  Type Result = Fn.ReturnTy.isVoid() || Fn.ReturnTy.isScalar() ? Fn.ReturnTy : Type();
+  Type Result =
+      Fn.ReturnTy.isVoid() || Fn.ReturnTy.isScalar() || Fn.ReturnTy.isStruct() ? Fn.ReturnTy : Type();
   if (C.Args.size() != Fn.Params.size()) {
     error(C.getLoc(), arityMessage(C.Callee, Fn.Params.size(), C.Args.size()));
     for (ExprPtr &A : C.Args)

@@ -266,7 +266,7 @@ void Checker::checkDeclStmt(DeclStmt &D) {
                                     V.Name + " = ...; }' before sync_threads()");
       declareLocal(V);
       return;
-    } else if (!T.isScalar() && !T.isPointer()) {
+    } else if (!T.isScalar() && !T.isPointer() && !T.isStruct()) {
       error(V.Loc, quote(V.Name) + " cannot have type " + quote(T));
       BadDecls.insert(&V);
       T = Type();
@@ -352,7 +352,7 @@ std::optional<uint64_t> Checker::arraySize(Expr &Size) {
 // unsized dynamic shared array.
 void Checker::checkArrayDecl(DeclStmt &D) {
   VarDecl &V = D.Var;
-  ScalarKind Elem = V.Ty.getScalarKind();
+  Type Elem = V.Ty.getPointeeType();
   bool Bad = false;
   if (V.Storage == StorageKind::Let) {
     error(V.Loc, "'let' cannot declare an array; use 'var'");
@@ -518,6 +518,8 @@ Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
     return I->Ty;
   }
   auto *Mem = dyn_cast<MemberExpr>(&Target);
+  if (Mem && isFieldAccess(*Mem))
+    return checkFieldAssignTarget(*Mem, What);
   if (Mem && checkMember(*Mem).isValid()) {
     auto *Base = cast<NameExpr>(Mem->Base.get());
     error(startLoc(&Target), "cannot assign to builtin " + quote(Base->Ident));

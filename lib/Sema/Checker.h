@@ -252,6 +252,29 @@ public:
   /// (the base of a further index).
   Type checkIndex(IndexExpr &I, bool AllowArray = false);
   Type checkMember(MemberExpr &Mem);
+  //===--------------------------------------------------------------------===//
+  // Structs and vector types (CheckStructs.cpp)
+  //===--------------------------------------------------------------------===//
+  /// Checks every struct declaration's fields (names, types, recursion)
+  /// and lays each out.
+  void checkStructDecls();
+  /// The struct declared in the module, or the builtin vector type, named
+  /// \p Name; null for any other name.
+  const Aggregate *aggregateNamed(llvm::StringRef Name) const;
+  /// True when \p Mem is a field of a struct or a lane of a vector (its
+  /// base is not a builtin such as thread_idx, and is a struct value or
+  /// names a field that no builtin has).
+  bool isFieldAccess(MemberExpr &Mem);
+  /// The type of the field \p Mem names (`n.key`, `p[i].value`, `v.w`).
+  Type checkField(MemberExpr &Mem);
+  /// `n.key = ...` / `p[i].key += ...`: the field's type, or Invalid after
+  /// an error (a field of a `let` or a parameter cannot be assigned).
+  Type checkFieldAssignTarget(MemberExpr &Mem, std::string &What);
+  /// `Node { key: 1, value: 2.0 }`, `Node(1, 2.0)`, `f32x4(a, b, c, d)`:
+  /// every field once, each of its type; puts the arguments in field order.
+  Type checkConstruct(CallExpr &C, const Aggregate &A);
+  /// Where the field name of \p Mem is written (just after its '.').
+  static SourceLoc fieldNameLoc(const MemberExpr &Mem);
   Type checkCall(CallExpr &C, Type Hint);
   Type checkFunctionCall(CallExpr &C, const FunctionDecl &Fn);
   /// The text of a literal as written in the source, or its value.
