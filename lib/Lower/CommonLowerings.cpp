@@ -177,12 +177,30 @@ static Value *truncToBF16(LoweringContext &C, Value *V) {
 }
 
 // `e as T` with the spec's semantics (docs/LangRef.md, "Types").
+// A cast to a pointer to a struct or vector type that needs more alignment
+// than the source's pointee has (`p as ptr<f32x4>` of a `ptr<f32>`): a
+// misaligned address would make every access through the result undefined
+// (NVPTX's ld.v4 needs 16 bytes' alignment), so it gives `null` instead,
+// and an access through it faults as any through null does (LangRef,
+// "Vector types"). An aligned address is kept as it is.
+Value *alignedOrNull(LoweringContext &C, Value *V, unsigned Align) {
+  llvm::IRBuilder<> &B = C.B;
+  // null must stay a faulting address, not undefined behaviour (lowerNull).
+  B.GetInsertBlock()->getParent()->addFnAttr(llvm::Attribute::NullPointerIsValid);
+  Value *Low = B.CreateAnd(B.CreatePtrToInt(V, B.getInt64Ty()), B.getInt64(Align - 1));
+  auto *Null = llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(V->getType()));
+  return B.CreateSelect(B.CreateICmpEQ(Low, B.getInt64(0)), V, Null, "aligned");
+}
+
 Expected<Value *> lowerCast(LoweringContext &C, const OpArgs &A) {
   llvm::IRBuilder<> &B = C.B;
   Type From = A.OperandTy, To = A.ResultTy;
   Value *V = op0(A);
   // A pointer cast keeps the address space (the verifier checks it), and
   // LLVM's pointers have no element type: the address as it is.
+  if (From.isPointer() && To.isPointer() && To.getAggregate() &&
+      To.getPointeeType().getAlignInBytes() > From.getPointeeType().getAlignInBytes())
+    return alignedOrNull(C, V, To.getPointeeType().getAlignInBytes());
   if (From == To || (From.isPointer() && To.isPointer()))
     return V;
   llvm::Type *DestTy = C.toLLVM(To);
