@@ -505,7 +505,7 @@ std::unique_ptr<Decl> Parser::parseDecl() {
   case TokenKind::KwKernel:
     return parseFunction();
   default:
-    errorExpected("'const', 'struct', 'fn' or 'kernel' at top level");
+    errorExpected("'const', 'fn' or 'kernel' at top level");
     return nullptr;
   }
 }
@@ -1292,9 +1292,9 @@ ParsedExpr Parser::parseMember(ParsedExpr Base) {
   std::string Name(Tok.Text);
   unsigned Field = Name.size() == 1 ? std::string_view("xyz").find(Name[0]) : 3;
   consume();
-  return node(std::make_unique<MemberExpr>(DotLoc, std::move(Base.E), std::min(Field, 3u),
-                                           std::move(Name)),
-              Base.Start, Base.Height + 1);
+  return node(
+      std::make_unique<MemberExpr>(DotLoc, std::move(Base.E), std::min(Field, 3u), std::move(Name)),
+      Base.Start, Base.Height + 1);
 }
 
 // struct-literal ::= NAME '{' [NAME ':' expr (',' NAME ':' expr)* [',']] '}'

@@ -412,8 +412,8 @@ Type Checker::checkMember(MemberExpr &Mem) {
   }
   std::string Note = N ? hiddenBuiltinNote(N->Ident, lookupLocal(N->Ident)) : std::string();
   if (Mem.Field > 2) {
-    error(fieldNameLoc(Mem), "'." + Mem.FieldName +
-                                 "' needs a struct or vector value before it" + Note);
+    error(fieldNameLoc(Mem),
+          "'." + Mem.FieldName + "' needs a struct or vector value before it" + Note);
     return Type();
   }
   error(Mem.getLoc(),
@@ -812,8 +812,9 @@ Type Checker::checkFunctionCall(CallExpr &C, const FunctionDecl &Fn) {
     if (llvm::none_of(Edges, [&](const auto &E) { return E.first == &Fn; }))
       Edges.push_back({&Fn, C.getLoc()});
   }
-  Type Result =
-      Fn.ReturnTy.isVoid() || Fn.ReturnTy.isScalar() || Fn.ReturnTy.isStruct() ? Fn.ReturnTy : Type();
+  Type Result = Fn.ReturnTy.isVoid() || Fn.ReturnTy.isScalar() || Fn.ReturnTy.isStruct()
+                    ? Fn.ReturnTy
+                    : Type();
   if (C.Args.size() != Fn.Params.size()) {
     error(C.getLoc(), arityMessage(C.Callee, Fn.Params.size(), C.Args.size()));
     for (ExprPtr &A : C.Args)

@@ -80,11 +80,11 @@ Type Checker::checkField(MemberExpr &Mem) {
     BaseTy = checkValue(Mem.Base.get(), Mem.getLoc());
   if (!BaseTy.isValid())
     return Type();
-  std::string Name = Mem.FieldName.empty() && Mem.Field < 4 ? std::string(1, "xyzw"[Mem.Field])
-                                                            : Mem.FieldName;
+  std::string Name =
+      Mem.FieldName.empty() && Mem.Field < 4 ? std::string(1, "xyzw"[Mem.Field]) : Mem.FieldName;
   if (!BaseTy.isStruct()) {
-    error(fieldNameLoc(Mem), "'." + Name + "' needs a struct or vector value before it, found " +
-                                 quote(BaseTy));
+    error(fieldNameLoc(Mem),
+          "'." + Name + "' needs a struct or vector value before it, found " + quote(BaseTy));
     return Type();
   }
   const Aggregate &A = *BaseTy.getAggregate();

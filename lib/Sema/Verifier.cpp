@@ -533,8 +533,7 @@ void Checker::checkSignature(FunctionDecl &F) {
   }
   if (F.IsKernel && !F.ReturnTy.isVoid())
     error(nameLoc(F), "kernel " + quote(F.Name) + " cannot have a return type");
-  else if (!F.IsKernel && !F.ReturnTy.isVoid() && !F.ReturnTy.isScalar() &&
-           !F.ReturnTy.isStruct())
+  else if (!F.IsKernel && !F.ReturnTy.isVoid() && !F.ReturnTy.isScalar() && !F.ReturnTy.isStruct())
     error(nameLoc(F), "function " + quote(F.Name) + " cannot return " + quote(F.ReturnTy) +
                           "; a device function returns a scalar, a struct, a vector or nothing");
 }

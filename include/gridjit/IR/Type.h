@@ -197,8 +197,7 @@ public:
     case Pointer:
       return A.S == B.S && A.Agg == B.Agg && A.AS == B.AS;
     case Array:
-      return A.S == B.S && A.Agg == B.Agg && A.Rank == B.Rank && A.Dims == B.Dims &&
-             A.AS == B.AS;
+      return A.S == B.S && A.Agg == B.Agg && A.Rank == B.Rank && A.Dims == B.Dims && A.AS == B.AS;
     case Struct:
       return A.Agg == B.Agg;
     }
