@@ -359,18 +359,8 @@ Expected<Value *> StructuralLowering::lowerExpr(const Expr &E) {
   }
   case Expr::Call:
     return lowerCall(llvm::cast<CallExpr>(E));
-  case Expr::Index: {
-    Expected<Value *> Addr = lowerAddress(E);
-    if (!Addr)
-      return Addr.takeError();
-    OpArgs A;
-    A.Loc = E.getLoc();
-    A.ResultTy = E.Ty;
-    setElementAccess(A, E, E.Ty);
-    Value *Ops[] = {*Addr};
-    A.Operands = Ops;
-    return Ctx.lower(Op::Load, A);
-  }
+  case Expr::Index:
+    return loadElement(E);
   case Expr::Member: {
     const auto &M = llvm::cast<MemberExpr>(E);
     if (M.IsField)
@@ -593,6 +583,20 @@ Expected<Value *> StructuralLowering::elementAddress(const IndexExpr &E, const T
   return Ctx.lower(Op::ElementAddr, A);
 }
 
+// An element, or a field of one: its address, then one Load of its type.
+Expected<Value *> StructuralLowering::loadElement(const Expr &E) {
+  Expected<Value *> Addr = lowerAddress(E);
+  if (!Addr)
+    return Addr.takeError();
+  OpArgs A;
+  A.Loc = E.getLoc();
+  A.ResultTy = E.Ty;
+  setElementAccess(A, E, E.Ty);
+  Value *Ops[] = {*Addr};
+  A.Operands = Ops;
+  return Ctx.lower(Op::Load, A);
+}
+
 Value *StructuralLowering::fieldAddress(const MemberExpr &E, Value *Base) {
   const Aggregate &A = *E.Base->Ty.getAggregate();
   if (A.IsVector) // a lane: its byte offset
@@ -605,18 +609,8 @@ Value *StructuralLowering::fieldAddress(const MemberExpr &E, Value *Base) {
 // whole Node); a field of a value (a variable, a call's result) is taken
 // from the value, which LLVM keeps in registers.
 Expected<Value *> StructuralLowering::lowerField(const MemberExpr &E) {
-  if (isInMemory(E)) {
-    Expected<Value *> Addr = lowerAddress(E);
-    if (!Addr)
-      return Addr.takeError();
-    OpArgs A;
-    A.Loc = E.getLoc();
-    A.ResultTy = E.Ty;
-    setElementAccess(A, E, E.Ty);
-    Value *Ops[] = {*Addr};
-    A.Operands = Ops;
-    return Ctx.lower(Op::Load, A);
-  }
+  if (isInMemory(E))
+    return loadElement(E);
   Expected<Value *> Base = lowerExpr(*E.Base);
   if (!Base)
     return Base.takeError();
