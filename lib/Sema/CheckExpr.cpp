@@ -339,7 +339,7 @@ Resolved Checker::resolveName(llvm::StringRef Name) const {
   if (Decl *D = ModuleNames.lookup(Name)) {
     if ((R.Const = dyn_cast<ConstDecl>(D)))
       R.Var = &R.Const->Var;
-    else
+    else if (!(R.Struct = dyn_cast<StructDecl>(D)))
       R.Fn = cast<FunctionDecl>(D);
     return R;
   }
@@ -369,6 +369,10 @@ Type Checker::checkName(NameExpr &N, bool AllowArray) {
     }
   } else if (R.Fn || R.Func != BuiltinFunc::None) {
     error(N.getLoc(), quote(N.Ident) + " is a function, not a value");
+  } else if (R.Struct) {
+    error(N.getLoc(), quote(N.Ident) +
+                          " is a struct type, not a value; a value of it is written '" + N.Ident +
+                          " { FIELD: VALUE, ... }'");
   } else if (R.Value != BuiltinValue::None) {
     N.Builtin = R.Value;
     if (R.Value == BuiltinValue::Null) // where no context types it (`null[0]`)
@@ -401,6 +405,10 @@ Type Checker::checkMember(MemberExpr &Mem) {
                                      "; it has '.x', '.y' and '.z'");
       else
         error(Mem.getLoc(), "malformed module: member " + Field + " does not exist");
+      return Type();
+    }
+    if (R.Struct) {
+      checkName(*N, /*AllowArray=*/false); // says it is a type
       return Type();
     }
     if (!R.Var && !R.Fn && R.Value == BuiltinValue::None && R.Func == BuiltinFunc::None) {

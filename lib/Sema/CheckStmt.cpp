@@ -505,6 +505,8 @@ Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
       error(N->getLoc(), Reason);
     } else if (R.Fn) {
       error(N->getLoc(), "cannot assign to " + quote(N->Ident) + ": it is a function");
+    } else if (R.Struct) {
+      error(N->getLoc(), "cannot assign to " + quote(N->Ident) + ": it is a struct type");
     } else if (R.Value != BuiltinValue::None || R.Func != BuiltinFunc::None) {
       error(N->getLoc(), "cannot assign to builtin " + quote(N->Ident));
     } else {

@@ -83,9 +83,10 @@ bool hintUsable(bool HasFloat, Type Hint);
 /// What a name refers to at the point of use. At most one of Var, Fn,
 /// Value and Func is set (Var and Const together for a const).
 struct Resolved {
-  const VarDecl *Var = nullptr; ///< a local, parameter, loop index or const
-  ConstDecl *Const = nullptr;   ///< the const, when Var is one
-  FunctionDecl *Fn = nullptr;   ///< a device function or kernel
+  const VarDecl *Var = nullptr;       ///< a local, parameter, loop index or const
+  ConstDecl *Const = nullptr;         ///< the const, when Var is one
+  FunctionDecl *Fn = nullptr;         ///< a device function or kernel
+  const StructDecl *Struct = nullptr; ///< a struct type (not a value)
   BuiltinValue Value = BuiltinValue::None;
   BuiltinFunc Func = BuiltinFunc::None;
 };
