@@ -499,6 +499,20 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
       return Type::getPointerTo(T, AddrSpace::Shared);
     }
   }
+  // `&p[i].key`: a field of an element, in the element's memory.
+  IndexExpr *Root = nullptr;
+  if (auto *M = dyn_cast_or_null<MemberExpr>(U.Operand.get())) {
+    Expr *E = M;
+    while (auto *Inner = dyn_cast<MemberExpr>(E))
+      E = Inner->Base.get();
+    Root = dyn_cast_or_null<IndexExpr>(E);
+  }
+  if (Root) {
+    Type Field = checkExpr(U.Operand.get(), U.getLoc());
+    if (!Field.isValid())
+      return Type();
+    return Type::getPointerTo(Field, elementAddrSpace(*Root));
+  }
   if (!I) {
     // Reported even when the operand has errors of its own: `&x` is wrong
     // whatever x is.
@@ -513,14 +527,18 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
   Type Elem = checkIndex(*I);
   if (!Elem.isValid())
     return Type();
-  Type BaseTy = I->Base->Ty;
+  return Type::getPointerTo(Elem, elementAddrSpace(*I));
+}
+
+AddrSpace Checker::elementAddrSpace(const IndexExpr &I) {
+  Type BaseTy = I.Base->Ty;
   AddrSpace AS = BaseTy.isPointer() ? BaseTy.getAddrSpace() : AddrSpace::Local;
   if (BaseTy.isArray()) {
-    const VarDecl *V = indexedName(*I)->Decl;
+    const VarDecl *V = indexedName(I)->Decl;
     if (V && V->Storage == StorageKind::Shared)
       AS = AddrSpace::Shared;
   }
-  return Type::getPointerTo(Elem, AS);
+  return AS;
 }
 
 // Literal operands adopt the type of the other operand; when both are

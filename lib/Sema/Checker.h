@@ -238,6 +238,9 @@ public:
   Type checkName(NameExpr &N, bool AllowArray);
   Type checkUnary(UnaryExpr &U, Type Hint);
   Type checkAddrOf(UnaryExpr &U);
+  /// Where the checked element \p I lives: its pointer's address space, or
+  /// Local or Shared for an element of a thread's or a shared array.
+  static AddrSpace elementAddrSpace(const IndexExpr &I);
   Type checkBinary(BinaryExpr &B, Type Hint);
   /// The result type of `L op R`, reporting any rule broken. \p OpText is
   /// the operator as written (`+`, `+=`); \p RLoc locates a type mismatch.
