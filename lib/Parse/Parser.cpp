@@ -1301,26 +1301,40 @@ ParsedExpr Parser::parseMember(ParsedExpr Base) {
 // (the NAME, a struct's, is consumed). A call with the field names.
 ParsedExpr Parser::parseStructLiteral(SourceLoc Loc, std::string Name) {
   consume(); // '{'
+  // After an error: past the literal's own '}', so that the statement's
+  // recovery does not take it for the end of the enclosing block.
+  auto Fail = [&]() -> ParsedExpr {
+    unsigned Depth = 1;
+    while (Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind) && Tok.isNot(TokenKind::Semi)) {
+      if (Tok.is(TokenKind::LBrace))
+        ++Depth;
+      bool Closes = Tok.is(TokenKind::RBrace) && --Depth == 0;
+      consume();
+      if (Closes)
+        break;
+    }
+    return {};
+  };
   auto C = std::make_unique<CallExpr>(Loc, std::move(Name), std::vector<ExprPtr>());
   unsigned Height = 1;
   while (!consumeIf(TokenKind::RBrace)) {
     if (Tok.isNot(TokenKind::Identifier)) {
       errorExpected("field name or '}' in struct literal");
-      return {};
+      return Fail();
     }
     C->FieldLocs.push_back(Tok.Loc);
     C->FieldNames.emplace_back(Tok.Text);
     consume();
     if (!expect(TokenKind::Colon, "after field name"))
-      return {};
+      return Fail();
     ParsedExpr V = parseExprWithInfo();
     if (!V)
-      return {};
+      return Fail();
     Height = std::max(Height, V.Height + 1);
     C->Args.push_back(std::move(V.E));
     if (Tok.isNot(TokenKind::RBrace) && !consumeIf(TokenKind::Comma)) {
       errorExpected("',' or '}' after struct literal field");
-      return {};
+      return Fail();
     }
   }
   return node(std::move(C), Loc, Height);
