@@ -499,19 +499,23 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
       return Type::getPointerTo(T, AddrSpace::Shared);
     }
   }
-  // `&p[i].key`: a field of an element, in the element's memory.
-  IndexExpr *Root = nullptr;
+  // `&p[i].key`, `&acc.count`: a field of an element, in the element's
+  // memory, or of a shared struct.
+  Expr *Root = nullptr;
   if (auto *M = dyn_cast_or_null<MemberExpr>(U.Operand.get())) {
-    Expr *E = M;
-    while (auto *Inner = dyn_cast<MemberExpr>(E))
-      E = Inner->Base.get();
-    Root = dyn_cast_or_null<IndexExpr>(E);
+    Root = M;
+    while (auto *Inner = dyn_cast<MemberExpr>(Root))
+      Root = Inner->Base.get();
   }
-  if (Root) {
+  auto *RootName = dyn_cast_or_null<NameExpr>(Root);
+  const VarDecl *RootVar = RootName ? resolveName(RootName->Ident).Var : nullptr;
+  if (llvm::isa_and_nonnull<IndexExpr>(Root) ||
+      (RootVar && RootVar->Storage == StorageKind::Shared && RootVar->Ty.isStruct())) {
     Type Field = checkExpr(U.Operand.get(), U.getLoc());
     if (!Field.isValid())
       return Type();
-    return Type::getPointerTo(Field, elementAddrSpace(*Root));
+    return Type::getPointerTo(Field, RootVar ? AddrSpace::Shared
+                                             : elementAddrSpace(*cast<IndexExpr>(Root)));
   }
   if (!I) {
     // Reported even when the operand has errors of its own: `&x` is wrong

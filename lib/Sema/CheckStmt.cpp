@@ -252,7 +252,7 @@ void Checker::checkDeclStmt(DeclStmt &D) {
     checkInferredDecl(D);
   } else {
     Type T = V.Ty;
-    if (V.Storage == StorageKind::Shared && !T.isScalar()) {
+    if (V.Storage == StorageKind::Shared && !T.isScalar() && !T.isStruct()) {
       error(V.Loc, "shared " + quote(V.Name) + " must be a scalar or an array, found " + quote(T));
       BadDecls.insert(&V);
       T = Type();

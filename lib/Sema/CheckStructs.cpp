@@ -105,7 +105,7 @@ Type Checker::checkFieldAssignTarget(MemberExpr &Mem, std::string &What) {
     Root = Inner->Base.get();
   if (auto *N = dyn_cast_or_null<NameExpr>(Root)) {
     Resolved R = resolveName(N->Ident);
-    if (R.Var && R.Var->Storage != StorageKind::Var) {
+    if (R.Var && R.Var->Storage != StorageKind::Var && R.Var->Storage != StorageKind::Shared) {
       std::string Kind = R.Var->Storage == StorageKind::Let     ? "it is declared with 'let'"
                          : R.Var->Storage == StorageKind::Param ? "it is a parameter"
                                                                 : "it is not a 'var'";
