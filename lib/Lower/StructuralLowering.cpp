@@ -86,6 +86,14 @@ static void setElementAccess(OpArgs &A, const Expr &Elem, Type Ty) {
   A.OperandTy = Type::getPointerTo(Ty, A.Mem.Space);
 }
 
+/// Vector operands of an arithmetic op: the op sees their lane type and
+/// applies itself to LLVM vector values, lane by lane (`f32x4 + f32x4` is
+/// one `fadd <4 x float>`).
+static void useLaneType(OpArgs &A) {
+  if (A.OperandTy.isVector())
+    A.OperandTy = A.ResultTy = A.OperandTy.getAggregate()->Fields[0].Ty;
+}
+
 /// True for an element `p[i]`, or a field of one (`p[i].a.b`): memory that
 /// Load and Store reach, as opposed to a variable's own storage.
 static bool isInMemory(const Expr &E) {
@@ -160,6 +168,7 @@ llvm::Error StructuralLowering::lowerAssign(const AssignStmt &S) {
     A.ResultTy = Ty;
     Value *Ops[] = {*Old, *RHS};
     A.Operands = Ops;
+    useLaneType(A);
     Op O = compoundOp(S.Op);
     if (Ty.isPointer()) { // `p += i` / `p -= i`
       Value *Idx = Ctx.toIndex(*RHS, S.Value->Ty);
@@ -422,6 +431,7 @@ Expected<Value *> StructuralLowering::lowerBinary(const BinaryExpr &E) {
   A.ResultTy = E.Ty;
   Value *Ops[] = {*L, *R};
   A.Operands = Ops;
+  useLaneType(A);
   if (E.LHS->Ty.isPointer() && E.Op == BinaryOp::Add) {
     // p + i: the index's own type decides how it is extended.
     Value *PtrOps[] = {*L, Ctx.toIndex(*R, E.RHS->Ty)};

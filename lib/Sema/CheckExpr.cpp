@@ -680,6 +680,8 @@ Type Checker::binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R, 
   }
   if (!checkNotStorageOnly(L, OpText, OpLoc) || !checkNotStorageOnly(R, OpText, OpLoc))
     return Type();
+  if (L.isVector() || R.isVector())
+    return vectorResult(Op, OpText, L, R, OpLoc);
   OperandClass Class = operandClass(Op);
   if (!accepts(Class, L)) {
     error(OpLoc, "operator " + quote(OpText) + " needs " + describe(Class) + ", found " + quote(L));

@@ -185,3 +185,24 @@ Type Checker::checkConstruct(CallExpr &C, const Aggregate &A) {
   C.FieldLocs = std::move(Locs);
   return T;
 }
+
+Type Checker::vectorResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R, SourceLoc OpLoc) {
+  Type Vec = L.isVector() ? L : R;
+  bool IntLanes = Vec.getAggregate()->Fields[0].Ty.isInteger();
+  bool OK =
+      Op == BinaryOp::Add || Op == BinaryOp::Sub || Op == BinaryOp::Mul || Op == BinaryOp::Div ||
+      (IntLanes &&
+       (Op == BinaryOp::Rem || Op == BinaryOp::And || Op == BinaryOp::Or || Op == BinaryOp::Xor));
+  if (!OK) {
+    error(OpLoc, "operator " + quote(OpText) + " does not take " + quote(Vec) +
+                     "; vectors take '+', '-', '*' and '/' lane by lane (and '%', '&', '|', "
+                     "'^' on integer lanes)");
+    return Type();
+  }
+  if (L != R) {
+    error(OpLoc, "operands of " + quote(OpText) + " must have the same type, found " + quote(L) +
+                     " and " + quote(R));
+    return Type();
+  }
+  return L;
+}

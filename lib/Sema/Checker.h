@@ -277,6 +277,9 @@ public:
   /// `Node { key: 1, value: 2.0 }`, `Node(1, 2.0)`, `f32x4(a, b, c, d)`:
   /// every field once, each of its type; puts the arguments in field order.
   Type checkConstruct(CallExpr &C, const Aggregate &A);
+  /// `v op w` with a vector operand: element-wise `+ - * /` on two vectors
+  /// of one type, and `% & | ^` on integer ones; anything else an error.
+  Type vectorResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R, SourceLoc OpLoc);
   /// Where the field name of \p Mem is written (just after its '.').
   static SourceLoc fieldNameLoc(const MemberExpr &Mem);
   Type checkCall(CallExpr &C, Type Hint);
