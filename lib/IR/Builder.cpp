@@ -73,7 +73,7 @@ Type kir::f64() { return Type::getScalar(ScalarKind::F64); }
 
 Type kir::ptr(Type Pointee, AddrSpace AS) {
   assert(Pointee.isScalar() && "ptr<T> needs a scalar T");
-  return Type::getPointer(Pointee.getScalarKind(), AS);
+  return Type::getPointerTo(Pointee, AS);
 }
 
 //===----------------------------------------------------------------------===//

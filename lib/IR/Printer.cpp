@@ -254,6 +254,13 @@ void Printer::printDecl(const Decl &D) {
     OS << ";\n";
     return;
   }
+  if (const auto *S = dyn_cast<StructDecl>(&D)) {
+    OS << "struct " << S->Agg.Name << " {\n";
+    for (const AggregateField &F : S->Agg.Fields)
+      OS << "  " << F.Name << ": " << F.Ty.str() << ",\n";
+    OS << "}\n";
+    return;
+  }
   printFunction(cast<FunctionDecl>(D));
 }
 
@@ -306,7 +313,7 @@ void Printer::printVarType(const VarDecl &V) {
   unsigned Rank = V.Ty.getArrayRank();
   for (unsigned I = 0; I < Rank; ++I)
     OS << '[';
-  OS << scalarName(V.Ty.getScalarKind());
+  OS << V.Ty.getPointeeType().str();
   for (unsigned I = Rank; I-- > 0;) {
     if (const Expr *Size = arraySizeExpr(V, I)) {
       OS << "; ";
@@ -566,6 +573,15 @@ void Printer::printExpr(const Expr *E) {
   }
   case Expr::Call: {
     const auto &C = cast<CallExpr>(*E);
+    if (!C.FieldNames.empty()) { // a struct literal
+      OS << C.Callee << " { ";
+      for (size_t I = 0; I < C.Args.size(); ++I) {
+        OS << (I ? ", " : "") << (I < C.FieldNames.size() ? C.FieldNames[I] : "?") << ": ";
+        printExpr(C.Args[I].get());
+      }
+      OS << " }";
+      return;
+    }
     OS << C.Callee << '(';
     bool First = true;
     if (C.Format) { // print's format, as written (so the text reads back the same)
@@ -596,7 +612,10 @@ void Printer::printExpr(const Expr *E) {
     const auto &M = cast<MemberExpr>(*E);
     const Expr *Base = M.Base.get();
     printOperand(Base, Base && exprPrec(*Base) < PrecPostfix);
-    OS << '.' << (M.Field < 3 ? "xyz"[M.Field] : '?');
+    if (!M.FieldName.empty())
+      OS << '.' << M.FieldName;
+    else
+      OS << '.' << (M.Field < 3 ? "xyz"[M.Field] : '?');
     return;
   }
   }

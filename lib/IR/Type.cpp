@@ -6,6 +6,7 @@
 
 #include "gridjit/IR/Type.h"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 
@@ -54,8 +55,21 @@ bool gridjit::isStorageOnlyScalar(ScalarKind K) {
   return K == ScalarKind::F16 || K == ScalarKind::BF16;
 }
 
+bool Type::isVector() const { return K == Struct && Agg->IsVector; }
+
+unsigned Type::getElementBytes() const {
+  return Agg ? static_cast<unsigned>(Agg->Size) : scalarBytes(S);
+}
+
+unsigned Type::getAlignInBytes() const {
+  if (K == Pointer)
+    return 8;
+  return Agg ? static_cast<unsigned>(Agg->Align) : scalarBytes(S);
+}
+
 uint64_t Type::getSizeInBytes() const {
   switch (K) {
+  case Struct:
   case Scalar:
     return getElementBytes();
   case Pointer:
@@ -70,8 +84,10 @@ uint64_t Type::getSizeInBytes() const {
 }
 
 std::string Type::str() const {
-  std::string Elem(scalarName(S));
+  std::string Elem = Agg ? Agg->Name : std::string(scalarName(S));
   switch (K) {
+  case Struct:
+    return Elem;
   case Invalid:
     return "<invalid>";
   case Void:
@@ -105,6 +121,7 @@ std::string Type::str() const {
 
 Type Type::getArrayOf(const Type &Elem, uint64_t Count, AddrSpace AS) {
   Type T = getArray(Elem.getScalarKind(), Count, AS);
+  T.Agg = Elem.Agg;
   if (!Elem.isArray())
     return T;
   assert(Elem.Rank < MaxArrayRank && "array rank beyond MaxArrayRank");
@@ -135,11 +152,65 @@ uint64_t Type::getArrayElementCount() const {
 Type Type::getArrayElementType() const {
   assert(K == Array && "not an array");
   if (Rank == 1)
-    return getScalar(S);
+    return getPointeeType();
   Type T = *this;
   --T.Rank;
   for (unsigned I = 0; I < T.Rank; ++I)
     T.Dims[I] = Dims[I + 1];
   T.Dims[T.Rank] = 0;
   return T;
+}
+
+void Aggregate::layOut() {
+  uint64_t Offset = 0;
+  Align = 1;
+  for (AggregateField &F : Fields) {
+    uint64_t A = F.Ty.getAlignInBytes();
+    Offset = (Offset + A - 1) / A * A;
+    F.Offset = Offset;
+    Offset += F.Ty.getSizeInBytes();
+    Align = std::max(Align, A);
+  }
+  // A vector is aligned to its whole size (CUDA's float4 is 16 bytes,
+  // aligned 16), so that it is one 64- or 128-bit access.
+  if (IsVector)
+    Align = Offset;
+  Size = (Offset + Align - 1) / Align * Align;
+}
+
+std::optional<unsigned> Aggregate::fieldIndex(std::string_view FieldName) const {
+  for (unsigned I = 0; I < Fields.size(); ++I)
+    if (Fields[I].Name == FieldName)
+      return I;
+  return std::nullopt;
+}
+
+namespace {
+// The builtin vector types, built once (immutable after).
+struct VectorTable {
+  std::vector<Aggregate> Types;
+  VectorTable() {
+    const std::pair<ScalarKind, unsigned> Shapes[] = {
+        {ScalarKind::F32, 2}, {ScalarKind::F32, 4}, {ScalarKind::I32, 2},
+        {ScalarKind::I32, 4}, {ScalarKind::U32, 2}, {ScalarKind::U32, 4},
+        {ScalarKind::F64, 2}, {ScalarKind::I64, 2}, {ScalarKind::U64, 2}};
+    for (auto [Elem, Lanes] : Shapes) {
+      Aggregate A;
+      A.Name = std::string(scalarName(Elem)) + "x" + std::to_string(Lanes);
+      A.IsVector = true;
+      for (unsigned I = 0; I < Lanes; ++I)
+        A.Fields.push_back({std::string(1, "xyzw"[I]), Type::getScalar(Elem)});
+      A.layOut();
+      Types.push_back(std::move(A));
+    }
+  }
+};
+} // namespace
+
+const Aggregate *gridjit::lookupVectorType(std::string_view Name) {
+  static const VectorTable Table;
+  for (const Aggregate &A : Table.Types)
+    if (A.Name == Name)
+      return &A;
+  return nullptr;
 }

@@ -177,12 +177,30 @@ static Value *truncToBF16(LoweringContext &C, Value *V) {
 }
 
 // `e as T` with the spec's semantics (docs/LangRef.md, "Types").
+// A cast to a pointer to a struct or vector type that needs more alignment
+// than the source's pointee has (`p as ptr<f32x4>` of a `ptr<f32>`): a
+// misaligned address would make every access through the result undefined
+// (NVPTX's ld.v4 needs 16 bytes' alignment), so it gives `null` instead,
+// and an access through it faults as any through null does (LangRef,
+// "Vector types"). An aligned address is kept as it is.
+Value *alignedOrNull(LoweringContext &C, Value *V, unsigned Align) {
+  llvm::IRBuilder<> &B = C.B;
+  // null must stay a faulting address, not undefined behaviour (lowerNull).
+  B.GetInsertBlock()->getParent()->addFnAttr(llvm::Attribute::NullPointerIsValid);
+  Value *Low = B.CreateAnd(B.CreatePtrToInt(V, B.getInt64Ty()), B.getInt64(Align - 1));
+  auto *Null = llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(V->getType()));
+  return B.CreateSelect(B.CreateICmpEQ(Low, B.getInt64(0)), V, Null, "aligned");
+}
+
 Expected<Value *> lowerCast(LoweringContext &C, const OpArgs &A) {
   llvm::IRBuilder<> &B = C.B;
   Type From = A.OperandTy, To = A.ResultTy;
   Value *V = op0(A);
   // A pointer cast keeps the address space (the verifier checks it), and
   // LLVM's pointers have no element type: the address as it is.
+  if (From.isPointer() && To.isPointer() && To.getAggregate() &&
+      To.getPointeeType().getAlignInBytes() > From.getPointeeType().getAlignInBytes())
+    return alignedOrNull(C, V, To.getPointeeType().getAlignInBytes());
   if (From == To || (From.isPointer() && To.isPointer()))
     return V;
   llvm::Type *DestTy = C.toLLVM(To);
@@ -234,15 +252,21 @@ Expected<Value *> lowerNull(LoweringContext &C, const OpArgs &A) {
 }
 
 Expected<Value *> lowerPtrOffset(LoweringContext &C, const OpArgs &A) {
-  return C.B.CreateGEP(C.memType(A.OperandTy.getScalarKind()), op0(A), op1(A), "offset");
+  return C.B.CreateGEP(C.elementMemType(A.OperandTy), op0(A), op1(A), "offset");
 }
 
 // The base is a pointer, or the address of an array; operand 1 is an i64.
 Expected<Value *> lowerElementAddr(LoweringContext &C, const OpArgs &A) {
-  return C.B.CreateGEP(C.memType(A.OperandTy.getScalarKind()), op0(A), op1(A), "elt");
+  return C.B.CreateGEP(C.elementMemType(A.OperandTy), op0(A), op1(A), "elt");
 }
 
+// A struct or vector is one load or store of its LLVM type, at its
+// alignment: NVPTX makes `ld.global.v4.f32` of an f32x4, the host a vector
+// load.
 Expected<Value *> lowerLoad(LoweringContext &C, const OpArgs &A) {
+  if (A.ResultTy.isStruct())
+    return C.B.CreateAlignedLoad(C.toLLVM(A.ResultTy), op0(A),
+                                 llvm::Align(A.ResultTy.getAlignInBytes()));
   ScalarKind K = A.ResultTy.getScalarKind();
   Value *V = C.B.CreateLoad(C.memType(K), op0(A));
   if (K == ScalarKind::Bool)
@@ -254,6 +278,10 @@ Expected<Value *> lowerStore(LoweringContext &C, const OpArgs &A) {
   Value *V = op1(A);
   if (A.ResultTy.isBool())
     V = C.B.CreateZExt(V, C.B.getInt8Ty());
+  if (A.ResultTy.isStruct()) {
+    C.B.CreateAlignedStore(V, op0(A), llvm::Align(A.ResultTy.getAlignInBytes()));
+    return nullptr;
+  }
   C.B.CreateStore(V, op0(A));
   return nullptr;
 }

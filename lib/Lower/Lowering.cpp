@@ -55,8 +55,25 @@ llvm::Type *LoweringContext::memType(ScalarKind K) const {
   return scalarType(K);
 }
 
+llvm::Type *LoweringContext::aggregateType(const Aggregate &A) const {
+  if (A.IsVector)
+    return llvm::FixedVectorType::get(toLLVM(A.Fields[0].Ty), A.Fields.size());
+  std::vector<llvm::Type *> Fields;
+  for (const AggregateField &F : A.Fields)
+    Fields.push_back(toLLVM(F.Ty)); // never bool: its i1 is not its memory
+  return llvm::StructType::get(getContext(), Fields);
+}
+
+llvm::Type *LoweringContext::elementMemType(Type Ty) const {
+  if (const Aggregate *A = Ty.getAggregate())
+    return aggregateType(*A);
+  return memType(Ty.getScalarKind());
+}
+
 llvm::Type *LoweringContext::toLLVM(Type Ty) const {
   switch (Ty.getKind()) {
+  case Type::Struct:
+    return aggregateType(*Ty.getAggregate());
   case Type::Scalar:
     return scalarType(Ty.getScalarKind());
   case Type::Pointer:
@@ -64,7 +81,7 @@ llvm::Type *LoweringContext::toLLVM(Type Ty) const {
   case Type::Array:
     // One flat array of every element, row-major: `[[f32; 17]; 16]` is
     // [272 x float]; an element's address is one GEP on a flat index.
-    return llvm::ArrayType::get(memType(Ty.getScalarKind()), Ty.getArrayElementCount());
+    return llvm::ArrayType::get(elementMemType(Ty), Ty.getArrayElementCount());
   case Type::Void:
   case Type::Invalid:
     break;

@@ -181,6 +181,9 @@ MemoryRef gridjit::memoryOf(const Expr &E) {
   // point to.
   if (const auto *Ix = llvm::dyn_cast<IndexExpr>(&E))
     return memoryOf(*Ix->Base);
+  // A field of an element (`p[i].key`) is in the element's memory.
+  if (const auto *M = llvm::dyn_cast<MemberExpr>(&E); M && M->IsField)
+    return memoryOf(*M->Base);
   if (const auto *U = llvm::dyn_cast<UnaryExpr>(&E); U && U->Op == UnaryOp::AddrOf)
     return memoryOf(*U->Operand);
   if (const auto *B = llvm::dyn_cast<BinaryExpr>(&E);

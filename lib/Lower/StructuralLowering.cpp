@@ -90,7 +90,27 @@ llvm::Error StructuralLowering::lowerStmt(const Stmt &S) {
 /// \p Ty) says about its address: its memory and its type.
 static void setElementAccess(OpArgs &A, const Expr &Elem, Type Ty) {
   A.Mem = memoryOf(Elem);
-  A.OperandTy = Type::getPointer(Ty.getScalarKind(), A.Mem.Space);
+  A.OperandTy = Type::getPointerTo(Ty, A.Mem.Space);
+}
+
+/// Vector operands of an arithmetic op: the op sees their lane type and
+/// applies itself to LLVM vector values, lane by lane (`f32x4 + f32x4` is
+/// one `fadd <4 x float>`).
+static void useLaneType(OpArgs &A) {
+  if (A.OperandTy.isVector())
+    A.OperandTy = A.ResultTy = A.OperandTy.getAggregate()->Fields[0].Ty;
+}
+
+/// True for an element `p[i]`, or a field of one (`p[i].a.b`): memory that
+/// Load and Store reach, as opposed to a variable's own storage.
+static bool isInMemory(const Expr &E) {
+  const Expr *X = &E;
+  while (const auto *M = llvm::dyn_cast<MemberExpr>(X)) {
+    if (!M->IsField)
+      return false;
+    X = M->Base.get();
+  }
+  return llvm::isa<IndexExpr>(X);
 }
 
 /// The op a compound assignment applies.
@@ -143,6 +163,7 @@ llvm::Error StructuralLowering::lowerAssign(const AssignStmt &S) {
     A.ResultTy = Ty;
     Value *Ops[] = {*Old, *RHS};
     A.Operands = Ops;
+    useLaneType(A);
     Op O = compoundOp(S.Op);
     if (Ty.isPointer()) { // `p += i` / `p -= i`
       Value *Idx = Ctx.toIndex(*RHS, S.Value->Ty);
@@ -162,7 +183,7 @@ llvm::Error StructuralLowering::lowerAssign(const AssignStmt &S) {
 
 Expected<Value *> StructuralLowering::loadPlace(const Expr &Place, Value *Addr, Type Ty,
                                                 SourceLoc Loc) {
-  if (!llvm::isa<IndexExpr>(Place))
+  if (!isInMemory(Place))
     return loadScalar(Addr, Ty);
   OpArgs A;
   A.Loc = Loc;
@@ -175,7 +196,7 @@ Expected<Value *> StructuralLowering::loadPlace(const Expr &Place, Value *Addr, 
 
 llvm::Error StructuralLowering::storePlace(const Expr &Place, Value *Addr, Value *V, Type Ty,
                                            SourceLoc Loc) {
-  if (!llvm::isa<IndexExpr>(Place)) {
+  if (!isInMemory(Place)) {
     storeScalar(Addr, V, Ty);
     return llvm::Error::success();
   }
@@ -360,20 +381,12 @@ Expected<Value *> StructuralLowering::lowerExpr(const Expr &E) {
   }
   case Expr::Call:
     return lowerCall(llvm::cast<CallExpr>(E));
-  case Expr::Index: {
-    Expected<Value *> Addr = lowerAddress(E);
-    if (!Addr)
-      return Addr.takeError();
-    OpArgs A;
-    A.Loc = E.getLoc();
-    A.ResultTy = E.Ty;
-    setElementAccess(A, E, E.Ty);
-    Value *Ops[] = {*Addr};
-    A.Operands = Ops;
-    return Ctx.lower(Op::Load, A);
-  }
+  case Expr::Index:
+    return loadElement(E);
   case Expr::Member: {
     const auto &M = llvm::cast<MemberExpr>(E);
+    if (M.IsField)
+      return lowerField(M);
     const auto &Base = llvm::cast<NameExpr>(*M.Base);
     OpArgs A;
     A.Loc = E.getLoc();
@@ -431,6 +444,7 @@ Expected<Value *> StructuralLowering::lowerBinary(const BinaryExpr &E) {
   A.ResultTy = E.Ty;
   Value *Ops[] = {*L, *R};
   A.Operands = Ops;
+  useLaneType(A);
   if (E.LHS->Ty.isPointer() && E.Op == BinaryOp::Add) {
     // p + i: the index's own type decides how it is extended.
     Value *PtrOps[] = {*L, Ctx.toIndex(*R, E.RHS->Ty)};
@@ -511,6 +525,8 @@ Expected<Value *> StructuralLowering::lowerCond(const CondExpr &E) {
 // and the host's private-frame alias tags stay true; after inlining, SROA
 // turns the temporary back into registers.
 Expected<Value *> StructuralLowering::lowerCall(const CallExpr &E) {
+  if (E.Construct)
+    return lowerConstruct(E);
   struct CopyOut {
     const Expr *Place;
     Value *Addr, *Temp;
@@ -570,6 +586,12 @@ Expected<Value *> StructuralLowering::lowerAddress(const Expr &E) {
       return G; // a table or constant memory
     return addressOfVariable(*N);
   }
+  if (const auto *M = llvm::dyn_cast<MemberExpr>(&E); M && M->IsField) {
+    Expected<Value *> Base = lowerAddress(*M->Base);
+    if (!Base)
+      return Base.takeError();
+    return fieldAddress(*M, *Base);
+  }
   const auto *Ix = llvm::dyn_cast<IndexExpr>(&E);
   if (!Ix)
     return Ctx.error(E.getLoc(), "expression has no address");
@@ -626,4 +648,53 @@ Expected<Value *> StructuralLowering::elementAddress(const IndexExpr &E, const T
   Value *Ops[] = {Base, Index};
   A.Operands = Ops;
   return Ctx.lower(Op::ElementAddr, A);
+}
+
+// An element, or a field of one: its address, then one Load of its type.
+Expected<Value *> StructuralLowering::loadElement(const Expr &E) {
+  Expected<Value *> Addr = lowerAddress(E);
+  if (!Addr)
+    return Addr.takeError();
+  OpArgs A;
+  A.Loc = E.getLoc();
+  A.ResultTy = E.Ty;
+  setElementAccess(A, E, E.Ty);
+  Value *Ops[] = {*Addr};
+  A.Operands = Ops;
+  return Ctx.lower(Op::Load, A);
+}
+
+Value *StructuralLowering::fieldAddress(const MemberExpr &E, Value *Base) {
+  const Aggregate &A = *E.Base->Ty.getAggregate();
+  if (A.IsVector) // a lane: its byte offset
+    return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, A.Fields[E.Field].Offset,
+                                        A.Fields[E.Field].Name);
+  return B.CreateStructGEP(Ctx.aggregateType(A), Base, E.Field, A.Fields[E.Field].Name);
+}
+
+// A field of an element is loaded alone (`p[i].key` reads 4 bytes, not the
+// whole Node); a field of a value (a variable, a call's result) is taken
+// from the value, which LLVM keeps in registers.
+Expected<Value *> StructuralLowering::lowerField(const MemberExpr &E) {
+  if (isInMemory(E))
+    return loadElement(E);
+  Expected<Value *> Base = lowerExpr(*E.Base);
+  if (!Base)
+    return Base.takeError();
+  if (E.Base->Ty.isVector())
+    return B.CreateExtractElement(*Base, B.getInt32(E.Field));
+  return B.CreateExtractValue(*Base, E.Field);
+}
+
+Expected<Value *> StructuralLowering::lowerConstruct(const CallExpr &E) {
+  llvm::Type *Ty = Ctx.toLLVM(E.Ty);
+  Value *V = llvm::PoisonValue::get(Ty);
+  for (unsigned I = 0; I < E.Args.size(); ++I) {
+    Expected<Value *> Field = lowerExpr(*E.Args[I]);
+    if (!Field)
+      return Field.takeError();
+    V = E.Ty.isVector() ? B.CreateInsertElement(V, *Field, B.getInt32(I))
+                        : B.CreateInsertValue(V, *Field, I);
+  }
+  return V;
 }

@@ -111,6 +111,15 @@ protected:
   llvm::Error storePlace(const Expr &Place, llvm::Value *Addr, llvm::Value *V, Type Ty,
                          SourceLoc Loc);
   llvm::Expected<llvm::Value *> lowerArrayElementAddress(const IndexExpr &E);
+  /// `s.f`, `p[i].f`, `v.x`: one field loaded through its address where
+  /// the struct is in memory (an element), else taken from the value.
+  llvm::Expected<llvm::Value *> lowerField(const MemberExpr &E);
+  /// Loads the element or field of an element \p E through the Load op.
+  llvm::Expected<llvm::Value *> loadElement(const Expr &E);
+  /// The address of field E.Field of the struct or vector at \p Base.
+  llvm::Value *fieldAddress(const MemberExpr &E, llvm::Value *Base);
+  /// `Node { ... }`, `f32x4(a, b, c, d)`: the value, field by field.
+  llvm::Expected<llvm::Value *> lowerConstruct(const CallExpr &E);
   llvm::Expected<llvm::Value *> elementAddress(const IndexExpr &E, const Type &BaseTy,
                                                llvm::Value *Base, llvm::Value *Index);
   llvm::Expected<llvm::Value *> constantOf(const ConstValue &V);

@@ -34,6 +34,7 @@
 #include "llvm/Support/Casting.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -229,6 +230,10 @@ private:
   std::unique_ptr<Decl> parseDecl();
   std::unique_ptr<ConstDecl> parseConstDecl();
   bool parseArrayInit(ArrayInit &Init, unsigned Level);
+  std::unique_ptr<StructDecl> parseStructDecl();
+  /// The struct declared so far, or the builtin vector type, named \p Name.
+  const Aggregate *lookupAggregate(std::string_view Name) const;
+  ParsedExpr parseStructLiteral(SourceLoc Loc, std::string Name);
   std::unique_ptr<FunctionDecl> parseFunction();
   std::unique_ptr<VarDecl> parseParam();
   bool parseParamList(FunctionDecl &F);
@@ -287,6 +292,9 @@ private:
   unsigned Depth = 0;
   /// Where the last error was reported; a second one there is dropped.
   SourceLoc LastErrorLoc;
+  /// The structs declared so far (a struct is named after its declaration,
+  /// and in its own fields, where the verifier reports the recursion).
+  std::map<std::string, const Aggregate *, std::less<>> Structs;
 };
 
 /// One level of parser recursion (a block, a parenthesised or argument
@@ -516,6 +524,8 @@ void Parser::parseModule(Module &M) {
 std::unique_ptr<Decl> Parser::parseDecl() {
   if (Tok.is(TokenKind::Identifier) && Tok.Text == contextual::Constant)
     return parseConstDecl();
+  if (atContextual(contextual::Struct))
+    return parseStructDecl();
   switch (Tok.Kind) {
   case TokenKind::KwConst:
     return parseConstDecl();
@@ -605,6 +615,52 @@ bool Parser::parseArrayInit(ArrayInit &Init, unsigned Level) {
       break;
   }
   return expect(TokenKind::RBracket, "after the elements of a table");
+}
+
+// struct-decl ::= 'struct' NAME '{' [NAME ':' type (',' NAME ':' type)* [',']] '}'
+std::unique_ptr<StructDecl> Parser::parseStructDecl() {
+  auto S = std::make_unique<StructDecl>(Tok.Loc);
+  consume(); // 'struct'
+  if (Tok.isNot(TokenKind::Identifier)) {
+    errorExpected("struct name after 'struct'");
+    return nullptr;
+  }
+  S->NameLoc = Tok.Loc;
+  S->Agg.Name = std::string(Tok.Text);
+  consume();
+  // Named from here on, so that a field of the struct's own type parses
+  // (and the verifier reports it); a second struct of the name keeps the
+  // first's place (the verifier reports the redeclaration).
+  Structs.emplace(S->Agg.Name, &S->Agg);
+  if (!expect(TokenKind::LBrace, "after struct name"))
+    return nullptr;
+  while (!consumeIf(TokenKind::RBrace)) {
+    if (Tok.isNot(TokenKind::Identifier)) {
+      errorExpected("field name or '}' in struct");
+      return nullptr;
+    }
+    SourceLoc FieldLoc = Tok.Loc;
+    std::string FieldName(Tok.Text);
+    consume();
+    if (!expect(TokenKind::Colon, "after field name"))
+      return nullptr;
+    Type FieldTy = parseType(/*AllowArray=*/false);
+    if (!FieldTy.isValid())
+      return nullptr;
+    S->Agg.Fields.push_back({std::move(FieldName), FieldTy});
+    S->FieldLocs.push_back(FieldLoc);
+    if (Tok.isNot(TokenKind::RBrace) && !consumeIf(TokenKind::Comma)) {
+      errorExpected("',' or '}' after struct field");
+      return nullptr;
+    }
+  }
+  return S;
+}
+
+const Aggregate *Parser::lookupAggregate(std::string_view Name) const {
+  if (auto It = Structs.find(Name); It != Structs.end())
+    return It->second;
+  return lookupVectorType(Name);
 }
 
 // function ::= ('kernel' | 'fn') NAME '(' params ')' ['->' type] block
@@ -701,6 +757,11 @@ Type Parser::parseType(bool AllowArray, VarDecl *SizesOf) {
     return parseArrayType(AllowArray, SizesOf);
   if (Tok.is(TokenKind::Identifier) && Tok.Text == "ptr")
     return parsePointerType();
+  if (Tok.is(TokenKind::Identifier))
+    if (const Aggregate *A = lookupAggregate(Tok.Text)) {
+      consume();
+      return Type::getStruct(A);
+    }
   if (Tok.is(TokenKind::Identifier) && !scalarFromName(Tok.Text)) {
     errorAtTok("unknown type " + describeTok() + cudaSpellingHint(Tok.Text));
     consume();
@@ -775,13 +836,13 @@ Type Parser::parseArrayTypeRest(std::vector<ExprPtr> &Sizes, unsigned &Open) {
     ElemTy = parseType(/*AllowArray=*/false);
     if (!ElemTy.isValid())
       return Type();
-    if (!ElemTy.isScalar() && !ElemDiagnosed)
+    if (!ElemTy.isScalar() && !ElemTy.isStruct() && !ElemDiagnosed)
       error(ElemLoc, "expected scalar element type after '[', found " + ElemText);
-    ElemTy = Type::getScalar(ElemTy.getScalarKind());
+    ElemTy = ElemTy.getPointeeType();
   }
   if (!Nested && !ElemTy.isArray() && consumeIf(TokenKind::RBracket)) {
     --Open;
-    return Type::getArray(ElemTy.getScalarKind(), 0);
+    return Type::getArrayOf(ElemTy, 0);
   }
   if (!consumeIf(TokenKind::Semi)) {
     errorExpected(Nested || ElemTy.isArray() ? "';' and a size after array element type"
@@ -828,9 +889,18 @@ Type Parser::parsePointerType() {
   consume(); // 'ptr'
   if (!expect(TokenKind::Less, "after 'ptr'"))
     return Type();
-  std::optional<ScalarKind> Pointee = parseScalarTypeName("scalar type after 'ptr<'");
-  if (!Pointee)
-    return Type();
+  Type Pointee;
+  if (Tok.is(TokenKind::Identifier))
+    if (const Aggregate *A = lookupAggregate(Tok.Text)) {
+      consume();
+      Pointee = Type::getStruct(A);
+    }
+  if (!Pointee.isValid()) {
+    std::optional<ScalarKind> S = parseScalarTypeName("scalar type after 'ptr<'");
+    if (!S)
+      return Type();
+    Pointee = Type::getScalar(*S);
+  }
   AddrSpace AS = AddrSpace::Global;
   if (consumeIf(TokenKind::Comma)) {
     if (Tok.is(TokenKind::KwShared)) {
@@ -847,7 +917,7 @@ Type Parser::parsePointerType() {
     errorExpected("'>' at end of pointer type");
     return Type();
   }
-  return Type::getPointer(*Pointee, AS);
+  return Type::getPointerTo(Pointee, AS);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1322,20 +1392,65 @@ ParsedExpr Parser::parseIndex(ParsedExpr Base) {
               Base.Start, Height);
 }
 
-// member ::= postfix '.' ('x' | 'y' | 'z')
+// member ::= postfix '.' NAME
+// `.x`, `.y`, `.z` of a builtin (Field 0, 1, 2), a struct's field or a
+// vector's lane: the verifier decides which the base has.
 ParsedExpr Parser::parseMember(ParsedExpr Base) {
   SourceLoc DotLoc = Tok.Loc;
   consume(); // '.'
-  unsigned Field = 3;
-  if (Tok.is(TokenKind::Identifier) && Tok.Text.size() == 1)
-    Field = std::string_view("xyz").find(Tok.Text[0]);
-  if (Field > 2) {
-    errorExpected("'x', 'y' or 'z' after '.'");
+  if (Tok.isNot(TokenKind::Identifier)) {
+    errorExpected("a field name ('x', 'y', 'z' or a struct's field) after '.'");
     return {};
   }
+  std::string Name(Tok.Text);
+  unsigned Field = Name.size() == 1 ? std::string_view("xyz").find(Name[0]) : 3;
   consume();
-  return node(std::make_unique<MemberExpr>(DotLoc, std::move(Base.E), Field), Base.Start,
-              Base.Height + 1);
+  return node(
+      std::make_unique<MemberExpr>(DotLoc, std::move(Base.E), std::min(Field, 3u), std::move(Name)),
+      Base.Start, Base.Height + 1);
+}
+
+// struct-literal ::= NAME '{' [NAME ':' expr (',' NAME ':' expr)* [',']] '}'
+// (the NAME, a struct's, is consumed). A call with the field names.
+ParsedExpr Parser::parseStructLiteral(SourceLoc Loc, std::string Name) {
+  consume(); // '{'
+  // After an error: past the literal's own '}', so that the statement's
+  // recovery does not take it for the end of the enclosing block.
+  auto Fail = [&]() -> ParsedExpr {
+    unsigned Depth = 1;
+    while (Tok.isNot(TokenKind::Eof) && !isDeclKeyword(Tok.Kind) && Tok.isNot(TokenKind::Semi)) {
+      if (Tok.is(TokenKind::LBrace))
+        ++Depth;
+      bool Closes = Tok.is(TokenKind::RBrace) && --Depth == 0;
+      consume();
+      if (Closes)
+        break;
+    }
+    return {};
+  };
+  auto C = std::make_unique<CallExpr>(Loc, std::move(Name), std::vector<ExprPtr>());
+  unsigned Height = 1;
+  while (!consumeIf(TokenKind::RBrace)) {
+    if (Tok.isNot(TokenKind::Identifier)) {
+      errorExpected("field name or '}' in struct literal");
+      return Fail();
+    }
+    C->FieldLocs.push_back(Tok.Loc);
+    C->FieldNames.emplace_back(Tok.Text);
+    consume();
+    if (!expect(TokenKind::Colon, "after field name"))
+      return Fail();
+    ParsedExpr V = parseExprWithInfo();
+    if (!V)
+      return Fail();
+    Height = std::max(Height, V.Height + 1);
+    C->Args.push_back(std::move(V.E));
+    if (Tok.isNot(TokenKind::RBrace) && !consumeIf(TokenKind::Comma)) {
+      errorExpected("',' or '}' after struct literal field");
+      return Fail();
+    }
+  }
+  return node(std::move(C), Loc, Height);
 }
 
 // primary ::= INT | FLOAT | 'true' | 'false' | 'null' | NAME | '(' expr ')'
@@ -1354,6 +1469,16 @@ ParsedExpr Parser::parsePrimary() {
     E = std::make_unique<BoolLitExpr>(Loc, Tok.is(TokenKind::KwTrue));
     break;
   case TokenKind::Identifier:
+    // `Node { ... }`: a struct literal (a struct's name is never a value,
+    // so a block cannot follow it).
+    if (auto It = Structs.find(Tok.Text); It != Structs.end()) {
+      std::string Name(Tok.Text);
+      consume();
+      if (Tok.is(TokenKind::LBrace))
+        return parseStructLiteral(Loc, std::move(Name));
+      return {std::make_unique<NameExpr>(Loc, std::move(Name)), Loc, 1};
+    }
+    [[fallthrough]];
   case TokenKind::KwNull: // the builtin value `null`, which no name can hide
     E = std::make_unique<NameExpr>(Loc, std::string(Tok.Text));
     break;

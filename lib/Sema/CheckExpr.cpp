@@ -339,7 +339,7 @@ Resolved Checker::resolveName(llvm::StringRef Name) const {
   if (Decl *D = ModuleNames.lookup(Name)) {
     if ((R.Const = dyn_cast<ConstDecl>(D)))
       R.Var = &R.Const->Var;
-    else
+    else if (!(R.Struct = dyn_cast<StructDecl>(D)))
       R.Fn = cast<FunctionDecl>(D);
     return R;
   }
@@ -369,6 +369,10 @@ Type Checker::checkName(NameExpr &N, bool AllowArray) {
     }
   } else if (R.Fn || R.Func != BuiltinFunc::None) {
     error(N.getLoc(), quote(N.Ident) + " is a function, not a value");
+  } else if (R.Struct) {
+    error(N.getLoc(), quote(N.Ident) +
+                          " is a struct type, not a value; a value of it is written '" + N.Ident +
+                          " { FIELD: VALUE, ... }'");
   } else if (R.Value != BuiltinValue::None) {
     N.Builtin = R.Value;
     if (R.Value == BuiltinValue::Null) // where no context types it (`null[0]`)
@@ -385,6 +389,8 @@ Type Checker::checkName(NameExpr &N, bool AllowArray) {
 }
 
 Type Checker::checkMember(MemberExpr &Mem) {
+  if (isFieldAccess(Mem))
+    return checkField(Mem);
   static constexpr const char *Fields[] = {".x", ".y", ".z"};
   std::string Field = Mem.Field < 3 ? Fields[Mem.Field] : "." + std::to_string(Mem.Field);
   auto *N = dyn_cast_or_null<NameExpr>(Mem.Base.get());
@@ -394,7 +400,15 @@ Type Checker::checkMember(MemberExpr &Mem) {
       N->Builtin = R.Value;
       if (Mem.Field < 3)
         return Mem.Ty = Type::getScalar(ScalarKind::I32);
-      error(Mem.getLoc(), "malformed module: member " + Field + " does not exist");
+      if (!Mem.FieldName.empty())
+        error(fieldNameLoc(Mem), quote(N->Ident) + " has no field " + quote(Mem.FieldName) +
+                                     "; it has '.x', '.y' and '.z'");
+      else
+        error(Mem.getLoc(), "malformed module: member " + Field + " does not exist");
+      return Type();
+    }
+    if (R.Struct) {
+      checkName(*N, /*AllowArray=*/false); // says it is a type
       return Type();
     }
     if (!R.Var && !R.Fn && R.Value == BuiltinValue::None && R.Func == BuiltinFunc::None) {
@@ -405,6 +419,11 @@ Type Checker::checkMember(MemberExpr &Mem) {
     return Type();
   }
   std::string Note = N ? hiddenBuiltinNote(N->Ident, lookupLocal(N->Ident)) : std::string();
+  if (Mem.Field > 2) {
+    error(fieldNameLoc(Mem),
+          "'." + Mem.FieldName + "' needs a struct or vector value before it" + Note);
+    return Type();
+  }
   error(Mem.getLoc(),
         quote(Field) + " can only follow thread_idx, block_idx, block_dim or grid_dim" + Note);
   return Type();
@@ -477,8 +496,26 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
       Type T = checkName(*N, /*AllowArray=*/false);
       if (!T.isValid())
         return Type();
-      return Type::getPointer(T.getScalarKind(), AddrSpace::Shared);
+      return Type::getPointerTo(T, AddrSpace::Shared);
     }
+  }
+  // `&p[i].key`, `&acc.count`: a field of an element, in the element's
+  // memory, or of a shared struct.
+  Expr *Root = nullptr;
+  if (auto *M = dyn_cast_or_null<MemberExpr>(U.Operand.get())) {
+    Root = M;
+    while (auto *Inner = dyn_cast<MemberExpr>(Root))
+      Root = Inner->Base.get();
+  }
+  auto *RootName = dyn_cast_or_null<NameExpr>(Root);
+  const VarDecl *RootVar = RootName ? resolveName(RootName->Ident).Var : nullptr;
+  if (llvm::isa_and_nonnull<IndexExpr>(Root) ||
+      (RootVar && RootVar->Storage == StorageKind::Shared && RootVar->Ty.isStruct())) {
+    Type Field = checkExpr(U.Operand.get(), U.getLoc());
+    if (!Field.isValid())
+      return Type();
+    return Type::getPointerTo(Field, RootVar ? AddrSpace::Shared
+                                             : elementAddrSpace(*cast<IndexExpr>(Root)));
   }
   if (!I) {
     // Reported even when the operand has errors of its own: `&x` is wrong
@@ -494,14 +531,18 @@ Type Checker::checkAddrOf(UnaryExpr &U) {
   Type Elem = checkIndex(*I);
   if (!Elem.isValid() || !checkWritable(*I, "take the address of"))
     return Type();
-  Type BaseTy = I->Base->Ty;
+  return Type::getPointerTo(Elem, elementAddrSpace(*I));
+}
+
+AddrSpace Checker::elementAddrSpace(const IndexExpr &I) {
+  Type BaseTy = I.Base->Ty;
   AddrSpace AS = BaseTy.isPointer() ? BaseTy.getAddrSpace() : AddrSpace::Local;
   if (BaseTy.isArray()) {
-    const VarDecl *V = indexedName(*I)->Decl;
+    const VarDecl *V = indexedName(I)->Decl;
     if (V && V->Storage == StorageKind::Shared)
       AS = AddrSpace::Shared;
   }
-  return Type::getPointer(Elem.getScalarKind(), AS);
+  return AS;
 }
 
 // Literal operands adopt the type of the other operand; when both are
@@ -639,6 +680,8 @@ Type Checker::binaryResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R, 
   }
   if (!checkNotStorageOnly(L, OpText, OpLoc) || !checkNotStorageOnly(R, OpText, OpLoc))
     return Type();
+  if (L.isVector() || R.isVector())
+    return vectorResult(Op, OpText, L, R, OpLoc);
   OperandClass Class = operandClass(Op);
   if (!accepts(Class, L)) {
     error(OpLoc, "operator " + quote(OpText) + " needs " + describe(Class) + ", found " + quote(L));
@@ -736,7 +779,7 @@ Type Checker::checkIndex(IndexExpr &I, bool AllowArray) {
     }
   }
   if (!BaseTy.isArray())
-    return Type::getScalar(BaseTy.getScalarKind());
+    return BaseTy.getPointeeType();
   Type Elem = BaseTy.getArrayElementType();
   if (Elem.isArray() && !AllowArray) {
     // A row, as an array's name, is not a value: `t[y]` alone.
@@ -765,6 +808,10 @@ Type Checker::checkCall(CallExpr &C, Type Hint) {
     if (!F->IsKernel)
       return checkFunctionCall(C, *F);
     error(C.getLoc(), "cannot call kernel " + quote(C.Callee));
+  } else if (const Aggregate *A = aggregateNamed(C.Callee)) {
+    return checkConstruct(C, *A);
+  } else if (!C.FieldNames.empty()) {
+    error(C.getLoc(), "unknown struct " + quote(C.Callee));
   } else if (BuiltinFunc BF = lookupBuiltinFunc(C.Callee); BF != BuiltinFunc::None) {
     rejectArgModes(C);
     return checkBuiltinCall(C, BF, Hint);
@@ -798,7 +845,9 @@ Type Checker::checkFunctionCall(CallExpr &C, const FunctionDecl &Fn) {
     if (llvm::none_of(Edges, [&](const auto &E) { return E.first == &Fn; }))
       Edges.push_back({&Fn, C.getLoc()});
   }
-  Type Result = Fn.ReturnTy.isVoid() || Fn.ReturnTy.isScalar() ? Fn.ReturnTy : Type();
+  Type Result = Fn.ReturnTy.isVoid() || Fn.ReturnTy.isScalar() || Fn.ReturnTy.isStruct()
+                    ? Fn.ReturnTy
+                    : Type();
   if (C.Args.size() != Fn.Params.size()) {
     error(C.getLoc(), arityMessage(C.Callee, Fn.Params.size(), C.Args.size()));
     for (ExprPtr &A : C.Args)

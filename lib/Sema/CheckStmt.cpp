@@ -252,7 +252,7 @@ void Checker::checkDeclStmt(DeclStmt &D) {
     checkInferredDecl(D);
   } else {
     Type T = V.Ty;
-    if (V.Storage == StorageKind::Shared && !T.isScalar()) {
+    if (V.Storage == StorageKind::Shared && !T.isScalar() && !T.isStruct()) {
       error(V.Loc, "shared " + quote(V.Name) + " must be a scalar or an array, found " + quote(T));
       BadDecls.insert(&V);
       T = Type();
@@ -266,7 +266,7 @@ void Checker::checkDeclStmt(DeclStmt &D) {
                                     V.Name + " = ...; }' before sync_threads()");
       declareLocal(V);
       return;
-    } else if (!T.isScalar() && !T.isPointer()) {
+    } else if (!T.isScalar() && !T.isPointer() && !T.isStruct()) {
       error(V.Loc, quote(V.Name) + " cannot have type " + quote(T));
       BadDecls.insert(&V);
       T = Type();
@@ -352,7 +352,7 @@ std::optional<uint64_t> Checker::arraySize(Expr &Size) {
 // checking each is positive and the whole within MaxArrayCount elements.
 // False after reporting an error.
 bool Checker::foldArrayDims(VarDecl &V) {
-  ScalarKind Elem = V.Ty.getScalarKind();
+  Type Elem = V.Ty.getPointeeType();
   bool Bad = false;
   // Every dimension, outermost first: its size expression folded, or
   // the count in the type where the builder gave none.
@@ -519,6 +519,8 @@ Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
       error(N->getLoc(), Reason);
     } else if (R.Fn) {
       error(N->getLoc(), "cannot assign to " + quote(N->Ident) + ": it is a function");
+    } else if (R.Struct) {
+      error(N->getLoc(), "cannot assign to " + quote(N->Ident) + ": it is a struct type");
     } else if (R.Value != BuiltinValue::None || R.Func != BuiltinFunc::None) {
       error(N->getLoc(), "cannot assign to builtin " + quote(N->Ident));
     } else {
@@ -534,6 +536,8 @@ Type Checker::checkAssignTarget(Expr &Target, std::string &What) {
     return I->Ty;
   }
   auto *Mem = dyn_cast<MemberExpr>(&Target);
+  if (Mem && isFieldAccess(*Mem))
+    return checkFieldAssignTarget(*Mem, What);
   if (Mem && checkMember(*Mem).isValid()) {
     auto *Base = cast<NameExpr>(Mem->Base.get());
     error(startLoc(&Target), "cannot assign to builtin " + quote(Base->Ident));

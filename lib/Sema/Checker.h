@@ -83,9 +83,10 @@ bool hintUsable(bool HasFloat, Type Hint);
 /// What a name refers to at the point of use. At most one of Var, Fn,
 /// Value and Func is set (Var and Const together for a const).
 struct Resolved {
-  const VarDecl *Var = nullptr; ///< a local, parameter, loop index or const
-  ConstDecl *Const = nullptr;   ///< the const, when Var is one
-  FunctionDecl *Fn = nullptr;   ///< a device function or kernel
+  const VarDecl *Var = nullptr;       ///< a local, parameter, loop index or const
+  ConstDecl *Const = nullptr;         ///< the const, when Var is one
+  FunctionDecl *Fn = nullptr;         ///< a device function or kernel
+  const StructDecl *Struct = nullptr; ///< a struct type (not a value)
   BuiltinValue Value = BuiltinValue::None;
   BuiltinFunc Func = BuiltinFunc::None;
 };
@@ -245,6 +246,9 @@ public:
   Type checkName(NameExpr &N, bool AllowArray);
   Type checkUnary(UnaryExpr &U, Type Hint);
   Type checkAddrOf(UnaryExpr &U);
+  /// Where the checked element \p I lives: its pointer's address space, or
+  /// Local or Shared for an element of a thread's or a shared array.
+  static AddrSpace elementAddrSpace(const IndexExpr &I);
   Type checkBinary(BinaryExpr &B, Type Hint);
   /// The result type of `L op R`, reporting any rule broken. \p OpText is
   /// the operator as written (`+`, `+=`); \p RLoc locates a type mismatch.
@@ -260,6 +264,32 @@ public:
   /// (the base of a further index).
   Type checkIndex(IndexExpr &I, bool AllowArray = false);
   Type checkMember(MemberExpr &Mem);
+  //===--------------------------------------------------------------------===//
+  // Structs and vector types (CheckStructs.cpp)
+  //===--------------------------------------------------------------------===//
+  /// Checks every struct declaration's fields (names, types, recursion)
+  /// and lays each out.
+  void checkStructDecls();
+  /// The struct declared in the module, or the builtin vector type, named
+  /// \p Name; null for any other name.
+  const Aggregate *aggregateNamed(llvm::StringRef Name) const;
+  /// True when \p Mem is a field of a struct or a lane of a vector (its
+  /// base is not a builtin such as thread_idx, and is a struct value or
+  /// names a field that no builtin has).
+  bool isFieldAccess(MemberExpr &Mem);
+  /// The type of the field \p Mem names (`n.key`, `p[i].value`, `v.w`).
+  Type checkField(MemberExpr &Mem);
+  /// `n.key = ...` / `p[i].key += ...`: the field's type, or Invalid after
+  /// an error (a field of a `let` or a parameter cannot be assigned).
+  Type checkFieldAssignTarget(MemberExpr &Mem, std::string &What);
+  /// `Node { key: 1, value: 2.0 }`, `Node(1, 2.0)`, `f32x4(a, b, c, d)`:
+  /// every field once, each of its type; puts the arguments in field order.
+  Type checkConstruct(CallExpr &C, const Aggregate &A);
+  /// `v op w` with a vector operand: element-wise `+ - * /` on two vectors
+  /// of one type, and `% & | ^` on integer ones; anything else an error.
+  Type vectorResult(BinaryOp Op, llvm::StringRef OpText, Type L, Type R, SourceLoc OpLoc);
+  /// Where the field name of \p Mem is written (just after its '.').
+  static SourceLoc fieldNameLoc(const MemberExpr &Mem);
   Type checkCall(CallExpr &C, Type Hint);
   Type checkFunctionCall(CallExpr &C, const FunctionDecl &Fn);
   /// Argument \p I of a call of a device function, one of whose modes

@@ -131,7 +131,7 @@ private:
   void declare(const DeclStmt &D) {
     const VarDecl &V = D.Var;
     if (D.Init || D.CopyOf || !(V.Storage == StorageKind::Let || V.Storage == StorageKind::Var) ||
-        !(V.Ty.isScalar() || V.Ty.isPointer()))
+        !(V.Ty.isScalar() || V.Ty.isPointer() || V.Ty.isStruct()))
       return;
     auto [It, New] = Index.try_emplace(&V, Vars.size());
     if (New) {

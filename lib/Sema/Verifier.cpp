@@ -56,7 +56,7 @@ static void resetVar(VarDecl &V) {
       const Expr *Size = arraySizeExpr(V, I);
       Dims[I] = Size && !isa<IntLitExpr>(*Size) ? 0 : V.Ty.getArrayDim(I);
     }
-    V.Ty = Type::getArray(V.Ty.getScalarKind(), std::span(Dims.data(), Rank));
+    V.Ty = Type::getArray(V.Ty.getPointeeType(), std::span(Dims.data(), Rank));
   }
 }
 
@@ -90,6 +90,7 @@ static void resetExpr(Expr *E) {
     auto *C = cast<CallExpr>(E);
     C->Fn = nullptr;
     C->Builtin = BuiltinFunc::None;
+    C->Construct = nullptr;
     for (ExprPtr &A : C->Args)
       resetExpr(A.get());
     return;
@@ -98,6 +99,7 @@ static void resetExpr(Expr *E) {
     resetExpr(cast<IndexExpr>(E)->Base.get());
     return resetExpr(cast<IndexExpr>(E)->Idx.get());
   case Expr::Member:
+    cast<MemberExpr>(E)->IsField = false;
     return resetExpr(cast<MemberExpr>(E)->Base.get());
   }
 }
@@ -359,6 +361,9 @@ void Checker::collectModuleNames() {
       Loc = C->Var.Loc.isValid() ? C->Var.Loc : Loc;
       ConstOf[&C->Var] = C;
       ConstStates[C] = ConstState::Unchecked;
+    } else if (auto *S = dyn_cast<StructDecl>(D)) {
+      Name = S->Agg.Name;
+      Loc = S->NameLoc.isValid() ? S->NameLoc : Loc;
     } else {
       Name = cast<FunctionDecl>(D)->Name;
       Loc = nameLoc(*cast<FunctionDecl>(D));
@@ -546,7 +551,7 @@ void Checker::checkSignature(FunctionDecl &F) {
     }
     Type T = P->Ty;
     bool OK = F.IsKernel ? T.isScalar() || (T.isPointer() && T.getAddrSpace() == AddrSpace::Global)
-                         : T.isScalar() || T.isPointer();
+                         : T.isScalar() || T.isPointer() || T.isStruct();
     if (!OK) {
       error(P->Loc, What + " parameter " + quote(P->Name) + " cannot have type " + quote(T));
       BadDecls.insert(P.get());
@@ -565,9 +570,9 @@ void Checker::checkSignature(FunctionDecl &F) {
   }
   if (F.IsKernel && !F.ReturnTy.isVoid())
     error(nameLoc(F), "kernel " + quote(F.Name) + " cannot have a return type");
-  else if (!F.IsKernel && !F.ReturnTy.isVoid() && !F.ReturnTy.isScalar())
+  else if (!F.IsKernel && !F.ReturnTy.isVoid() && !F.ReturnTy.isScalar() && !F.ReturnTy.isStruct())
     error(nameLoc(F), "function " + quote(F.Name) + " cannot return " + quote(F.ReturnTy) +
-                          "; a device function returns a scalar or nothing");
+                          "; a device function returns a scalar, a struct, a vector or nothing");
 }
 
 //===----------------------------------------------------------------------===//
@@ -686,6 +691,7 @@ llvm::Error Checker::run() {
   if (checkTreeDepth()) {
     resetModule(M);
     collectModuleNames();
+    checkStructDecls();
     for (auto &D : M.Decls)
       if (auto *C = dyn_cast_or_null<ConstDecl>(D.get()))
         requireConst(*C, C->getLoc());

@@ -74,6 +74,19 @@ std::vector<ConstantInfo> Target::describeConstants(const Module &M) const {
   return Constants;
 }
 
+// What a launch knows of a pointer to a struct or a vector type is what
+// its buffer holds: a vector's lanes (`ptr<f32x4>` takes an f32 buffer, 4
+// values per element) or a struct's bytes (`ptr<Node>` takes a u8 buffer,
+// or any with GJ_ANY); the module's aggregates do not outlive it, and the
+// launch metadata (and the cache) hold only scalars and pointers to them.
+static Type launchType(const Type &T) {
+  const Aggregate *A = T.getAggregate();
+  if (!T.isPointer() || !A)
+    return T;
+  ScalarKind Elem = A->IsVector ? A->Fields[0].Ty.getScalarKind() : ScalarKind::U8;
+  return Type::getPointer(Elem, T.getAddrSpace());
+}
+
 std::vector<KernelInfo> Target::describeKernels(const Module &M) const {
   std::vector<KernelInfo> Kernels;
   for (const FunctionDecl *F : M.getKernels()) {
@@ -83,7 +96,7 @@ std::vector<KernelInfo> Target::describeKernels(const Module &M) const {
     K.Prints = F->UsesPrint;
     for (const auto &P : F->Params) {
       auto Size = static_cast<uint32_t>(P->Ty.getSizeInBytes());
-      K.Params.push_back({P->Name, P->Ty, Size, Size});
+      K.Params.push_back({P->Name, launchType(P->Ty), Size, Size});
     }
     SharedLayout Shared = layoutShared(*F);
     K.StaticSharedBytes = Shared.StaticBytes;

@@ -734,12 +734,10 @@ TEST(ParserTest, ExpressionErrors) {
   EXPECT_EQ(onlyError("kernel k() { f(1 2); }"),
             "1:18: expected ',' or ')' after call argument, found '2'");
   EXPECT_EQ(onlyError("kernel k() { f(1,); }"), "1:18: expected expression, found ')'");
-  EXPECT_EQ(onlyError("kernel k() { x = a.w; }"),
-            "1:20: expected 'x', 'y' or 'z' after '.', found 'w'");
   EXPECT_EQ(onlyError("kernel k() { x = a.1; }"),
-            "1:20: expected 'x', 'y' or 'z' after '.', found '1'");
-  EXPECT_EQ(onlyError("kernel k() { x = a.xy; }"),
-            "1:20: expected 'x', 'y' or 'z' after '.', found 'xy'");
+            "1:20: expected a field name ('x', 'y', 'z' or a struct's field) after '.', found '1'");
+  EXPECT_EQ(onlyError("kernel k() { x = a.(; }"),
+            "1:20: expected a field name ('x', 'y', 'z' or a struct's field) after '.', found '('");
   EXPECT_EQ(onlyError("kernel k() { x = a && && b; }"), "1:23: expected expression, found '&&'");
   EXPECT_EQ(onlyError("kernel k() { x = 1 as; }"), "1:22: expected type, found ';'");
   EXPECT_EQ(onlyError("kernel k() { x = 1 as int; }"),

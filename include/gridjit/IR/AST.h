@@ -284,6 +284,16 @@ public:
   /// its opening quote is. Unset for every other call.
   std::optional<std::string> Format;
   SourceLoc FormatLoc;
+  /// For a struct literal `Node { key: 1, value: 2.0 }`: the field names
+  /// as written, one per argument (the verifier puts the arguments, and
+  /// these, in the struct's field order). Empty for a call, and for a
+  /// positional constructor (`f32x4(a, b, c, d)`, `Node(1, 2.0)`).
+  std::vector<std::string> FieldNames;
+  /// Where each of FieldNames is written (the same length).
+  std::vector<SourceLoc> FieldLocs;
+  /// Set by the verifier when the callee names a struct or vector type: the
+  /// value built from the arguments, one per field in field order.
+  const Aggregate *Construct = nullptr;
 };
 
 /// `p[i]` or `a[i]`: an element of a pointer or an array (an lvalue).
@@ -308,16 +318,33 @@ inline const NameExpr *indexedName(const IndexExpr &E) {
   return Base && Base->getKind() == Expr::Name ? static_cast<const NameExpr *>(Base) : nullptr;
 }
 
-/// `thread_idx.x` and friends. Field is 0, 1, 2 for `.x`, `.y`, `.z`.
+/// `thread_idx.x` and friends (Field is 0, 1, 2 for `.x`, `.y`, `.z`), or
+/// a field of a struct or a lane of a vector (`n.key`, `p[i].value`,
+/// `v.w`: FieldName as written, Field its index, set by the verifier).
 class MemberExpr : public Expr {
 public:
   ~MemberExpr() override;
-  MemberExpr(SourceLoc L, ExprPtr Base, unsigned Field)
-      : Expr(Member, L), Base(std::move(Base)), Field(Field) {}
+  MemberExpr(SourceLoc L, ExprPtr Base, unsigned Field, std::string FieldName = {})
+      : Expr(Member, L), Base(std::move(Base)), Field(Field), FieldName(std::move(FieldName)) {}
   static bool classof(const Expr *E) { return E->getKind() == Member; }
   ExprPtr Base;
   unsigned Field;
+  /// The field's name as written; empty for a builder-made `thread_idx.x`
+  /// (the printer then spells Field as x, y or z).
+  std::string FieldName;
+  /// True when the base is a struct or vector value (set by the verifier):
+  /// the member is its field Field, not a builtin's component.
+  bool IsField = false;
 };
+
+/// The variable an assignment to \p Target changes: `x` for `x = ...` and
+/// for a field `x.a.b = ...`; null for an element (`p[i]`, `p[i].a`).
+inline const NameExpr *assignedVariable(const Expr &Target) {
+  const Expr *E = &Target;
+  while (E->getKind() == Expr::Member && static_cast<const MemberExpr *>(E)->IsField)
+    E = static_cast<const MemberExpr *>(E)->Base.get();
+  return E->getKind() == Expr::Name ? static_cast<const NameExpr *>(E) : nullptr;
+}
 
 //===----------------------------------------------------------------------===//
 // Statements
@@ -460,7 +487,7 @@ public:
 
 class Decl {
 public:
-  enum Kind : uint8_t { Const, Function };
+  enum Kind : uint8_t { Const, Function, Struct };
   virtual ~Decl();
   Kind getKind() const { return K; }
   SourceLoc getLoc() const { return Loc; }
@@ -509,6 +536,20 @@ public:
   std::vector<ConstValue> TableValues;
   /// `constant NAME: [T; N];`: constant memory the host sets.
   bool isConstantMemory() const { return Var.Storage == StorageKind::Constant; }
+};
+
+/// `struct NAME { FIELD: TYPE, ... }`: a plain struct type with C layout.
+/// The parser resolves a struct's name in types declared after it (and in
+/// its own fields, where the verifier reports the recursion), so Types
+/// point at Agg, which lives as long as the module.
+class StructDecl : public Decl {
+public:
+  StructDecl(SourceLoc L) : Decl(Struct, L) {}
+  static bool classof(const Decl *D) { return D->getKind() == Struct; }
+  Aggregate Agg;
+  /// Where the name and each field's name are written.
+  SourceLoc NameLoc;
+  std::vector<SourceLoc> FieldLocs;
 };
 
 /// A device function (`fn`) or a kernel (`kernel`).

@@ -4,7 +4,11 @@
 // scalar in one address space, or an array of scalars in one address space
 // (only as the type of a `var` or `shared` declaration), which may have up
 // to MaxArrayRank dimensions (`[[f32; 17]; 16]`). They are compared by
-// value.
+// value. Where a scalar may stand as a pointee or an array element, so may
+// an aggregate (a struct declared in the module, or a builtin vector type
+// such as `f32x4`): the Type then refers to its Aggregate, which outlives
+// it (the module's StructDecl, or a builtin's static description), and
+// aggregates compare by identity.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +21,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gridjit {
+
+class Aggregate;
 
 /// The scalar types of KIR, in the order the spec lists them.
 /// The scalar types. New kinds are appended: the numbering is in cache
@@ -59,7 +66,8 @@ inline constexpr unsigned MaxArrayRank = 4;
 /// error does not cause a cascade of others).
 class Type {
 public:
-  enum Kind : uint8_t { Invalid, Void, Scalar, Pointer, Array };
+  /// Struct: a value of an aggregate type (a struct or a vector type).
+  enum Kind : uint8_t { Invalid, Void, Scalar, Pointer, Array, Struct };
 
   Type() = default;
   static Type getVoid() { return Type(Void, ScalarKind::Bool, AddrSpace::Global, 0); }
@@ -74,7 +82,20 @@ public:
   static Type getArray(ScalarKind Elem, uint64_t Count, AddrSpace AS = AddrSpace::Local) {
     return Type(Array, Elem, AS, Count);
   }
-  /// An array of \p Count elements of \p Elem, a scalar or an array type
+  /// A value of the struct or vector type \p A (never null).
+  static Type getStruct(const Aggregate *A) {
+    Type T(Struct, ScalarKind::Bool, AddrSpace::Global, 0);
+    T.Agg = A;
+    return T;
+  }
+  /// A pointer to \p Pointee, a scalar or an aggregate type, in \p AS.
+  static Type getPointerTo(const Type &Pointee, AddrSpace AS = AddrSpace::Global) {
+    Type T = getPointer(Pointee.S, AS);
+    T.Agg = Pointee.Agg;
+    return T;
+  }
+  /// An array of \p Count elements of \p Elem, a scalar, an aggregate or an
+  /// array type
   /// (`[[f32; 17]; 16]` is getArrayOf(getArray(F32, 17), 16): 16 rows of
   /// 17), in \p AS. The rank is Elem's plus one; the caller keeps it at
   /// most MaxArrayRank (the parser and the verifier say so to the user).
@@ -83,6 +104,13 @@ public:
   /// MaxArrayRank of them): {16, 17} is `[[f32; 17]; 16]`.
   static Type getArray(ScalarKind Elem, std::span<const uint64_t> Dims,
                        AddrSpace AS = AddrSpace::Local);
+  /// The same with \p Elem a scalar or an aggregate type.
+  static Type getArray(const Type &Elem, std::span<const uint64_t> Dims,
+                       AddrSpace AS = AddrSpace::Local) {
+    Type T = getArray(Elem.S, Dims, AS);
+    T.Agg = Elem.Agg;
+    return T;
+  }
 
   Kind getKind() const { return K; }
   bool isValid() const { return K != Invalid; }
@@ -90,6 +118,13 @@ public:
   bool isScalar() const { return K == Scalar; }
   bool isPointer() const { return K == Pointer; }
   bool isArray() const { return K == Array; }
+  /// A struct or a vector value.
+  bool isStruct() const { return K == Struct; }
+  /// A value of a builtin vector type (`f32x4`, ...).
+  bool isVector() const;
+  /// The aggregate of a struct value, or the pointee of a pointer or the
+  /// element of an array when that is an aggregate; null otherwise.
+  const Aggregate *getAggregate() const { return Agg; }
   bool isBool() const { return K == Scalar && S == ScalarKind::Bool; }
   bool isInteger() const { return K == Scalar && isIntegerScalar(S); }
   bool isSignedInteger() const { return K == Scalar && isSignedScalar(S); }
@@ -97,8 +132,17 @@ public:
   bool isFloat() const { return K == Scalar && isFloatScalar(S); }
   bool isNumeric() const { return isInteger() || isFloat(); }
 
-  /// The scalar itself, the pointee of a pointer, or the element of an array.
+  /// The scalar itself, the pointee of a pointer, or the element of an array
+  /// (meaningless where that is an aggregate: see getAggregate).
   ScalarKind getScalarKind() const { return S; }
+  /// What a pointer points to, or the innermost element of an array: a
+  /// scalar or an aggregate type.
+  Type getPointeeType() const {
+    Type T = getScalar(S);
+    if (Agg)
+      T = getStruct(Agg);
+    return T;
+  }
   /// Address space of a pointer, or where an array lives (Local or Shared).
   AddrSpace getAddrSpace() const { return AS; }
   /// Element count of an array's outermost dimension (0 for the unsized
@@ -126,8 +170,13 @@ public:
   /// Bits of a scalar type.
   unsigned getBits() const { return scalarBits(S); }
   /// Bytes of one element in memory: the scalar itself, the pointee of a
-  /// pointer or the element of an array (scalarBytes: bool is 1).
-  unsigned getElementBytes() const { return scalarBytes(S); }
+  /// pointer or the element of an array (scalarBytes: bool is 1; an
+  /// aggregate's C size, padding included).
+  unsigned getElementBytes() const;
+  /// Alignment in bytes of a value of this type in memory: a scalar's size,
+  /// 8 for a pointer, an aggregate's (its largest member's, or a vector's
+  /// size), an array's element's.
+  unsigned getAlignInBytes() const;
   /// Bytes of a value of this type in memory: a scalar's bytes, 8 for a
   /// pointer (every target's pointers are 64-bit), all the elements of an
   /// array, every dimension (0 for the unsized dynamic shared array); 0 for
@@ -148,9 +197,11 @@ public:
     case Scalar:
       return A.S == B.S;
     case Pointer:
-      return A.S == B.S && A.AS == B.AS;
+      return A.S == B.S && A.Agg == B.Agg && A.AS == B.AS;
     case Array:
-      return A.S == B.S && A.Rank == B.Rank && A.Dims == B.Dims && A.AS == B.AS;
+      return A.S == B.S && A.Agg == B.Agg && A.Rank == B.Rank && A.Dims == B.Dims && A.AS == B.AS;
+    case Struct:
+      return A.Agg == B.Agg;
     }
     return false;
   }
@@ -166,7 +217,40 @@ private:
   /// An array's dimensions: Dims[0..Rank), outermost first; the rest 0.
   uint8_t Rank = 0;
   std::array<uint64_t, MaxArrayRank> Dims{};
+  /// The aggregate of a struct value, pointee or element; null for scalars.
+  const Aggregate *Agg = nullptr;
 };
+
+/// One field of an aggregate: its name, its type (a scalar other than
+/// bool, a vector or a struct declared before), and its byte offset.
+struct AggregateField {
+  std::string Name;
+  Type Ty;
+  uint64_t Offset = 0;
+};
+
+/// A struct type (`struct Node { key: u32, value: f32 }`, owned by the
+/// module's StructDecl) or a builtin vector type (`f32x4`: lanes x, y, z,
+/// w). The layout is C's on x86-64 and NVPTX: each field at the next
+/// multiple of its alignment, the size rounded up to the largest alignment
+/// (a vector's alignment is its size, as CUDA's float4).
+class Aggregate {
+public:
+  std::string Name;
+  bool IsVector = false;
+  std::vector<AggregateField> Fields;
+  uint64_t Size = 0;  ///< bytes, padding included (set by layOut)
+  uint64_t Align = 1; ///< bytes (set by layOut)
+
+  /// Sets every field's offset, Size and Align from the fields' types.
+  void layOut();
+  /// The index of the field named \p FieldName, or std::nullopt.
+  std::optional<unsigned> fieldIndex(std::string_view FieldName) const;
+};
+
+/// The builtin vector type spelt \p Name (`f32x2`, `f32x4`, `i32x2`,
+/// `i32x4`, `u32x2`, `u32x4`, `f64x2`, `i64x2`, `u64x2`), or null.
+const Aggregate *lookupVectorType(std::string_view Name);
 
 } // namespace gridjit
 

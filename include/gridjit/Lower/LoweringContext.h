@@ -39,6 +39,13 @@ public:
   /// LLVM type of a scalar in memory (bool is i8).
   llvm::Type *memType(ScalarKind K) const;
   llvm::Type *scalarType(ScalarKind K) const;
+  /// LLVM type of a struct (a literal struct of its fields, which LLVM lays
+  /// out as C does on both targets) or of a vector type (<N x T>, aligned to
+  /// its size, so a load or store of one is a 64- or 128-bit access).
+  llvm::Type *aggregateType(const Aggregate &A) const;
+  /// LLVM type of an element in memory: the pointee of a pointer or the
+  /// element of an array \p Ty (an aggregate's type, or memType).
+  llvm::Type *elementMemType(Type Ty) const;
   /// An i64 index from an integer of KIR type \p Ty (extended by its
   /// signedness).
   llvm::Value *toIndex(llvm::Value *V, Type Ty) const;

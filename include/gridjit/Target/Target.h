@@ -47,7 +47,10 @@ std::optional<TargetKind> parseTargetName(std::string_view Name);
 /// A kernel parameter as a launch passes it.
 struct KernelParamInfo {
   std::string Name;
-  Type Ty;           ///< a scalar or ptr<T>
+  /// A scalar or ptr<T> with T a scalar: a pointer to a vector type is
+  /// described as one to its lanes' scalar (`ptr<f32x4>` as `ptr<f32>`),
+  /// a pointer to a struct as `ptr<u8>` (LangRef, "Structs").
+  Type Ty;
   uint32_t Size = 0; ///< bytes of the value as passed (8 for pointers)
   uint32_t Align = 0;
 };

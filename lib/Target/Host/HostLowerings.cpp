@@ -88,7 +88,7 @@ Expected<Value *> lowerLocalArray(LoweringContext &C, const OpArgs &A) {
 // checked by the front end; an index that LLVM proves in range (a loop
 // over the array) folds the clamp away.
 Expected<Value *> lowerElementAddr(LoweringContext &C, const OpArgs &A) {
-  llvm::Type *ElemTy = C.memType(A.OperandTy.getScalarKind());
+  llvm::Type *ElemTy = C.elementMemType(A.OperandTy);
   Value *Index = A.Operands[1];
   if (A.OperandTy.isArray() && A.OperandTy.getArrayCount() != 0 &&
       (llvm::isa<llvm::AllocaInst>(A.Operands[0]->stripPointerCasts()) ||

@@ -408,6 +408,8 @@ bool BodyPlan::isUniform(const Expr &E) const {
     return Candidates.contains(N.Decl);
   }
   case Expr::Member: {
+    if (cast<MemberExpr>(E).IsField) // a field of a value, or of an element
+      return isUniform(*cast<MemberExpr>(E).Base);
     const auto &N = cast<NameExpr>(*cast<MemberExpr>(E).Base);
     return N.Builtin != BuiltinValue::None &&
            getBuiltinValueInfo(N.Builtin).Varies != VariesPer::Thread;
@@ -424,7 +426,7 @@ bool BodyPlan::isUniform(const Expr &E) const {
     return isUniform(*cast<CastExpr>(E).Operand);
   case Expr::Call: {
     const auto &C = cast<CallExpr>(E);
-    if (C.Fn || !isPureBuiltin(C.Builtin))
+    if (!C.Construct && (C.Fn || !isPureBuiltin(C.Builtin)))
       return false;
     for (const ExprPtr &A : C.Args)
       if (!isUniform(*A))
@@ -445,8 +447,9 @@ bool BodyPlan::isPure(const Expr &E) const {
   case Expr::IntLit:
   case Expr::FloatLit:
   case Expr::BoolLit:
-  case Expr::Member:
     return true;
+  case Expr::Member: // a builtin's component, or a field of what its base is
+    return !cast<MemberExpr>(E).IsField || isPure(*cast<MemberExpr>(E).Base);
   case Expr::Name: {
     const auto &N = cast<NameExpr>(E);
     if (!N.Decl)
@@ -498,7 +501,7 @@ bool BodyPlan::isPure(const Expr &E) const {
     return isPure(*cast<CastExpr>(E).Operand);
   case Expr::Call: {
     const auto &C = cast<CallExpr>(E);
-    if (C.Fn || !isPureBuiltin(C.Builtin))
+    if (!C.Construct && (C.Fn || !isPureBuiltin(C.Builtin)))
       return false;
     for (const ExprPtr &A : C.Args)
       if (!isPure(*A))
@@ -534,7 +537,8 @@ void BodyPlan::dropOutArgs(const Stmt &S) {
 void BodyPlan::dropAssignedIn(const Stmt &S) {
   dropOutArgs(S);
   if (const auto *A = dyn_cast<AssignStmt>(&S)) {
-    if (const auto *N = dyn_cast<NameExpr>(A->Target.get()))
+    // `x = ...` or a field of it, `x.a = ...`.
+    if (const NameExpr *N = assignedVariable(*A->Target))
       if (Candidates.erase(N->Decl))
         Changed = true;
     return;

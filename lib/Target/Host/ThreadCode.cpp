@@ -305,7 +305,8 @@ llvm::Error HostModuleLowering::lowerDecl(const DeclStmt &S, bool BlockLevel) {
     return llvm::Error::success();
   case Storage::Frame: {
     uint64_t Size = V.Ty.getSizeInBytes();
-    FrameSlot F = Cur->allocFrame(Size, Size);
+    // A struct's alignment is its largest field's, not its size.
+    FrameSlot F = Cur->allocFrame(Size, V.Ty.getAlignInBytes());
     Cur->Vars[&V] = {VarSlot::Frame, nullptr, F, nullptr};
     if (Init)
       storeScalar(slotAddr(F, Cur->Env.Linear), Init, V.Ty);

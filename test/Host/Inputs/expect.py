@@ -2,14 +2,16 @@
 """Checks `NAME = [v0, v1, ...]` lines (jit-run --print) against values
 computed independently, in Python, from a formula given on the command line.
 
-Usage: jit-run ... --print y | expect.py [--ulps N] [--f32] 'y=[EXPR...]' ...
+Usage: jit-run ... --print y | expect.py [--ulps N] [--atol X] [--f32] 'y=[EXPR...]' ...
 
 Each argument NAME=EXPR is evaluated with `math`, `f32` (round a number to
 the nearest float32), `i32`/`u32`/`i64`/`u64` (wrap an integer to that
 width) and every printed buffer (by its name: use it for inputs the kernel
 does not change) in scope. Integers and booleans must match exactly. Floats must
 match exactly, or to within N units in the last place of float32 (--f32)
-or float64 when --ulps is given; NaN matches NaN; None matches anything.
+or float64 when --ulps is given, or to within X when --atol is given (for
+results whose rounding error a formula's cancellation amplifies, such as
+option prices); NaN matches NaN; None matches anything.
 
 Prints one line `expect: ok (NAMES)` when everything matches; otherwise the
 first mismatches, and exits with status 1. Standard library only.
@@ -54,7 +56,7 @@ def ordered(x, single):
     return i if i >= 0 else -(i & (2 ** (31 if single else 63) - 1))
 
 
-def close(got, want, ulps, single):
+def close(got, want, ulps, single, atol=None):
     if want is None:  # any value
         return True
     if isinstance(want, bool) or isinstance(got, bool):
@@ -68,6 +70,8 @@ def close(got, want, ulps, single):
         got, want = f32(got), f32(want)
     if got == want:
         return True
+    if atol is not None and abs(got - want) <= atol:
+        return True
     if ulps is None or math.isinf(got) or math.isinf(want):
         return False
     return abs(ordered(got, single) - ordered(want, single)) <= ulps
@@ -75,12 +79,14 @@ def close(got, want, ulps, single):
 
 def main():
     args = sys.argv[1:]
-    ulps, single = None, False
+    ulps, single, atol = None, False, None
     specs = []
     while args:
         a = args.pop(0)
         if a == "--ulps":
             ulps = int(args.pop(0))
+        elif a == "--atol":
+            atol = float(args.pop(0))
         elif a == "--f32":
             single = True
         else:
@@ -109,7 +115,7 @@ def main():
             bad.append("%s: %d values printed, %d expected" % (name, len(got), len(want)))
             continue
         for i, (g, w) in enumerate(zip(got, want)):
-            if not close(g, w, ulps, single):
+            if not close(g, w, ulps, single, atol):
                 bad.append("%s[%d]: got %r, expected %r" % (name, i, g, w))
                 if len(bad) > 10:
                     break
