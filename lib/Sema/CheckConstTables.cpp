@@ -28,7 +28,14 @@ void Checker::checkTableType(ConstDecl &C) {
   VarDecl &V = C.Var;
   SourceLoc Loc = V.Loc.isValid() ? V.Loc : C.getLoc();
   bool Bad = false;
-  if (!V.Ty.isArray()) {
+  if (V.Ty.getAggregate()) {
+    // The runtime, the cache and every API that sets constant memory
+    // describe its elements as scalars (ConstantInfo).
+    error(Loc, describe(C) + " must hold scalars, found " + quote(V.Ty) +
+                   "; structs and vector types are not allowed in tables and constant memory "
+                   "(keep each field in an array of its own)");
+    Bad = true;
+  } else if (!V.Ty.isArray()) {
     // Only constant memory gets here with a scalar type.
     error(Loc, "constant memory " + quote(V.Name) + " must be an array, found " + quote(V.Ty) +
                    "; one value is a one-element array, '[" + V.Ty.str() + "; 1]'");

@@ -411,6 +411,9 @@ Type Checker::checkMember(MemberExpr &Mem) {
       checkName(*N, /*AllowArray=*/false); // says it is a type
       return Type();
     }
+    if (R.Var && (!R.Var->Ty.isValid() || BadDecls.count(R.Var)))
+      return Type(); // its declaration was reported already
+
     if (!R.Var && !R.Fn && R.Value == BuiltinValue::None && R.Func == BuiltinFunc::None) {
       error(N->getLoc(), "use of undeclared name " + quote(N->Ident) + cudaSpellingHint(N->Ident));
       return Type();
