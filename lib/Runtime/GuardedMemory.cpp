@@ -9,6 +9,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -39,6 +40,13 @@ bool GuardedLayout::compute(uint64_t Asked, uint64_t GuardBytes) {
   return true;
 }
 
+namespace {
+/// Regions mapped by mapGuarded (guardedMappingsMade).
+std::atomic<uint64_t> MappingsMade{0};
+} // namespace
+
+uint64_t gridjit::guardedMappingsMade() { return MappingsMade.load(std::memory_order_relaxed); }
+
 char *gridjit::mapGuarded(const GuardedLayout &L) {
   // Reserved as one inaccessible mapping, then the data pages opened: the
   // guards cost address space, not memory.
@@ -52,6 +60,7 @@ char *gridjit::mapGuarded(const GuardedLayout &L) {
     errno = Saved;
     return nullptr;
   }
+  MappingsMade.fetch_add(1, std::memory_order_relaxed);
   return L.memory(Base);
 }
 
@@ -60,42 +69,34 @@ void gridjit::unmapGuarded(const GuardedLayout &L, char *Memory) {
 }
 
 //===----------------------------------------------------------------------===//
-// BlockMemory
-//===----------------------------------------------------------------------===//
-
-BlockMemory::~BlockMemory() {
-  if (Mem)
-    unmapGuarded(L, Mem);
-}
-
-bool BlockMemory::allocate(uint64_t Bytes) {
-  if (!L.compute(Bytes, pageBytes()))
-    return false;
-  Mem = mapGuarded(L);
-  return Mem != nullptr;
-}
-
-//===----------------------------------------------------------------------===//
 // GuardedBufferPool
 //===----------------------------------------------------------------------===//
 
+GuardedBufferPool::GuardedBufferPool(uint64_t Guard, unsigned MaxKeptPages, uint64_t MaxKeptBytes)
+    : Guard(Guard), MaxKeptBytes(MaxKeptBytes), Kept(MaxKeptPages) {}
+
 GuardedBufferPool::~GuardedBufferPool() {
-  for (unsigned C = 0; C < KeptClasses; ++C) {
-    GuardedLayout L;
-    L.compute((C + 1) * pageBytes(), bufferGuardBytes());
+  for (size_t C = 0; C < Kept.size(); ++C) {
+    GuardedLayout L = layout((C + 1) * pageBytes());
     for (char *Base : Kept[C])
       munmap(Base, L.Length);
   }
 }
 
+GuardedLayout GuardedBufferPool::layout(uint64_t Bytes) const {
+  GuardedLayout L;
+  L.compute(Bytes, Guard);
+  return L;
+}
+
 char *GuardedBufferPool::allocate(uint64_t Bytes) {
   GuardedLayout L;
-  if (!L.compute(Bytes, bufferGuardBytes())) {
+  if (!L.compute(Bytes, Guard)) {
     errno = ENOMEM;
     return nullptr;
   }
   uint64_t Class = L.DataBytes / pageBytes() - 1;
-  if (Class < KeptClasses) {
+  if (Class < Kept.size()) {
     char *Base = nullptr;
     {
       std::lock_guard<std::mutex> G(M);
@@ -106,8 +107,8 @@ char *GuardedBufferPool::allocate(uint64_t Bytes) {
       }
     }
     if (Base) {
-      // The bytes before the buffer's start, in its first page, may keep
-      // an earlier buffer's data: no other buffer can see them.
+      // The bytes before the region's start, in its first page, may keep
+      // an earlier region's data: no other region can see them.
       char *Memory = L.memory(Base);
       std::memset(Memory, 0, L.Bytes);
       return Memory;
@@ -117,16 +118,38 @@ char *GuardedBufferPool::allocate(uint64_t Bytes) {
 }
 
 void GuardedBufferPool::free(char *Memory, uint64_t Bytes) {
-  GuardedLayout L;
-  L.compute(Bytes, bufferGuardBytes()); // it did when the buffer was allocated
+  GuardedLayout L = layout(Bytes); // it fitted when the region was allocated
   uint64_t Class = L.DataBytes / pageBytes() - 1;
-  if (Class < KeptClasses) {
+  if (Class < Kept.size()) {
     std::lock_guard<std::mutex> G(M);
-    if (Kept[Class].size() < KeptPerClass && KeptNow + L.DataBytes <= KeptBytes) {
+    if (Kept[Class].size() < KeptPerClass && KeptNow + L.DataBytes <= MaxKeptBytes) {
       Kept[Class].push_back(L.base(Memory));
       KeptNow += L.DataBytes;
       return;
     }
   }
   unmapGuarded(L, Memory);
+}
+
+void GuardedBufferPool::discard(char *Memory, uint64_t Bytes) {
+  unmapGuarded(layout(Bytes), Memory);
+}
+
+//===----------------------------------------------------------------------===//
+// BlockMemory
+//===----------------------------------------------------------------------===//
+
+BlockMemory::~BlockMemory() {
+  if (!Mem)
+    return;
+  if (Discard)
+    Pool.discard(Mem, Bytes);
+  else
+    Pool.free(Mem, Bytes);
+}
+
+bool BlockMemory::allocate(uint64_t Asked) {
+  Mem = Pool.allocate(Asked);
+  Bytes = Asked;
+  return Mem != nullptr;
 }

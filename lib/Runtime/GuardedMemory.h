@@ -49,60 +49,93 @@ struct GuardedLayout {
 /// Maps a region for \p L: inaccessible guards, zero-filled data pages.
 /// Null (with errno set) when the system refuses.
 char *mapGuarded(const GuardedLayout &L);
+/// How many regions mapGuarded has mapped in this process (a statistic
+/// for tests: a launch that reuses kept block memory maps none).
+uint64_t guardedMappingsMade();
 /// Unmaps the region of \p L whose memory starts at \p Memory.
 void unmapGuarded(const GuardedLayout &L, char *Memory);
 
-/// Memory for one block's shared memory and frames, owned by one launch:
-/// between guard pages (one page each: a launch maps it for each worker,
-/// and a larger reservation costs the launch time), zero-filled (fresh
-/// anonymous pages).
-class BlockMemory {
-public:
-  BlockMemory() = default;
-  BlockMemory(const BlockMemory &) = delete;
-  BlockMemory &operator=(const BlockMemory &) = delete;
-  ~BlockMemory();
-  /// Maps \p Bytes (at least 64, 64-byte aligned); false when the memory
-  /// is not there.
-  bool allocate(uint64_t Bytes);
-  char *get() const { return Mem; }
-
-private:
-  GuardedLayout L;
-  char *Mem = nullptr;
-};
-
-/// The host runtime's device buffers: each in its own guarded region,
-/// 64-byte aligned and zeroed. Freed regions of up to KeptClasses pages
-/// are kept (KeptPerClass of each size, KeptBytes in all) and handed out
-/// again, zeroed, so that a program that allocates and frees small
-/// buffers in a loop pays no system call for them. Thread-safe.
+/// Guarded regions of one guard size, kept for reuse when freed: freed
+/// regions of up to MaxKeptPages data pages are kept (KeptPerClass of each
+/// size, MaxKeptBytes of data pages in all; larger ones, and any beyond
+/// that, are unmapped at once) and handed out again, zeroed, so that a
+/// program that allocates and frees them in a loop pays no system call.
+/// A region is handed out again only for the same number of data pages,
+/// so that the memory still ends where the rear guard starts. Thread-safe;
+/// the lock is held only to take or put back a region. In a child of
+/// fork() the kept regions are the child's own copies (private mappings)
+/// and are reused there; a region another thread had taken when the
+/// process forked is never put back in the child (that thread is not
+/// there), so it stays mapped, unused.
 class GuardedBufferPool {
 public:
-  GuardedBufferPool() = default;
+  /// A pool for regions between guards of \p Guard bytes (a whole number
+  /// of pages).
+  GuardedBufferPool(uint64_t Guard, unsigned MaxKeptPages, uint64_t MaxKeptBytes);
   GuardedBufferPool(const GuardedBufferPool &) = delete;
   GuardedBufferPool &operator=(const GuardedBufferPool &) = delete;
-  /// Unmaps the regions kept for reuse (not the live buffers: a buffer
-  /// must not outlive its runtime).
+  /// Unmaps the regions kept for reuse (not the live ones: a region must
+  /// not outlive its pool).
   ~GuardedBufferPool();
   /// \p Bytes of zeroed memory, or null (errno set) when the system
   /// refuses the mapping.
   char *allocate(uint64_t Bytes);
-  /// Frees a buffer that allocate(\p Bytes) returned.
+  /// Frees a region that allocate(\p Bytes) returned: kept for reuse
+  /// where the limits allow, else unmapped.
   void free(char *Memory, uint64_t Bytes);
+  /// Unmaps a region that allocate(\p Bytes) returned, never keeping it.
+  void discard(char *Memory, uint64_t Bytes);
+
+  /// At most this many regions of each size are kept.
+  static constexpr unsigned KeptPerClass = 256;
 
 private:
-  /// Regions whose data pages number 1 to KeptClasses are kept.
-  static constexpr unsigned KeptClasses = 16;
-  /// At most this many regions of each class are kept...
-  static constexpr unsigned KeptPerClass = 256;
-  /// ... and at most this many bytes of data pages in all.
-  static constexpr uint64_t KeptBytes = 4u << 20;
+  /// The layout of \p Bytes in this pool (allocate checked it fits).
+  GuardedLayout layout(uint64_t Bytes) const;
+  const uint64_t Guard;
+  const uint64_t MaxKeptBytes;
   std::mutex M;
   uint64_t KeptNow = 0; ///< bytes of the data pages kept
   /// Kept[k]: mapping bases of regions with k + 1 data pages.
-  std::vector<char *> Kept[KeptClasses];
+  std::vector<std::vector<char *>> Kept;
   ForkHooks Fork{M, nullptr}; ///< last: see ForkHooks
+};
+
+/// The host runtime's device buffers: 64 KiB guards, regions of up to 16
+/// pages kept, 4 MiB in all.
+inline constexpr unsigned BufferKeptPages = 16;
+inline constexpr uint64_t BufferKeptBytes = 4u << 20;
+
+/// Block memory (each worker's shared memory and frames, a cooperative
+/// grid's whole state): one-page guards; regions of up to 1 MiB of data
+/// are kept for the next launch, 4 MiB in all per runtime. A launch whose
+/// blocks need more maps its memory and unmaps it when it ends, as every
+/// launch did before block memory was kept.
+inline constexpr unsigned BlockKeptPages = 256;
+inline constexpr uint64_t BlockKeptBytes = 4u << 20;
+
+/// One launch's hold on a region of a pool's (the memory of one worker,
+/// or of a cooperative grid), given back when it goes out of scope.
+class BlockMemory {
+public:
+  explicit BlockMemory(GuardedBufferPool &Pool) : Pool(Pool) {}
+  BlockMemory(const BlockMemory &) = delete;
+  BlockMemory &operator=(const BlockMemory &) = delete;
+  ~BlockMemory();
+  /// \p Bytes (at least 64, 64-byte aligned), zeroed; false when the
+  /// memory is not there.
+  bool allocate(uint64_t Bytes);
+  char *get() const { return Mem; }
+  /// A kernel faulted while it ran in this memory: unmap it when the launch
+  /// ends instead of keeping it (whatever state a faulting kernel left is
+  /// never reused).
+  void discard() { Discard = true; }
+
+private:
+  GuardedBufferPool &Pool;
+  uint64_t Bytes = 0;
+  char *Mem = nullptr;
+  bool Discard = false;
 };
 
 } // namespace gridjit

@@ -27,6 +27,7 @@
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/HostABI.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -207,7 +208,10 @@ struct HostRuntime::Impl {
   std::unique_ptr<WorkerPool> PoolPtr;
   WorkerPool &Pool;
   /// Device buffers, each between guard regions.
-  GuardedBufferPool Buffers;
+  GuardedBufferPool Buffers{bufferGuardBytes(), BufferKeptPages, BufferKeptBytes};
+  /// Block memory, kept from one launch to the next (BlockKeptBytes): a
+  /// launch takes a region for each worker and gives it back at its end.
+  GuardedBufferPool Blocks{pageBytes(), BlockKeptPages, BlockKeptBytes};
   /// This runtime holds the fault handlers (holdFaultHandlers), from its
   /// first launch that catches faults until it is destroyed.
   std::atomic<bool> HoldsHandlers{false};
@@ -339,17 +343,18 @@ llvm::Expected<std::unique_ptr<LoadedModule>> HostRuntime::load(const Artifact &
 /// and the co-residency of a cooperative grid.
 static Error checkHostLimits(const KernelInfo &K, const abi::Descriptor &D, const LaunchConfig &C,
                              const HostRuntimeOptions &Opts) {
-  std::string Where = describeLaunch(K, C);
+  // Made only for an error: a launch that passes pays for no formatting.
+  auto Where = [&] { return describeLaunch(K, C); };
   uint64_t Shared = D.StaticSharedBytes + C.DynamicSharedBytes;
   if (Shared > Opts.MaxSharedBytes)
     return fail(ErrorKind::Configuration,
-                Where + ": " + std::to_string(Shared) +
+                Where() + ": " + std::to_string(Shared) +
                     " bytes of shared memory per block exceed the limit of " +
                     std::to_string(Opts.MaxSharedBytes) + " bytes");
   if (K.Cooperative && C.Grid.count() > Opts.MaxCooperativeBlocks)
     return fail(
         ErrorKind::Configuration,
-        Where +
+        Where() +
             ": the kernel calls grid_sync(), so its whole grid must be resident at "
             "once, but " +
             std::to_string(C.Grid.count()) + " blocks exceed the host's co-residency limit of " +
@@ -452,8 +457,9 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
                     std::to_string(LaunchOptions::MaxPrintBufferBytes) + " allowed");
 
   // The argument block: Ptrs[i] points to argument i's value.
-  std::vector<uint64_t> Values(Args.size());
-  std::vector<void *> Ptrs(Args.size());
+  // On the stack for the usual few arguments: no allocation per launch.
+  llvm::SmallVector<uint64_t, 16> Values(Args.size());
+  llvm::SmallVector<void *, 16> Ptrs(Args.size());
   for (size_t I = 0; I < Args.size(); ++I) {
     if (Args[I].isPointer()) {
       Values[I] = Args[I].getAddress();
@@ -635,7 +641,7 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
 
   Pool.run(Workers, [&](unsigned) {
     Participants.fetch_add(1, std::memory_order_relaxed);
-    BlockMemory Mem;
+    BlockMemory Mem(Blocks);
     if (!Mem.allocate(L.total())) {
       std::lock_guard<std::mutex> G(ErrorLock);
       NoMemory = true;
@@ -663,6 +669,7 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
         int32_t Result;
         KernelFault F;
         if (!callEntry(K, Args, C, B, To, CatchFaults, Result, F)) {
+          Mem.discard();
           std::lock_guard<std::mutex> G(ErrorLock);
           if (!Fault || B < std::get<1>(*Fault))
             Fault.emplace(F, B, To);
@@ -705,7 +712,7 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
   uint64_t NumBlocks = Cfg.Grid.count();
   uint64_t PerBlock = llvm::alignTo(std::max<uint64_t>(L.total(), 64), 64);
   uint64_t Bytes = PerBlock * NumBlocks;
-  BlockMemory Mem;
+  BlockMemory Mem(Blocks);
   if (NumBlocks != 0 && Bytes / NumBlocks != PerBlock)
     return outOfMemory(*K.Info, UINT64_MAX, "the state of a cooperative grid");
   if (!Mem.allocate(Bytes))
@@ -748,6 +755,7 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
     });
     ++Stats.Phases;
     if (Fault) {
+      Mem.discard();
       Stats.Workers = std::min<unsigned>(Participants.load(), Workers);
       return faultError(*K.Info, Fault->first, Fault->second, Fault->second + 1, Cfg.Grid);
     }

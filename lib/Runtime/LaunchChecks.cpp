@@ -48,11 +48,12 @@ static std::string exactCount(const Dim3 &D) {
 }
 
 Error gridjit::checkLaunchConfig(const KernelInfo &K, const LaunchConfig &C) {
-  std::string Where = describeLaunch(K, C);
+  // Made only for an error: a launch that passes pays for no formatting.
+  auto Where = [&] { return describeLaunch(K, C); };
   if (!C.Grid.X || !C.Grid.Y || !C.Grid.Z)
-    return badConfig(Where + ": every grid dimension must be at least 1");
+    return badConfig(Where() + ": every grid dimension must be at least 1");
   if (!C.Block.X || !C.Block.Y || !C.Block.Z)
-    return badConfig(Where + ": every block dimension must be at least 1");
+    return badConfig(Where() + ": every block dimension must be at least 1");
   // The same limits let the host target tell LLVM the ranges of the
   // launch dimensions (KernelEntry.cpp).
   using namespace limits;
@@ -61,19 +62,19 @@ Error gridjit::checkLaunchConfig(const KernelInfo &K, const LaunchConfig &C) {
            ")";
   };
   if (C.Block.count() > MaxThreadsPerBlock)
-    return badConfig(Where + ": a block of " + exactCount(C.Block) +
+    return badConfig(Where() + ": a block of " + exactCount(C.Block) +
                      " threads exceeds the limit of " + std::to_string(MaxThreadsPerBlock) +
                      " threads per block");
   if (C.Block.X > MaxBlockDim[0] || C.Block.Y > MaxBlockDim[1] || C.Block.Z > MaxBlockDim[2])
-    return badConfig(Where + ": block dimensions are limited to " + Dims(MaxBlockDim));
+    return badConfig(Where() + ": block dimensions are limited to " + Dims(MaxBlockDim));
   if (C.Grid.X > MaxGridDim[0] || C.Grid.Y > MaxGridDim[1] || C.Grid.Z > MaxGridDim[2])
-    return badConfig(Where + ": grid dimensions are limited to " + Dims(MaxGridDim));
+    return badConfig(Where() + ": grid dimensions are limited to " + Dims(MaxGridDim));
   if (K.UsesDynamicShared && C.DynamicSharedBytes == 0)
-    return badConfig(Where +
+    return badConfig(Where() +
                      ": the kernel declares dynamic shared memory ('shared NAME: [T];') but "
                      "the launch provides none (give its size in bytes, e.g. --shared)");
   if (!K.UsesDynamicShared && C.DynamicSharedBytes != 0)
-    return badConfig(Where + ": the launch provides " + std::to_string(C.DynamicSharedBytes) +
+    return badConfig(Where() + ": the launch provides " + std::to_string(C.DynamicSharedBytes) +
                      " bytes of dynamic shared memory but the kernel declares none");
   return Error::success();
 }
