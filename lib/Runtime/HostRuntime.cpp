@@ -32,7 +32,6 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
-#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -110,16 +109,31 @@ std::optional<uint64_t> alignTo64(std::optional<uint64_t> V) {
   return llvm::alignTo(*V, 64);
 }
 
+/// \p A + \p B and \p A * \p B, where they fit in 64 bits (the
+/// compiler's overflow checks: llvm::checkedAddUnsigned goes through APInt,
+/// a tenth of an empty launch).
+std::optional<uint64_t> add64(uint64_t A, uint64_t B) {
+  uint64_t R;
+  if (__builtin_add_overflow(A, B, &R))
+    return std::nullopt;
+  return R;
+}
+std::optional<uint64_t> mul64(uint64_t A, uint64_t B) {
+  uint64_t R;
+  if (__builtin_mul_overflow(A, B, &R))
+    return std::nullopt;
+  return R;
+}
+
 /// The memory of one block of a kernel described by \p D launched with
 /// \p C, or std::nullopt when it does not fit in 64 bits (no machine has
 /// it: an allocation that cannot succeed, never a size that wrapped).
 std::optional<BlockLayout> layoutBlock(const abi::Descriptor &D, const LaunchConfig &C) {
-  auto Shared =
-      alignTo64(llvm::checkedAddUnsigned(D.StaticSharedBytes, uint64_t(C.DynamicSharedBytes)));
-  auto Frame = alignTo64(llvm::checkedMulUnsigned(D.FrameBytesPerThread, C.Block.count()));
+  auto Shared = alignTo64(add64(D.StaticSharedBytes, uint64_t(C.DynamicSharedBytes)));
+  auto Frame = alignTo64(mul64(D.FrameBytesPerThread, C.Block.count()));
   auto BlockFrame = alignTo64(D.FrameBytesPerBlock);
-  if (!Shared || !Frame || !BlockFrame || !llvm::checkedAddUnsigned(*Shared, *Frame) ||
-      !llvm::checkedAddUnsigned(*Shared + *Frame, *BlockFrame))
+  if (!Shared || !Frame || !BlockFrame || !add64(*Shared, *Frame) ||
+      !add64(*Shared + *Frame, *BlockFrame))
     return std::nullopt;
   BlockLayout L;
   L.SharedBytes = *Shared;
@@ -475,7 +489,12 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
   const BlockLayout &L = *Layout;
 
   LaunchStats Local;
-  auto Start = std::chrono::steady_clock::now();
+  // The clock is read only for a launch that reports its time or has a
+  // deadline (two reads cost a tenth of an empty launch).
+  const bool Timed = Opts.Stats || Opts.TimeoutMilliseconds;
+  std::chrono::steady_clock::time_point Start;
+  if (Timed)
+    Start = std::chrono::steady_clock::now();
   Local.Cooperative = K.Info->Cooperative;
   Watch W;
   // A runtime made without fault catching never catches (nor installs a
@@ -503,8 +522,9 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
   Error E = K.Info->Cooperative
                 ? P->runCooperative(K, Config, Ptrs.data(), L, W, Catch, Local, PrintPtr)
                 : P->runBlocks(K, Config, Ptrs.data(), L, W, Catch, Local, PrintPtr);
-  Local.Milliseconds =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
+  if (Timed)
+    Local.Milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start).count();
   // What was printed, also when the launch stopped early (a fault, a
   // timeout, a divergent barrier): the lines before it help find why.
   if (Print)
@@ -635,12 +655,14 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
   std::optional<std::tuple<KernelFault, uint64_t, uint64_t>> Fault;
   bool NoMemory = false;
   std::atomic<int> Stopped{Watch::None}; // why the watch stopped it
-  std::atomic<uint64_t> Ran{0};
-  std::atomic<unsigned> Participants{0};
+  std::atomic<uint64_t> Ran{0}; // counted only when Watching
   const bool Watching = W.active();
 
-  Pool.run(Workers, [&](unsigned) {
-    Participants.fetch_add(1, std::memory_order_relaxed);
+  // Every atomic read-modify-write costs an empty launch tens of
+  // nanoseconds: the participants are counted by the pool, the blocks run
+  // only for a watched launch's message, and a worker whose chunk ended
+  // the grid takes no other.
+  unsigned Participants = Pool.run(Workers, [&](unsigned) {
     BlockMemory Mem(Blocks);
     if (!Mem.allocate(L.total())) {
       std::lock_guard<std::mutex> G(ErrorLock);
@@ -683,12 +705,15 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
           Failed = true;
           break;
         }
-        Ran.fetch_add(std::min(End, B + Step) - B, std::memory_order_relaxed);
+        if (Watching)
+          Ran.fetch_add(To - B, std::memory_order_relaxed);
       }
+      if (End == NumBlocks)
+        break; // the counter is past the grid: every later take is empty
     }
   });
   Stats.Phases = 1;
-  Stats.Workers = Participants.load();
+  Stats.Workers = Participants;
   if (NoMemory)
     return outOfMemory(*K.Info, L.total(), "a block's shared memory and thread state");
   if (Fault)

@@ -129,12 +129,12 @@ void WorkerPool::stop() {
 
 WorkerPool::~WorkerPool() { stop(); }
 
-void WorkerPool::run(unsigned MaxParticipants, llvm::function_ref<void(unsigned)> Work) {
+unsigned WorkerPool::run(unsigned MaxParticipants, llvm::function_ref<void(unsigned)> Work) {
   if (Forked.load(std::memory_order_acquire)) [[unlikely]]
     restartThreads();
   if (MaxParticipants <= 1 || Threads.empty()) {
     Work(0);
-    return;
+    return 1;
   }
   Job J{Work, MaxParticipants};
   {
@@ -149,6 +149,7 @@ void WorkerPool::run(unsigned MaxParticipants, llvm::function_ref<void(unsigned)
   if (It != Queue.end())
     Queue.erase(It);
   JobDone.wait(L, [&] { return J.Active == 0; });
+  return J.Joined; // closed: no place is handed out after this
 }
 
 void WorkerPool::workerLoop() {

@@ -52,7 +52,8 @@ public:
   /// (the caller gets 0) and returns when every call has returned. Work
   /// must share out its work itself (e.g. through an atomic counter) and
   /// return once none is left; a participant that joins late finds none.
-  void run(unsigned MaxParticipants, llvm::function_ref<void(unsigned)> Work);
+  /// Returns how many threads called Work (the caller included).
+  unsigned run(unsigned MaxParticipants, llvm::function_ref<void(unsigned)> Work);
 
 private:
   struct Job {
