@@ -655,7 +655,7 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
   std::optional<std::tuple<KernelFault, uint64_t, uint64_t>> Fault;
   bool NoMemory = false;
   std::atomic<int> Stopped{Watch::None}; // why the watch stopped it
-  std::atomic<uint64_t> Ran{0}; // counted only when Watching
+  std::atomic<uint64_t> Ran{0};          // counted only when Watching
   const bool Watching = W.active();
 
   // Every atomic read-modify-write costs an empty launch tens of
