@@ -301,13 +301,13 @@ Expected<Value *> lowerCallFunction(LoweringContext &C, const OpArgs &A) {
 }
 
 //===----------------------------------------------------------------------===//
-// Atomics: relaxed (monotonic), returning the old value.
+// Atomics: relaxed (monotonic), returning the old value, in the scope the
+// target gives the memory they update (LoweringTarget::getAtomicScope).
 //===----------------------------------------------------------------------===//
 
 Value *atomicRMW(LoweringContext &C, const OpArgs &A, llvm::AtomicRMWInst::BinOp Op) {
-  auto *I =
-      C.B.CreateAtomicRMW(Op, op0(A), op1(A), llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
-  return I;
+  return C.B.CreateAtomicRMW(Op, op0(A), op1(A), llvm::MaybeAlign(),
+                             llvm::AtomicOrdering::Monotonic, C.T.getAtomicScope(A.Mem.Space));
 }
 Expected<Value *> lowerAtomicAdd(LoweringContext &C, const OpArgs &A) {
   return atomicRMW(C, A,
@@ -337,9 +337,9 @@ Expected<Value *> lowerAtomicXor(LoweringContext &C, const OpArgs &A) {
   return atomicRMW(C, A, llvm::AtomicRMWInst::Xor);
 }
 Expected<Value *> lowerAtomicCas(LoweringContext &C, const OpArgs &A) {
-  auto *I =
-      C.B.CreateAtomicCmpXchg(op0(A), op1(A), A.Operands[2], llvm::MaybeAlign(),
-                              llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+  auto *I = C.B.CreateAtomicCmpXchg(
+      op0(A), op1(A), A.Operands[2], llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic,
+      llvm::AtomicOrdering::Monotonic, C.T.getAtomicScope(A.Mem.Space));
   return C.B.CreateExtractValue(I, 0, "old");
 }
 

@@ -20,6 +20,7 @@
 #include "gridjit/Target/CodegenTarget.h"
 #include "gridjit/Target/Target.h"
 
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
@@ -43,6 +44,9 @@ struct Seen {
   /// The LLVM address space of the address operand (loads, stores,
   /// atomics); ~0u for other ops.
   unsigned IRSpace;
+  /// The synchronisation scope of the instruction an atomic became; -1 for
+  /// other ops.
+  int Scope = -1;
 };
 /// (op, source line, variable) of a memory op.
 using Key = std::tuple<Op, unsigned, std::string>;
@@ -58,9 +62,20 @@ template <Op O> llvm::Expected<llvm::Value *> record(LoweringContext &C, const O
       O == Op::Load || O == Op::Store || (O >= Op::BuiltinAtomicAdd && O <= Op::BuiltinAtomicCas);
   if (Access)
     IRSpace = A.Operands[0]->getType()->getPointerAddressSpace();
+  auto V = RealOps->lookup(O)(C, A);
+  int Scope = -1;
+  if (V && *V && O >= Op::BuiltinAtomicAdd && O <= Op::BuiltinAtomicCas) {
+    llvm::Value *I = *V;
+    if (auto *Old = llvm::dyn_cast<llvm::ExtractValueInst>(I)) // atomic_cas
+      I = Old->getAggregateOperand();
+    if (auto *RMW = llvm::dyn_cast<llvm::AtomicRMWInst>(I))
+      Scope = RMW->getSyncScopeID();
+    else if (auto *CX = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(I))
+      Scope = CX->getSyncScopeID();
+  }
   Log->insert({{O, A.Loc.Line, A.Mem.Var ? A.Mem.Var->Name : ""},
-               {A.Mem.Space, A.Mem.Extent, A.OperandTy, IRSpace}});
-  return RealOps->lookup(O)(C, A);
+               {A.Mem.Space, A.Mem.Extent, A.OperandTy, IRSpace, Scope}});
+  return V;
 }
 
 static_assert(Op::BuiltinAtomicCas > Op::BuiltinAtomicAdd &&
@@ -103,6 +118,9 @@ public:
   }
 
   unsigned getAddrSpace(AddrSpace AS) const override { return Inner.getAddrSpace(AS); }
+  llvm::SyncScope::ID getAtomicScope(AddrSpace AS) const override {
+    return Inner.getAtomicScope(AS);
+  }
   llvm::Error prepareModule(llvm::Module &IR) const override { return Inner.prepareModule(IR); }
   void markKernel(llvm::Module &IR, llvm::Function &F) const override { Inner.markKernel(IR, F); }
   void addHiddenKernelParams(const FunctionDecl &K, llvm::LLVMContext &Ctx,
@@ -256,6 +274,24 @@ TEST_P(MemoryOpsTest, TheIRAddressSpaceAgrees) {
     unsigned Want = GetParam() ? 0 : V.Space == G ? 1 : V.Space == S ? 3 : 0;
     EXPECT_EQ(V.IRSpace, Want) << opName(std::get<0>(K)) << " on line " << std::get<1>(K);
   }
+}
+
+// Atomics on the host's shared memory are `singlethread` (one OS thread
+// runs the block; HostTarget::optimize makes them plain load-op-store),
+// its global ones, and every NVPTX atomic, system-wide: blocks run on
+// different worker threads (or SMs).
+TEST_P(MemoryOpsTest, AtomicsHaveTheirMemorysScope) {
+  std::multimap<Key, Seen> Seen = lowerAndRecord();
+  unsigned Atomics = 0;
+  for (const auto &[K, V] : Seen) {
+    Op O = std::get<0>(K);
+    if (O < Op::BuiltinAtomicAdd || O > Op::BuiltinAtomicCas)
+      continue;
+    ++Atomics;
+    int Want = GetParam() && V.Space == S ? llvm::SyncScope::SingleThread : llvm::SyncScope::System;
+    EXPECT_EQ(V.Scope, Want) << opName(O) << " on line " << std::get<1>(K);
+  }
+  EXPECT_GE(Atomics, 4u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, MemoryOpsTest, ::testing::Values(false, true),

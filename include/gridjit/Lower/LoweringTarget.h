@@ -17,6 +17,7 @@
 #include "gridjit/IR/AST.h"
 #include "gridjit/Lower/LoweringRegistry.h"
 
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -51,6 +52,12 @@ public:
 
   /// The LLVM address space of a KIR address space.
   virtual unsigned getAddrSpace(AddrSpace AS) const = 0;
+  /// The LLVM synchronisation scope of an atomic on memory \p AS: the whole
+  /// system (LLVM's default) unless the target knows fewer threads can see
+  /// that memory. The host target's shared and local memory is reached by
+  /// one OS thread only (the one running the block), so it says
+  /// `singlethread` there (docs/HostTarget.md, "Atomics").
+  virtual llvm::SyncScope::ID getAtomicScope(AddrSpace AS) const { return llvm::SyncScope::System; }
   /// Sets the triple and data layout of a new module.
   virtual llvm::Error prepareModule(llvm::Module &IR) const = 0;
   /// Marks \p F as a kernel entry point.

@@ -18,6 +18,8 @@
 #include "gridjit/Target/HostABI.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -29,6 +31,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/LowerAtomic.h"
 
 #include <mutex>
 
@@ -77,6 +80,14 @@ public:
   std::string getFingerprint() const override { return Fingerprint; }
   EmitKind getPayloadKind() const override { return EmitKind::Object; }
   unsigned getAddrSpace(AddrSpace) const override { return 0; }
+  // One OS thread runs all threads of a block, one after another, and no
+  // other reaches its shared memory while it runs (a cooperative block
+  // resumed on another worker after grid_sync() is handed over through
+  // the pool's lock); local memory is one thread's.
+  llvm::SyncScope::ID getAtomicScope(AddrSpace AS) const override {
+    return AS == AddrSpace::Shared || AS == AddrSpace::Local ? llvm::SyncScope::SingleThread
+                                                             : llvm::SyncScope::System;
+  }
   std::string getConstantSymbol(llvm::StringRef Name) const override {
     return hostabi::ConstantPrefix + Name.str();
   }
@@ -162,8 +173,62 @@ HostTarget::createTargetMachine(const CompileOptions &Opts) const {
   return std::move(TM);
 }
 
+// Turns every `singlethread` atomic (the lowering's atomics on shared and
+// local memory, getAtomicScope) into a plain load, operation and store,
+// keeping its alias metadata. No other OS thread can observe the memory
+// between them, so the result is the same; the x86 code generator would
+// still give a `singlethread` atomicrmw or cmpxchg a `lock` prefix (and a
+// compare-exchange loop for min, max and the float operations), some 20
+// times slower than the plain instructions, and the optimiser would not
+// touch it. Fences keep their scope: they emit no instruction anyway.
+static void expandSingleThreadAtomics(llvm::Module &IR) {
+  std::vector<llvm::Instruction *> Atomics;
+  for (llvm::Function &F : IR)
+    for (llvm::Instruction &I : llvm::instructions(F))
+      if (auto *RMW = llvm::dyn_cast<llvm::AtomicRMWInst>(&I)) {
+        if (RMW->getSyncScopeID() == llvm::SyncScope::SingleThread)
+          Atomics.push_back(RMW);
+      } else if (auto *CX = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(&I)) {
+        if (CX->getSyncScopeID() == llvm::SyncScope::SingleThread)
+          Atomics.push_back(CX);
+      }
+  for (llvm::Instruction *I : Atomics) {
+    llvm::IRBuilder<> B(I);
+    llvm::AAMDNodes AA = I->getAAMetadata();
+    llvm::Value *Ptr;
+    llvm::Type *Ty;
+    llvm::Align Alignment;
+    if (auto *RMW = llvm::dyn_cast<llvm::AtomicRMWInst>(I)) {
+      Ptr = RMW->getPointerOperand();
+      Ty = RMW->getType();
+      Alignment = RMW->getAlign();
+    } else {
+      auto *CX = llvm::cast<llvm::AtomicCmpXchgInst>(I);
+      Ptr = CX->getPointerOperand();
+      Ty = CX->getNewValOperand()->getType();
+      Alignment = CX->getAlign();
+    }
+    llvm::LoadInst *Old = B.CreateAlignedLoad(Ty, Ptr, Alignment, "old");
+    Old->setAAMetadata(AA);
+    llvm::Value *New, *Result = Old;
+    if (auto *RMW = llvm::dyn_cast<llvm::AtomicRMWInst>(I)) {
+      New = llvm::buildAtomicRMWValue(RMW->getOperation(), B, Old, RMW->getValOperand());
+    } else {
+      auto *CX = llvm::cast<llvm::AtomicCmpXchgInst>(I);
+      llvm::Value *Equal = B.CreateICmpEQ(Old, CX->getCompareOperand(), "equal");
+      New = B.CreateSelect(Equal, CX->getNewValOperand(), Old);
+      Result = B.CreateInsertValue(llvm::PoisonValue::get(CX->getType()), Old, 0);
+      Result = B.CreateInsertValue(Result, Equal, 1);
+    }
+    B.CreateAlignedStore(New, Ptr, Alignment)->setAAMetadata(AA);
+    I->replaceAllUsesWith(Result);
+    I->eraseFromParent();
+  }
+}
+
 llvm::Error HostTarget::optimize(llvm::Module &IR, llvm::TargetMachine &TM,
                                  const CompileOptions &Opts) const {
+  expandSingleThreadAtomics(IR);
   // Stack-clash protection: a frame larger than a page (device functions'
   // local arrays, inlined into the entry) is touched one page at a time
   // as it is allocated, so that a kernel that runs off its thread's stack
