@@ -1,7 +1,8 @@
 //===- CompileBench.cpp - In-process compile latency to PTX ---------------===//
 //
 // Part of gridjit. Times KIR text → PTX in process at -O3 for three example
-// kernels (saxpy, a shared-memory reduction, a grid_sync kernel):
+// kernels (saxpy, a shared-memory reduction, a grid_sync kernel), and the
+// host target's compile next to the PTX path's:
 //
 //   BM_KirToPTX      the whole pipeline, with each phase's time as counters
 //                    (the target's TargetMachine is reused, as by any
@@ -17,14 +18,24 @@
 //                    rather than wall time, keep the load of a shared
 //                    machine out of the ratios.
 //
-//   BM_SyncChain     a chain of N device functions (100, 200, 400), each
-//                    calling the one before, then sync_threads(), then
-//                    returning a value, compiled at -O3 for the host and
-//                    for NVPTX in every iteration: each one's thread CPU
-//                    time, their ratio and the host's phases. The host
+//   BM_HostVsPTX     each examples/ kernel compiled at -O3 for the host and
+//                    for NVPTX in every iteration (parse and verify once
+//                    for both): the medians of each one's thread CPU time,
+//                    their ratio host/ptx and the host's mean phases
+//                    (docs/HostTarget.md, "Compile time").
+//   BM_ShuffleSeries the same for a kernel with N written-out shfl_down
+//                    steps (4, 8, 16, 32) between a guarded load and a
+//                    guarded store: each warp operation is a
+//                    synchronisation point, so the host gets thread loops
+//                    in proportion to N and PTX none.
+//   BM_SyncChain     the same for a chain of N device functions (25, 50,
+//                    100, 200, 400), each calling the one before, then
+//                    sync_threads(), then returning a value. The host
 //                    inlines every synchronising call (its thread-loop
 //                    form) and takes minutes at 400 (docs/HostTarget.md);
 //                    NVPTX keeps calls and takes a fraction of a second.
+//                    `--benchmark_filter=-SyncChain/[24]00` leaves the two
+//                    long ones out.
 //
 // and, in the same run, the tools a framework would otherwise call:
 // `llc-19` on the equivalent LLVM IR and `nvcc -ptx` on the equivalent
@@ -273,26 +284,29 @@ BENCHMARK_CAPTURE(BM_VsLLVM, saxpy, "saxpy.kir")->Unit(benchmark::kMillisecond)-
 BENCHMARK_CAPTURE(BM_VsLLVM, reduce, "reduce.kir")->Unit(benchmark::kMillisecond)->MinTime(3);
 BENCHMARK_CAPTURE(BM_VsLLVM, grid_sync, "grid_sync.kir")->Unit(benchmark::kMillisecond)->MinTime(3);
 
-/// \p N synchronising device functions, f0 to f{N-1}, each calling the
-/// one before, and a kernel calling the last.
-std::string syncChain(int64_t N) {
-  std::string S = "fn f0(x: i32) -> i32 { sync_threads(); return x + 1; }\n";
-  for (int64_t I = 1; I < N; ++I)
-    S += "fn f" + std::to_string(I) + "(x: i32) -> i32 { let y: i32 = f" + std::to_string(I - 1) +
-         "(x); sync_threads(); return y + 1; }\n";
-  S +=
-      "kernel k(o: ptr<i32>) { o[thread_idx.x] = f" + std::to_string(N - 1) + "(thread_idx.x); }\n";
+/// A kernel with \p N written-out warp shuffles between a guarded load and
+/// a guarded store (the offsets 16, 8, 4, 2, 1 over and over): each
+/// shuffle is a synchronisation point of the host target, so it has N + 1
+/// thread loops.
+std::string shuffleSeries(int64_t N) {
+  std::string S = "kernel k(n: i32, x: ptr<f32>, o: ptr<f32>) {\n"
+                  "  let i: i32 = block_idx.x * block_dim.x + thread_idx.x;\n"
+                  "  var v: f32 = 0.0;\n"
+                  "  if i < n { v = x[i]; }\n";
+  for (int64_t I = 0; I < N; ++I)
+    S += "  v += shfl_down(v, " + std::to_string(16 >> (I % 5)) + ");\n";
+  S += "  if i < n { o[i] = v; }\n}\n";
   return S;
 }
 
-// The chain compiled for the host and for NVPTX in each iteration (parse
-// and verify included, once for both).
-void BM_SyncChain(benchmark::State &State) {
-  std::string Text = syncChain(State.range(0));
+/// Compiles \p Text (parse and verify included, once for both) for the
+/// host and for NVPTX at -O3 in every iteration and reports the medians of
+/// each one's thread CPU time, their ratio and the host's mean phases.
+void hostVsPTX(benchmark::State &State, const std::string &Text, const char *Name) {
   std::vector<double> Host, PTX;
   PhaseTimes HostPhases;
   for (auto _ : State) {
-    auto M = parseAndVerify(Text, "sync-chain.kir");
+    auto M = parseAndVerify(Text, Name);
     if (!M) {
       State.SkipWithError(llvm::toString(M.takeError()).c_str());
       return;
@@ -317,7 +331,60 @@ void BM_SyncChain(benchmark::State &State) {
   State.counters["host_optimize_ms"] = HostPhases.OptimizeMs / N;
   State.counters["host_codegen_ms"] = HostPhases.CodegenMs / N;
 }
-BENCHMARK(BM_SyncChain)->Arg(100)->Arg(200)->Arg(400)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+/// \p N synchronising device functions, f0 to f{N-1}, each calling the
+/// one before, and a kernel calling the last.
+std::string syncChain(int64_t N) {
+  std::string S = "fn f0(x: i32) -> i32 { sync_threads(); return x + 1; }\n";
+  for (int64_t I = 1; I < N; ++I)
+    S += "fn f" + std::to_string(I) + "(x: i32) -> i32 { let y: i32 = f" + std::to_string(I - 1) +
+         "(x); sync_threads(); return y + 1; }\n";
+  S +=
+      "kernel k(o: ptr<i32>) { o[thread_idx.x] = f" + std::to_string(N - 1) + "(thread_idx.x); }\n";
+  return S;
+}
+
+// The chain compiled for the host and for NVPTX in each iteration (parse
+// and verify included, once for both).
+void BM_SyncChain(benchmark::State &State) {
+  hostVsPTX(State, syncChain(State.range(0)), "sync-chain.kir");
+}
+BENCHMARK(BM_SyncChain)
+    ->Arg(25)
+    ->Arg(50)
+    ->Arg(100)
+    ->Arg(200)
+    ->Arg(400)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+// Each examples/ kernel for the host and for NVPTX.
+void BM_HostVsPTX(benchmark::State &State, const char *Example) {
+  std::string Text = readExample(Example);
+  if (Text.empty()) {
+    State.SkipWithError("cannot read the example");
+    return;
+  }
+  hostVsPTX(State, Text, Example);
+}
+BENCHMARK_CAPTURE(BM_HostVsPTX, saxpy, "saxpy.kir")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_HostVsPTX, grid_sync, "grid_sync.kir")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_HostVsPTX, reduce, "reduce.kir")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_HostVsPTX, warp_reduce, "warp_reduce.kir")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_HostVsPTX, matmul, "matmul.kir")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_HostVsPTX, histogram, "histogram.kir")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_HostVsPTX, stencil, "stencil.kir")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_HostVsPTX, bitonic_sort, "bitonic_sort.kir")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_HostVsPTX, black_scholes, "black_scholes.kir")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_HostVsPTX, separable_convolution, "separable_convolution.kir")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_HostVsPTX, print_demo, "print_demo.kir")->Unit(benchmark::kMillisecond);
+
+// The shuffle series (4, 8, 16, 32) for the host and for NVPTX.
+void BM_ShuffleSeries(benchmark::State &State) {
+  hostVsPTX(State, shuffleSeries(State.range(0)), "shuffles.kir");
+}
+BENCHMARK(BM_ShuffleSeries)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Unit(benchmark::kMillisecond);
 
 /// Runs \p Program with \p Args once; false if it cannot run or fails.
 bool runTool(llvm::StringRef Program, llvm::ArrayRef<llvm::StringRef> Args) {

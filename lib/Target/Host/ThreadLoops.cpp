@@ -61,20 +61,17 @@ ThreadLoopEmitter::openRowNest(llvm::function_ref<void()> MakeInnerBlocks) {
   return N;
 }
 
-void ThreadLoopEmitter::closeRowNest(const RowNest &N, llvm::BasicBlock *Skip) {
-  B.SetInsertPoint(N.YL);
-  Value *TYN = B.CreateAdd(N.TY, B.getInt32(1), "", true, true);
-  N.TY->addIncoming(TYN, N.YL);
-  B.CreateCondBr(B.CreateICmpULT(TYN, Cur->Env.BDim[1]), N.YH, N.ZL);
-  B.SetInsertPoint(N.ZL);
-  Value *TZN = B.CreateAdd(N.TZ, B.getInt32(1), "", true, true);
-  N.TZ->addIncoming(TZN, N.ZL);
-  B.CreateCondBr(B.CreateICmpULT(TZN, Cur->Env.BDim[2]), N.ZH, N.Exit);
-  B.SetInsertPoint(N.Exit);
-  if (Skip) {
-    B.CreateBr(Skip);
-    B.SetInsertPoint(Skip);
-  }
+/// Gives the loop that \p Latch closes a new loop ID holding \p Hints
+/// (each an MDNode of a `llvm.loop.*` name and its value, if any).
+static void setLoopHints(llvm::BranchInst &Latch,
+                         std::initializer_list<llvm::ArrayRef<llvm::Metadata *>> Hints) {
+  llvm::LLVMContext &C = Latch.getContext();
+  llvm::SmallVector<llvm::Metadata *, 3> Ops = {nullptr};
+  for (llvm::ArrayRef<llvm::Metadata *> H : Hints)
+    Ops.push_back(llvm::MDNode::get(C, H));
+  llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
+  Loop->replaceOperandWith(0, Loop);
+  Latch.setMetadata(llvm::LLVMContext::MD_loop, Loop);
 }
 
 /// Marks the loop that \p Latch closes not to be vectorised or unrolled:
@@ -83,13 +80,37 @@ void ThreadLoopEmitter::closeRowNest(const RowNest &N, llvm::BasicBlock *Skip) {
 /// unrolled, they would only cost compile time.
 static void keepScalar(llvm::BranchInst &Latch) {
   llvm::LLVMContext &C = Latch.getContext();
-  llvm::Metadata *Off[] = {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
-                           llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(C))};
-  llvm::Metadata *NoUnroll[] = {llvm::MDString::get(C, "llvm.loop.unroll.disable")};
-  llvm::Metadata *Ops[] = {nullptr, llvm::MDNode::get(C, Off), llvm::MDNode::get(C, NoUnroll)};
-  llvm::MDNode *Loop = llvm::MDNode::getDistinct(C, Ops);
-  Loop->replaceOperandWith(0, Loop);
-  Latch.setMetadata(llvm::LLVMContext::MD_loop, Loop);
+  setLoopHints(Latch, {{llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
+                        llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(C))},
+                       {llvm::MDString::get(C, "llvm.loop.unroll.disable")}});
+}
+
+/// Marks the loop that \p Latch closes not to be unrolled by a run-time
+/// trip count (ThreadLoopEmitter::emitWarpSide); LLVM may still vectorise
+/// and interleave it, or unroll it fully.
+static void noRuntimeUnroll(llvm::BranchInst &Latch) {
+  setLoopHints(Latch,
+               {{llvm::MDString::get(Latch.getContext(), "llvm.loop.unroll.runtime.disable")}});
+}
+
+void ThreadLoopEmitter::closeRowNest(const RowNest &N, llvm::BasicBlock *Skip, bool RuntimeUnroll) {
+  B.SetInsertPoint(N.YL);
+  Value *TYN = B.CreateAdd(N.TY, B.getInt32(1), "", true, true);
+  N.TY->addIncoming(TYN, N.YL);
+  llvm::BranchInst *YLatch = B.CreateCondBr(B.CreateICmpULT(TYN, Cur->Env.BDim[1]), N.YH, N.ZL);
+  B.SetInsertPoint(N.ZL);
+  Value *TZN = B.CreateAdd(N.TZ, B.getInt32(1), "", true, true);
+  N.TZ->addIncoming(TZN, N.ZL);
+  llvm::BranchInst *ZLatch = B.CreateCondBr(B.CreateICmpULT(TZN, Cur->Env.BDim[2]), N.ZH, N.Exit);
+  if (!RuntimeUnroll) {
+    noRuntimeUnroll(*YLatch);
+    noRuntimeUnroll(*ZLatch);
+  }
+  B.SetInsertPoint(N.Exit);
+  if (Skip) {
+    B.CreateBr(Skip);
+    B.SetInsertPoint(Skip);
+  }
 }
 
 ThreadLoopEmitter::XLoopBlocks ThreadLoopEmitter::makeXLoopBlocks(bool OwnExit) {
@@ -103,7 +124,8 @@ ThreadLoopEmitter::XLoopBlocks ThreadLoopEmitter::makeXLoopBlocks(bool OwnExit) 
 
 llvm::Error ThreadLoopEmitter::emitXLoop(const XLoopBlocks &X, const RowNest &N, Value *Lo,
                                          Value *Hi, bool MayBeEmpty,
-                                         llvm::function_ref<llvm::Error()> Body, bool Vectorize) {
+                                         llvm::function_ref<llvm::Error()> Body, bool Vectorize,
+                                         bool RuntimeUnroll) {
   llvm::Type *I32 = B.getInt32Ty();
   llvm::BasicBlock *Pre = B.GetInsertBlock();
   if (MayBeEmpty)
@@ -144,18 +166,22 @@ llvm::Error ThreadLoopEmitter::emitXLoop(const XLoopBlocks &X, const RowNest &N,
   llvm::BranchInst *Latch = B.CreateCondBr(B.CreateICmpULT(TXN, Hi), X.Head, X.Exit);
   if (!Vectorize)
     keepScalar(*Latch);
+  else if (!RuntimeUnroll)
+    noRuntimeUnroll(*Latch);
   B.SetInsertPoint(X.Exit);
   return llvm::Error::success();
 }
 
-llvm::Error ThreadLoopEmitter::emit(llvm::function_ref<llvm::Error()> Body, XRange Range) {
+llvm::Error ThreadLoopEmitter::emit(llvm::function_ref<llvm::Error()> Body, XRange Range,
+                                    bool RuntimeUnroll) {
   auto [XLo, XHi, Skip] = enterXRange(Range);
   XLoopBlocks X;
   RowNest N = openRowNest([&] { X = makeXLoopBlocks(/*OwnExit=*/false); });
   X.Exit = N.YL;
-  if (llvm::Error E = emitXLoop(X, N, XLo, XHi, /*MayBeEmpty=*/false, Body, /*Vectorize=*/true))
+  if (llvm::Error E =
+          emitXLoop(X, N, XLo, XHi, /*MayBeEmpty=*/false, Body, /*Vectorize=*/true, RuntimeUnroll))
     return E;
-  closeRowNest(N, Skip);
+  closeRowNest(N, Skip, RuntimeUnroll);
   leave();
   return llvm::Error::success();
 }
