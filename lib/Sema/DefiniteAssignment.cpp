@@ -330,6 +330,66 @@ private:
     Cur = std::move(Before);
   }
 
+  // Each statement with states of its own is walked by a function of its
+  // own, kept out of walk(): walk() recurses once per level of nesting, and
+  // under ASan every State in its frame would take its room (with
+  // redzones) at each level; test/Sema/deep-trees.test walks about 500
+  // levels in 1 MiB of stack.
+  LLVM_ATTRIBUTE_NOINLINE void walkIf(const IfStmt &I) {
+    readsIn(I.Cond.get());
+    State Before = Cur;
+    walkBlock(I.Then.get());
+    State Then = std::move(Cur);
+    Cur = std::move(Before);
+    walk(I.Else.get());
+    fit(Then);
+    fit(Cur);
+    Cur = join(Then, Cur);
+  }
+
+  LLVM_ATTRIBUTE_NOINLINE void walkWhile(const WhileStmt &W) {
+    // A general `for`'s declaration: its variable always has a value (one
+    // without is an error of its own, not repeated at every read).
+    if (const auto *D = dyn_cast_or_null<DeclStmt>(W.Init.get())) {
+      readsIn(D->Init.get());   // a call with `out` arguments is an error here
+      assignsOf(D->Init.get()); // (reported once, not again at each read)
+    }
+    readsIn(W.Cond.get());
+    State Before = Cur;
+    Loop L = walkLoopBody(W.Body.get(), W.Update.get());
+    const auto *Lit = dyn_cast_or_null<BoolLitExpr>(W.Cond.get());
+    if (Lit && Lit->Value) {
+      // Left only through a `break`: what every `break` has assigned.
+      Cur = std::move(L.Breaks);
+      return;
+    }
+    afterLoop(std::move(Before), L);
+  }
+
+  LLVM_ATTRIBUTE_NOINLINE void walkFor(const ForStmt &F) {
+    readsIn(F.Begin.get());
+    readsIn(F.End.get());
+    readsIn(F.Step.get());
+    State Before = Cur;
+    Loop L = walkLoopBody(F.Body.get());
+    afterLoop(std::move(Before), L);
+  }
+
+  /// `break` or `continue`.
+  void walkJump(const Stmt &S) {
+    if (!Loops.empty()) {
+      Loop &L = Loops.back();
+      fit(Cur);
+      L.Maybe.resize(Vars.size());
+      L.Maybe |= Cur.Maybe;
+      if (S.getKind() == Stmt::Break) {
+        fit(L.Breaks);
+        L.Breaks = join(L.Breaks, Cur);
+      }
+    }
+    leave();
+  }
+
   void walk(const Stmt *S) {
     if (!S)
       return;
@@ -349,60 +409,15 @@ private:
         assign(*N);
       return;
     }
-    case Stmt::If: {
-      const auto &I = *cast<IfStmt>(S);
-      readsIn(I.Cond.get());
-      State Before = Cur;
-      walkBlock(I.Then.get());
-      State Then = std::move(Cur);
-      Cur = std::move(Before);
-      walk(I.Else.get());
-      fit(Then);
-      fit(Cur);
-      Cur = join(Then, Cur);
-      return;
-    }
-    case Stmt::While: {
-      const auto &W = *cast<WhileStmt>(S);
-      // A general `for`'s declaration: its variable always has a value (one
-      // without is an error of its own, not repeated at every read).
-      if (const auto *D = dyn_cast_or_null<DeclStmt>(W.Init.get())) {
-        readsIn(D->Init.get());   // a call with `out` arguments is an error here
-        assignsOf(D->Init.get()); // (reported once, not again at each read)
-      }
-      readsIn(W.Cond.get());
-      State Before = Cur;
-      Loop L = walkLoopBody(W.Body.get(), W.Update.get());
-      const auto *Lit = dyn_cast_or_null<BoolLitExpr>(W.Cond.get());
-      if (Lit && Lit->Value) {
-        // Left only through a `break`: what every `break` has assigned.
-        Cur = std::move(L.Breaks);
-        return;
-      }
-      return afterLoop(std::move(Before), L);
-    }
-    case Stmt::For: {
-      const auto &F = *cast<ForStmt>(S);
-      readsIn(F.Begin.get());
-      readsIn(F.End.get());
-      readsIn(F.Step.get());
-      State Before = Cur;
-      Loop L = walkLoopBody(F.Body.get());
-      return afterLoop(std::move(Before), L);
-    }
+    case Stmt::If:
+      return walkIf(*cast<IfStmt>(S));
+    case Stmt::While:
+      return walkWhile(*cast<WhileStmt>(S));
+    case Stmt::For:
+      return walkFor(*cast<ForStmt>(S));
     case Stmt::Break:
     case Stmt::Continue:
-      if (!Loops.empty()) {
-        Loop &L = Loops.back();
-        fit(Cur);
-        L.Maybe.resize(Vars.size());
-        L.Maybe |= Cur.Maybe;
-        if (S->getKind() == Stmt::Break) {
-          fit(L.Breaks);
-          L.Breaks = join(L.Breaks, Cur);
-        }
-      }
-      return leave();
+      return walkJump(*S);
     case Stmt::Return:
       readsAndAssignsIn(cast<ReturnStmt>(S)->Value.get());
       checkOutsAt(*S);
