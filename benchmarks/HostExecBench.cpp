@@ -92,7 +92,7 @@ kernel saxpy_stride(n: i32, a: f32, x: ptr<f32>, y: ptr<f32>) {
 )";
 
 /// The grid-stride saxpy's launch: far fewer threads than elements.
-constexpr int StrideGrid = 64, StrideBlock = 256;
+constexpr int StrideGrid = 64, StrideBlock = 256; // runSaxpy's block
 
 const char *ReduceKir = R"(
 kernel reduce(x: ptr<f32>, partial: ptr<f32>) {
@@ -313,33 +313,24 @@ void BM_Saxpy_Plain(benchmark::State &S) {
   S.SetBytesProcessed(int64_t(S.iterations()) * SaxpyN * 12);
 }
 
-void BM_Saxpy_Gridjit(benchmark::State &S) {
+/// Launches saxpy kernel \p Kernel over the whole array in blocks of 256:
+/// \p Blocks of them.
+void runSaxpy(benchmark::State &S, const char *Kernel, unsigned Blocks) {
   Data &D = data();
   Kernels &K = kernelsFor(unsigned(S.range(0)));
   LaunchConfig C;
-  C.Grid.X = SaxpyN / 256;
+  C.Grid.X = Blocks;
   C.Block.X = 256;
   KernelArg Args[] = {KernelArg::i32(SaxpyN), KernelArg::f32(SaxpyA),
                       KernelArg::pointer(D.X.data()), KernelArg::pointer(D.Y.data())};
   for (auto _ : S)
-    if (llvm::Error E = K.RT->launch(*K.Saxpy, "saxpy", C, Args))
+    if (llvm::Error E = K.RT->launch(*K.Saxpy, Kernel, C, Args))
       die(std::move(E));
   S.SetBytesProcessed(int64_t(S.iterations()) * SaxpyN * 12);
 }
 
-void BM_Saxpy_GridStride(benchmark::State &S) {
-  Data &D = data();
-  Kernels &K = kernelsFor(unsigned(S.range(0)));
-  LaunchConfig C;
-  C.Grid.X = StrideGrid;
-  C.Block.X = StrideBlock;
-  KernelArg Args[] = {KernelArg::i32(SaxpyN), KernelArg::f32(SaxpyA),
-                      KernelArg::pointer(D.X.data()), KernelArg::pointer(D.Y.data())};
-  for (auto _ : S)
-    if (llvm::Error E = K.RT->launch(*K.Saxpy, "saxpy_stride", C, Args))
-      die(std::move(E));
-  S.SetBytesProcessed(int64_t(S.iterations()) * SaxpyN * 12);
-}
+void BM_Saxpy_Gridjit(benchmark::State &S) { runSaxpy(S, "saxpy", SaxpyN / 256); }
+void BM_Saxpy_GridStride(benchmark::State &S) { runSaxpy(S, "saxpy_stride", StrideGrid); }
 
 // The cost of LaunchOptions::CatchFaults on a small launch (64 blocks of
 // 32 threads, on 2 threads), where a per-call cost would show most: Arg 0
