@@ -533,7 +533,7 @@ std::unique_ptr<Decl> Parser::parseDecl() {
   case TokenKind::KwKernel:
     return parseFunction();
   default:
-    errorExpected("'const', 'fn' or 'kernel' at top level");
+    errorExpected("'const', 'constant', 'struct', 'fn' or 'kernel' at top level");
     return nullptr;
   }
 }
@@ -789,7 +789,7 @@ std::optional<ScalarKind> Parser::parseScalarTypeName(std::string_view What) {
 //              | '[' array-type ';' expr ']'
 Type Parser::parseArrayType(bool AllowArray, VarDecl *SizesOf) {
   if (!AllowArray)
-    errorAtTok("array types are only allowed in 'var' and 'shared' "
+    errorAtTok("array types are only allowed in 'var', 'shared', 'const' and 'constant' "
                "declarations");
   consume();                  // '['
   std::vector<ExprPtr> Sizes; // innermost first, as written

@@ -253,7 +253,8 @@ void Checker::checkDeclStmt(DeclStmt &D) {
   } else {
     Type T = V.Ty;
     if (V.Storage == StorageKind::Shared && !T.isScalar() && !T.isStruct()) {
-      error(V.Loc, "shared " + quote(V.Name) + " must be a scalar or an array, found " + quote(T));
+      error(V.Loc, "shared " + quote(V.Name) +
+                       " must be a scalar, a struct, a vector or an array, found " + quote(T));
       BadDecls.insert(&V);
       T = Type();
     } else if (V.Storage == StorageKind::Shared) {

@@ -743,7 +743,7 @@ TEST(ParserTest, ExpressionErrors) {
   EXPECT_EQ(onlyError("kernel k() { x = 1 as int; }"),
             "1:23: unknown type 'int'; did you mean 'i32'?");
   EXPECT_EQ(onlyError("kernel k() { x = 1\n  as [f32; 2]; }"),
-            "2:6: array types are only allowed in 'var' and 'shared' "
+            "2:6: array types are only allowed in 'var', 'shared', 'const' and 'constant' "
             "declarations");
   EXPECT_EQ(onlyError("kernel k() { x = y = 1; }"), "1:19: expected ';' after statement");
 }
@@ -808,9 +808,12 @@ TEST(ParserTest, StatementErrors) {
 }
 
 TEST(ParserTest, DeclarationErrors) {
-  EXPECT_EQ(onlyError("let x: i32 = 1;"),
-            "1:1: expected 'const', 'fn' or 'kernel' at top level, found 'let'");
-  EXPECT_EQ(onlyError("}"), "1:1: expected 'const', 'fn' or 'kernel' at top level, found '}'");
+  EXPECT_EQ(
+      onlyError("let x: i32 = 1;"),
+      "1:1: expected 'const', 'constant', 'struct', 'fn' or 'kernel' at top level, found 'let'");
+  EXPECT_EQ(
+      onlyError("}"),
+      "1:1: expected 'const', 'constant', 'struct', 'fn' or 'kernel' at top level, found '}'");
   EXPECT_EQ(onlyError("kernel (x: i32) {}"), "1:8: expected kernel name after 'kernel', found '('");
   EXPECT_EQ(onlyError("fn 1() {}"), "1:4: expected function name after 'fn', found '1'");
   EXPECT_EQ(onlyError("kernel k {}"), "1:10: expected '(' after function name, found '{'");
@@ -847,10 +850,10 @@ TEST(ParserTest, TypeErrors) {
   EXPECT_EQ(onlyError("fn f(x: ptr<i32, shared, local>) {}"),
             "1:24: expected '>' at end of pointer type, found ','");
   EXPECT_EQ(onlyError("fn f(x: [i32; 4]) {}"),
-            "1:9: array types are only allowed in 'var' and 'shared' "
+            "1:9: array types are only allowed in 'var', 'shared', 'const' and 'constant' "
             "declarations");
   EXPECT_EQ(onlyError("fn f() -> [i32] {}"),
-            "1:11: array types are only allowed in 'var' and 'shared' "
+            "1:11: array types are only allowed in 'var', 'shared', 'const' and 'constant' "
             "declarations");
   // `const A: [i32; 2] = ...` parses: a table (test/Sema/constant-table-errors.kir).
   EXPECT_EQ(onlyError("kernel k() { var a: [ptr<i32>; 2]; }"),
@@ -906,7 +909,7 @@ TEST(ParserTest, RecoveryReportsIndependentErrors) {
                    "6:23: expected expression, found ';'",
                    "8:3: expected an assignment or a call",
                    "10:9: unknown type 'foo'",
-                   "11:1: expected 'const', 'fn' or 'kernel' at top level, "
+                   "11:1: expected 'const', 'constant', 'struct', 'fn' or 'kernel' at top level, "
                    "found 'garbage'",
                    "12:23: comparison operators cannot be chained; add "
                    "parentheses",
@@ -944,8 +947,9 @@ TEST(ParserTest, DiagnosticRendering) {
 TEST(ParserTest, LongTokenIsShortenedInMessages) {
   std::string Name(100, 'a');
   EXPECT_EQ(onlyError("kernel k() { x = 1 " + Name + "; }"), "1:19: expected ';' after statement");
-  EXPECT_EQ(onlyError(Name), "1:1: expected 'const', 'fn' or 'kernel' at top level, found '" +
-                                 std::string(40, 'a') + "...'");
+  EXPECT_EQ(onlyError(Name),
+            "1:1: expected 'const', 'constant', 'struct', 'fn' or 'kernel' at top level, found '" +
+                std::string(40, 'a') + "...'");
 }
 
 //===----------------------------------------------------------------------===//
