@@ -37,6 +37,9 @@
 //                       [--znver3]  (kernels and plain loops compiled for an
 //                                    AVX2 Zen 3: what such a machine runs,
 //                                    on any machine that can run it)
+//                       [--thread-major]  (kernels compiled with every loop
+//                                    run thread by thread, not iteration-
+//                                    major: HostTargetOptions::IterationMajor)
 //
 //===----------------------------------------------------------------------===//
 
@@ -246,6 +249,12 @@ std::string &kernelCPU() {
   return CPU;
 }
 
+/// False with --thread-major.
+bool &iterationMajor() {
+  static bool On = true;
+  return On;
+}
+
 struct Kernels {
   std::unique_ptr<HostRuntime> RT;
   std::unique_ptr<LoadedModule> Saxpy, Reduce, Matmul, Stencil, Histo;
@@ -264,6 +273,7 @@ Kernels &kernelsFor(unsigned Threads) {
   static std::unique_ptr<Target> T = [] {
     HostTargetOptions O;
     O.CPU = kernelCPU();
+    O.IterationMajor = iterationMajor();
     return check(createHostTarget(O));
   }();
   static Artifact Saxpy = compileKir(*T, SaxpyKir, "saxpy.kir");
@@ -785,13 +795,15 @@ private:
 } // namespace
 
 int main(int argc, char **argv) {
-  // Our one flag; Google Benchmark rejects flags it does not know.
+  // Our flags; Google Benchmark rejects flags it does not know.
   int Kept = 1;
   for (int I = 1; I < argc; ++I) {
     std::string_view A = argv[I];
     if (A == "--znver3") {
       kernelCPU() = "znver3";
       plain() = {znver3::Saxpy, znver3::Reduce, znver3::Matmul, znver3::Stencil, znver3::Histo};
+    } else if (A == "--thread-major") {
+      iterationMajor() = false;
     } else {
       argv[Kept++] = argv[I];
     }

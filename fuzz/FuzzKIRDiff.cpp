@@ -42,7 +42,9 @@ using namespace gridjit;
 using fuzz::GeneratedKernel;
 
 namespace {
-std::unique_ptr<Target> Host, NVPTX;
+/// Host: the default (iteration-major loops); HostTM: every loop thread by
+/// thread (HostTargetOptions::IterationMajor = false), the -O0 side.
+std::unique_ptr<Target> Host, HostTM, NVPTX;
 std::unique_ptr<HostRuntime> RT, RT2; // one and two worker threads
 std::string Ptxas;
 unsigned PtxasEvery = 16;
@@ -60,10 +62,11 @@ struct Results {
                        std::to_string(K.Block) + "):\n" + K.Source + "--- detail:\n" + Detail);
 }
 
-Artifact compileHost(const GeneratedKernel &K, const Module &M, unsigned OptLevel) {
+Artifact compileHost(const GeneratedKernel &K, const Module &M, unsigned OptLevel,
+                     Target &T = *Host) {
   CompileOptions O;
   O.OptLevel = OptLevel;
-  auto A = Host->compile(M, O);
+  auto A = T.compile(M, O);
   if (!A)
     finding("the host target cannot compile a valid kernel at -O" + std::to_string(OptLevel), K,
             llvm::toString(A.takeError()));
@@ -171,6 +174,9 @@ void checkPtx(const GeneratedKernel &K, const std::string &Ptx) {
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   Host = fuzz::exitOnError(createHostTarget(), "host target");
+  HostTargetOptions TM;
+  TM.IterationMajor = false;
+  HostTM = fuzz::exitOnError(createHostTarget(TM), "host target (thread-major)");
   NVPTXTargetOptions O;
   O.UseLibdevice = false; // the generator uses no libdevice functions
   NVPTX = fuzz::exitOnError(createNVPTXTarget(O), "nvptx target");
@@ -209,10 +215,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   if (!Ptxas.empty() && PtxasEvery &&
       llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(Data, Size)) % PtxasEvery == 0)
     checkPtx(K, A->Payload);
-  Results R0 = runHost(K, compileHost(K, **M, 0), 0, *RT);
+  // -O0 with every loop run thread by thread, -O3 with divergent loops
+  // iteration-major: the two orders CUDA allows must agree on a race-free
+  // kernel, and so must the optimiser.
+  Results R0 = runHost(K, compileHost(K, **M, 0, *HostTM), 0, *RT);
   Artifact A3 = compileHost(K, **M, 3);
   Results R3 = runHost(K, A3, 3, *RT);
-  compare(K, R0, R3);
+  compare(K, R0, R3, "host -O0 (thread-major) and -O3 (iteration-major) disagree");
   if (Print) {
     auto NonZero = [](const auto &V) {
       size_t N = 0;

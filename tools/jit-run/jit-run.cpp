@@ -231,6 +231,11 @@ cl::opt<bool> NoCatchFaults(
     cl::desc("Do not catch a host kernel's memory faults: the runtime installs no signal "
              "handler, and a fault ends jit-run as any crash does"),
     cl::cat(JitRunCategory));
+cl::opt<bool> NoIterationMajor(
+    "no-iteration-major",
+    cl::desc("Host target: run loops without a synchronisation point thread by thread instead "
+             "of iteration-major (HostTargetOptions::IterationMajor = false)"),
+    cl::cat(JitRunCategory));
 cl::opt<bool> PrintFeatures("print-features",
                             cl::desc("Print the features of this build on this machine, one per "
                                      "line, and exit"),
@@ -296,6 +301,7 @@ struct Options {
   unsigned Concurrent = 1;       ///< --concurrent
   unsigned TimeoutSeconds = 0;   ///< --timeout; 0: none
   bool CatchFaults = true;       ///< not --no-catch-faults
+  bool IterationMajor = true;    ///< not --no-iteration-major
   uint64_t PrintBufferBytes = 0; ///< --print-buffer; 0: the default
   /// The LLVM options given (givenLLVMOptions): the module is compiled
   /// without the disk and remote cache.
@@ -543,6 +549,7 @@ Expected<std::unique_ptr<gridjit::Target>> makeTarget(const Options &O) {
   }
   gridjit::HostTargetOptions HO;
   HO.CPU = O.Cpu;
+  HO.IterationMajor = O.IterationMajor;
   auto T = gridjit::createHostTarget(HO);
   if (!T && !O.Cpu.empty())
     return jitrun::usageError(O.CpuOption + "=" + O.Cpu + ": " + toString(T.takeError()) +
@@ -1401,6 +1408,7 @@ Expected<Options> readOptions(bool Stats) {
   O.TimeoutSeconds = TimeoutOpt;
   O.PrintBufferBytes = PrintBufferOpt;
   O.CatchFaults = !NoCatchFaults;
+  O.IterationMajor = !NoIterationMajor;
   O.LLVMOptions = givenLLVMOptions();
   return std::move(O);
 }

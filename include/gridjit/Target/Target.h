@@ -214,6 +214,13 @@ struct HostTargetOptions {
   /// For tests: ops to leave out of the registry, to check that a missing
   /// lowering is reported as an error.
   std::vector<Op> OmitLowerings;
+  /// Run loops without a synchronisation point whose trip count may differ
+  /// between threads iteration-major: the threads of a block take each
+  /// iteration together (docs/HostTarget.md, "Iteration-major loops").
+  /// False runs every such loop thread by thread, as before: for measuring
+  /// the rule and for the differential fuzzer. Part of the target's
+  /// fingerprint, so the two never share cached code.
+  bool IterationMajor = true;
 };
 
 /// Creates the host target: kernels become native code for this CPU that

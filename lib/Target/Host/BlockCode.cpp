@@ -34,6 +34,7 @@
 #include "gridjit/Support/Limits.h"
 
 #include "llvm/IR/Constants.h"
+#include "llvm/Support/SaveAndRestore.h"
 
 using namespace gridjit;
 using namespace gridjit::host;
@@ -264,7 +265,9 @@ llvm::Error HostModuleLowering::lowerUniformDecl(const DeclStmt &S) {
   return llvm::Error::success();
 }
 
-llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
+llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending,
+                                      llvm::function_ref<llvm::Error()> Head,
+                                      llvm::function_ref<llvm::Error()> Tail) {
   if (Pending.empty())
     return llvm::Error::success();
   std::vector<const Stmt *> Stmts;
@@ -276,6 +279,9 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
   llvm::Error E = FullBlocks.emit(
       Stmts,
       [&]() -> llvm::Error {
+        if (Head)
+          if (llvm::Error E = Head())
+            return E;
         for (const Stmt *S : Stmts) {
           if (terminated())
             startDeadBlock();
@@ -284,7 +290,11 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending) {
           if (E)
             return E;
         }
-        return llvm::Error::success();
+        if (!Tail)
+          return llvm::Error::success();
+        if (terminated())
+          startDeadBlock();
+        return Tail();
       },
       *Range, G ? G->Cmp : nullptr);
   if (E)
@@ -307,7 +317,7 @@ llvm::Error HostModuleLowering::lowerBlockLevel(const BlockStmt &Blk) {
   };
   for (const StmtPtr &SP : Blk.Body) {
     const Stmt &S = *SP;
-    if (!Sync.hasSync(S)) {
+    if (!Sync.runsAtBlockLevel(S)) {
       if (isUniformDecl(S)) {
         // Runs once per block; nothing pending can refer to it yet.
         if (llvm::Error E = lowerUniformDecl(cast<DeclStmt>(S)))
@@ -410,7 +420,7 @@ llvm::Error HostModuleLowering::lowerBlockLevelStmt(const Stmt &S) {
 llvm::Error HostModuleLowering::lowerBlockLevelElse(const Stmt &S) {
   if (const auto *Blk = dyn_cast<BlockStmt>(&S))
     return lowerBlockLevel(*Blk);
-  if (Sync.hasSync(S))
+  if (Sync.runsAtBlockLevel(S))
     return lowerBlockLevelIf(cast<IfStmt>(S));
   std::vector<const Stmt *> One = {&S};
   return flush(One);
@@ -510,6 +520,8 @@ llvm::Error HostModuleLowering::lowerLoopBody(const BlockStmt &Body, int32_t Bre
 }
 
 llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
+  if (Sync.isIterationMajor(S) && !continuesStmt(*S.Body))
+    return lowerIterationMajorWhile(S);
   if (S.Init)
     if (llvm::Error E = lowerBlockLevelSimple(*S.Init))
       return E;
@@ -662,23 +674,32 @@ llvm::Error HostModuleLowering::lowerDivergentFor(const BlockLevelFor &L) {
   ForSlots Slots{Cur->allocFrame(Size, Size), Cur->allocFrame(Size, Size),
                  Cur->allocFrame(Size, Size)};
   Cur->Vars[&S.Index] = {VarSlot::Frame, nullptr, Slots.Index, nullptr};
+  bool Fused = Sync.isIterationMajor(S) && !continuesStmt(*S.Body);
+  bool Stepped = Fused && steppedVariable(S);
+  // An iteration-major loop's first condition runs once per block.
+  bool SavedCold = Cur->Cold;
+  Cur->Cold = Cur->Cold || Fused;
   llvm::Error E = maskThreads(
       [&]() -> Expected<Value *> {
         Expected<std::array<Value *, 3>> Bounds = evalForBounds(L);
         if (!Bounds)
           return Bounds.takeError();
         auto [Begin, End, Step] = *Bounds;
-        B.CreateStore(Begin, slotAddr(Slots.Index, Cur->Env.Linear));
+        if (!Stepped)
+          B.CreateStore(Begin, slotAddr(Slots.Index, Cur->Env.Linear));
         B.CreateStore(End, slotAddr(Slots.End, Cur->Env.Linear));
         B.CreateStore(Step, slotAddr(Slots.Step, Cur->Env.Linear));
         return B.CreateAnd(stepOK(B, L, Step), inRange(B, L, Begin, End));
       },
       /*MaskWhen=*/false, L.BreakCode, "stop");
+  Cur->Cold = SavedCold;
   if (E)
     return E;
   Cur->Masked = true;
   if (Cur->InKernelBody && containsReturn(*S.Body))
     Cur->ExitSeen = true;
+  if (Fused)
+    return lowerIterationMajorFor(L, Slots);
   B.CreateBr(L.BodyEntry);
   B.SetInsertPoint(L.BodyEntry);
   B.CreateCondBr(B.CreateICmpEQ(countActive(), B.getInt32(0)), L.Exit, L.Body);
@@ -692,21 +713,252 @@ llvm::Error HostModuleLowering::lowerDivergentFor(const BlockLevelFor &L) {
   return llvm::Error::success();
 }
 
-// The latch of a per-thread for loop: each active thread steps its index,
-// or, at the end of its range, waits masked for the loop to end.
-llvm::Error HostModuleLowering::stepDivergentFor(const BlockLevelFor &L, const ForSlots &Slots) {
-  return Loops.emit([&]() -> llvm::Error {
-    Value *Index = B.CreateLoad(L.LTy, slotAddr(Slots.Index, Cur->Env.Linear));
-    Value *StepV = B.CreateLoad(L.LTy, slotAddr(Slots.Step, Cur->Env.Linear));
-    Value *EndV = B.CreateLoad(L.LTy, slotAddr(Slots.End, Cur->Env.Linear));
-    llvm::BasicBlock *Next = newBlock("next");
-    llvm::BasicBlock *Stop = newBlock("stop");
-    B.CreateCondBr(B.CreateICmpULT(StepV, B.CreateSub(EndV, Index)), Next, Stop);
-    B.SetInsertPoint(Next);
+// In a thread loop: each active thread steps its index, or, at the end of
+// its range, waits masked for the loop to end.
+llvm::Error HostModuleLowering::stepOrStop(const BlockLevelFor &L, const ForSlots &Slots,
+                                           bool Stepped) {
+  Value *Index;
+  if (Stepped) {
+    Expected<Value *> I = rematValue(L.S.Index);
+    if (!I)
+      return I.takeError();
+    Index = *I;
+  } else {
+    Index = B.CreateLoad(L.LTy, slotAddr(Slots.Index, Cur->Env.Linear));
+  }
+  // A stepped loop's step is uniform, and so may be its end: then they
+  // are evaluated again (the same values: a uniform variable is never
+  // assigned inside a loop whose threads diverge) instead of loaded from
+  // every thread's slot.
+  auto Bound = [&](const Expr *E, const FrameSlot &Slot) -> Expected<Value *> {
+    if (!Stepped || (E && (Sync.hasSync(*E) || !Cur->Plan->isUniform(*E))))
+      return B.CreateLoad(L.LTy, slotAddr(Slot, Cur->Env.Linear));
+    if (!E)
+      return llvm::ConstantInt::get(L.LTy, 1);
+    return lowerExpr(*E);
+  };
+  Expected<Value *> StepE = Bound(L.S.Step.get(), Slots.Step),
+                    EndE = Bound(L.S.End.get(), Slots.End);
+  if (!StepE || !EndE)
+    return llvm::joinErrors(StepE.takeError(), EndE.takeError());
+  Value *StepV = *StepE, *EndV = *EndE;
+  llvm::BasicBlock *Next = newBlock("next");
+  llvm::BasicBlock *Stop = newBlock("stop");
+  B.CreateCondBr(B.CreateICmpULT(StepV, B.CreateSub(EndV, Index)), Next, Stop);
+  B.SetInsertPoint(Next);
+  if (!Stepped)
     B.CreateStore(B.CreateAdd(Index, StepV), slotAddr(Slots.Index, Cur->Env.Linear));
-    B.CreateBr(Cur->ThreadExit);
+  B.CreateBr(Cur->ThreadExit);
+  B.SetInsertPoint(Stop);
+  escape(L.BreakCode);
+  return llvm::Error::success();
+}
+
+// The latch of a per-thread for loop, a thread loop of its own.
+llvm::Error HostModuleLowering::stepDivergentFor(const BlockLevelFor &L, const ForSlots &Slots) {
+  return Loops.emit([&]() -> llvm::Error { return stepOrStop(L, Slots); });
+}
+
+//===----------------------------------------------------------------------===//
+// Iteration-major loops
+//===----------------------------------------------------------------------===//
+//
+// A loop without a synchronisation point whose trip count may differ
+// between threads (SyncInfo::markIterationMajor) runs at block level like
+// a synchronising one, but an iteration is a single thread loop: every
+// thread still in the loop runs the body, steps, and evaluates whether it
+// goes on; one that does not is masked until no thread is left. The
+// threads of a block then take the loop's iterations together, which CUDA
+// allows (nothing orders a block's threads between synchronisation
+// points): a grid-stride loop's consecutive threads touch consecutive
+// elements in every iteration instead of each walking its whole stride.
+
+llvm::Error HostModuleLowering::iterateWhileActive(llvm::StringRef Name, int32_t BreakCode,
+                                                   llvm::function_ref<llvm::Error()> Iteration,
+                                                   llvm::function_ref<llvm::Error()> Advance) {
+  llvm::BasicBlock *Head = newBlock(Name + ".cond");
+  llvm::BasicBlock *Some = newBlock(Name + ".some");
+  llvm::BasicBlock *All = newBlock(Name + ".all");
+  llvm::BasicBlock *Body = newBlock(Name + ".body");
+  llvm::BasicBlock *Next = newBlock(Name + ".next");
+  llvm::BasicBlock *Exit = newBlock(Name + ".end");
+  B.CreateBr(Head);
+  B.SetInsertPoint(Head);
+  Value *Active = countActive();
+  B.CreateCondBr(B.CreateICmpEQ(Active, B.getInt32(0)), Exit, Some);
+  B.SetInsertPoint(Some);
+  B.CreateCondBr(B.CreateICmpEQ(Active, Cur->NumThreads), All, Body);
+  // Every thread of the block still in the loop (the usual case until the
+  // last iterations): the copy without the per-thread state check.
+  // The body is lowered twice, asking for the same frame slots in the same
+  // order each time (as FullBlocks' copies do).
+  uint64_t FrameStart = Cur->FrameBytes, BlockFrameStart = Cur->BlockFrameBytes;
+  B.SetInsertPoint(All);
+  bool SavedMasked = Cur->Masked, SavedExit = Cur->ExitSeen;
+  Cur->Masked = Cur->ExitSeen = false;
+  llvm::Error E = Iteration();
+  Cur->Masked = SavedMasked;
+  Cur->ExitSeen = SavedExit;
+  if (E)
+    return E;
+  B.CreateBr(Next);
+  uint64_t FrameEnd = Cur->FrameBytes, BlockFrameEnd = Cur->BlockFrameBytes;
+  Cur->FrameBytes = FrameStart;
+  Cur->BlockFrameBytes = BlockFrameStart;
+  // With threads out of the loop: usually a block's last iterations.
+  B.SetInsertPoint(Body);
+  llvm::SaveAndRestore<bool> Cold(Cur->Cold, true);
+  if (llvm::Error E = Iteration())
+    return E;
+  B.CreateBr(Next);
+  Cur->FrameBytes = std::max(FrameEnd, Cur->FrameBytes);
+  Cur->BlockFrameBytes = std::max(BlockFrameEnd, Cur->BlockFrameBytes);
+  B.SetInsertPoint(Next);
+  if (Advance)
+    if (llvm::Error E = Advance())
+      return E;
+  B.CreateBr(Head);
+  B.SetInsertPoint(Exit);
+  remapState(BreakCode, 0);
+  return llvm::Error::success();
+}
+
+/// The statements of \p Body, and \p Last after them (when given).
+static std::vector<const Stmt *> statementsOf(const BlockStmt &Body, const Stmt *Last) {
+  std::vector<const Stmt *> Stmts;
+  for (const StmtPtr &S : Body.Body)
+    Stmts.push_back(S.get());
+  if (Last)
+    Stmts.push_back(Last);
+  return Stmts;
+}
+
+// `for var i: T = init; ...; i += step` where init is pure, step uniform,
+// and the body leaves i alone.
+const VarDecl *HostModuleLowering::steppedVariable(const WhileStmt &S, const Expr *&Init,
+                                                   const Expr *&Step) {
+  const auto *D = llvm::dyn_cast_or_null<DeclStmt>(S.Init.get());
+  const auto *U = llvm::dyn_cast_or_null<AssignStmt>(S.Update.get());
+  if (!D || !U || !D->Init || !D->Var.Ty.isInteger() || U->Op != AssignOp::Add)
+    return nullptr;
+  const auto *N = dyn_cast<NameExpr>(U->Target.get());
+  if (!N || N->Decl != &D->Var || Sync.hasSync(*D->Init) || !Cur->Plan->isPure(*D->Init) ||
+      Sync.hasSync(*U->Value) || !Cur->Plan->isUniform(*U->Value) || mayChange(*S.Body, &D->Var))
+    return nullptr;
+  Init = D->Init.get();
+  Step = U->Value.get();
+  return &D->Var;
+}
+
+// `for i in begin..end step s` where begin is pure and s uniform.
+const VarDecl *HostModuleLowering::steppedVariable(const ForStmt &S) {
+  if (Sync.hasSync(*S.Begin) || !Cur->Plan->isPure(*S.Begin) ||
+      (S.Step && (Sync.hasSync(*S.Step) || !Cur->Plan->isUniform(*S.Step))) ||
+      mayChange(*S.Body, &S.Index))
+    return nullptr;
+  return &S.Index;
+}
+
+llvm::AllocaInst *HostModuleLowering::bindStepped(const VarDecl &V, const Expr &Init) {
+  // Live only while the loop runs, which has no synchronisation point: a
+  // grid_sync never has to keep it.
+  llvm::Type *Ty = Ctx.toLLVM(V.Ty);
+  llvm::AllocaInst *Off = Ctx.createEntryAlloca(Ty, V.Name + ".offset");
+  B.CreateStore(llvm::ConstantInt::get(Ty, 0), Off);
+  Cur->Vars[&V] = {VarSlot::Stepped, Off, {}, &Init};
+  return Off;
+}
+
+llvm::Error HostModuleLowering::advanceStepped(llvm::AllocaInst *Off, const Expr *Step) {
+  Value *S = llvm::ConstantInt::get(Off->getAllocatedType(), 1);
+  if (Step) {
+    Expected<Value *> V = lowerExpr(*Step);
+    if (!V)
+      return V.takeError();
+    S = *V;
+  }
+  B.CreateStore(B.CreateAdd(B.CreateLoad(Off->getAllocatedType(), Off), S), Off);
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::lowerIterationMajorWhile(const WhileStmt &S) {
+  int32_t BreakCode = Cur->NextCode++;
+  bool SavedMasked = Cur->Masked;
+  auto Cond = [&]() -> llvm::Expected<Value *> { return lowerExpr(*S.Cond); };
+  const Expr *Init = nullptr, *Step = nullptr;
+  const VarDecl *V = steppedVariable(S, Init, Step);
+  llvm::AllocaInst *Off = nullptr;
+  // Every thread's stepped variable is Init + Off; another loop's variable
+  // is in the frame, set by its init.
+  if (V)
+    Off = bindStepped(*V, *Init);
+  else if (S.Init)
+    if (llvm::Error E = lowerBlockLevelSimple(*S.Init))
+      return E;
+  {
+    // Once per block.
+    llvm::SaveAndRestore<bool> Cold(Cur->Cold, true);
+    if (llvm::Error E = maskThreads(Cond, /*MaskWhen=*/false, BreakCode, "stop"))
+      return E;
+  }
+  Cur->Masked = true;
+  if (Cur->InKernelBody && containsReturn(*S.Body))
+    Cur->ExitSeen = true;
+  // The end of an iteration: the update, then the condition for the next
+  // one, which masks the thread when it fails. A stepped variable's next
+  // value is its value plus the step (Off advances after the thread loop).
+  auto Next = [&]() -> llvm::Error {
+    Value *Now = nullptr;
+    if (V) {
+      Expected<Value *> N = rematValue(*V);
+      if (!N)
+        return N.takeError();
+      Expected<Value *> D = lowerExpr(*Step);
+      if (!D)
+        return D.takeError();
+      Now = *N;
+      Cur->RematValues[V] = B.CreateAdd(Now, *D, V->Name + ".next");
+    }
+    Expected<Value *> C = Cond();
+    if (V)
+      Cur->RematValues[V] = Now;
+    if (!C)
+      return C.takeError();
+    llvm::BasicBlock *Stop = newBlock("stop");
+    B.CreateCondBr(*C, Cur->ThreadExit, Stop);
     B.SetInsertPoint(Stop);
-    escape(L.BreakCode);
+    escape(BreakCode);
     return llvm::Error::success();
-  });
+  };
+  llvm::Error E = iterateWhileActive(
+      "iwhile", BreakCode,
+      [&]() -> llvm::Error {
+        std::vector<const Stmt *> Stmts = statementsOf(*S.Body, V ? nullptr : S.Update.get());
+        Cur->Loops.push_back({nullptr, nullptr, BreakCode, BreakCode});
+        llvm::Error E = flush(Stmts, {}, Next);
+        Cur->Loops.pop_back();
+        return E;
+      },
+      V ? [&] { return advanceStepped(Off, Step); } : llvm::function_ref<llvm::Error()>());
+  if (E)
+    return E;
+  Cur->Masked = SavedMasked || (!Cur->InKernelBody && containsReturn(*S.Body));
+  return llvm::Error::success();
+}
+
+llvm::Error HostModuleLowering::lowerIterationMajorFor(const BlockLevelFor &L,
+                                                       const ForSlots &Slots) {
+  bool Stepped = steppedVariable(L.S);
+  llvm::AllocaInst *Off = Stepped ? bindStepped(L.S.Index, *L.S.Begin) : nullptr;
+  return iterateWhileActive(
+      "ifor", L.BreakCode,
+      [&]() -> llvm::Error {
+        std::vector<const Stmt *> Stmts = statementsOf(*L.S.Body, nullptr);
+        Cur->Loops.push_back({nullptr, nullptr, L.BreakCode, L.BreakCode});
+        llvm::Error E = flush(Stmts, {}, [&] { return stepOrStop(L, Slots, Stepped); });
+        Cur->Loops.pop_back();
+        return E;
+      },
+      Stepped ? [&] { return advanceStepped(Off, L.S.Step.get()); }
+              : llvm::function_ref<llvm::Error()>());
 }

@@ -617,7 +617,9 @@ std::pair<Value *, Value *> FullBlockVersioner::emitRowRange(llvm::ArrayRef<Fact
 llvm::Error FullBlockVersioner::emit(const std::vector<const Stmt *> &Stmts,
                                      llvm::function_ref<llvm::Error()> Body, XRange Range,
                                      const BinaryExpr *Skip) {
-  std::vector<GuardFact> Facts = findGuardFacts(Stmts, Skip);
+  std::vector<GuardFact> Facts;
+  if (!Cur->Cold)
+    Facts = findGuardFacts(Stmts, Skip);
   if (Facts.empty())
     return L.Loops.emit(Body, Range);
 

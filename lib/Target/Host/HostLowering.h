@@ -99,8 +99,9 @@ class HostModuleLowering : public StructuralLowering {
 public:
   /// Lowers verified \p KM into \p IR with \p T's registry; \p Hooks (null
   /// for none) are called at every synchronisation point of every kernel.
+  /// \p IterationMajor: HostTargetOptions::IterationMajor.
   HostModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR,
-                     SyncHooks *Hooks = nullptr);
+                     SyncHooks *Hooks = nullptr, bool IterationMajor = true);
   llvm::Error run();
 
   // For the registered lowerings (HostLowerings.cpp).
@@ -126,6 +127,7 @@ private:
   /// The context StructuralLowering::Ctx refers to.
   HostLoweringContext HostCtx;
   SyncInfo Sync;
+  bool IterationMajor;
   std::map<const FunctionDecl *, std::unique_ptr<BodyPlan>> Plans;
   /// {[3 x i32] tid, bid, bdim, gdim, ptr shared, ptr shared offsets, ptr
   /// context}: then the block's shared memory, the kernel's table of
@@ -204,8 +206,44 @@ private:
   bool isUniformDecl(const Stmt &S) const;
   bool isUniformAssign(const Stmt &S) const;
   /// One thread loop running \p Stmts (consecutive block-level statements
-  /// without synchronisation) for every active thread.
-  llvm::Error flush(std::vector<const Stmt *> &Stmts);
+  /// without synchronisation) for every active thread; in the same loop,
+  /// \p Head before them and \p Tail after them (the two ends of an
+  /// iteration-major loop's iteration).
+  llvm::Error flush(std::vector<const Stmt *> &Stmts, llvm::function_ref<llvm::Error()> Head = {},
+                    llvm::function_ref<llvm::Error()> Tail = {});
+  /// The variable of an iteration-major loop that every thread steps by
+  /// the same amount: with its initial value \p Init (pure) and the
+  /// uniform \p Step, it is Init + k * Step in iteration k, kept as a
+  /// per-block offset instead of a per-thread copy. Null for none.
+  const VarDecl *steppedVariable(const WhileStmt &S, const Expr *&Init, const Expr *&Step);
+  const VarDecl *steppedVariable(const ForStmt &S);
+  /// Gives \p V the storage of a stepped variable from \p Init (offset 0);
+  /// returns the offset's alloca.
+  llvm::AllocaInst *bindStepped(const VarDecl &V, const Expr &Init);
+  /// At block level, after an iteration: offset \p Off += \p Step (1 when
+  /// null).
+  llvm::Error advanceStepped(llvm::AllocaInst *Off, const Expr *Step);
+  /// An iteration-major `while` (SyncInfo::markIterationMajor) whose body
+  /// has no `continue`: one thread loop per iteration running the body,
+  /// the update of a general `for` and the next condition.
+  llvm::Error lowerIterationMajorWhile(const WhileStmt &S);
+  /// The same for a `for` with per-thread bounds (\p Slots set up, every
+  /// thread whose range is empty masked with L.BreakCode).
+  llvm::Error lowerIterationMajorFor(const BlockLevelFor &L, const ForSlots &Slots);
+  /// Loops over iteration-major iterations while a thread is active: the
+  /// thread loop \p Iteration runs the body of one, emitted twice: for
+  /// when every thread of the block is active (without the state check),
+  /// and for when some are; then \p Advance (if any) at block level. When
+  /// no thread is left, those that left by a break or at the loop's end
+  /// (\p BreakCode) are active again.
+  llvm::Error iterateWhileActive(llvm::StringRef Name, int32_t BreakCode,
+                                 llvm::function_ref<llvm::Error()> Iteration,
+                                 llvm::function_ref<llvm::Error()> Advance = {});
+  /// In a thread loop: a per-thread for loop's step, or its end (the
+  /// thread gets state L.BreakCode).
+  /// With \p Stepped, the index is the stepped variable's (read, not
+  /// stored).
+  llvm::Error stepOrStop(const BlockLevelFor &L, const ForSlots &Slots, bool Stepped = false);
   /// A thread loop in which every active thread evaluates \p Cond and, where
   /// its value is \p MaskWhen, gets state \p Code (in a block named
   /// \p MaskName): the first half of a masked region.

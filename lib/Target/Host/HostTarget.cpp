@@ -70,9 +70,9 @@ llvm::Error checkInlinedNesting(const Module &M) {
 
 class HostTarget : public CodegenTarget {
 public:
-  HostTarget(std::string Triple, std::string CPU, std::string Features)
+  HostTarget(std::string Triple, std::string CPU, std::string Features, bool IterationMajor)
       : CodegenTarget(TargetKind::Host), Triple(std::move(Triple)), CPU(std::move(CPU)),
-        Features(std::move(Features)) {}
+        Features(std::move(Features)), IterationMajor(IterationMajor) {}
 
   llvm::Error init(llvm::ArrayRef<Op> Omit);
 
@@ -100,7 +100,7 @@ public:
   llvm::Error lowerFunctions(const Module &M, llvm::Module &IR) const override {
     if (llvm::Error E = checkInlinedNesting(M))
       return E;
-    host::HostModuleLowering L(*this, M, IR);
+    host::HostModuleLowering L(*this, M, IR, /*Hooks=*/nullptr, IterationMajor);
     return L.run();
   }
   Expected<std::unique_ptr<llvm::TargetMachine>>
@@ -116,6 +116,7 @@ private:
   std::string Triple, CPU, Features;
   std::string DataLayout;
   std::string Fingerprint;
+  bool IterationMajor;
 };
 
 llvm::Error HostTarget::init(llvm::ArrayRef<Op> Omit) {
@@ -142,6 +143,7 @@ llvm::Error HostTarget::init(llvm::ArrayRef<Op> Omit) {
   H.update(Features);
   H.update("probe-stack=inline-asm"); // artifacts from before stack probes are misses
   H.update("stack-size-section");     // ... and from before KernelInfo::StackBytes
+  H.update(IterationMajor ? "iteration-major" : "thread-major");
   Fingerprint = llvm::toHex(H.final(), /*LowerCase=*/true);
   return llvm::Error::success();
 }
@@ -321,7 +323,8 @@ Expected<std::unique_ptr<Target>> gridjit::createHostTarget(const HostTargetOpti
                                      "unknown CPU '%s' for the host target (%s)", CPU.c_str(),
                                      Triple.c_str());
   }
-  auto HT = std::make_unique<HostTarget>(std::move(Triple), std::move(CPU), std::move(Features));
+  auto HT = std::make_unique<HostTarget>(std::move(Triple), std::move(CPU), std::move(Features),
+                                         Opts.IterationMajor);
   if (llvm::Error E = HT->init(Opts.OmitLowerings))
     return std::move(E);
   return std::move(HT);

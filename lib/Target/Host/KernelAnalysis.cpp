@@ -236,7 +236,7 @@ void host::forEachBlockLevelBranch(const IfStmt &I, SyncInfo &Sync,
     Cur = nullptr;
     if (const auto *EB = dyn_cast_or_null<BlockStmt>(E))
       F(*EB);
-    else if (E && Sync.hasSync(*E))
+    else if (E && Sync.runsAtBlockLevel(*E))
       Cur = cast<IfStmt>(E);
   }
 }
@@ -244,6 +244,60 @@ void host::forEachBlockLevelBranch(const IfStmt &I, SyncInfo &Sync,
 bool host::leavesStmt(const Stmt &S, bool CountReturns) {
   // A loop's own break/continue target the loop itself.
   return leaves(S, CountReturns, 0);
+}
+
+static bool continues(const Stmt &S, unsigned LoopDepth) {
+  if (isa<ContinueStmt>(S))
+    return LoopDepth == 0;
+  if (isa<WhileStmt>(S) || isa<ForStmt>(S))
+    ++LoopDepth;
+  bool Found = false;
+  forEachPart(
+      S, [](const Expr &) {}, [&](const Stmt &C) { Found = Found || continues(C, LoopDepth); });
+  return Found;
+}
+
+bool host::continuesStmt(const Stmt &S) { return continues(S, 0); }
+
+/// The variable whose memory `&E` points into (`&x`, `&x.f`, `&a[i][j]`),
+/// or null (`&p[i]` of a pointer parameter points elsewhere, but a
+/// parameter is never stepped, so it does not matter here).
+static const VarDecl *addressRoot(const Expr &E) {
+  const Expr *X = &E;
+  while (true) {
+    if (const auto *M = dyn_cast<MemberExpr>(X); M && M->IsField)
+      X = M->Base.get();
+    else if (const auto *Ix = dyn_cast<IndexExpr>(X))
+      X = Ix->Base.get();
+    else
+      break;
+  }
+  const auto *N = dyn_cast<NameExpr>(X);
+  return N ? N->Decl : nullptr;
+}
+
+bool host::mayChange(const Stmt &S, const VarDecl *V) {
+  if (const auto *A = dyn_cast<AssignStmt>(&S))
+    if (const NameExpr *N = assignedVariable(*A->Target); N && N->Decl == V)
+      return true;
+  bool Found = false;
+  forEachPart(
+      S,
+      [&](const Expr &E) {
+        Found = Found || anyExpr(E, [&](const Expr &X) {
+                  if (const auto *U = dyn_cast<UnaryExpr>(&X))
+                    return U->Op == UnaryOp::AddrOf && addressRoot(*U->Operand) == V;
+                  const auto *C = dyn_cast<CallExpr>(&X);
+                  if (!C || !C->hasOutArgs())
+                    return false;
+                  for (size_t I = 0; I < C->Args.size(); ++I)
+                    if (C->argMode(I) != ParamMode::In && mentions(*C->Args[I], V))
+                      return true;
+                  return false;
+                });
+      },
+      [&](const Stmt &C) { Found = Found || mayChange(C, V); });
+  return Found;
 }
 
 bool host::containsReturn(const Stmt &S) {
@@ -333,6 +387,118 @@ bool SyncInfo::hasSync(const Stmt &S) {
   return R;
 }
 
+bool SyncInfo::runsAtBlockLevel(const Stmt &S) {
+  if (auto It = BlockLevel.find(&S); It != BlockLevel.end())
+    return It->second;
+  bool R = hasSync(S) || IterationMajor.contains(&S);
+  if (!R && (isa<IfStmt>(S) || isa<BlockStmt>(S)))
+    forEachPart(S, [](const Expr &) {}, [&](const Stmt &C) { R = R || runsAtBlockLevel(C); });
+  BlockLevel[&S] = R;
+  return R;
+}
+
+static bool isLockBuiltin(const Expr &E) {
+  const auto *C = dyn_cast<CallExpr>(&E);
+  return C && (C->Builtin == BuiltinFunc::AtomicCas || C->Builtin == BuiltinFunc::AtomicExch);
+}
+
+bool SyncInfo::mayTakeLock(const FunctionDecl &F) {
+  if (auto It = LockFns.find(&F); It != LockFns.end())
+    return It->second;
+  settleCalleesFirst(
+      F, [&](const FunctionDecl &G) { return LockFns.try_emplace(&G, false).second; },
+      [&](const FunctionDecl &G) { LockFns[&G] = G.Body && mayTakeLock(*G.Body); });
+  return LockFns.lookup(&F);
+}
+
+bool SyncInfo::mayTakeLock(const Stmt &S) {
+  return anyInStmt(S, [&](const Expr &E) {
+    const auto *C = dyn_cast<CallExpr>(&E);
+    return isLockBuiltin(E) || (C && C->Fn && mayTakeLock(*C->Fn));
+  });
+}
+
+/// True when evaluating \p E may read memory or call a function: a
+/// condition that could be waiting for another thread's store.
+static bool mayReadMemory(const Expr &E) {
+  return anyExpr(E, [](const Expr &X) {
+    if (isa<IndexExpr>(X))
+      return true;
+    const auto *C = dyn_cast<CallExpr>(&X);
+    return C && !C->Construct && (C->Fn || !isPureBuiltin(C->Builtin));
+  });
+}
+
+/// True when \p E is a compile-time constant: literals and `const`s only.
+static bool isConstantExpr(const Expr &E) {
+  return !anyExpr(E, [](const Expr &X) {
+    switch (X.getKind()) {
+    case Expr::Name: {
+      const VarDecl *D = cast<NameExpr>(X).Decl;
+      return !D || D->Storage != StorageKind::Const;
+    }
+    case Expr::Call:
+    case Expr::Index:
+    case Expr::Member:
+      return true;
+    default:
+      return false;
+    }
+  });
+}
+
+// A loop that qualifies (the header's rules) is chosen as a whole, and
+// nothing inside it is looked at; `if`s, blocks and synchronising loops
+// are looked into. Iterative: `if`s may nest as deep as the parser allows.
+bool SyncInfo::chooseIterationMajor(const Stmt &S, const BodyPlan &Plan) {
+  auto NotUniform = [&](const Expr *E) { return E && (hasSync(*E) || !Plan.isUniform(*E)); };
+  bool Chose = false;
+  std::vector<const Stmt *> Work = {&S};
+  while (!Work.empty()) {
+    const Stmt &X = *Work.back();
+    Work.pop_back();
+    bool Candidate = false;
+    switch (X.getKind()) {
+    case Stmt::While: {
+      const auto &W = cast<WhileStmt>(X);
+      if (hasSync(X))
+        Work.push_back(W.Body.get());
+      else
+        Candidate = NotUniform(W.Cond.get()) && !mayReadMemory(*W.Cond) && !mayTakeLock(X);
+      break;
+    }
+    case Stmt::For: {
+      const auto &F = cast<ForStmt>(X);
+      if (hasSync(X))
+        Work.push_back(F.Body.get());
+      else
+        Candidate =
+            (NotUniform(F.Begin.get()) || NotUniform(F.End.get()) || NotUniform(F.Step.get())) &&
+            !isConstantExpr(*F.End) && !mayTakeLock(X);
+      break;
+    }
+    case Stmt::If:
+    case Stmt::Block:
+      forEachPart(X, [](const Expr &) {}, [&](const Stmt &C) { Work.push_back(&C); });
+      break;
+    default:
+      break;
+    }
+    if (Candidate) {
+      IterationMajor.insert(&X);
+      Chose = true;
+    }
+  }
+  return Chose;
+}
+
+bool SyncInfo::markIterationMajor(const BlockStmt &Body, const BodyPlan &Plan) {
+  if (!chooseIterationMajor(Body, Plan))
+    return false;
+  BlockLevel.clear(); // answers given before may have changed
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // BodyPlan
 //===----------------------------------------------------------------------===//
@@ -372,7 +538,7 @@ void BodyPlan::collectCandidates(const BlockStmt &B) {
       AddDecl(*D);
       continue;
     }
-    if (!Sync.hasSync(S))
+    if (!Sync.runsAtBlockLevel(S))
       continue;
     if (const auto *I = dyn_cast<IfStmt>(&S)) {
       forEachBlockLevelBranch(*I, Sync, [&](const BlockStmt &Blk) { collectCandidates(Blk); });
@@ -568,7 +734,7 @@ bool BodyPlan::walkStmt(const Stmt &S, bool Conv) {
   // A variable passed `out` takes a value per thread: never uniform.
   dropOutArgs(S);
 
-  if (!Sync.hasSync(S)) {
+  if (!Sync.runsAtBlockLevel(S)) {
     // A statement that runs inside a thread loop; only a direct
     // declaration or assignment may keep a variable uniform.
     if (const auto *D = dyn_cast<DeclStmt>(&S)) {
@@ -638,7 +804,7 @@ bool BodyPlan::walkStmt(const Stmt &S, bool Conv) {
 // the rest go to the frame.
 void BodyPlan::planLocality(const BlockStmt &B) {
   auto IsBoundary = [&](const Stmt &S) {
-    if (Sync.hasSync(S))
+    if (Sync.runsAtBlockLevel(S))
       return true;
     // A uniform assignment runs once per block, between thread loops.
     const auto *A = dyn_cast<AssignStmt>(&S);
@@ -670,7 +836,7 @@ void BodyPlan::planLocality(const BlockStmt &B) {
         Plan[V] = Storage::Frame;
       continue;
     }
-    if (!Sync.hasSync(S))
+    if (!Sync.runsAtBlockLevel(S))
       continue;
     if (const auto *I = dyn_cast<IfStmt>(&S)) {
       forEachBlockLevelBranch(*I, Sync, [&](const BlockStmt &Blk) { planLocality(Blk); });

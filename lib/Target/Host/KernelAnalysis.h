@@ -43,6 +43,8 @@ bool isBarrierBuiltin(BuiltinFunc F);
 /// their operands (select and the math functions).
 bool isPureBuiltin(BuiltinFunc F);
 
+class BodyPlan;
+
 /// Which functions, statements and expressions of a module contain a
 /// synchronisation point. Answers are memoised; not thread-safe (one per
 /// lowering).
@@ -64,9 +66,39 @@ public:
   };
   InlinedNesting inlinedNesting(const FunctionDecl &F);
 
+  /// True when \p S runs at block level: it synchronises, it is a loop
+  /// that runs iteration-major (markIterationMajor), or it is an `if` or a
+  /// block with such a statement inside (not through calls: a device
+  /// function that does not synchronise runs inside a thread loop).
+  bool runsAtBlockLevel(const Stmt &S);
+  /// True when \p S is a loop markIterationMajor chose.
+  bool isIterationMajor(const Stmt &S) const { return IterationMajor.contains(&S); }
+  /// Chooses the loops of \p Body (a kernel's, or an inlined synchronising
+  /// function's) that run iteration-major: loops without a synchronisation
+  /// point whose trip count may differ between the threads of a block
+  /// (their condition or bounds are not uniform by \p Plan), reached from
+  /// the body through `if`s, blocks and synchronising loops; not a `for i
+  /// in a..b` whose end b is a compile-time constant (a few iterations over
+  /// a fixed-size array per thread, such as a tile loaded cooperatively:
+  /// too few to repay the block-level loop's passes over the threads), and
+  /// not ones that may spin on memory: a `while` whose condition reads memory or
+  /// calls a function, or a loop that calls atomic_cas or atomic_exch
+  /// (directly or through device functions), the makings of a lock that a
+  /// thread could wait on while the thread holding it waits for the loop
+  /// to end. Returns true when it chose any (\p Plan must then be made
+  /// again: more statements run at block level).
+  bool markIterationMajor(const BlockStmt &Body, const BodyPlan &Plan);
+
 private:
+  bool mayTakeLock(const FunctionDecl &F);
+  bool mayTakeLock(const Stmt &S);
+  bool chooseIterationMajor(const Stmt &S, const BodyPlan &Plan);
+
   llvm::DenseMap<const FunctionDecl *, InlinedNesting> Nesting;
   llvm::DenseMap<const FunctionDecl *, bool> Fns;
+  llvm::DenseMap<const FunctionDecl *, bool> LockFns;
+  llvm::DenseSet<const Stmt *> IterationMajor;
+  llvm::DenseMap<const Stmt *, bool> BlockLevel;
   llvm::DenseMap<const Stmt *, bool> Stmts;
   llvm::DenseMap<const Expr *, bool> Exprs;
 };
@@ -86,6 +118,11 @@ inline constexpr unsigned MaxInlinedNesting = 4096;
 /// True when \p S contains a `break` or `continue` that leaves \p S (one
 /// not inside a loop within S), or, with \p CountReturns, a `return`.
 bool leavesStmt(const Stmt &S, bool CountReturns);
+/// True when \p S contains a `continue` that leaves \p S.
+bool continuesStmt(const Stmt &S);
+/// True when \p S may change \p V: assigns it (or a field of it), passes
+/// it as an `out` or `inout` argument, or takes its address.
+bool mayChange(const Stmt &S, const VarDecl *V);
 /// Calls \p F on the branches of the synchronising `if` \p I that the
 /// lowering runs at block level: its `then` block, an `else` block, and
 /// those of an `else if` that synchronises (one that does not runs inside a
@@ -124,6 +161,10 @@ public:
   /// block_dim, grid_dim, warp_size and uniform variables by operators and
   /// pure builtins).
   bool isUniform(const Expr &E) const;
+  /// True when \p E reads no memory and no mutable variable and has no
+  /// side effects: evaluated again in any later thread loop, it gives the
+  /// same value.
+  bool isPure(const Expr &E) const;
 
 private:
   bool walkBlock(const BlockStmt &B, bool Conv);
@@ -133,7 +174,6 @@ private:
   /// Drops the variables that \p S passes as `out` or `inout` arguments.
   void dropOutArgs(const Stmt &S);
   void planLocality(const BlockStmt &B);
-  bool isPure(const Expr &E) const;
 
   bool IsKernel;
   SyncInfo &Sync;

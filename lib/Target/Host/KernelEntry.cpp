@@ -168,8 +168,8 @@ llvm::Error KernelEntryEmitter::lowerKernel(const FunctionDecl &K) {
   State.Ret.K = ReturnTarget::Kernel;
   State.Plan = &L.planOf(K);
   State.Cooperative = K.UsesGridSync;
-  State.NeedsState =
-      L.Sync.hasSync(K) || (containsReturn(*K.Body) && splitsBody(*K.Body, *State.Plan));
+  State.NeedsState = L.Sync.runsAtBlockLevel(*K.Body) ||
+                     (containsReturn(*K.Body) && splitsBody(*K.Body, *State.Plan));
 
   B.SetInsertPoint(llvm::BasicBlock::Create(L.IR.getContext(), "entry", *F));
   State.CtxArg = (*F)->getArg(1);

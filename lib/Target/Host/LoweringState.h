@@ -47,6 +47,8 @@ struct VarSlot {
     Address, ///< memory at V: an alloca, a shared array, a per-block copy
     Frame,   ///< one element per thread in the frame (F)
     Remat,   ///< recomputed from Init in every thread loop
+    Stepped, ///< Init recomputed in every thread loop, plus the uniform
+             ///< offset at V (an iteration-major loop's variable)
   } K = None;
   llvm::Value *V = nullptr;
   FrameSlot F;
@@ -159,6 +161,11 @@ struct FunctionState {
   /// Some thread may be masked (divergent condition, break, continue, a
   /// function's return) / may have returned from the kernel.
   bool Masked = false, ExitSeen = false;
+  /// The thread loops emitted now run rarely or once per block (an
+  /// iteration-major loop's first condition, and its iterations with
+  /// threads already out of the loop): one plain version, not vectorised
+  /// or unrolled, which saves compile time where it cannot pay back.
+  bool Cold = false;
   llvm::DenseMap<const Expr *, FrameSlot> Hoisted;
   /// While the full-block version of a thread loop is lowered: the
   /// comparisons its block-level test proved, with their values.

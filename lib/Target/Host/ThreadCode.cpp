@@ -30,10 +30,10 @@ using llvm::isa;
 using llvm::Value;
 
 HostModuleLowering::HostModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR,
-                                       SyncHooks *Hooks)
+                                       SyncHooks *Hooks, bool IterationMajor)
     : StructuralLowering(IR.getContext(), HostCtx), T(T), KM(KM), IR(IR),
-      HostCtx(T, KM, IR, B, *this), Loops(*this), FullBlocks(*this), Hoister(*this),
-      SyncPoints(*this, Hooks), Entry(*this) {}
+      HostCtx(T, KM, IR, B, *this), IterationMajor(IterationMajor), Loops(*this), FullBlocks(*this),
+      Hoister(*this), SyncPoints(*this, Hooks), Entry(*this) {}
 
 HostLoweringPart::HostLoweringPart(HostModuleLowering &L) : L(L), B(L.B), Ctx(L.Ctx), Cur(L.Cur) {}
 
@@ -41,8 +41,13 @@ llvm::BasicBlock *HostLoweringPart::newBlock(const llvm::Twine &Name) { return L
 
 BodyPlan &HostModuleLowering::planOf(const FunctionDecl &F) {
   std::unique_ptr<BodyPlan> &P = Plans[&F];
-  if (!P)
+  if (!P) {
     P = std::make_unique<BodyPlan>(*F.Body, F.IsKernel, Sync);
+    // Iteration-major loops run at block level, which changes where the
+    // variables around them live: plan again.
+    if (IterationMajor && Sync.markIterationMajor(*F.Body, *P))
+      P = std::make_unique<BodyPlan>(*F.Body, F.IsKernel, Sync);
+  }
   return *P;
 }
 
@@ -366,8 +371,11 @@ Expected<Value *> HostModuleLowering::rematValue(const VarDecl &V) {
   Expected<Value *> R = lowerExpr(*S.Init);
   if (!R)
     return R.takeError();
-  Cur->RematValues[&V] = *R;
-  return *R;
+  Value *Val = *R;
+  if (S.K == VarSlot::Stepped) // the offset is the same in the whole thread loop
+    Val = B.CreateAdd(Val, B.CreateLoad(Val->getType(), S.V, V.Name + ".offset"), V.Name);
+  Cur->RematValues[&V] = Val;
+  return Val;
 }
 
 Expected<Value *> HostModuleLowering::loadVariable(const NameExpr &E) {
@@ -385,6 +393,7 @@ Expected<Value *> HostModuleLowering::loadVariable(const NameExpr &E) {
       break;
     return loadScalar(slotAddr(S.F, Cur->Env.Linear), E.Decl->Ty);
   case VarSlot::Remat:
+  case VarSlot::Stepped:
     return rematValue(*E.Decl);
   case VarSlot::None:
     break;

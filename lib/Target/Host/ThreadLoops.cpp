@@ -178,8 +178,8 @@ llvm::Error ThreadLoopEmitter::emit(llvm::function_ref<llvm::Error()> Body, XRan
   XLoopBlocks X;
   RowNest N = openRowNest([&] { X = makeXLoopBlocks(/*OwnExit=*/false); });
   X.Exit = N.YL;
-  if (llvm::Error E =
-          emitXLoop(X, N, XLo, XHi, /*MayBeEmpty=*/false, Body, /*Vectorize=*/true, RuntimeUnroll))
+  if (llvm::Error E = emitXLoop(X, N, XLo, XHi, /*MayBeEmpty=*/false, Body,
+                                /*Vectorize=*/!Cur->Cold, RuntimeUnroll))
     return E;
   closeRowNest(N, Skip, RuntimeUnroll);
   leave();
