@@ -266,7 +266,6 @@ llvm::Error HostModuleLowering::lowerUniformDecl(const DeclStmt &S) {
 }
 
 llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending,
-                                      llvm::function_ref<llvm::Error()> Head,
                                       llvm::function_ref<llvm::Error()> Tail) {
   if (Pending.empty())
     return llvm::Error::success();
@@ -279,9 +278,6 @@ llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending,
   llvm::Error E = FullBlocks.emit(
       Stmts,
       [&]() -> llvm::Error {
-        if (Head)
-          if (llvm::Error E = Head())
-            return E;
         for (const Stmt *S : Stmts) {
           if (terminated())
             startDeadBlock();
@@ -935,7 +931,7 @@ llvm::Error HostModuleLowering::lowerIterationMajorWhile(const WhileStmt &S) {
       [&]() -> llvm::Error {
         std::vector<const Stmt *> Stmts = statementsOf(*S.Body, V ? nullptr : S.Update.get());
         Cur->Loops.push_back({nullptr, nullptr, BreakCode, BreakCode});
-        llvm::Error E = flush(Stmts, {}, Next);
+        llvm::Error E = flush(Stmts, Next);
         Cur->Loops.pop_back();
         return E;
       },
@@ -955,7 +951,7 @@ llvm::Error HostModuleLowering::lowerIterationMajorFor(const BlockLevelFor &L,
       [&]() -> llvm::Error {
         std::vector<const Stmt *> Stmts = statementsOf(*L.S.Body, nullptr);
         Cur->Loops.push_back({nullptr, nullptr, L.BreakCode, L.BreakCode});
-        llvm::Error E = flush(Stmts, {}, [&] { return stepOrStop(L, Slots, Stepped); });
+        llvm::Error E = flush(Stmts, [&] { return stepOrStop(L, Slots, Stepped); });
         Cur->Loops.pop_back();
         return E;
       },

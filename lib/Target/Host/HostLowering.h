@@ -206,11 +206,9 @@ private:
   bool isUniformDecl(const Stmt &S) const;
   bool isUniformAssign(const Stmt &S) const;
   /// One thread loop running \p Stmts (consecutive block-level statements
-  /// without synchronisation) for every active thread; in the same loop,
-  /// \p Head before them and \p Tail after them (the two ends of an
-  /// iteration-major loop's iteration).
-  llvm::Error flush(std::vector<const Stmt *> &Stmts, llvm::function_ref<llvm::Error()> Head = {},
-                    llvm::function_ref<llvm::Error()> Tail = {});
+  /// without synchronisation) for every active thread, then, in the same
+  /// loop, \p Tail (the end of an iteration-major loop's iteration).
+  llvm::Error flush(std::vector<const Stmt *> &Stmts, llvm::function_ref<llvm::Error()> Tail = {});
   /// The variable of an iteration-major loop that every thread steps by
   /// the same amount: with its initial value \p Init (pure) and the
   /// uniform \p Step, it is Init + k * Step in iteration k, kept as a
