@@ -515,8 +515,22 @@ llvm::Error HostModuleLowering::lowerLoopBody(const BlockStmt &Body, int32_t Bre
   return E;
 }
 
+/// True when an iteration-major loop's body can be one thread loop per
+/// iteration: no `continue` (it would skip the update and the condition),
+/// and no statement that runs once per block at its top level (the
+/// uniformity analysis keeps none there, since the loop's threads diverge;
+/// a uniform declaration is hoisted, see lowerIterationBody).
+bool HostModuleLowering::fusesIterations(const BlockStmt &Body) const {
+  return !continuesStmt(Body) &&
+         llvm::none_of(Body.Body, [&](const StmtPtr &S) { return isUniformAssign(*S); });
+}
+
 llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
-  if (Sync.isIterationMajor(S) && !continuesStmt(*S.Body))
+  // A loop chosen iteration-major may have turned out uniform once at block
+  // level (its variable no longer dropped by a thread loop's assignment):
+  // then it is an ordinary uniform loop.
+  if (Sync.isIterationMajor(S) && !(!Sync.hasSync(*S.Cond) && Cur->Plan->isUniform(*S.Cond)) &&
+      fusesIterations(*S.Body))
     return lowerIterationMajorWhile(S);
   if (S.Init)
     if (llvm::Error E = lowerBlockLevelSimple(*S.Init))
@@ -670,7 +684,7 @@ llvm::Error HostModuleLowering::lowerDivergentFor(const BlockLevelFor &L) {
   ForSlots Slots{Cur->allocFrame(Size, Size), Cur->allocFrame(Size, Size),
                  Cur->allocFrame(Size, Size)};
   Cur->Vars[&S.Index] = {VarSlot::Frame, nullptr, Slots.Index, nullptr};
-  bool Fused = Sync.isIterationMajor(S) && !continuesStmt(*S.Body);
+  bool Fused = Sync.isIterationMajor(S) && fusesIterations(*S.Body);
   bool Stepped = Fused && steppedVariable(S);
   // An iteration-major loop's first condition runs once per block.
   bool SavedCold = Cur->Cold;
@@ -819,14 +833,29 @@ llvm::Error HostModuleLowering::iterateWhileActive(llvm::StringRef Name, int32_t
   return llvm::Error::success();
 }
 
-/// The statements of \p Body, and \p Last after them (when given).
-static std::vector<const Stmt *> statementsOf(const BlockStmt &Body, const Stmt *Last) {
+llvm::Error HostModuleLowering::lowerIterationBody(const BlockStmt &Body, const Stmt *Update,
+                                                   int32_t BreakCode,
+                                                   llvm::function_ref<llvm::Error()> Tail) {
+  // A uniform declaration (`let s: i32 = 2 * n;`) has the same value in
+  // every iteration (nothing it reads is assigned in a divergent loop): it
+  // runs once per iteration at block level, before the thread loop.
+  size_t ScopeMark = Cur->UniformScope.size();
   std::vector<const Stmt *> Stmts;
-  for (const StmtPtr &S : Body.Body)
-    Stmts.push_back(S.get());
-  if (Last)
-    Stmts.push_back(Last);
-  return Stmts;
+  for (const StmtPtr &S : Body.Body) {
+    if (!isUniformDecl(*S)) {
+      Stmts.push_back(S.get());
+      continue;
+    }
+    if (llvm::Error E = lowerUniformDecl(cast<DeclStmt>(*S)))
+      return E;
+  }
+  if (Update)
+    Stmts.push_back(Update);
+  Cur->Loops.push_back({nullptr, nullptr, BreakCode, BreakCode});
+  llvm::Error E = flush(Stmts, Tail);
+  Cur->Loops.pop_back();
+  Cur->UniformScope.resize(ScopeMark);
+  return E;
 }
 
 // `for var i: T = init; ...; i += step` where init is pure, step uniform,
@@ -928,13 +957,7 @@ llvm::Error HostModuleLowering::lowerIterationMajorWhile(const WhileStmt &S) {
   };
   llvm::Error E = iterateWhileActive(
       "iwhile", BreakCode,
-      [&]() -> llvm::Error {
-        std::vector<const Stmt *> Stmts = statementsOf(*S.Body, V ? nullptr : S.Update.get());
-        Cur->Loops.push_back({nullptr, nullptr, BreakCode, BreakCode});
-        llvm::Error E = flush(Stmts, Next);
-        Cur->Loops.pop_back();
-        return E;
-      },
+      [&] { return lowerIterationBody(*S.Body, V ? nullptr : S.Update.get(), BreakCode, Next); },
       V ? [&] { return advanceStepped(Off, Step); } : llvm::function_ref<llvm::Error()>());
   if (E)
     return E;
@@ -948,12 +971,9 @@ llvm::Error HostModuleLowering::lowerIterationMajorFor(const BlockLevelFor &L,
   llvm::AllocaInst *Off = Stepped ? bindStepped(L.S.Index, *L.S.Begin) : nullptr;
   return iterateWhileActive(
       "ifor", L.BreakCode,
-      [&]() -> llvm::Error {
-        std::vector<const Stmt *> Stmts = statementsOf(*L.S.Body, nullptr);
-        Cur->Loops.push_back({nullptr, nullptr, L.BreakCode, L.BreakCode});
-        llvm::Error E = flush(Stmts, [&] { return stepOrStop(L, Slots, Stepped); });
-        Cur->Loops.pop_back();
-        return E;
+      [&] {
+        return lowerIterationBody(*L.S.Body, nullptr, L.BreakCode,
+                                  [&] { return stepOrStop(L, Slots, Stepped); });
       },
       Stepped ? [&] { return advanceStepped(Off, L.S.Step.get()); }
               : llvm::function_ref<llvm::Error()>());

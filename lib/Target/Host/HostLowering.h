@@ -221,6 +221,15 @@ private:
   /// At block level, after an iteration: offset \p Off += \p Step (1 when
   /// null).
   llvm::Error advanceStepped(llvm::AllocaInst *Off, const Expr *Step);
+  /// True when an iteration-major loop with body \p Body runs one thread
+  /// loop per iteration (BlockCode.cpp).
+  bool fusesIterations(const BlockStmt &Body) const;
+  /// One iteration of an iteration-major loop: \p Body's statements, then
+  /// \p Update (if any), then \p Tail, in one thread loop whose `break`
+  /// gives state \p BreakCode; uniform declarations run before it, at block
+  /// level.
+  llvm::Error lowerIterationBody(const BlockStmt &Body, const Stmt *Update, int32_t BreakCode,
+                                 llvm::function_ref<llvm::Error()> Tail);
   /// An iteration-major `while` (SyncInfo::markIterationMajor) whose body
   /// has no `continue`: one thread loop per iteration running the body,
   /// the update of a general `for` and the next condition.
