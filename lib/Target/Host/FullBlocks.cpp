@@ -36,6 +36,18 @@
 // wrap", the comparison) is `a + c * thread_idx.x >= 0`: a half-line of
 // thread_idx.x, so together they hold on one range.
 //
+// Indices. KIR's i32 arithmetic wraps, so `src[i - w]` as written is an
+// i32 value sign-extended per access, which LLVM turns into an induction
+// variable only behind a run-time overflow check per row, and whose
+// distance to `dst[i]` it cannot see. So the test also proves, for each
+// element index of the loop affine in the thread indices, that it fits in
+// i32 in every thread: its exact form (i64 coefficients from the
+// sign-extended uniform leaves, agreeing with the i32 value modulo 2^32)
+// has coefficients in i32 and extremes in i32, so the two values are equal.
+// The full-block copy then addresses the element with the form's i64 value
+// (HostModuleLowering::lowerWideIndex, useWideIndices). An edge row's full
+// range keeps the i32 index.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FullBlocks.h"
