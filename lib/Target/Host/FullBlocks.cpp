@@ -201,93 +201,17 @@ public:
   /// Collects the indices of the element accesses (`a[i]`) of \p S that
   /// are affine in the thread indices (at most MaxWideIndices).
   void collectIndices(const Stmt &S) {
-    switch (S.getKind()) {
-    case Stmt::Block:
-      for (const StmtPtr &C : cast<BlockStmt>(S).Body)
-        collectIndices(*C);
-      return;
-    case Stmt::Decl:
-      if (const Expr *Init = cast<DeclStmt>(S).Init.get())
-        indices(*Init);
-      return;
-    case Stmt::Assign:
-      indices(*cast<AssignStmt>(S).Target);
-      indices(*cast<AssignStmt>(S).Value);
-      return;
-    case Stmt::If: {
-      const auto &I = cast<IfStmt>(S);
-      indices(*I.Cond);
-      collectIndices(*I.Then);
-      if (I.Else)
-        collectIndices(*I.Else);
-      return;
-    }
-    case Stmt::While: {
-      const auto &W = cast<WhileStmt>(S);
-      if (W.Init)
-        collectIndices(*W.Init);
-      indices(*W.Cond);
-      collectIndices(*W.Body);
-      if (W.Update)
-        collectIndices(*W.Update);
-      return;
-    }
-    case Stmt::For: {
-      const auto &F = cast<ForStmt>(S);
-      for (const Expr *E : {F.Begin.get(), F.End.get(), F.Step.get()})
-        if (E)
-          indices(*E);
-      collectIndices(*F.Body);
-      return;
-    }
-    case Stmt::Return:
-      if (const Expr *V = cast<ReturnStmt>(S).Value.get())
-        indices(*V);
-      return;
-    case Stmt::ExprS:
-      indices(*cast<ExprStmt>(S).E);
-      return;
-    default:
-      return;
-    }
+    anyExprIn(S, [&](const Expr &E) {
+      const auto *Ix = dyn_cast<IndexExpr>(&E);
+      if (Ix && Indices.size() < MaxWideIndices && shape(*Ix->Idx, false, 0) == Shape::Affine)
+        Indices.push_back(Ix->Idx.get());
+      return false;
+    });
   }
 
   std::vector<const Expr *> Indices;
 
 private:
-  /// Finds the element accesses in \p E.
-  void indices(const Expr &E) {
-    switch (E.getKind()) {
-    case Expr::Unary:
-      return indices(*cast<UnaryExpr>(E).Operand);
-    case Expr::Binary:
-      indices(*cast<BinaryExpr>(E).LHS);
-      return indices(*cast<BinaryExpr>(E).RHS);
-    case Expr::Cond:
-      indices(*cast<CondExpr>(E).C);
-      indices(*cast<CondExpr>(E).T);
-      return indices(*cast<CondExpr>(E).F);
-    case Expr::Cast:
-      return indices(*cast<CastExpr>(E).Operand);
-    case Expr::Call:
-      for (const ExprPtr &A : cast<CallExpr>(E).Args)
-        indices(*A);
-      return;
-    case Expr::Index: {
-      const auto &Ix = cast<IndexExpr>(E);
-      indices(*Ix.Base);
-      indices(*Ix.Idx);
-      if (Indices.size() < MaxWideIndices && shape(*Ix.Idx, false, 0) == Shape::Affine)
-        Indices.push_back(Ix.Idx.get());
-      return;
-    }
-    case Expr::Member:
-      return indices(*cast<MemberExpr>(E).Base);
-    default:
-      return;
-    }
-  }
-
   /// Collects the comparisons that make \p E evaluate to \p Want.
   void condition(const Expr &E, bool Want) {
     if (Facts.size() >= MaxFacts || Sync.hasSync(E) || Hoisted.count(&E))
