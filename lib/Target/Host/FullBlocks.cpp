@@ -36,6 +36,18 @@
 // wrap", the comparison) is `a + c * thread_idx.x >= 0`: a half-line of
 // thread_idx.x, so together they hold on one range.
 //
+// Indices. KIR's i32 arithmetic wraps, so `src[i - w]` as written is an
+// i32 value sign-extended per access, which LLVM turns into an induction
+// variable only behind a run-time overflow check per row, and whose
+// distance to `dst[i]` it cannot see. So the test also proves, for each
+// element index of the loop affine in the thread indices, that it fits in
+// i32 in every thread: its exact form (i64 coefficients from the
+// sign-extended uniform leaves, agreeing with the i32 value modulo 2^32)
+// has coefficients in i32 and extremes in i32, so the two values are equal.
+// The full-block copy then addresses the element with the form's i64 value
+// (HostModuleLowering::lowerWideIndex, useWideIndices). An edge row's full
+// range keeps the i32 index.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FullBlocks.h"
@@ -56,6 +68,9 @@ namespace {
 
 /// At most this many comparisons per thread loop go into its test.
 constexpr size_t MaxFacts = 8;
+/// At most this many element indices per thread loop are proven not to
+/// wrap (FullBlockVersioner::emitWideIndexTest).
+constexpr size_t MaxWideIndices = 16;
 /// How deep the analysis follows `let`s and operators.
 constexpr unsigned MaxDepth = 32;
 
@@ -183,6 +198,19 @@ public:
 
   std::vector<GuardFact> Facts;
 
+  /// Collects the indices of the element accesses (`a[i]`) of \p S that
+  /// are affine in the thread indices (at most MaxWideIndices).
+  void collectIndices(const Stmt &S) {
+    anyExprIn(S, [&](const Expr &E) {
+      const auto *Ix = dyn_cast<IndexExpr>(&E);
+      if (Ix && Indices.size() < MaxWideIndices && shape(*Ix->Idx, false, 0) == Shape::Affine)
+        Indices.push_back(Ix->Idx.get());
+      return false;
+    });
+  }
+
+  std::vector<const Expr *> Indices;
+
 private:
   /// Collects the comparisons that make \p E evaluate to \p Want.
   void condition(const Expr &E, bool Want) {
@@ -309,14 +337,18 @@ void FullBlockVersioner::collectLetInits(const Stmt &S) {
   }
 }
 
-std::vector<GuardFact> FullBlockVersioner::findGuardFacts(const std::vector<const Stmt *> &Stmts,
-                                                          const BinaryExpr *Skip) {
+FullBlockVersioner::Guards
+FullBlockVersioner::findGuardFacts(const std::vector<const Stmt *> &Stmts, const BinaryExpr *Skip) {
   if (!Cur->Plan || !Cur->Kernel)
     return {};
   FactFinder F(*Cur->Plan, L.Sync, LetInits, Cur->Hoisted, Stmts, Skip);
   for (const Stmt *S : Stmts)
     F.visit(*S);
-  return std::move(F.Facts);
+  if (F.Facts.empty())
+    return {};
+  for (const Stmt *S : Stmts)
+    F.collectIndices(*S);
+  return {std::move(F.Facts), std::move(F.Indices)};
 }
 
 Expected<AffineForm> FullBlockVersioner::emitAffine(const Expr &E) {
@@ -409,34 +441,35 @@ FullBlockVersioner::emitFactForms(llvm::ArrayRef<GuardFact> Facts) {
 /// True when \p F depends on a thread index.
 static bool hasThreadTerms(const std::array<Value *, 4> &F) { return F[1] || F[2] || F[3]; }
 
+std::pair<Value *, Value *> FullBlockVersioner::emitExtremes(const std::array<Value *, 4> &F,
+                                                             Value *(&Last)[3], bool NoWrap) {
+  Value *Zero = B.getInt64(0);
+  Value *Lo = F[0] ? F[0] : Zero, *Hi = Lo;
+  for (unsigned D = 0; D < 3; ++D) {
+    if (!F[D + 1])
+      continue;
+    if (!Last[D])
+      Last[D] = B.CreateSub(B.CreateZExt(Cur->Env.BDim[D], B.getInt64Ty()), B.getInt64(1), "", true,
+                            true);
+    auto *K = dyn_cast<llvm::ConstantInt>(F[D + 1]);
+    Value *P =
+        K && K->isOne() ? Last[D] : B.CreateMul(F[D + 1], Last[D], "", /*HasNUW=*/false, NoWrap);
+    if (!K || K->isNegative())
+      Lo = B.CreateAdd(Lo, K ? P : B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero), "",
+                       false, NoWrap);
+    if (!K || !K->isNegative())
+      Hi = B.CreateAdd(Hi, K ? P : B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, P, Zero), "",
+                       false, NoWrap);
+  }
+  return {Lo, Hi};
+}
+
 Value *FullBlockVersioner::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
-  llvm::Type *I64 = B.getInt64Ty();
   Value *Zero = B.getInt64(0);
   // The largest thread index in each dimension, as i64 (when needed).
   Value *Last[3] = {};
-  auto LastIdx = [&](unsigned D) {
-    if (!Last[D])
-      Last[D] = B.CreateSub(B.CreateZExt(Cur->Env.BDim[D], I64), B.getInt64(1), "", true, true);
-    return Last[D];
-  };
-  // Smallest and largest value over the block of an i64 affine form.
   auto Extremes = [&](const std::array<Value *, 4> &F) {
-    Value *Lo = F[0] ? F[0] : Zero, *Hi = Lo;
-    for (unsigned D = 0; D < 3; ++D) {
-      if (!F[D + 1])
-        continue;
-      auto *K = dyn_cast<llvm::ConstantInt>(F[D + 1]);
-      Value *P = K && K->isOne() ? LastIdx(D)
-                                 : B.CreateMul(F[D + 1], LastIdx(D), "", /*HasNUW=*/false,
-                                               /*HasNSW=*/true);
-      if (!K || K->isNegative())
-        Lo = B.CreateAdd(Lo, K ? P : B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, P, Zero), "",
-                         false, true);
-      if (!K || !K->isNegative())
-        Hi = B.CreateAdd(Hi, K ? P : B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, P, Zero), "",
-                         false, true);
-    }
-    return std::make_pair(Lo, Hi);
+    return emitExtremes(F, Last, /*NoWrap=*/true);
   };
   Value *All = nullptr;
   auto And = [&](Value *C) { All = All ? B.CreateAnd(All, C) : C; };
@@ -473,6 +506,95 @@ Value *FullBlockVersioner::emitFactsTest(llvm::ArrayRef<FactForms> Forms) {
   return All;
 }
 
+Expected<FullBlockVersioner::Form64> FullBlockVersioner::emitExactForm(const Expr &E,
+                                                                       ExactForms &Memo) {
+  if (auto It = Memo.find(&E); It != Memo.end())
+    return It->second;
+  Form64 F = {};
+  if (Cur->Plan->isUniform(E)) {
+    Expected<Value *> V = L.lowerExpr(E);
+    if (!V)
+      return V.takeError();
+    F[0] = B.CreateSExt(*V, B.getInt64Ty());
+  } else if (int D = threadIdxField(E); D >= 0) {
+    F[D + 1] = B.getInt64(1);
+  } else if (const auto *N = dyn_cast<NameExpr>(&E)) {
+    Expected<Form64> I = emitExactForm(*LetInits.lookup(N->Decl), Memo);
+    if (!I)
+      return I.takeError();
+    F = *I;
+  } else if (const auto *U = dyn_cast<UnaryExpr>(&E)) {
+    Expected<Form64> O = emitExactForm(*U->Operand, Memo);
+    if (!O)
+      return O.takeError();
+    for (unsigned I = 0; I < 4; ++I)
+      F[I] = (*O)[I] ? B.CreateNeg((*O)[I]) : nullptr;
+  } else {
+    const auto &Bin = cast<BinaryExpr>(E);
+    Expected<Form64> LF = emitExactForm(*Bin.LHS, Memo);
+    if (!LF)
+      return LF.takeError();
+    Expected<Form64> RF = emitExactForm(*Bin.RHS, Memo);
+    if (!RF)
+      return RF.takeError();
+    if (Bin.Op == BinaryOp::Mul) {
+      // One side has no thread index (findGuardFacts checked): it
+      // scales the other.
+      bool LeftConst = !(*LF)[1] && !(*LF)[2] && !(*LF)[3];
+      Value *S = LeftConst ? (*LF)[0] : (*RF)[0];
+      const Form64 &O = LeftConst ? *RF : *LF;
+      for (unsigned I = 0; I < 4; ++I) {
+        auto *K = llvm::dyn_cast_or_null<llvm::ConstantInt>(O[I]);
+        F[I] = !O[I] || !S ? nullptr : (K && K->isOne() ? S : B.CreateMul(O[I], S));
+      }
+    } else {
+      for (unsigned I = 0; I < 4; ++I) {
+        Value *LC = (*LF)[I], *RC = (*RF)[I];
+        if (RC && Bin.Op == BinaryOp::Sub)
+          RC = B.CreateNeg(RC);
+        F[I] = LC && RC ? B.CreateAdd(LC, RC) : (LC ? LC : RC);
+      }
+    }
+  }
+  Memo[&E] = F;
+  return F;
+}
+
+Expected<Value *> FullBlockVersioner::emitWideIndexTest(llvm::ArrayRef<const Expr *> Indices) {
+  ExactForms Memo;
+  Value *Last[3] = {};
+  Value *All = nullptr;
+  auto And = [&](Value *C) {
+    if (auto *K = dyn_cast<llvm::ConstantInt>(C); !K || !K->isOne())
+      All = All ? B.CreateAnd(All, C) : C;
+  };
+  for (const Expr *E : Indices) {
+    Expected<Form64> F = emitExactForm(*E, Memo);
+    if (!F)
+      return F.takeError();
+    // Its coefficients fit in i32, so that its extremes are computed
+    // exactly (block dimensions are at most 1024), ...
+    for (Value *C : *F) {
+      if (!C || isa<llvm::SExtInst>(C)) // an i32 value sign-extended
+        continue;
+      if (auto *K = dyn_cast<llvm::ConstantInt>(C)) {
+        if (!llvm::isInt<32>(K->getSExtValue()))
+          And(B.getFalse());
+        continue;
+      }
+      And(B.CreateICmpSGE(C, B.getInt64(INT32_MIN)));
+      And(B.CreateICmpSLE(C, B.getInt64(INT32_MAX)));
+    }
+    // ... and its extremes fit: the form, which agrees with the index's
+    // i32 value modulo 2^32, is that value in every thread.
+    auto [Lo, Hi] = emitExtremes(*F, Last, /*NoWrap=*/false);
+    And(B.CreateICmpSGE(Lo, B.getInt64(INT32_MIN)));
+    And(B.CreateICmpSLE(Hi, B.getInt64(INT32_MAX)));
+    WideForms[E] = *F;
+  }
+  return All;
+}
+
 namespace {
 
 /// The range [lo, hi) of thread_idx.x in one row (thread_idx.y, .z) of an
@@ -492,13 +614,9 @@ public:
   /// and its comparison has the value the full-block copy assumes;
   /// \p BDimX is block_dim.x.
   void require(const FactForms &FF, Value *BDimX) {
-    for (const auto *Side : {&FF.L, &FF.R}) {
-      if (!hasThreadTerms(*Side))
-        continue;
-      Value *R = rowPart(*Side), *C = (*Side)[1];
-      require(B.CreateSub(R, B.getInt64(INT32_MIN)), C);      // R + C x >= INT32_MIN
-      require(B.CreateSub(B.getInt64(INT32_MAX), R), neg(C)); // R + C x <= INT32_MAX
-    }
+    for (const auto *Side : {&FF.L, &FF.R})
+      if (hasThreadTerms(*Side))
+        requireFits(*Side);
     Value *R = rowPart(FF.D), *C = FF.D[1];
     bool V = FF.F.Value;
     switch (FF.F.Cmp->Op) {
@@ -524,6 +642,14 @@ public:
       break;
     }
     }
+  }
+
+  /// Narrows the range to the threads where i64 affine form \p F (with
+  /// coefficients in i32) fits in i32: where a side of a fact does not wrap.
+  void requireFits(const std::array<Value *, 4> &F) {
+    Value *R = rowPart(F), *C = F[1];
+    require(B.CreateSub(R, B.getInt64(INT32_MIN)), C);      // R + C x >= INT32_MIN
+    require(B.CreateSub(B.getInt64(INT32_MAX), R), neg(C)); // R + C x <= INT32_MAX
   }
 
   /// The range as i32 (x.full, x.edge), within [\p XLo, the row's end)
@@ -614,12 +740,26 @@ std::pair<Value *, Value *> FullBlockVersioner::emitRowRange(llvm::ArrayRef<Fact
   return R.finish(XLo);
 }
 
+// The wide indices of a full-block copy (HostModuleLowering::lowerWideIndex)
+// fit in i32 in every thread, so an i64 index made of one's i32 value,
+// sext(trunc(v)), is its i64 value v itself.
+void FullBlockVersioner::useWideIndices() {
+  for (auto [T, W] : Cur->WideValues)
+    if (auto *TI = dyn_cast<llvm::TruncInst>(T))
+      for (llvm::User *U : llvm::make_early_inc_range(TI->users()))
+        if (auto *S = dyn_cast<llvm::SExtInst>(U); S && S->getType() == W->getType()) {
+          S->replaceAllUsesWith(W);
+          S->eraseFromParent();
+        }
+  Cur->WideValues.clear();
+}
+
 llvm::Error FullBlockVersioner::emit(const std::vector<const Stmt *> &Stmts,
                                      llvm::function_ref<llvm::Error()> Body, XRange Range,
                                      const BinaryExpr *Skip) {
-  std::vector<GuardFact> Facts;
-  if (!Cur->Cold)
-    Facts = findGuardFacts(Stmts, Skip);
+  if (Cur->Cold)
+    return L.Loops.emit(Body, Range);
+  auto [Facts, Indices] = findGuardFacts(Stmts, Skip);
   if (Facts.empty())
     return L.Loops.emit(Body, Range);
 
@@ -627,6 +767,12 @@ llvm::Error FullBlockVersioner::emit(const std::vector<const Stmt *> &Stmts,
   if (!Forms)
     return Forms.takeError();
   Value *Full = emitFactsTest(*Forms);
+  WideForms.clear();
+  Expected<Value *> Wide = emitWideIndexTest(Indices);
+  if (!Wide)
+    return Wide.takeError();
+  if (*Wide)
+    Full = B.CreateAnd(Full, *Wide);
   llvm::BasicBlock *FullBlock = newBlock("full.block");
   llvm::BasicBlock *EdgeBlock = newBlock("edge.block");
   llvm::BasicBlock *Join = newBlock("full.block.done");
@@ -638,14 +784,18 @@ llvm::Error FullBlockVersioner::emit(const std::vector<const Stmt *> &Stmts,
   // same order, so each copy gets the same ones.
   uint64_t FrameStart = Cur->FrameBytes, BlockFrameStart = Cur->BlockFrameBytes;
   std::optional<std::pair<uint64_t, uint64_t>> FrameEnd;
-  auto Copy = [&](bool Assume) -> llvm::Error {
+  auto Copy = [&](bool Assume, bool Wide) -> llvm::Error {
     Cur->FrameBytes = FrameStart;
     Cur->BlockFrameBytes = BlockFrameStart;
     if (Assume)
       for (const GuardFact &F : Facts)
         Cur->Assumed[F.Cmp] = F.Value;
+    if (Wide)
+      Cur->WideIndices = WideForms;
     llvm::Error E = Body();
     Cur->Assumed.clear();
+    Cur->WideIndices.clear();
+    useWideIndices();
     if (E)
       return E;
     std::pair<uint64_t, uint64_t> End(Cur->FrameBytes, Cur->BlockFrameBytes);
@@ -657,15 +807,16 @@ llvm::Error FullBlockVersioner::emit(const std::vector<const Stmt *> &Stmts,
   };
 
   B.SetInsertPoint(FullBlock);
-  if (llvm::Error E = L.Loops.emit([&] { return Copy(true); }, Range))
+  if (llvm::Error E = L.Loops.emit([&] { return Copy(true, true); }, Range))
     return E;
   B.CreateBr(Join);
   B.SetInsertPoint(EdgeBlock);
-  if (llvm::Error E =
-          L.Loops.emitSplit([&] { return Copy(false); }, [&] { return Copy(true); }, Range,
-                            [&](Value *TY, Value *TZ, Value *XLo, Value *XHi) {
-                              return emitRowRange(*Forms, TY, TZ, XLo, XHi);
-                            }))
+  // An edge row's full range assumes the facts, but its indices may wrap.
+  if (llvm::Error E = L.Loops.emitSplit([&] { return Copy(false, false); },
+                                        [&] { return Copy(true, false); }, Range,
+                                        [&](Value *TY, Value *TZ, Value *XLo, Value *XHi) {
+                                          return emitRowRange(*Forms, TY, TZ, XLo, XHi);
+                                        }))
     return E;
   B.CreateBr(Join);
   B.SetInsertPoint(Join);

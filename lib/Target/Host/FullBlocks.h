@@ -62,12 +62,22 @@ public:
 private:
   /// The initializer of every scalar `let` of the module.
   llvm::DenseMap<const VarDecl *, const Expr *> LetInits;
+  /// The exact forms of the thread loop's wide indices (emitWideIndexTest).
+  llvm::DenseMap<const Expr *, std::array<llvm::Value *, 4>> WideForms;
 
-  /// The comparisons of \p Stmts' `if` conditions (and of the `if`s nested
-  /// in their branches) that the block-level test can prove, each with the
-  /// value that lets the loop skip its edge handling.
-  std::vector<GuardFact> findGuardFacts(const std::vector<const Stmt *> &Stmts,
-                                        const BinaryExpr *Skip);
+  /// What a thread loop's full-block test proves.
+  struct Guards {
+    /// The comparisons of the loop's `if` conditions (and of the `if`s
+    /// nested in their branches) that the test can prove, each with the
+    /// value that lets the loop skip its edge handling.
+    std::vector<GuardFact> Facts;
+    /// The indices of its element accesses (`src[i - w]`, `a[j]`) that are
+    /// affine in the thread indices: the test also proves that none wraps
+    /// in any thread, and the full-block copy computes each from its affine
+    /// form in i64 (only with facts: a loop without them is not versioned).
+    std::vector<const Expr *> Indices;
+  };
+  Guards findGuardFacts(const std::vector<const Stmt *> &Stmts, const BinaryExpr *Skip);
   /// Evaluates the affine forms of \p Facts at block level.
   llvm::Expected<std::vector<FactForms>> emitFactForms(llvm::ArrayRef<GuardFact> Facts);
   /// \p E's affine form, evaluated at block level (E passed
@@ -75,6 +85,23 @@ private:
   llvm::Expected<AffineForm> emitAffine(const Expr &E);
   /// The block-level test: true when every fact holds for every thread.
   llvm::Value *emitFactsTest(llvm::ArrayRef<FactForms> Forms);
+  /// The smallest and largest value of i64 affine form \p F over the block
+  /// (\p Last: each dimension's largest thread index, made when first
+  /// needed); with \p NoWrap, the arithmetic is marked `nsw`.
+  std::pair<llvm::Value *, llvm::Value *> emitExtremes(const std::array<llvm::Value *, 4> &F,
+                                                       llvm::Value *(&Last)[3], bool NoWrap);
+  using Form64 = std::array<llvm::Value *, 4>;
+  using ExactForms = llvm::DenseMap<const Expr *, Form64>;
+  /// The exact value of \p E (an affine index or part of one) as an i64
+  /// affine form: uniform leaves sign-extended, the arithmetic in i64.
+  llvm::Expected<Form64> emitExactForm(const Expr &E, ExactForms &Memo);
+  /// True when none of \p Indices (Guards::Indices) wraps in any thread
+  /// of the block (null when there are none); records their forms in
+  /// WideForms.
+  llvm::Expected<llvm::Value *> emitWideIndexTest(llvm::ArrayRef<const Expr *> Indices);
+  /// After a full-block copy: its element addresses take the i64 values of
+  /// its wide indices (FunctionState::WideValues).
+  void useWideIndices();
   /// In a row (\p TY, \p TZ) of a block at the edge: the i32 range [lo,
   /// hi) within [\p XLo, \p XHi) of thread_idx.x where every fact holds.
   std::pair<llvm::Value *, llvm::Value *> emitRowRange(llvm::ArrayRef<FactForms> Forms,

@@ -173,6 +173,11 @@ private:
                                                   llvm::ArrayRef<llvm::Value *> Args) override;
   /// The recomputed value of a Remat variable in the current thread loop.
   llvm::Expected<llvm::Value *> rematValue(const VarDecl &V);
+  /// In a full-block copy: an element index its test proved to fit in i32
+  /// in every thread, from its exact i64 affine form \p F
+  /// (FunctionState::WideIndices); returns its i32 value and records the
+  /// i64 one in FunctionState::WideValues.
+  llvm::Value *lowerWideIndex(const std::array<llvm::Value *, 4> &F);
 
   /// Bool is i8 in memory.
   llvm::Value *loadScalar(llvm::Value *Addr, Type Ty) override;

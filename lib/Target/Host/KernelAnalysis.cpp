@@ -227,6 +227,10 @@ void forEachCallAt(const Stmt &S, unsigned Depth,
 
 } // namespace
 
+bool host::anyExprIn(const Stmt &S, llvm::function_ref<bool(const Expr &)> P) {
+  return anyInStmt(S, P);
+}
+
 void host::forEachBlockLevelBranch(const IfStmt &I, SyncInfo &Sync,
                                    llvm::function_ref<void(const BlockStmt &)> F) {
   const IfStmt *Cur = &I;

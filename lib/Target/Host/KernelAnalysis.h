@@ -42,6 +42,10 @@ bool isBarrierBuiltin(BuiltinFunc F);
 /// True for builtins without side effects whose value depends only on
 /// their operands (select and the math functions).
 bool isPureBuiltin(BuiltinFunc F);
+/// True when \p P holds for an expression in \p S (its statements' too,
+/// and every sub-expression); P sees them all, parents first, until it
+/// returns true.
+bool anyExprIn(const Stmt &S, llvm::function_ref<bool(const Expr &)> P);
 
 class BodyPlan;
 

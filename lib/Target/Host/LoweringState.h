@@ -19,6 +19,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/IR/IRBuilder.h"
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -170,6 +171,12 @@ struct FunctionState {
   /// While the full-block version of a thread loop is lowered: the
   /// comparisons its block-level test proved, with their values.
   llvm::DenseMap<const Expr *, bool> Assumed;
+  /// ... and the element indices it proved to fit in i32 in every thread,
+  /// each with its exact value as an i64 affine form (c0 + cx * tx + cy *
+  /// ty + cz * tz, coefficients computed at block level; null: 0); the
+  /// `trunc` that gave each use its i32 value, with that i64 value.
+  llvm::DenseMap<const Expr *, std::array<llvm::Value *, 4>> WideIndices;
+  llvm::DenseMap<llvm::Value *, llvm::Value *> WideValues;
   std::vector<UniformVar> UniformScope;
   // Inside a thread loop:
   llvm::BasicBlock *ThreadExit = nullptr;

@@ -352,7 +352,38 @@ Expected<Value *> HostModuleLowering::lowerExpr(const Expr &E) {
       return loadScalar(slotAddr(It->second, Cur->Env.Linear), E.Ty);
     }
   }
+  if (!Cur->WideIndices.empty() && Cur->Env.Linear) {
+    auto It = Cur->WideIndices.find(&E);
+    if (It != Cur->WideIndices.end())
+      return lowerWideIndex(It->second);
+  }
   return StructuralLowering::lowerExpr(E);
+}
+
+// An element index that the full block's test proved to fit in i32 in every
+// thread (FullBlocks.cpp): its value is its exact affine form, computed in
+// i64 from the block-level coefficients and this thread's indices, and its
+// i32 value that form truncated. FullBlockVersioner::useWideIndices then
+// gives the element's address the i64 value instead of the i32 one
+// sign-extended, so LLVM sees `src[i - w]` as one i64 induction variable,
+// as it does in C where signed overflow is undefined: no run-time overflow
+// checks and no sign extension per access, and alias checks on constant
+// distances, hoisted out of the thread loops. (Marking the i32 arithmetic
+// `nsw` is not enough: LLVM drops the flags when it reassociates.)
+Value *HostModuleLowering::lowerWideIndex(const std::array<Value *, 4> &F) {
+  llvm::Type *I64 = B.getInt64Ty();
+  Value *V = F[0] ? F[0] : B.getInt64(0);
+  for (unsigned D = 0; D < 3; ++D) {
+    Value *C = F[D + 1];
+    if (!C)
+      continue;
+    Value *T = B.CreateZExt(Cur->Env.Tid[D], I64);
+    auto *K = dyn_cast<llvm::ConstantInt>(C);
+    V = B.CreateAdd(V, K && K->isOne() ? T : B.CreateMul(C, T));
+  }
+  Value *T = B.CreateTrunc(V, B.getInt32Ty());
+  Cur->WideValues[T] = V;
+  return T;
 }
 
 Expected<Value *> HostModuleLowering::rematValue(const VarDecl &V) {
