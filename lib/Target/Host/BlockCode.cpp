@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostLowering.h"
+#include "ThreadNests.h"
 
 #include "gridjit/Support/Limits.h"
 
@@ -76,7 +77,7 @@ Value *host::emitCountedLoop(llvm::IRBuilder<> &B, llvm::Function *F, Value *N, 
   I->addIncoming(Next, End);
   if (Acc)
     Acc->addIncoming(NewAcc, End);
-  B.CreateCondBr(B.CreateICmpULT(Next, N), Loop, Exit);
+  markThreadNest(*B.CreateCondBr(B.CreateICmpULT(Next, N), Loop, Exit));
   B.SetInsertPoint(Exit);
   return NewAcc;
 }

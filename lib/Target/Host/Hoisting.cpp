@@ -158,7 +158,7 @@ llvm::Error SyncHoister::hoistWarpOp(const CallExpr &C) {
   FrameSlot Val = Cur->allocFrame(ValTy.getSizeInBytes(), ValTy.getSizeInBytes());
   FrameSlot Lane = IsShuffle ? Cur->allocFrame(4, 4) : FrameSlot();
   // Every active thread publishes its operands...
-  llvm::Error E = L.Loops.emitWarpSide([&]() -> llvm::Error {
+  llvm::Error E = L.Loops.emit([&]() -> llvm::Error {
     Expected<Value *> V = L.lowerExpr(*C.Args[0]);
     if (!V)
       return V.takeError();
@@ -178,7 +178,7 @@ llvm::Error SyncHoister::hoistWarpOp(const CallExpr &C) {
     return Err;
   // ...and each thread computes its result from its warp's operands.
   FrameSlot R = Cur->allocFrame(C.Ty.getSizeInBytes(), C.Ty.getSizeInBytes());
-  E = L.Loops.emitWarpSide([&]() -> llvm::Error {
+  E = L.Loops.emit([&]() -> llvm::Error {
     Value *First = B.CreateAnd(Cur->Env.Linear, B.getInt32(~limits::LaneMask), "warp.first");
     Value *LaneId = B.CreateAnd(Cur->Env.Linear, B.getInt32(limits::LaneMask), "lane");
     Value *Width =

@@ -38,6 +38,11 @@
 //                                            loop, shared memory, the frame
 //                                            metadata, the descriptor and
 //                                            the error reports
+//   ThreadNests.cpp     (functions)          after lowering, at -O1 and
+//                                            above: the thread-loop nests
+//                                            of a function with more than
+//                                            8 moved into functions of
+//                                            their own
 //   HostLowerings.cpp   (functions)          the registered op lowerings
 //                                            that need host state
 //   HostTarget.cpp      HostTarget           the target: registry,
@@ -90,6 +95,7 @@ public:
 /// Emits `for (i = 0; i < N; ++i) Body(i)` with N >= 1 at the builder's
 /// position (blocks \p Name and \p Name.done) and returns the value Body's
 /// accumulator has after the last iteration (null when \p Init is null).
+/// The loop is a nest for ThreadNests.h (it runs over the block's threads).
 llvm::Value *
 emitCountedLoop(llvm::IRBuilder<> &B, llvm::Function *F, llvm::Value *N, llvm::Value *Init,
                 llvm::function_ref<llvm::Value *(llvm::Value *I, llvm::Value *Acc)> Body,

@@ -10,6 +10,7 @@
 
 #include "HostLowering.h"
 #include "StackSizes.h"
+#include "ThreadNests.h"
 
 #include "../Pipeline.h"
 #include "gridjit/Support/ByteCount.h"
@@ -231,6 +232,7 @@ static void expandSingleThreadAtomics(llvm::Module &IR) {
 llvm::Error HostTarget::optimize(llvm::Module &IR, llvm::TargetMachine &TM,
                                  const CompileOptions &Opts) const {
   expandSingleThreadAtomics(IR);
+  host::outlineThreadNests(IR, /*Outline=*/Opts.OptLevel >= 1);
   // Stack-clash protection: a frame larger than a page (device functions'
   // local arrays, inlined into the entry) is touched one page at a time
   // as it is allocated, so that a kernel that runs off its thread's stack
@@ -252,24 +254,32 @@ Expected<std::string> HostTarget::codegen(llvm::Module &IR, llvm::TargetMachine 
 }
 
 // Each kernel's stack need (KernelInfo::StackBytes): its entry's frame,
-// every other function's frame (device functions are all inlined into the
-// entries, so there are none in practice; counting them all is a bound
-// without a call graph, as KIR has no recursion), and the C library's.
+// the largest frame of its outlined thread nests (ThreadNests.h: the entry
+// calls them one at a time), every other function's frame (device
+// functions are all inlined into the entries, so there are none in
+// practice; counting them all is a bound without a call graph, as KIR has
+// no recursion), and the C library's.
 llvm::Error HostTarget::describeCode(const Module &M, llvm::StringRef Payload,
                                      std::vector<KernelInfo> &Kernels) const {
   auto Frames = host::readStackSizes(Payload);
   if (!Frames)
     return Frames.takeError();
   uint64_t Others = 0;
-  for (const auto &F : *Frames)
-    if (!F.first().starts_with(hostabi::EntryPrefix))
+  llvm::StringMap<uint64_t> LargestNest; // by entry name
+  for (const auto &F : *Frames) {
+    llvm::StringRef Name = F.first();
+    if (!Name.starts_with(hostabi::EntryPrefix))
       Others += F.second;
+    else if (size_t At = Name.find(host::OutlinedNestSuffix); At != llvm::StringRef::npos)
+      LargestNest[Name.take_front(At)] = std::max(LargestNest[Name.take_front(At)], F.second);
+  }
   DiagnosticEngine Diags(M.Name, M.Source);
   for (KernelInfo &K : Kernels) {
-    auto It = Frames->find(hostabi::EntryPrefix + K.Name);
+    std::string Entry = hostabi::EntryPrefix + K.Name;
+    auto It = Frames->find(Entry);
     if (It == Frames->end())
       continue; // a dynamic frame (none is made): not known
-    K.StackBytes = It->second + Others + hostabi::LibraryCallStackBytes;
+    K.StackBytes = It->second + LargestNest.lookup(Entry) + Others + hostabi::LibraryCallStackBytes;
     if (K.StackBytes <= hostabi::MaxKernelStackBytes)
       continue;
     SourceLoc Where;

@@ -10,11 +10,20 @@
 // with [lo, hi) the whole row, a range the caller proved (a lone
 // `if thread_idx.x < u`), or the parts of an edge row (FullBlocks.cpp).
 //
+// No thread loop is unrolled by a run-time trip count: LLVM would unroll
+// the x loop's scalar remainder after vectorising it (four copies and a
+// prologue loop) and the y and z loops around it, copies that the later
+// loop passes and LSR then walk, for loops that run a few times per block
+// (the remainder runs only when block_dim.x is not a multiple of the
+// vector width). bench-CompileBench measures it: docs/HostTarget.md,
+// "Compile time".
+//
 //===----------------------------------------------------------------------===//
 
 #include "ThreadLoops.h"
 
 #include "HostLowering.h"
+#include "ThreadNests.h"
 
 #include "llvm/IR/Constants.h"
 
@@ -86,14 +95,15 @@ static void keepScalar(llvm::BranchInst &Latch) {
 }
 
 /// Marks the loop that \p Latch closes not to be unrolled by a run-time
-/// trip count (ThreadLoopEmitter::emitWarpSide); LLVM may still vectorise
-/// and interleave it, or unroll it fully.
+/// trip count (every thread loop but the guarded ends of edge rows, which
+/// keepScalar marks); LLVM may still vectorise and interleave it, or
+/// unroll it fully.
 static void noRuntimeUnroll(llvm::BranchInst &Latch) {
   setLoopHints(Latch,
                {{llvm::MDString::get(Latch.getContext(), "llvm.loop.unroll.runtime.disable")}});
 }
 
-void ThreadLoopEmitter::closeRowNest(const RowNest &N, llvm::BasicBlock *Skip, bool RuntimeUnroll) {
+void ThreadLoopEmitter::closeRowNest(const RowNest &N, llvm::BasicBlock *Skip) {
   B.SetInsertPoint(N.YL);
   Value *TYN = B.CreateAdd(N.TY, B.getInt32(1), "", true, true);
   N.TY->addIncoming(TYN, N.YL);
@@ -102,10 +112,9 @@ void ThreadLoopEmitter::closeRowNest(const RowNest &N, llvm::BasicBlock *Skip, b
   Value *TZN = B.CreateAdd(N.TZ, B.getInt32(1), "", true, true);
   N.TZ->addIncoming(TZN, N.ZL);
   llvm::BranchInst *ZLatch = B.CreateCondBr(B.CreateICmpULT(TZN, Cur->Env.BDim[2]), N.ZH, N.Exit);
-  if (!RuntimeUnroll) {
-    noRuntimeUnroll(*YLatch);
-    noRuntimeUnroll(*ZLatch);
-  }
+  noRuntimeUnroll(*YLatch);
+  noRuntimeUnroll(*ZLatch);
+  markThreadNest(*ZLatch);
   B.SetInsertPoint(N.Exit);
   if (Skip) {
     B.CreateBr(Skip);
@@ -124,8 +133,7 @@ ThreadLoopEmitter::XLoopBlocks ThreadLoopEmitter::makeXLoopBlocks(bool OwnExit) 
 
 llvm::Error ThreadLoopEmitter::emitXLoop(const XLoopBlocks &X, const RowNest &N, Value *Lo,
                                          Value *Hi, bool MayBeEmpty,
-                                         llvm::function_ref<llvm::Error()> Body, bool Vectorize,
-                                         bool RuntimeUnroll) {
+                                         llvm::function_ref<llvm::Error()> Body, bool Vectorize) {
   llvm::Type *I32 = B.getInt32Ty();
   llvm::BasicBlock *Pre = B.GetInsertBlock();
   if (MayBeEmpty)
@@ -166,22 +174,21 @@ llvm::Error ThreadLoopEmitter::emitXLoop(const XLoopBlocks &X, const RowNest &N,
   llvm::BranchInst *Latch = B.CreateCondBr(B.CreateICmpULT(TXN, Hi), X.Head, X.Exit);
   if (!Vectorize)
     keepScalar(*Latch);
-  else if (!RuntimeUnroll)
+  else
     noRuntimeUnroll(*Latch);
   B.SetInsertPoint(X.Exit);
   return llvm::Error::success();
 }
 
-llvm::Error ThreadLoopEmitter::emit(llvm::function_ref<llvm::Error()> Body, XRange Range,
-                                    bool RuntimeUnroll) {
+llvm::Error ThreadLoopEmitter::emit(llvm::function_ref<llvm::Error()> Body, XRange Range) {
   auto [XLo, XHi, Skip] = enterXRange(Range);
   XLoopBlocks X;
   RowNest N = openRowNest([&] { X = makeXLoopBlocks(/*OwnExit=*/false); });
   X.Exit = N.YL;
-  if (llvm::Error E = emitXLoop(X, N, XLo, XHi, /*MayBeEmpty=*/false, Body,
-                                /*Vectorize=*/!Cur->Cold, RuntimeUnroll))
+  if (llvm::Error E =
+          emitXLoop(X, N, XLo, XHi, /*MayBeEmpty=*/false, Body, /*Vectorize=*/!Cur->Cold))
     return E;
-  closeRowNest(N, Skip, RuntimeUnroll);
+  closeRowNest(N, Skip);
   leave();
   return llvm::Error::success();
 }

@@ -40,20 +40,10 @@ public:
   /// (only for active ones when the state may say otherwise). With
   /// \p Range, only threads with thread_idx.x in [first, second) (clamped
   /// to the block) run: the caller has proved that the others would do
-  /// nothing. \p RuntimeUnroll false marks the x, y and z loops not to be
-  /// unrolled by a run-time trip count (they may still be vectorised).
-  llvm::Error emit(llvm::function_ref<llvm::Error()> Body, XRange Range = {},
-                   bool RuntimeUnroll = true);
-
-  /// emit() for one of the two loops of a warp operation (its operands, its
-  /// results): marked, x, y and z, not to be unrolled by a run-time trip
-  /// count. Each warp operation has two, so a kernel with n of them hands
-  /// LLVM 2n such loops; unrolled, their copies made the host compile of
-  /// written-out shuffles about twice as slow (bench-CompileBench's
-  /// BM_ShuffleSeries) for code that moves a few values per thread.
-  llvm::Error emitWarpSide(llvm::function_ref<llvm::Error()> Body) {
-    return emit(Body, {}, /*RuntimeUnroll=*/false);
-  }
+  /// nothing. Like every thread loop, its x, y and z loops are marked not
+  /// to be unrolled by a run-time trip count (they may still be vectorised
+  /// and interleaved, or unrolled fully): see ThreadLoops.cpp.
+  llvm::Error emit(llvm::function_ref<llvm::Error()> Body, XRange Range = {});
 
   /// Emits a loop over the threads of the block whose rows are split:
   /// \p RowRange gives, for a row (thread_idx.y, thread_idx.z) and the
@@ -84,9 +74,9 @@ private:
   RowNest openRowNest(llvm::function_ref<void()> MakeInnerBlocks);
   /// Emits the y and z latches of \p N (the x loop branches to N.YL when a
   /// row is done) and the exit, joining \p Skip (enterXRange's block) when
-  /// given; leaves the builder after the loops. \p RuntimeUnroll false
-  /// marks the y and z loops not to be unrolled by a run-time trip count.
-  void closeRowNest(const RowNest &N, llvm::BasicBlock *Skip, bool RuntimeUnroll = true);
+  /// given; leaves the builder after the loops. The z latch carries the
+  /// mark that ends the nest (ThreadNests.h).
+  void closeRowNest(const RowNest &N, llvm::BasicBlock *Skip);
   /// The blocks of an x loop, in code order: its own exit block last with
   /// \p OwnExit, else none yet (the caller sets Exit).
   XLoopBlocks makeXLoopBlocks(bool OwnExit);
@@ -94,12 +84,9 @@ private:
   /// from the current block (which, with \p MayBeEmpty, first checks that
   /// the range is not empty), each thread's environment set, inactive
   /// threads skipped, \p Body run; the builder is left at X.Exit.
-  /// \p Vectorize false marks the loop not to be vectorised or unrolled;
-  /// \p RuntimeUnroll false (with \p Vectorize) not to be unrolled by a
-  /// run-time trip count.
+  /// \p Vectorize false marks the loop not to be vectorised or unrolled.
   llvm::Error emitXLoop(const XLoopBlocks &X, const RowNest &N, llvm::Value *Lo, llvm::Value *Hi,
-                        bool MayBeEmpty, llvm::function_ref<llvm::Error()> Body, bool Vectorize,
-                        bool RuntimeUnroll = true);
+                        bool MayBeEmpty, llvm::function_ref<llvm::Error()> Body, bool Vectorize);
   /// Forgets the thread loop's values (thread indices, remat values).
   void leave();
 };
