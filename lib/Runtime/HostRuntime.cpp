@@ -284,8 +284,11 @@ llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRunti
   });
   forkSafeFaultHandlers(); // before the pool's and the runtime's hooks
   // Pool threads get alternate signal stacks only where faults are caught.
-  auto Pool =
-      WorkerPool::create(Opts.NumThreads ? Opts.NumThreads : availableCPUs(), Opts.CatchFaults);
+  // They spin before they sleep only when each can have a CPU.
+  unsigned CPUs = availableCPUs();
+  unsigned Threads = Opts.NumThreads ? Opts.NumThreads : CPUs;
+  auto Pool = WorkerPool::create(Threads, Opts.CatchFaults,
+                                 Threads <= CPUs ? WorkerPool::DefaultSpinMicroseconds : 0);
   if (!Pool)
     return Pool.takeError();
   return std::unique_ptr<HostRuntime>(
