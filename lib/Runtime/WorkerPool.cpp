@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <sched.h>
 #include <signal.h>
 #include <string>
 
@@ -139,9 +140,16 @@ bool WorkerPool::spinUntil(llvm::function_ref<bool()> Done) const {
   for (unsigned I = 1;; ++I) {
     if (Done())
       return true;
+    if (I <= 64) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause(); // about 40 ns on recent Intel cores, fewer on AMD
+      __builtin_ia32_pause(); // about 40 ns on recent Intel cores, fewer on AMD
 #endif
+    } else {
+      // Then give the CPU to any other thread that waits for it (the
+      // launch's other participant, when the machine is loaded): it
+      // returns at once when none does.
+      sched_yield();
+    }
     if (I % 16 == 0 && std::chrono::steady_clock::now() >= End)
       return Done();
   }
