@@ -640,6 +640,16 @@ static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) 
                                      std::to_string(Bytes) + " bytes for " + What);
 }
 
+uint64_t HostRuntime::chunkBlocks(uint64_t NumBlocks, uint64_t BlockThreads, unsigned Workers) {
+  // About 16 chunks per worker: big enough that the counter is not
+  // contended, small enough to even out blocks of different cost; and
+  // at least MinChunkThreads threads, so that a grid of small blocks is not
+  // cut into chunks that cost less than handing them to another CPU.
+  uint64_t PerWorker = NumBlocks / (uint64_t(std::max(1u, Workers)) * 16);
+  uint64_t Floor = llvm::divideCeil(MinChunkThreads, std::max<uint64_t>(1, BlockThreads));
+  return std::max<uint64_t>({1, PerWorker, Floor});
+}
+
 // Independent blocks: workers take chunks of consecutive blocks from a
 // shared counter; each worker's block memory is reused from one block to
 // the next (CUDA's shared memory starts undefined in every block too).
@@ -648,9 +658,7 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
                                    bool CatchFaults, LaunchStats &Stats, PrintBuffer *Print) {
   uint64_t NumBlocks = Cfg.Grid.count();
   unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
-  // About 16 chunks per worker: big enough that the counter is not
-  // contended, small enough to even out blocks of different cost.
-  uint64_t Chunk = std::max<uint64_t>(1, NumBlocks / (uint64_t(Workers) * 16));
+  uint64_t Chunk = chunkBlocks(NumBlocks, Cfg.Block.count(), Workers);
   std::atomic<uint64_t> Next{0};
   std::atomic<bool> Failed{false};
   std::mutex ErrorLock;
@@ -666,6 +674,10 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
   // only for a watched launch's message, and a worker whose chunk ended
   // the grid takes no other.
   unsigned Participants = Pool.run(Workers, [&](unsigned) {
+    // A thread that joins after the last chunk was taken leaves at once,
+    // without taking block memory.
+    if (Next.load(std::memory_order_relaxed) >= NumBlocks)
+      return;
     BlockMemory Mem(Blocks);
     if (!Mem.allocate(L.total())) {
       std::lock_guard<std::mutex> G(ErrorLock);
