@@ -644,10 +644,14 @@ uint64_t HostRuntime::chunkBlocks(uint64_t NumBlocks, uint64_t BlockThreads, uns
   // About 16 chunks per worker: big enough that the counter is not
   // contended, small enough to even out blocks of different cost; and
   // at least MinChunkThreads threads, so that a grid of small blocks is not
-  // cut into chunks that cost less than handing them to another CPU.
+  // cut into chunks that cost less than handing them to another CPU. A
+  // grid of fewer than 32 blocks per worker keeps single blocks, so that a
+  // fault there names its block (a chunk's fault names the chunk).
   uint64_t PerWorker = NumBlocks / (uint64_t(std::max(1u, Workers)) * 16);
+  if (PerWorker <= 1)
+    return 1;
   uint64_t Floor = llvm::divideCeil(MinChunkThreads, std::max<uint64_t>(1, BlockThreads));
-  return std::max<uint64_t>({1, PerWorker, Floor});
+  return std::max(PerWorker, Floor);
 }
 
 // Independent blocks: workers take chunks of consecutive blocks from a
