@@ -284,8 +284,11 @@ llvm::Expected<std::unique_ptr<HostRuntime>> HostRuntime::create(const HostRunti
   });
   forkSafeFaultHandlers(); // before the pool's and the runtime's hooks
   // Pool threads get alternate signal stacks only where faults are caught.
-  auto Pool =
-      WorkerPool::create(Opts.NumThreads ? Opts.NumThreads : availableCPUs(), Opts.CatchFaults);
+  // They spin before they sleep only when each can have a CPU.
+  unsigned CPUs = availableCPUs();
+  unsigned Threads = Opts.NumThreads ? Opts.NumThreads : CPUs;
+  auto Pool = WorkerPool::create(Threads, Opts.CatchFaults,
+                                 Threads <= CPUs ? WorkerPool::DefaultSpinMicroseconds : 0);
   if (!Pool)
     return Pool.takeError();
   return std::unique_ptr<HostRuntime>(
@@ -637,6 +640,20 @@ static Error outOfMemory(const KernelInfo &K, uint64_t Bytes, const char *What) 
                                      std::to_string(Bytes) + " bytes for " + What);
 }
 
+uint64_t HostRuntime::chunkBlocks(uint64_t NumBlocks, uint64_t BlockThreads, unsigned Workers) {
+  // About 16 chunks per worker: big enough that the counter is not
+  // contended, small enough to even out blocks of different cost; and
+  // at least MinChunkThreads threads, so that a grid of small blocks is not
+  // cut into chunks that cost less than handing them to another CPU. A
+  // grid of fewer than 32 blocks per worker keeps single blocks, so that a
+  // fault there names its block (a chunk's fault names the chunk).
+  uint64_t PerWorker = NumBlocks / (uint64_t(std::max(1u, Workers)) * 16);
+  if (PerWorker <= 1)
+    return 1;
+  uint64_t Floor = llvm::divideCeil(MinChunkThreads, std::max<uint64_t>(1, BlockThreads));
+  return std::max(PerWorker, Floor);
+}
+
 // Independent blocks: workers take chunks of consecutive blocks from a
 // shared counter; each worker's block memory is reused from one block to
 // the next (CUDA's shared memory starts undefined in every block too).
@@ -645,9 +662,7 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
                                    bool CatchFaults, LaunchStats &Stats, PrintBuffer *Print) {
   uint64_t NumBlocks = Cfg.Grid.count();
   unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
-  // About 16 chunks per worker: big enough that the counter is not
-  // contended, small enough to even out blocks of different cost.
-  uint64_t Chunk = std::max<uint64_t>(1, NumBlocks / (uint64_t(Workers) * 16));
+  uint64_t Chunk = chunkBlocks(NumBlocks, Cfg.Block.count(), Workers);
   std::atomic<uint64_t> Next{0};
   std::atomic<bool> Failed{false};
   std::mutex ErrorLock;
@@ -663,6 +678,10 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
   // only for a watched launch's message, and a worker whose chunk ended
   // the grid takes no other.
   unsigned Participants = Pool.run(Workers, [&](unsigned) {
+    // A thread that joins after the last chunk was taken leaves at once,
+    // without taking block memory.
+    if (Next.load(std::memory_order_relaxed) >= NumBlocks)
+      return;
     BlockMemory Mem(Blocks);
     if (!Mem.allocate(L.total())) {
       std::lock_guard<std::mutex> G(ErrorLock);

@@ -106,6 +106,28 @@ TEST(HostRuntimeTest, SaxpyRunsAndWorkersStayWithinThePool) {
   EXPECT_LE(S.Workers, 3u);
 }
 
+TEST(HostRuntimeTest, ChunksAreASixteenthOfAWorkersShareAndAtLeast2048Threads) {
+  // docs/HostTarget.md, "Scheduling": the sizes bench-HostExecBench's
+  // launches get on 2 workers, and the bounds. Checked by reverting: main's
+  // rule (no floor) gives 2 for the 64 blocks of 32 threads.
+  EXPECT_EQ(HostRuntime::chunkBlocks(65536, 256, 2), 2048u); // reduce, saxpy
+  EXPECT_EQ(HostRuntime::chunkBlocks(16384, 256, 2), 512u);  // stencil
+  EXPECT_EQ(HostRuntime::chunkBlocks(256, 256, 2), 8u);      // matmul: 2048 threads
+  EXPECT_EQ(HostRuntime::chunkBlocks(64, 256, 2), 8u);       // histogram: 2048 threads
+  EXPECT_EQ(HostRuntime::chunkBlocks(64, 32, 2), 64u);       // 2048 threads: one chunk
+  EXPECT_EQ(HostRuntime::chunkBlocks(65536, 256, 1), 4096u);
+  // Under 32 blocks per worker: single blocks, so that a fault names its
+  // block (test/Host/kernel-faults.kir, buffer-guards.kir).
+  EXPECT_EQ(HostRuntime::chunkBlocks(3, 1024, 4), 1u);
+  EXPECT_EQ(HostRuntime::chunkBlocks(8, 1, 1), 1u);
+  EXPECT_EQ(HostRuntime::chunkBlocks(31, 1, 1), 1u);
+  EXPECT_EQ(HostRuntime::chunkBlocks(63, 32, 2), 1u);
+  EXPECT_EQ(HostRuntime::chunkBlocks(32, 1, 1), 2048u);  // more than the grid: all of it
+  EXPECT_EQ(HostRuntime::chunkBlocks(1000, 3, 4), 683u); // ceil(2048 / 3)
+  EXPECT_EQ(HostRuntime::chunkBlocks(1u << 31, 2048, 8), (1u << 31) / 128);
+  EXPECT_EQ(HostRuntime::MinChunkThreads, 2048u);
+}
+
 TEST(HostRuntimeTest, DefaultPoolSizeIsTheCPUsThisProcessMayUse) {
   cpu_set_t Set;
   CPU_ZERO(&Set);

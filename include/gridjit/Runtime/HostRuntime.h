@@ -73,6 +73,16 @@ public:
   const HostRuntimeOptions &getOptions() const;
   /// The CPUs this process may run on (sched_getaffinity), at least 1.
   static unsigned availableCPUs();
+  /// A launch's scheduling rule (docs/HostTarget.md, "Scheduling"): the
+  /// workers of a launch of \p NumBlocks blocks of \p BlockThreads threads
+  /// take chunks of this many consecutive blocks from one counter:
+  /// NumBlocks / (16 * Workers), or 1 where that is at most 1 (so that a
+  /// fault names its block), else at least MinChunkThreads threads. A
+  /// cooperative launch hands out single blocks.
+  static uint64_t chunkBlocks(uint64_t NumBlocks, uint64_t BlockThreads, unsigned Workers);
+  /// The fewest threads in a chunk: a handoff of a chunk to another CPU
+  /// costs about as much as this many threads of a small kernel.
+  static constexpr uint64_t MinChunkThreads = 2048;
 
   /// Loads \p A (made by the host target for this CPU) into a new LLJIT.
   /// Errors: another target's artifact, an object that does not link, a
