@@ -268,12 +268,19 @@ llvm::Error HostModuleLowering::lowerUniformDecl(const DeclStmt &S) {
 
 llvm::Error HostModuleLowering::flush(std::vector<const Stmt *> &Pending,
                                       llvm::function_ref<llvm::Error()> Tail) {
-  if (Pending.empty())
+  // With a tail (an iteration-major iteration's step and condition) the
+  // loop runs even for an empty body, and visits every thread: a thread
+  // that skips the body must still step.
+  if (Pending.empty() && !Tail)
     return llvm::Error::success();
   std::vector<const Stmt *> Stmts;
   Stmts.swap(Pending);
-  std::optional<XGuard> G = findXGuard(Stmts);
-  auto Range = guardRange(Stmts);
+  std::optional<XGuard> G;
+  Expected<XRange> Range = std::nullopt;
+  if (!Tail) {
+    G = findXGuard(Stmts);
+    Range = guardRange(Stmts);
+  }
   if (!Range)
     return Range.takeError();
   llvm::Error E = FullBlocks.emit(
