@@ -537,13 +537,12 @@ llvm::Error HostModuleLowering::lowerBlockLevelWhile(const WhileStmt &S) {
   // A loop chosen iteration-major may have turned out uniform once at block
   // level (its variable no longer dropped by a thread loop's assignment):
   // then it is an ordinary uniform loop.
-  if (Sync.isIterationMajor(S) && !(!Sync.hasSync(*S.Cond) && Cur->Plan->isUniform(*S.Cond)) &&
-      fusesIterations(*S.Body))
+  bool Uniform = !Sync.hasSync(*S.Cond) && Cur->Plan->isUniform(*S.Cond);
+  if (Sync.isIterationMajor(S) && !Uniform && fusesIterations(*S.Body))
     return lowerIterationMajorWhile(S);
   if (S.Init)
     if (llvm::Error E = lowerBlockLevelSimple(*S.Init))
       return E;
-  bool Uniform = !Sync.hasSync(*S.Cond) && Cur->Plan->isUniform(*S.Cond);
   bool Leaves = leavesStmt(*S.Body, !Cur->InKernelBody);
   int32_t BreakCode = Cur->NextCode++, ContinueCode = Cur->NextCode++;
   bool SavedMasked = Cur->Masked;
@@ -688,12 +687,14 @@ llvm::Error HostModuleLowering::lowerDivergentFor(const BlockLevelFor &L) {
     if (E)
       if (llvm::Error Err = Hoister.hoist(*E))
         return Err;
-  uint64_t Size = S.Index.Ty.getSizeInBytes();
-  ForSlots Slots{Cur->allocFrame(Size, Size), Cur->allocFrame(Size, Size),
-                 Cur->allocFrame(Size, Size)};
-  Cur->Vars[&S.Index] = {VarSlot::Frame, nullptr, Slots.Index, nullptr};
   bool Fused = Sync.isIterationMajor(S) && fusesIterations(*S.Body);
   bool Stepped = Fused && steppedVariable(S);
+  // A stepped index is not kept per thread (lowerIterationMajorFor binds it).
+  uint64_t Size = S.Index.Ty.getSizeInBytes();
+  ForSlots Slots{Stepped ? FrameSlot() : Cur->allocFrame(Size, Size), Cur->allocFrame(Size, Size),
+                 Cur->allocFrame(Size, Size)};
+  if (!Stepped)
+    Cur->Vars[&S.Index] = {VarSlot::Frame, nullptr, Slots.Index, nullptr};
   // An iteration-major loop's first condition runs once per block.
   bool SavedCold = Cur->Cold;
   Cur->Cold = Cur->Cold || Fused;
