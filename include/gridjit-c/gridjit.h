@@ -137,6 +137,11 @@ typedef enum gj_status {
    *  blocks that had started finished; the rest never ran). Added in API
    *  version 2. */
   GJ_ERROR_CANCELLED = 15,
+  /** A checked launch (gj_compile_options' check) found what the kernel
+   *  must not do: an out-of-bounds access, a data race, a read of
+   *  uninitialised shared memory, an operation CUDA leaves undefined, a size
+   *  a GPU could not run (docs/Check.md). Added in API version 3. */
+  GJ_ERROR_CHECK = 16,
 } gj_status;
 
 /** The name of \p s ("GJ_OK", "GJ_ERROR_COMPILE", ...; "GJ_STATUS_UNKNOWN"

@@ -150,6 +150,7 @@ GJ_ERROR_TIMEOUT = 12
 GJ_ERROR_DRIVER = 13
 GJ_ERROR_IO = 14
 GJ_ERROR_CANCELLED = 15
+GJ_ERROR_CHECK = 16
 
 #: GJ_MAX_BUFFER_BYTES: the most bytes a buffer may have (gj_buffer_alloc),
 #: 2**62. test/Python/test_bounds.py reads it from the header.

@@ -70,6 +70,15 @@ class KernelCancelledError(LaunchError):
     (docs/Python.md, "Timeouts, cancellation and Ctrl-C")."""
 
 
+class KernelCheckError(LaunchError):
+    """A checked launch (``compile(..., check=True)``, docs/Check.md) found
+    what the kernel must not do: an access out of its buffer, a data race,
+    a read of uninitialised shared memory, an operation CUDA leaves
+    undefined, or a size a GPU could not run. The message has each finding
+    like a compile error: position, source line, caret, then the threads,
+    blocks and memory involved."""
+
+
 class NotFoundError(Error, LookupError):
     """No such kernel, target or device."""
 
@@ -109,6 +118,7 @@ _BY_STATUS_NAME = {
     "GJ_ERROR_DRIVER": DriverError,
     "GJ_ERROR_IO": FileSystemError,
     "GJ_ERROR_CANCELLED": KernelCancelledError,
+    "GJ_ERROR_CHECK": KernelCheckError,
     "GJ_ERROR_LAUNCH": LaunchError,
     "GJ_ERROR_NOT_READY": Error,
 }
@@ -133,6 +143,7 @@ ALL = (
     KernelFaultError,
     KernelTimeoutError,
     KernelCancelledError,
+    KernelCheckError,
     NotFoundError,
     NoDeviceError,
     InvalidArgumentError,

@@ -50,7 +50,7 @@ static int caseBasics(void) {
   EXPECT(gj_api_version() == GJ_API_VERSION);
   printf("version %s\n", gj_version_string());
   printf("last error at start: '%s'\n", gj_last_error());
-  for (int S = GJ_OK; S <= GJ_ERROR_CANCELLED + 1; ++S)
+  for (int S = GJ_OK; S <= GJ_ERROR_CHECK + 1; ++S)
     printf("status %d: %s\n", S, gj_status_name((gj_status)S));
   for (int T = GJ_BOOL; T <= GJ_BF16; ++T)
     printf("type %d: %s\n", T, gj_scalar_type_name((gj_scalar_type)T));

@@ -59,7 +59,7 @@ class TableTest(unittest.TestCase):
                 seen.add(status)
         # The two statuses that are no kind of error.
         self.assertEqual(set(_errors._BY_STATUS_NAME) - seen, {"GJ_ERROR_LAUNCH", "GJ_ERROR_NOT_READY"})
-        self.assertEqual(_capi.gj_status_name(_capi.GJ_ERROR_CANCELLED + 1), b"GJ_STATUS_UNKNOWN")
+        self.assertEqual(_capi.gj_status_name(_capi.GJ_ERROR_CHECK + 1), b"GJ_STATUS_UNKNOWN")
 
     def test_every_class_is_exported(self):
         for cls in _errors.ALL:

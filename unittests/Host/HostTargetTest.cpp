@@ -206,9 +206,10 @@ kernel k(out: ptr<f32>) {
   auto IR = T->emit(*M, EmitKind::LLVM, CompileOptions());
   ASSERT_TRUE(succeeded(IR));
   // Descriptor: ABI version, frame bytes, block-frame bytes, static shared
-  // bytes, grid_sync count.
-  EXPECT_THAT(*IR, ::testing::ContainsRegex("@__gridjit_desc_k = .*constant \\[5 x i64\\] "
-                                            "\\[i64 2, i64 [0-9]+, i64 0, i64 48, i64 0\\]"));
+  // bytes, grid_sync count, checked, checked architecture.
+  EXPECT_THAT(*IR, ::testing::ContainsRegex("@__gridjit_desc_k = .*constant \\[7 x i64\\] "
+                                            "\\[i64 3, i64 [0-9]+, i64 0, i64 48, i64 0, i64 0, "
+                                            "i64 0\\]"));
 
   // The runtime's shared-memory check adds the dynamic bytes to the same 48.
   HostRuntimeOptions Opts;

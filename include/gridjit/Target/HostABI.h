@@ -19,7 +19,7 @@
 
 namespace gridjit::hostabi {
 
-constexpr uint64_t ABIVersion = 2;
+constexpr uint64_t ABIVersion = 3;
 
 /// The stack of a pool thread that runs kernel code (the runtime's worker
 /// pool): device functions' locals and the kernels' smaller local arrays
@@ -89,6 +89,92 @@ struct PrintSite {
 using PrintFn = void (*)(void *State, const PrintSite *Site, const uint64_t *Values, uint64_t Block,
                          uint32_t Thread);
 
+/// Checked code (HostTargetOptions::Check, docs/Check.md): what an
+/// instrumented operation is. The first three are memory accesses, checked
+/// by CheckAccessFn; the others are found by the kernel's own code, which
+/// calls CheckReportFn with two numbers (A, B) whose meaning the kind gives.
+enum CheckKind : uint32_t {
+  CheckLoad,   ///< a load (a read)
+  CheckStore,  ///< a store (a write); Value points to the bytes stored
+  CheckAtomic, ///< an atomic read-modify-write (a read and a write, atomic)
+  /// A local array's index out of range: A = the index (sign-extended to
+  /// 64 bits), B = the array's element count. The code then clamps it as
+  /// unchecked code does.
+  CheckLocalIndex,
+  /// Integer `/` or `%` by zero: A = the dividend, B = 0.
+  CheckDivByZero,
+  /// Signed `MIN / -1` or `MIN % -1`: A = the dividend, B = -1.
+  CheckDivOverflow,
+  /// `<<` or `>>` by an amount that is negative or not below the width:
+  /// A = the amount (sign-extended), B = the width in bits.
+  CheckShiftAmount,
+  /// A warp operation reads a lane that does not exist (past the end of a
+  /// partial last warp): A = the lane read, B = the lanes the warp has.
+  CheckWarpLane,
+};
+
+/// The memory an access site names (CheckSite::Space).
+enum CheckSpace : uint32_t {
+  CheckGlobal,        ///< through a pointer into a kernel's global memory
+  CheckShared,        ///< a static shared array or shared scalar
+  CheckDynamicShared, ///< the dynamic shared array (`shared t: [T];`)
+  CheckNotMemory,     ///< kinds that are not accesses
+};
+
+/// One instrumented operation in checked code (a constant): where it is,
+/// and what the runtime needs to check it and to say what is wrong.
+struct CheckSite {
+  const char *Module;     ///< the module name (the file name as given)
+  uint32_t Line, Col;     ///< 1-based; 0 when unknown
+  const char *SourceLine; ///< the text of line Line ("" when unknown)
+  const char *Kernel;     ///< the kernel's name
+  const char *What;       ///< "load", "store", "atomic_add", "/", "<<", "shfl_down()", ...
+  uint32_t Kind;          ///< CheckKind
+  uint32_t Space;         ///< CheckSpace
+  /// Bytes the access reads or writes (0 for the kinds that are not
+  /// accesses), and the bytes of one element of the memory it names (for
+  /// reporting an index: (address - start) / ElemBytes).
+  uint32_t Bytes, ElemBytes;
+  /// The kernel parameter (0-based) the address derives from through `[]`,
+  /// `&`, `+` and `-` (MemoryRef::Var), when that parameter is never
+  /// assigned in the kernel; -1 otherwise (a pointer variable, a device
+  /// function's parameter, a shared array). With a parameter the access is
+  /// checked against that argument's extent; without, against whichever
+  /// known buffer holds the address.
+  int32_t Param;
+  /// The variable the address derives from (the parameter, pointer variable
+  /// or shared array), "" when none.
+  const char *Memory;
+  /// CheckShared: the array's offset in the block's shared memory and its
+  /// bytes (KernelInfo::StaticSharedBytes' layout). CheckDynamicShared:
+  /// offset Descriptor::StaticSharedBytes, bytes 0 (the launch's).
+  uint64_t SharedOffset, SharedBytes;
+};
+
+/// Checks an access of Site->Bytes bytes at \p Addr by thread \p Thread
+/// (linear) of block \p Block (linear), before it happens; \p Value: the
+/// bytes a store writes (null for loads and atomics). Returns the address
+/// to access: \p Addr, or, for an access the checker found out of bounds
+/// (or into no known memory) when the launch goes on collecting findings,
+/// a scratch area of the runtime's (zeros to a load) so that checked code
+/// never touches memory it may not. When a finding ends the launch it does
+/// not return (the runtime leaves the kernel's frames, as for a fault).
+using CheckAccessFn = void *(*)(void *State, const CheckSite *Site, uint64_t Block, uint32_t Thread,
+                                void *Addr, const void *Value);
+/// Reports a finding that checked code found itself (CheckKind after
+/// CheckAtomic). Returns when the launch goes on; the code then does what
+/// unchecked code does.
+using CheckReportFn = void (*)(void *State, const CheckSite *Site, uint64_t Block, uint32_t Thread,
+                               uint64_t A, uint64_t B);
+/// What a synchronisation point is, for CheckSyncFn.
+enum CheckSyncKind : uint32_t {
+  CheckSyncThreads, ///< sync_threads(): orders every access of the block before it
+  CheckSyncWarp, ///< sync_warp(): orders the accesses of warp Warp's lanes (NoWarp: every warp's)
+};
+/// Called by checked code at block level each time the block passes a
+/// synchronisation point (not for grid_sync, which the runtime sees).
+using CheckSyncFn = void (*)(void *State, uint32_t Kind, uint64_t Block, uint32_t Warp);
+
 /// What the runtime passes to an entry, one per worker thread (or one per
 /// block for cooperative kernels, whose blocks keep their state between
 /// grid-wide phases).
@@ -115,6 +201,12 @@ struct BlockContext {
   /// calls call, with PrintState first. Null for other kernels.
   void *PrintState;
   PrintFn Print;
+  /// In, for checked code (Descriptor::Checked): what its checks call,
+  /// with CheckState first. Null for unchecked code.
+  void *CheckState;
+  CheckAccessFn CheckAccess;
+  CheckReportFn CheckReport;
+  CheckSyncFn CheckSync;
 };
 constexpr uint32_t NoWarp = 0xffffffffu;
 
@@ -132,10 +224,15 @@ constexpr unsigned CtxErrExpected = offsetof(BlockContext, ErrExpected);
 constexpr unsigned CtxErrWarp = offsetof(BlockContext, ErrWarp);
 constexpr unsigned CtxPrintState = offsetof(BlockContext, PrintState);
 constexpr unsigned CtxPrint = offsetof(BlockContext, Print);
+constexpr unsigned CtxCheckState = offsetof(BlockContext, CheckState);
+constexpr unsigned CtxCheckAccess = offsetof(BlockContext, CheckAccess);
+constexpr unsigned CtxCheckReport = offsetof(BlockContext, CheckReport);
+constexpr unsigned CtxCheckSync = offsetof(BlockContext, CheckSync);
 static_assert(CtxGridDim == 0 && CtxBlockDim == 12 && CtxResume == 24 && CtxErrArrived == 28 &&
                   CtxShared == 32 && CtxFrame == 40 && CtxBlockFrame == 48 && CtxErrSite == 56 &&
                   CtxErrBlock == 64 && CtxErrExpected == 72 && CtxErrWarp == 76 &&
-                  CtxPrintState == 80 && CtxPrint == 88,
+                  CtxPrintState == 80 && CtxPrint == 88 && CtxCheckState == 96 &&
+                  CtxCheckAccess == 104 && CtxCheckReport == 112 && CtxCheckSync == 120,
               "the generated code assumes this layout");
 
 /// `__gridjit_desc_<kernel>`: what the runtime allocates for a block.
@@ -148,6 +245,12 @@ struct Descriptor {
   /// same layout. The dynamic shared memory starts here.
   uint64_t StaticSharedBytes;
   uint64_t NumGridSyncs; ///< grid_sync() points; 0 for other kernels
+  /// 1: checked code (HostTargetOptions::Check), which needs the
+  /// BlockContext's Check* fields; 0: unchecked.
+  uint64_t Checked;
+  /// Checked code: the GPU architecture whose limits a checked launch is
+  /// held to (HostTargetOptions::CheckArch: 80 for sm_80); 0 unchecked.
+  uint64_t CheckArch;
 };
 
 /// Status returned by an entry.

@@ -221,6 +221,18 @@ struct HostTargetOptions {
   /// the rule and for the differential fuzzer. Part of the target's
   /// fingerprint, so the two never share cached code.
   bool IterationMajor = true;
+  /// Checked code (docs/Check.md): every access through a pointer, to
+  /// shared memory and to a local array, every integer division and shift
+  /// and every warp operation is checked at run time (bounds, races,
+  /// uninitialised shared memory, what CUDA leaves undefined), and each
+  /// synchronisation point tells the checker. Part of the fingerprint, so
+  /// checked and unchecked code never share a cache entry; unchecked code
+  /// is the same with this option as without it.
+  bool Check = false;
+  /// Checked code: the GPU architecture (as in sm_80) whose limits a
+  /// checked launch and a checked kernel are held to: static shared memory,
+  /// block and grid sizes. Part of the fingerprint when Check is on.
+  unsigned CheckArch = 80;
 };
 
 /// Creates the host target: kernels become native code for this CPU that

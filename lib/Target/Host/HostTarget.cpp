@@ -71,9 +71,11 @@ llvm::Error checkInlinedNesting(const Module &M) {
 
 class HostTarget : public CodegenTarget {
 public:
-  HostTarget(std::string Triple, std::string CPU, std::string Features, bool IterationMajor)
+  HostTarget(std::string Triple, std::string CPU, std::string Features, bool IterationMajor,
+             bool Check, unsigned CheckArch)
       : CodegenTarget(TargetKind::Host), Triple(std::move(Triple)), CPU(std::move(CPU)),
-        Features(std::move(Features)), IterationMajor(IterationMajor) {}
+        Features(std::move(Features)), IterationMajor(IterationMajor), Check(Check),
+        CheckArch(CheckArch) {}
 
   llvm::Error init(llvm::ArrayRef<Op> Omit);
 
@@ -118,6 +120,9 @@ private:
   std::string DataLayout;
   std::string Fingerprint;
   bool IterationMajor;
+  /// HostTargetOptions::Check and CheckArch.
+  bool Check;
+  unsigned CheckArch;
 };
 
 llvm::Error HostTarget::init(llvm::ArrayRef<Op> Omit) {
@@ -145,6 +150,8 @@ llvm::Error HostTarget::init(llvm::ArrayRef<Op> Omit) {
   H.update("probe-stack=inline-asm"); // artifacts from before stack probes are misses
   H.update("stack-size-section");     // ... and from before KernelInfo::StackBytes
   H.update(IterationMajor ? "iteration-major" : "thread-major");
+  if (Check) // unchecked fingerprints stay what they were
+    H.update("checked sm_" + std::to_string(CheckArch));
   Fingerprint = llvm::toHex(H.final(), /*LowerCase=*/true);
   return llvm::Error::success();
 }
@@ -334,7 +341,7 @@ Expected<std::unique_ptr<Target>> gridjit::createHostTarget(const HostTargetOpti
                                      Triple.c_str());
   }
   auto HT = std::make_unique<HostTarget>(std::move(Triple), std::move(CPU), std::move(Features),
-                                         Opts.IterationMajor);
+                                         Opts.IterationMajor, Opts.Check, Opts.CheckArch);
   if (llvm::Error E = HT->init(Opts.OmitLowerings))
     return std::move(E);
   return std::move(HT);

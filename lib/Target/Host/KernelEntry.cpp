@@ -385,6 +385,8 @@ void KernelEntryEmitter::emitDescriptor(const FunctionDecl &K) {
       llvm::ConstantInt::get(I64, Cur->BlockFrameBytes),
       llvm::ConstantInt::get(I64, Cur->StaticSharedBytes),
       llvm::ConstantInt::get(I64, Cur->NumGridSyncs),
+      llvm::ConstantInt::get(I64, 0), // Checked
+      llvm::ConstantInt::get(I64, 0), // CheckArch
   };
   auto *DescTy = llvm::ArrayType::get(I64, std::size(Fields));
   new llvm::GlobalVariable(L.IR, DescTy, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
