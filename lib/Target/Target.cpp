@@ -9,6 +9,7 @@
 
 #include "SharedLayout.h"
 
+#include "gridjit/Support/Errors.h"
 #include "gridjit/Target/CodegenTarget.h"
 
 #include "llvm/Support/Casting.h"
@@ -41,6 +42,13 @@ std::optional<TargetKind> gridjit::parseTargetName(std::string_view Name) {
 }
 
 Target::~Target() = default;
+
+llvm::Expected<std::shared_ptr<const Target>> Target::makeChecked(unsigned) const {
+  return makeError(ErrorKind::InvalidArgument,
+                   "target '" + std::string(getName()) +
+                       "' has no checked code: the kernel checker runs kernels on the host "
+                       "target (docs/Check.md)");
+}
 
 const KernelInfo *Artifact::getKernel(std::string_view Name) const {
   for (const KernelInfo &K : Kernels)

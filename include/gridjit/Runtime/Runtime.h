@@ -315,6 +315,15 @@ struct LaunchOptions {
   /// process's standard output (C's stdout, flushed), as CUDA's printf
   /// does: a kernel's print is output its author asked for.
   PrintHandler PrintOutput;
+  /// A launch of checked code (HostTargetOptions::Check, docs/Check.md):
+  /// the distinct findings (deduplicated by their pair of source
+  /// positions) to collect before the launch stops with an error of kind
+  /// Check. 1 (the default) stops at the first; 0 is taken as 1.
+  uint32_t CheckMaxFindings = 1;
+  /// A checked launch: also report two writes of the same bytes that store
+  /// the same value, which a race check filters out by default (frameworks
+  /// rely on them, and they are harmless in practice).
+  bool CheckSameValueWrites = false;
 };
 
 /// The error of a host launch whose kernel caused a memory fault

@@ -162,6 +162,13 @@ public:
                                            const CompileOptions &Opts,
                                            PhaseTimes *Times = nullptr) const = 0;
 
+  /// This target with checked code (HostTargetOptions::Check,
+  /// docs/Check.md) held to the limits of GPU architecture sm_\p Arch: a new
+  /// target of the same CPU and options, whose fingerprint differs. Errors:
+  /// a target that has no checked code (nvptx: the checker runs kernels on
+  /// the host), or an Arch outside 70..90.
+  virtual llvm::Expected<std::shared_ptr<const Target>> makeChecked(unsigned Arch) const;
+
   /// Launch metadata for every kernel of \p M (as compile() stores it).
   std::vector<KernelInfo> describeKernels(const Module &M) const;
   /// The constant memory of verified \p M (as compile() stores it).

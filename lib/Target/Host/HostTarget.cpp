@@ -79,6 +79,18 @@ public:
 
   llvm::Error init(llvm::ArrayRef<Op> Omit);
 
+  llvm::Expected<std::shared_ptr<const Target>> makeChecked(unsigned Arch) const override {
+    if (Arch < 70 || Arch > 90)
+      return makeError(ErrorKind::InvalidArgument,
+                       "checked code needs a GPU architecture from sm_70 to sm_90, not sm_" +
+                           std::to_string(Arch));
+    auto HT =
+        std::make_shared<HostTarget>(Triple, CPU, Features, IterationMajor, /*Check=*/true, Arch);
+    if (llvm::Error E = HT->init({}))
+      return std::move(E);
+    return HT;
+  }
+
   std::string_view getArch() const override { return CPU; }
   std::string getFingerprint() const override { return Fingerprint; }
   EmitKind getPayloadKind() const override { return EmitKind::Object; }
