@@ -10,7 +10,11 @@
 //      computes, and KIR cannot observe a payload); with more than one
 //      block, -O3 on a runtime with two worker threads (blocks in
 //      parallel) too;
-//   3. ptxas accepts the NVPTX code (where ptxas exists). ptxas is a
+//   3. the checked host code (HostTargetOptions::Check, docs/Check.md),
+//      given every buffer's extent, runs without a finding (the kernels
+//      are race-free and in bounds: a finding is a false positive of the
+//      kernel checker) and writes the same bytes;
+//   4. ptxas accepts the NVPTX code (where ptxas exists). ptxas is a
 //      separate process (~0.1 s), so only one input in
 //      $GRIDJIT_FUZZ_PTXAS_EVERY (default 16; 1: every input; 0: never),
 //      chosen by a hash of the input, is assembled; $GRIDJIT_FUZZ_PTXAS
@@ -45,6 +49,7 @@ namespace {
 /// Host: the default (iteration-major loops); HostTM: every loop thread by
 /// thread (HostTargetOptions::IterationMajor = false), the -O0 side.
 std::unique_ptr<Target> Host, HostTM, NVPTX;
+std::shared_ptr<const Target> HostChecked; // Host's checked twin (sm_80's limits)
 std::unique_ptr<HostRuntime> RT, RT2; // one and two worker threads
 std::string Ptxas;
 unsigned PtxasEvery = 16;
@@ -63,7 +68,7 @@ struct Results {
 }
 
 Artifact compileHost(const GeneratedKernel &K, const Module &M, unsigned OptLevel,
-                     Target &T = *Host) {
+                     const Target &T = *Host) {
   CompileOptions O;
   O.OptLevel = OptLevel;
   auto A = T.compile(M, O);
@@ -73,7 +78,8 @@ Artifact compileHost(const GeneratedKernel &K, const Module &M, unsigned OptLeve
   return std::move(*A);
 }
 
-Results runHost(const GeneratedKernel &K, const Artifact &A, unsigned OptLevel, HostRuntime &RT) {
+Results runHost(const GeneratedKernel &K, const Artifact &A, unsigned OptLevel, HostRuntime &RT,
+                bool Checked = false) {
   auto L = RT.load(A);
   if (!L)
     finding("the host runtime cannot load a kernel", K, llvm::toString(L.takeError()));
@@ -87,13 +93,18 @@ Results runHost(const GeneratedKernel &K, const Artifact &A, unsigned OptLevel, 
   std::vector<int64_t> LA = K.LA;
   std::vector<float> FA = K.FA;
   std::vector<double> DA = K.DA;
-  KernelArg Args[] = {KernelArg::pointer(IA.data()),
-                      KernelArg::pointer(LA.data()),
-                      KernelArg::pointer(FA.data()),
-                      KernelArg::pointer(DA.data()),
-                      KernelArg::pointer(R.OI.data()),
-                      KernelArg::pointer(R.OF.data()),
-                      KernelArg::pointer(R.Acc.data()),
+  // Every buffer with its extent (what a checked launch needs; unchecked
+  // code ignores it).
+  auto Buf = [](auto &V) {
+    return KernelArg::pointer(V.data()).withExtent(V.size() * sizeof(V[0]));
+  };
+  KernelArg Args[] = {Buf(IA),
+                      Buf(LA),
+                      Buf(FA),
+                      Buf(DA),
+                      Buf(R.OI),
+                      Buf(R.OF),
+                      Buf(R.Acc),
                       KernelArg::i32(K.S0),
                       KernelArg::u32(K.S1),
                       KernelArg::i64(K.S2),
@@ -106,8 +117,10 @@ Results runHost(const GeneratedKernel &K, const Artifact &A, unsigned OptLevel, 
   LaunchOptions LO;
   LO.TimeoutMilliseconds = 60000;
   if (llvm::Error E = RT.launch(**L, "k", C, Args, LO))
-    finding("a valid kernel fails to run at -O" + std::to_string(OptLevel), K,
-            llvm::toString(std::move(E)));
+    finding(Checked ? "the kernel checker reports a valid kernel (a false positive), -O" +
+                          std::to_string(OptLevel)
+                    : "a valid kernel fails to run at -O" + std::to_string(OptLevel),
+            K, llvm::toString(std::move(E)));
   return R;
 }
 
@@ -177,6 +190,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   HostTargetOptions TM;
   TM.IterationMajor = false;
   HostTM = fuzz::exitOnError(createHostTarget(TM), "host target (thread-major)");
+  HostChecked = fuzz::exitOnError(Host->makeChecked(80), "host target (checked)");
   NVPTXTargetOptions O;
   O.UseLibdevice = false; // the generator uses no libdevice functions
   NVPTX = fuzz::exitOnError(createNVPTXTarget(O), "nvptx target");
@@ -237,5 +251,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     Results R3P = runHost(K, A3, 3, *RT2);
     compare(K, R3, R3P, "one and two host worker threads disagree", "1 thread", "2 threads");
   }
+  // Checked code (at -O1: cheaper to compile, and the checks do not depend
+  // on the level) finds nothing in a race-free, in-bounds kernel, and
+  // computes what unchecked code does.
+  Results RC = runHost(K, compileHost(K, **M, 1, *HostChecked), 1, *RT2, /*Checked=*/true);
+  compare(K, R3, RC, "unchecked and checked host code disagree", "unchecked", "checked");
   return 0;
 }
