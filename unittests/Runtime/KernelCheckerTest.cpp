@@ -10,8 +10,20 @@
 
 #include "Runtime/KernelChecker.h"
 
+#include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Runtime/Runtime.h"
+#include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Errors.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -541,6 +553,224 @@ TEST_F(KernelCheckerTest, ShadowMemoryIsMadeOnlyForTouchedPages) {
   store(W, 0, 0, &Buf[0], 1);
   EXPECT_GT(Ck->shadowBytes(), 0u);
   EXPECT_LE(Ck->shadowBytes(), 2 * 4096 * sizeof(KernelChecker::ShadowByte));
+}
+
+//===----------------------------------------------------------------------===//
+// Checked launches through HostRuntime
+//===----------------------------------------------------------------------===//
+
+// A hand-made module of checked code, as the host target's checked twin
+// emits it: kernel 'k'(x: ptr<f32>) whose every thread loads x[block *
+// blockDim.x + thread] through CheckAccess; 'f', which faults after a
+// checked load; 'big', with 120 KiB of static shared memory, which faults
+// if it ever runs.
+constexpr const char *CheckedIR = R"IR(
+@mod = private constant [6 x i8] c"k.kir\00"
+@src = private constant [12 x i8] c"  v = x[i];\00"
+@kn = private constant [2 x i8] c"k\00"
+@what = private constant [5 x i8] c"load\00"
+@mem = private constant [2 x i8] c"x\00"
+@site = private constant { ptr, i32, i32, ptr, ptr, ptr, i32, i32, i32, i32, i32, ptr, i64, i64 } { ptr @mod, i32 3, i32 7, ptr @src, ptr @kn, ptr @what, i32 0, i32 0, i32 4, i32 4, i32 0, ptr @mem, i64 0, i64 0 }
+@__gridjit_desc_k = constant [7 x i64] [i64 3, i64 0, i64 0, i64 0, i64 0, i64 1, i64 80]
+@__gridjit_desc_f = constant [7 x i64] [i64 3, i64 0, i64 0, i64 0, i64 0, i64 1, i64 80]
+@__gridjit_desc_big = constant [7 x i64] [i64 3, i64 0, i64 0, i64 122880, i64 0, i64 1, i64 80]
+
+define i32 @__gridjit_entry_k(ptr %args, ptr %ctx, i64 %first, i64 %end) {
+entry:
+  %xp = load ptr, ptr %args
+  %x = load ptr, ptr %xp
+  %bdp = getelementptr i8, ptr %ctx, i64 12
+  %bd = load i32, ptr %bdp
+  %bd64 = zext i32 %bd to i64
+  %stp = getelementptr i8, ptr %ctx, i64 96
+  %st = load ptr, ptr %stp
+  %fnp = getelementptr i8, ptr %ctx, i64 104
+  %fn = load ptr, ptr %fnp
+  br label %blocks
+blocks:
+  %b = phi i64 [ %first, %entry ], [ %b1, %next ]
+  %more = icmp ult i64 %b, %end
+  br i1 %more, label %threads, label %done
+threads:
+  %t = phi i64 [ 0, %blocks ], [ %t1, %threads ]
+  %base = mul i64 %b, %bd64
+  %i = add i64 %base, %t
+  %addr = getelementptr float, ptr %x, i64 %i
+  %t32 = trunc i64 %t to i32
+  %to = call ptr %fn(ptr %st, ptr @site, i64 %b, i32 %t32, ptr %addr, ptr null)
+  %v = load volatile float, ptr %to
+  %t1 = add i64 %t, 1
+  %tmore = icmp ult i64 %t1, %bd64
+  br i1 %tmore, label %threads, label %next
+next:
+  %b1 = add i64 %b, 1
+  br label %blocks
+done:
+  ret i32 0
+}
+
+define i32 @__gridjit_entry_f(ptr %args, ptr %ctx, i64 %first, i64 %end) {
+  %r = call i32 @__gridjit_entry_k(ptr %args, ptr %ctx, i64 %first, i64 %end)
+  store volatile i32 1, ptr inttoptr (i64 16 to ptr)
+  ret i32 0
+}
+
+define i32 @__gridjit_entry_big(ptr %args, ptr %ctx, i64 %first, i64 %end) {
+  store volatile i32 1, ptr inttoptr (i64 16 to ptr)
+  ret i32 0
+}
+)IR";
+
+/// The module above as a host artifact.
+llvm::Expected<Artifact> checkedArtifact() {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::LLVMContext Ctx;
+  llvm::SMDiagnostic Diag;
+  auto M = llvm::parseAssemblyString(CheckedIR, Diag, Ctx);
+  if (!M)
+    return llvm::createStringError("bad test IR: " + Diag.getMessage().str());
+  std::string Triple = llvm::sys::getProcessTriple(), Err;
+  const llvm::Target *T = llvm::TargetRegistry::lookupTarget(Triple, Err);
+  if (!T)
+    return llvm::createStringError(Err);
+  std::unique_ptr<llvm::TargetMachine> TM(
+      T->createTargetMachine(Triple, "generic", "", {}, llvm::Reloc::PIC_));
+  M->setTargetTriple(Triple);
+  M->setDataLayout(TM->createDataLayout());
+  llvm::SmallVector<char, 0> Obj;
+  llvm::raw_svector_ostream OS(Obj);
+  llvm::legacy::PassManager PM;
+  if (TM->addPassesToEmitFile(PM, OS, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError("no object emission");
+  PM.run(*M);
+  Artifact A;
+  A.Kind = TargetKind::Host;
+  A.Payload.assign(Obj.begin(), Obj.end());
+  for (const char *Name : {"k", "f", "big"}) {
+    KernelInfo K;
+    K.Name = Name;
+    K.Params = {{"x", Type::getPointer(ScalarKind::F32), 8, 8}};
+    A.Kernels.push_back(K);
+  }
+  A.Kernels[2].StaticSharedBytes = 122880;
+  return A;
+}
+
+struct CheckedLaunchTest : ::testing::Test {
+  std::unique_ptr<HostRuntime> RT;
+  std::unique_ptr<LoadedModule> M;
+  void SetUp() override { start(1); }
+  void start(unsigned Threads) {
+    HostRuntimeOptions O;
+    O.NumThreads = Threads;
+    auto R = HostRuntime::create(O);
+    ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+    RT = std::move(*R);
+    auto A = checkedArtifact();
+    ASSERT_TRUE(bool(A)) << llvm::toString(A.takeError());
+    auto L = RT->load(*A);
+    ASSERT_TRUE(bool(L)) << llvm::toString(L.takeError());
+    M = std::move(*L);
+  }
+  /// The launch's error text ("" for success) and kind.
+  std::pair<std::string, ErrorKind> launch(const char *Kernel, uint32_t Grid, uint32_t Block,
+                                           KernelArg Arg, const LaunchOptions &O = {}) {
+    LaunchConfig C;
+    C.Grid.X = Grid;
+    C.Block.X = Block;
+    llvm::Error E = RT->launch(*M, Kernel, C, {Arg}, O);
+    ErrorKind K = peekErrorKind(E);
+    return {errorMessage(std::move(E)), K};
+  }
+};
+
+constexpr const char *ThreadEight =
+    "k.kir:3:7: error: out-of-bounds read of 'x' in kernel 'k': element 8 (bytes 32..35) is "
+    "outside its 8 elements (32 bytes), by thread (8, 0, 0) of block (0, 0, 0)\n"
+    "  v = x[i];\n"
+    "      ^";
+
+TEST_F(CheckedLaunchTest, ABufferOfTheRuntimeGivesItsExtent) {
+  auto B = RT->allocate(32);
+  ASSERT_TRUE(bool(B));
+  EXPECT_EQ(launch("k", 1, 8, KernelArg::buffer(*B)).first, "");
+  auto [Text, Kind] = launch("k", 1, 16, KernelArg::buffer(*B));
+  EXPECT_EQ(Text, ThreadEight);
+  EXPECT_EQ(Kind, ErrorKind::Check);
+  // Into the buffer: to its end.
+  auto [Inner, K2] = launch("k", 1, 8, KernelArg::devicePointer(B->getAddress() + 16));
+  EXPECT_THAT(Inner, ::testing::HasSubstr("element 4 (bytes 16..19) is outside its 4 elements "
+                                          "(16 bytes), by thread (4, 0, 0)"));
+}
+
+TEST_F(CheckedLaunchTest, AnExplicitExtentAndAnUnknownOne) {
+  float X[16] = {};
+  EXPECT_EQ(launch("k", 1, 16, KernelArg::pointer(X).withExtent(32)).first, ThreadEight);
+  EXPECT_EQ(launch("k", 1, 16, KernelArg::pointer(X).withExtent(64)).first, "");
+  EXPECT_EQ(launch("k", 1, 1, KernelArg::pointer(X)).first,
+            "k.kir:3:7: error: read through 'x' in kernel 'k', whose buffer size is unknown "
+            "(argument 1 was passed without an extent), by thread (0, 0, 0) of block (0, 0, 0)\n"
+            "  v = x[i];\n"
+            "      ^");
+}
+
+TEST_F(CheckedLaunchTest, BlocksRunInOrderWhateverTheWorkers) {
+  float X[16] = {};
+  LaunchOptions O;
+  O.CheckMaxFindings = 5;
+  // One site: one finding, the first in block order (block 1's thread 0
+  // is the first past the end: blocks of 8, x of 8 elements).
+  auto [One, K1] = launch("k", 4, 8, KernelArg::pointer(X).withExtent(32), O);
+  start(4);
+  auto [Four, K4] = launch("k", 4, 8, KernelArg::pointer(X).withExtent(32), O);
+  EXPECT_EQ(One, Four);
+  EXPECT_THAT(One, ::testing::HasSubstr("by thread (0, 0, 0) of block (1, 0, 0)"));
+  LaunchStats S;
+  O.Stats = &S;
+  launch("k", 4, 8, KernelArg::pointer(X).withExtent(64), O);
+  EXPECT_EQ(S.Workers, 1u);
+}
+
+TEST_F(CheckedLaunchTest, TheStopAndFaultCatchingCompose) {
+  float X[16] = {};
+  // Stopped at its first finding, inside runCatchingFaults' scope ...
+  EXPECT_EQ(launch("k", 1, 16, KernelArg::pointer(X).withExtent(32)).first, ThreadEight);
+  // ... which is left clean: a checked kernel's fault is still caught.
+  auto [Text, Kind] = launch("f", 1, 4, KernelArg::pointer(X).withExtent(32));
+  EXPECT_EQ(Kind, ErrorKind::Fault) << Text;
+  EXPECT_THAT(Text, ::testing::HasSubstr("kernel 'f' accessed memory outside its buffers"));
+  // A fault after findings: the fault's error first, then the findings.
+  LaunchOptions O;
+  O.CheckMaxFindings = 2;
+  auto [Both, BothKind] = launch("f", 1, 16, KernelArg::pointer(X).withExtent(32), O);
+  EXPECT_EQ(BothKind, ErrorKind::Fault);
+  EXPECT_THAT(Both, ::testing::StartsWith("kernel 'f' accessed memory outside its buffers"));
+  EXPECT_THAT(Both, ::testing::EndsWith("\nk.kir:3:7: error: out-of-bounds read of 'x' in kernel "
+                                        "'f': element 8 (bytes 32..35) is outside its 8 elements "
+                                        "(32 bytes), by thread (8, 0, 0) of block (0, 0, 0)\n"
+                                        "  v = x[i];\n"
+                                        "      ^"));
+  EXPECT_EQ(launch("k", 1, 8, KernelArg::pointer(X).withExtent(32)).first, "");
+}
+
+TEST_F(CheckedLaunchTest, ACancelStopsACheckedLaunchBetweenBlocks) {
+  float X[16] = {};
+  CancelToken Cancel;
+  Cancel.cancel();
+  LaunchOptions O;
+  O.Cancel = &Cancel;
+  auto [Text, Kind] = launch("k", 4, 8, KernelArg::pointer(X).withExtent(32), O);
+  EXPECT_EQ(Kind, ErrorKind::Cancelled);
+  EXPECT_THAT(Text, ::testing::HasSubstr("stopped after 0 block runs of a checked launch"));
+}
+
+TEST_F(CheckedLaunchTest, GPULimitsStopTheLaunchBeforeAnyBlockRuns) {
+  float X[16] = {};
+  auto [Text, Kind] = launch("big", 1, 1, KernelArg::pointer(X).withExtent(64));
+  EXPECT_EQ(Text, "error: kernel 'big' has 122880 bytes of static shared memory; a GPU allows "
+                  "49152 (48 KiB) per block");
+  EXPECT_EQ(Kind, ErrorKind::Check);
 }
 
 } // namespace
