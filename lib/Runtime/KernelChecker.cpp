@@ -15,11 +15,10 @@
 #include "KernelFaults.h"
 
 #include "gridjit/Runtime/LaunchChecks.h"
+#include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Limits.h"
 
 #include "llvm/Support/ErrorHandling.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -178,27 +177,31 @@ CheckFinding KernelChecker::located(CheckFinding::KindType Kind, const abi::Chec
   return F;
 }
 
-/// `FILE:LINE:COL: KIND: MSG`, the source line and a caret, as a compile
-/// error is rendered (llvm::SourceMgr); without the source line where it
-/// is not known.
-static void renderAt(llvm::raw_ostream &OS, const CheckFinding::Place &P,
-                     llvm::SourceMgr::DiagKind Kind, const std::string &Msg) {
-  const char *Label = Kind == llvm::SourceMgr::DK_Note ? "note" : "error";
-  if (P.Line && !P.SourceLine.empty()) {
-    llvm::SourceMgr SM;
-    std::string Source = std::string(P.Line - 1, '\n') + P.SourceLine + "\n";
-    unsigned Buf =
-        SM.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(Source, P.File), llvm::SMLoc());
-    llvm::SMLoc L = SM.FindLocForLineAndColumn(Buf, P.Line, std::max<uint32_t>(P.Col, 1));
-    if (L.isValid()) {
-      SM.GetMessage(L, Kind, Msg).print(nullptr, OS, /*ShowColors=*/false);
-      return;
-    }
+/// `FILE:LINE:COL: error: MSG` (or `note:`), the source line and a caret:
+/// rendered as a compile error is (DiagnosticError: long lines windowed,
+/// non-ASCII lines with their caret); without the source line where it is
+/// not known. Ends in '\n'.
+static std::string renderAt(const CheckFinding::Place &P, bool Note, const std::string &Msg) {
+  std::string Source;
+  if (P.Line && !P.SourceLine.empty())
+    Source = std::string(P.Line - 1, '\n') + P.SourceLine + "\n";
+  SourceLoc Loc;
+  Loc.Line = P.Line;
+  Loc.Col = std::max<uint32_t>(P.Col, 1);
+  DiagnosticError D(P.File, Source, {{Loc, Msg}}, /*Truncated=*/false, ErrorKind::Check);
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  D.log(OS);
+  OS.flush();
+  if (Note) {
+    std::string Head = P.File;
+    if (P.Line)
+      Head += ":" + std::to_string(P.Line) + ":" + std::to_string(Loc.Col);
+    Head += ": error: ";
+    if (llvm::StringRef(Text).starts_with(Head))
+      Text = Head.substr(0, Head.size() - 7) + "note: " + Text.substr(Head.size());
   }
-  OS << P.File;
-  if (P.Line)
-    OS << ':' << P.Line << ':' << P.Col;
-  OS << (P.File.empty() ? "" : ": ") << Label << ": " << Msg << '\n';
+  return Text;
 }
 
 void KernelChecker::addFinding(CheckFinding F) {
@@ -209,15 +212,13 @@ void KernelChecker::addFinding(CheckFinding F) {
            .second)
     return;
   std::string Text;
-  llvm::raw_string_ostream OS(Text);
   if (F.Kind == CheckFinding::GPULimit) {
-    OS << "error: " << F.Headline << '\n';
+    Text = "error: " + F.Headline;
   } else {
-    renderAt(OS, F.At, llvm::SourceMgr::DK_Error, F.Headline);
+    Text = renderAt(F.At, /*Note=*/false, F.Headline);
     if (F.Kind == CheckFinding::DataRace)
-      renderAt(OS, F.Other, llvm::SourceMgr::DK_Note, F.Note);
+      Text += renderAt(F.Other, /*Note=*/true, F.Note);
   }
-  OS.flush();
   if (!Text.empty() && Text.back() == '\n')
     Text.pop_back();
   F.Text = std::move(Text);

@@ -257,6 +257,20 @@ TEST_F(KernelCheckerTest, WriteThenReadInSharedMemoryIsARaceWithBothPlaces) {
   EXPECT_EQ(F.Thread, 40u);
 }
 
+TEST_F(KernelCheckerTest, PositionsWithoutSourceTextHaveNoSourceLine) {
+  auto W = site(habi::CheckStore, habi::CheckGlobal, 1, "x", 2);
+  auto R = site(habi::CheckLoad, habi::CheckGlobal, 1, "x", 0);
+  W.SourceLine = "";
+  R.Col = 0;
+  store(W, 0, 1, &Buf[0], 1);
+  load(R, 0, 33, &Buf[0]);
+  EXPECT_THAT(texts(), ElementsAre("k.kir: error: data race in kernel 'k': read of 'x' element 0 "
+                                   "by thread (33, 0, 0) of block (0, 0, 0)\n"
+                                   "k.kir:2:7: note: conflicts with this write of 'x' element 0 "
+                                   "by thread (1, 0, 0) of block (0, 0, 0); no sync_threads() "
+                                   "orders them"));
+}
+
 TEST_F(KernelCheckerTest, ReadThenWriteIsARaceAndSyncThreadsOrdersBoth) {
   auto W = site(habi::CheckStore, habi::CheckShared, -1, "s", 3, "", 0, 32);
   auto R = site(habi::CheckLoad, habi::CheckShared, -1, "s", 4, "", 0, 32);
