@@ -2,8 +2,8 @@
 //
 // Part of gridjit. See KernelChecker.h.
 //
-// Shadow memory costs sizeof(ShadowByte) (96) bytes per byte of memory the
-// kernel touches, in pages of 4 KiB of memory (384 KiB of shadow each),
+// Shadow memory costs sizeof(ShadowByte) (72) bytes per byte of memory the
+// kernel touches, in pages of 4 KiB of memory (288 KiB of shadow each),
 // allocated zeroed on first touch (calloc: large blocks are fresh
 // mappings, so untouched parts cost no memory) and freed with the checker
 // at the end of the launch.
@@ -451,12 +451,15 @@ void KernelChecker::trackAccess(const abi::CheckSite *S, uint64_t Block, uint32_
   // A plain store of the bytes memory holds now.
   bool Benign = !SameValueWrites && S->Kind == abi::CheckStore && Value &&
                 std::memcmp(Value, reinterpret_cast<const void *>(uintptr_t(Addr)), N) == 0;
-  Access Cur{Clock, Block, S, Thread, Atomic};
+  Access Cur{S, Block, Clock, Thread, Atomic};
   std::optional<Access> Other;
   uint64_t OtherByte = 0;
   bool Uninitialised = false;
-  for (uint64_t I = 0; I < N; ++I) {
-    ShadowByte &B = shadow(Addr + I);
+  ShadowByte *Next = &shadow(Addr);
+  for (uint64_t I = 0; I < N; ++I, ++Next) {
+    if (I && ((Addr + I) & (ShadowPageBytes - 1)) == 0)
+      Next = &shadow(Addr + I); // the access crosses into another page
+    ShadowByte &B = *Next;
     if (!Other) {
       if (Conflicts(B.Write) && !(Benign && !B.Write.Atomic))
         Other = B.Write;

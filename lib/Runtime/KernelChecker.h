@@ -100,14 +100,17 @@ public:
                      uint64_t A, uint64_t B);
   static void sync(void *State, uint32_t Kind, uint64_t Block, uint32_t Warp);
 
-  /// One access as shadow memory records it. Stamp 0: none.
+  /// One access as shadow memory records it, in 24 bytes. Stamp 0: none
+  /// (the clock starts at 1 and would take 2^52 events to run out; a
+  /// block has at most 1024 threads).
   struct Access {
-    uint64_t Stamp;
-    uint64_t Block;
     const hostabi::CheckSite *Site;
-    uint32_t Thread;
-    uint32_t Atomic;
+    uint64_t Block;
+    uint64_t Stamp : 52;
+    uint64_t Thread : 11;
+    uint64_t Atomic : 1;
   };
+  static_assert(sizeof(Access) == 24, "shadow memory's cost per byte is 3 of these");
   /// The shadow of one byte: its last write and up to two unordered reads
   /// by distinct threads.
   struct ShadowByte {
