@@ -10,6 +10,8 @@
 
 #include "Runtime/KernelChecker.h"
 
+#include "TestSupport.h"
+
 #include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Runtime/Runtime.h"
 #include "gridjit/Support/Diagnostics.h"
@@ -28,11 +30,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
+#include <csetjmp>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 using namespace gridjit;
+using namespace gridjit::test;
 namespace habi = gridjit::hostabi;
 
 namespace {
@@ -766,6 +772,55 @@ TEST_F(CheckedLaunchTest, TheStopAndFaultCatchingCompose) {
                                         "  v = x[i];\n"
                                         "      ^"));
   EXPECT_EQ(launch("k", 1, 8, KernelArg::pointer(X).withExtent(32)).first, "");
+}
+
+sigjmp_buf OutsideJump;
+/// How often the test reached its faulting store, and at which of those
+/// times the handler of its own saw the fault (0: never).
+volatile sig_atomic_t StoreAttempts = 0, PassedOnAt = 0, PassedOn = 0;
+/// The address of the fault passed on.
+void *volatile PassedOnAddress = nullptr;
+extern "C" void outsideAction(int, siginfo_t *Info, void *) {
+  PassedOnAt = StoreAttempts;
+  PassedOn = PassedOn + 1;
+  PassedOnAddress = Info->si_addr;
+  siglongjmp(OutsideJump, 1);
+}
+constexpr const char *StopChildVar = "GRIDJIT_KERNEL_CHECKER_CHILD";
+
+// The finding limit leaves the kernel from inside runCatchingFaults' scope:
+// the scope must be cleared, or a fault outside any kernel afterwards would
+// be taken for the kernel's and jump into a dead frame. In a child process:
+// it installs a SIGSEGV handler of its own before the runtime's.
+TEST_F(CheckedLaunchTest, AFaultAfterAStopIsNotTheKernels) {
+  ChildRun R = runChildTest("CheckedLaunchTest.DISABLED_AFaultAfterAStopChild",
+                            {std::string(StopChildVar) + "=1"}, 300);
+  EXPECT_EQ(R.ExitCode, 0) << R.Error << "\nchild output:\n" << R.Output;
+  EXPECT_THAT(R.Output, ::testing::HasSubstr(ChildPassedLine));
+}
+
+TEST_F(CheckedLaunchTest, DISABLED_AFaultAfterAStopChild) {
+  if (!std::getenv(StopChildVar))
+    GTEST_SKIP() << "runs in a child process of its parent test";
+  struct sigaction A;
+  std::memset(&A, 0, sizeof(A));
+  A.sa_sigaction = outsideAction;
+  A.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&A.sa_mask);
+  ASSERT_EQ(sigaction(SIGSEGV, &A, nullptr), 0);
+  float X[16] = {};
+  ASSERT_EQ(launch("k", 1, 16, KernelArg::pointer(X).withExtent(32)).first, ThreadEight);
+  if (sigsetjmp(OutsideJump, 1) == 0) {
+    StoreAttempts = StoreAttempts + 1;
+    *reinterpret_cast<volatile int *>(uintptr_t(16)) = 1; // not in a kernel
+  }
+  // Passed on, the first time, to the handler installed before gridjit's
+  // (with a stale scope, gridjit's handler would have jumped back into the
+  // finished launch's frames).
+  EXPECT_EQ(PassedOnAt, 1);
+  EXPECT_EQ(StoreAttempts, 1);
+  EXPECT_EQ(PassedOn, 1);
+  EXPECT_EQ(PassedOnAddress, reinterpret_cast<void *>(uintptr_t(16)));
 }
 
 TEST_F(CheckedLaunchTest, ACancelStopsACheckedLaunchBetweenBlocks) {
