@@ -594,6 +594,67 @@ constexpr const char *CheckedIR = R"IR(
 @__gridjit_desc_k = constant [7 x i64] [i64 3, i64 0, i64 0, i64 0, i64 0, i64 1, i64 80]
 @__gridjit_desc_f = constant [7 x i64] [i64 3, i64 0, i64 0, i64 0, i64 0, i64 1, i64 80]
 @__gridjit_desc_big = constant [7 x i64] [i64 3, i64 0, i64 0, i64 122880, i64 0, i64 1, i64 80]
+@__gridjit_desc_r = constant [7 x i64] [i64 3, i64 0, i64 0, i64 0, i64 0, i64 1, i64 80]
+@__gridjit_desc_g = constant [7 x i64] [i64 3, i64 0, i64 0, i64 0, i64 1, i64 1, i64 80]
+@whatst = private constant [6 x i8] c"store\00"
+@wsite = private constant { ptr, i32, i32, ptr, ptr, ptr, i32, i32, i32, i32, i32, ptr, i64, i64 } { ptr @mod, i32 4, i32 7, ptr @src, ptr @kn, ptr @whatst, i32 1, i32 0, i32 4, i32 4, i32 0, ptr @mem, i64 0, i64 0 }
+
+; 'r': thread 0 of every block writes x[0] = its block (a race between blocks).
+define i32 @__gridjit_entry_r(ptr %args, ptr %ctx, i64 %first, i64 %end) {
+entry:
+  %xp = load ptr, ptr %args
+  %x = load ptr, ptr %xp
+  %stp = getelementptr i8, ptr %ctx, i64 96
+  %st = load ptr, ptr %stp
+  %fnp = getelementptr i8, ptr %ctx, i64 104
+  %fn = load ptr, ptr %fnp
+  %val = alloca float
+  br label %loop
+loop:
+  %b = phi i64 [ %first, %entry ], [ %b1, %loop ]
+  %bf = uitofp i64 %b to float
+  store float %bf, ptr %val
+  %to = call ptr %fn(ptr %st, ptr @wsite, i64 %b, i32 0, ptr %x, ptr %val)
+  store float %bf, ptr %to
+  %b1 = add i64 %b, 1
+  %more = icmp ult i64 %b1, %end
+  br i1 %more, label %loop, label %done
+done:
+  ret i32 0
+}
+
+; 'g' (cooperative): thread 0 of block b writes x[b]; grid_sync(); it
+; reads x[(b + 1) % gridDim.x], which the next block wrote.
+define i32 @__gridjit_entry_g(ptr %args, ptr %ctx, i64 %first, i64 %end) {
+entry:
+  %xp = load ptr, ptr %args
+  %x = load ptr, ptr %xp
+  %stp = getelementptr i8, ptr %ctx, i64 96
+  %st = load ptr, ptr %stp
+  %fnp = getelementptr i8, ptr %ctx, i64 104
+  %fn = load ptr, ptr %fnp
+  %rp = getelementptr i8, ptr %ctx, i64 24
+  %resume = load i32, ptr %rp
+  %gx = load i32, ptr %ctx
+  %gx64 = zext i32 %gx to i64
+  %val = alloca float
+  %bf = uitofp i64 %first to float
+  %start = icmp eq i32 %resume, 0
+  br i1 %start, label %phase0, label %phase1
+phase0:
+  %a0 = getelementptr float, ptr %x, i64 %first
+  store float %bf, ptr %val
+  %to0 = call ptr %fn(ptr %st, ptr @wsite, i64 %first, i32 0, ptr %a0, ptr %val)
+  store float %bf, ptr %to0
+  ret i32 1
+phase1:
+  %n = add i64 %first, 1
+  %j = urem i64 %n, %gx64
+  %a1 = getelementptr float, ptr %x, i64 %j
+  %to1 = call ptr %fn(ptr %st, ptr @site, i64 %first, i32 0, ptr %a1, ptr null)
+  %v = load volatile float, ptr %to1
+  ret i32 0
+}
 
 define i32 @__gridjit_entry_k(ptr %args, ptr %ctx, i64 %first, i64 %end) {
 entry:
@@ -667,13 +728,14 @@ llvm::Expected<Artifact> checkedArtifact() {
   Artifact A;
   A.Kind = TargetKind::Host;
   A.Payload.assign(Obj.begin(), Obj.end());
-  for (const char *Name : {"k", "f", "big"}) {
+  for (const char *Name : {"k", "f", "big", "r", "g"}) {
     KernelInfo K;
     K.Name = Name;
     K.Params = {{"x", Type::getPointer(ScalarKind::F32), 8, 8}};
     A.Kernels.push_back(K);
   }
   A.Kernels[2].StaticSharedBytes = 122880;
+  A.Kernels[4].Cooperative = true;
   return A;
 }
 
@@ -821,6 +883,27 @@ TEST_F(CheckedLaunchTest, DISABLED_AFaultAfterAStopChild) {
   EXPECT_EQ(StoreAttempts, 1);
   EXPECT_EQ(PassedOn, 1);
   EXPECT_EQ(PassedOnAddress, reinterpret_cast<void *>(uintptr_t(16)));
+}
+
+TEST_F(CheckedLaunchTest, BlocksRaceUnlessAGridSyncOrdersThem) {
+  float X[16] = {};
+  auto [Text, Kind] = launch("r", 2, 1, KernelArg::pointer(X).withExtent(64));
+  EXPECT_EQ(Kind, ErrorKind::Check);
+  EXPECT_EQ(Text, "k.kir:4:7: error: data race in kernel 'r': write of 'x' element 0 by thread (0, "
+                  "0, 0) of block (1, 0, 0)\n"
+                  "  v = x[i];\n"
+                  "      ^\n"
+                  "k.kir:4:7: note: conflicts with this write of 'x' element 0 by thread (0, 0, 0) "
+                  "of block (0, 0, 0); no grid_sync() orders them\n"
+                  "  v = x[i];\n"
+                  "      ^");
+  // Each block reads what the next wrote, after a grid_sync: clean.
+  LaunchStats S;
+  LaunchOptions O;
+  O.Stats = &S;
+  EXPECT_EQ(launch("g", 4, 1, KernelArg::pointer(X).withExtent(64), O).first, "");
+  EXPECT_EQ(S.Phases, 2u);
+  EXPECT_EQ(X[3], 3.0f);
 }
 
 TEST_F(CheckedLaunchTest, ACancelStopsACheckedLaunchBetweenBlocks) {
