@@ -44,6 +44,8 @@ namespace habi = gridjit::hostabi;
 namespace {
 
 constexpr const char *Src = "  v = x[i];";
+/// How a finding at column 7 of a line of Src ends: the line and a caret.
+const std::string SourceAndCaret = "\n  v = x[i];\n      ^";
 
 /// A site at line \p Line, column 7 of "k.kir", in kernel 'k'.
 habi::CheckSite site(uint32_t Kind, uint32_t Space, int32_t Param, const char *Memory,
@@ -159,9 +161,8 @@ TEST_F(KernelCheckerTest, OutOfBoundsThroughAParameterIsRenderedLikeACompileErro
   EXPECT_EQ(F.Kind, CheckFinding::OutOfBounds);
   EXPECT_EQ(F.Text, "k.kir:3:7: error: out-of-bounds read of 'x' in kernel 'k': element 8 (bytes "
                     "32..35) is outside its 8 elements (32 bytes), by thread (8, 0, 0) of block "
-                    "(0, 0, 0)\n"
-                    "  v = x[i];\n"
-                    "      ^");
+                    "(0, 0, 0)" +
+                        SourceAndCaret);
   EXPECT_EQ(F.At.Line, 3u);
   EXPECT_EQ(F.Block, 0u);
   EXPECT_EQ(F.Thread, 8u);
@@ -250,14 +251,14 @@ TEST_F(KernelCheckerTest, WriteThenReadInSharedMemoryIsARaceWithBothPlaces) {
   ASSERT_EQ(Ck->findings().size(), 1u);
   const CheckFinding &F = Ck->findings()[0];
   EXPECT_EQ(F.Kind, CheckFinding::DataRace);
-  EXPECT_EQ(F.Text, "k.kir:4:7: error: data race in kernel 'k': read of shared 's' element 3 by "
-                    "thread (40, 0, 0) of block (0, 0, 0)\n"
-                    "  v = x[i];\n"
-                    "      ^\n"
-                    "k.kir:3:7: note: conflicts with this write of 's' element 3 by thread (3, 0, "
-                    "0) of block (0, 0, 0); no sync_threads() orders them\n"
-                    "  v = x[i];\n"
-                    "      ^");
+  EXPECT_EQ(F.Text,
+            "k.kir:4:7: error: data race in kernel 'k': read of shared 's' element 3 by "
+            "thread (40, 0, 0) of block (0, 0, 0)" +
+                SourceAndCaret +
+                "\n"
+                "k.kir:3:7: note: conflicts with this write of 's' element 3 by thread (3, 0, "
+                "0) of block (0, 0, 0); no sync_threads() orders them" +
+                SourceAndCaret);
   EXPECT_EQ(F.Other.Line, 3u);
   EXPECT_EQ(F.OtherThread, 3u);
   EXPECT_EQ(F.Thread, 40u);
@@ -767,11 +768,10 @@ struct CheckedLaunchTest : ::testing::Test {
   }
 };
 
-constexpr const char *ThreadEight =
+const std::string ThreadEight =
     "k.kir:3:7: error: out-of-bounds read of 'x' in kernel 'k': element 8 (bytes 32..35) is "
-    "outside its 8 elements (32 bytes), by thread (8, 0, 0) of block (0, 0, 0)\n"
-    "  v = x[i];\n"
-    "      ^";
+    "outside its 8 elements (32 bytes), by thread (8, 0, 0) of block (0, 0, 0)" +
+    SourceAndCaret;
 
 TEST_F(CheckedLaunchTest, ABufferOfTheRuntimeGivesItsExtent) {
   auto B = RT->allocate(32);
@@ -792,9 +792,8 @@ TEST_F(CheckedLaunchTest, AnExplicitExtentAndAnUnknownOne) {
   EXPECT_EQ(launch("k", 1, 16, KernelArg::pointer(X).withExtent(64)).first, "");
   EXPECT_EQ(launch("k", 1, 1, KernelArg::pointer(X)).first,
             "k.kir:3:7: error: read through 'x' in kernel 'k', whose buffer size is unknown "
-            "(argument 1 was passed without an extent), by thread (0, 0, 0) of block (0, 0, 0)\n"
-            "  v = x[i];\n"
-            "      ^");
+            "(argument 1 was passed without an extent), by thread (0, 0, 0) of block (0, 0, 0)" +
+                SourceAndCaret);
 }
 
 TEST_F(CheckedLaunchTest, BlocksRunInOrderWhateverTheWorkers) {
@@ -830,9 +829,8 @@ TEST_F(CheckedLaunchTest, TheStopAndFaultCatchingCompose) {
   EXPECT_THAT(Both, ::testing::StartsWith("kernel 'f' accessed memory outside its buffers"));
   EXPECT_THAT(Both, ::testing::EndsWith("\nk.kir:3:7: error: out-of-bounds read of 'x' in kernel "
                                         "'f': element 8 (bytes 32..35) is outside its 8 elements "
-                                        "(32 bytes), by thread (8, 0, 0) of block (0, 0, 0)\n"
-                                        "  v = x[i];\n"
-                                        "      ^"));
+                                        "(32 bytes), by thread (8, 0, 0) of block (0, 0, 0)" +
+                                        SourceAndCaret));
   EXPECT_EQ(launch("k", 1, 8, KernelArg::pointer(X).withExtent(32)).first, "");
 }
 
@@ -889,14 +887,14 @@ TEST_F(CheckedLaunchTest, BlocksRaceUnlessAGridSyncOrdersThem) {
   float X[16] = {};
   auto [Text, Kind] = launch("r", 2, 1, KernelArg::pointer(X).withExtent(64));
   EXPECT_EQ(Kind, ErrorKind::Check);
-  EXPECT_EQ(Text, "k.kir:4:7: error: data race in kernel 'r': write of 'x' element 0 by thread (0, "
-                  "0, 0) of block (1, 0, 0)\n"
-                  "  v = x[i];\n"
-                  "      ^\n"
-                  "k.kir:4:7: note: conflicts with this write of 'x' element 0 by thread (0, 0, 0) "
-                  "of block (0, 0, 0); no grid_sync() orders them\n"
-                  "  v = x[i];\n"
-                  "      ^");
+  EXPECT_EQ(Text,
+            "k.kir:4:7: error: data race in kernel 'r': write of 'x' element 0 by thread (0, "
+            "0, 0) of block (1, 0, 0)" +
+                SourceAndCaret +
+                "\n"
+                "k.kir:4:7: note: conflicts with this write of 'x' element 0 by thread (0, 0, 0) "
+                "of block (0, 0, 0); no grid_sync() orders them" +
+                SourceAndCaret);
   // Each block reads what the next wrote, after a grid_sync: clean.
   LaunchStats S;
   LaunchOptions O;
