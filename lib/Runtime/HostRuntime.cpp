@@ -15,6 +15,7 @@
 #include "gridjit/Runtime/HostRuntime.h"
 
 #include "GuardedMemory.h"
+#include "KernelChecker.h"
 #include "KernelFaults.h"
 #include "PrintBuffer.h"
 #include "StackCheck.h"
@@ -40,6 +41,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <sched.h>
 #include <thread>
@@ -243,6 +245,17 @@ struct HostRuntime::Impl {
   Error runCooperative(const HostModule::Kernel &K, const LaunchConfig &Cfg, void *const *Args,
                        const BlockLayout &L, const Watch &W, bool CatchFaults, LaunchStats &Stats,
                        PrintBuffer *Print);
+  /// A launch of checked code (Descriptor::Checked): its blocks one at a
+  /// time, in order, on the calling thread, with a KernelChecker.
+  Error runChecked(const HostModule::Kernel &K, const LaunchConfig &Cfg,
+                   llvm::ArrayRef<KernelArg> Args, void *const *ArgPtrs, const BlockLayout &L,
+                   const Watch &W, bool CatchFaults, LaunchStats &Stats, PrintBuffer *Print,
+                   const LaunchOptions &Opts);
+
+  /// The live device buffers (address -> bytes), for the extents of a
+  /// checked launch's pointer arguments passed without one.
+  std::mutex AllocationsLock;
+  std::map<uint64_t, uint64_t> Allocations;
 };
 
 HostRuntime::HostRuntime(std::unique_ptr<Impl> I) : Runtime(TargetKind::Host), P(std::move(I)) {}
@@ -522,7 +535,9 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
       return outOfMemory(Info, Print->capacity(), "its print buffer");
   }
   PrintBuffer *PrintPtr = Print ? &*Print : nullptr;
-  Error E = K.Info->Cooperative
+  Error E = K.Desc.Checked
+                ? P->runChecked(K, Config, Args, Ptrs.data(), L, W, Catch, Local, PrintPtr, Opts)
+            : K.Info->Cooperative
                 ? P->runCooperative(K, Config, Ptrs.data(), L, W, Catch, Local, PrintPtr)
                 : P->runBlocks(K, Config, Ptrs.data(), L, W, Catch, Local, PrintPtr);
   if (Timed)
@@ -558,10 +573,19 @@ llvm::Expected<uint64_t> HostRuntime::allocateMemory(uint64_t Bytes) {
              "limits a process to vm.max_map_count mappings (65530 by default)";
     return fail(ErrorKind::Failed, Msg);
   }
-  return uint64_t(reinterpret_cast<uintptr_t>(Memory));
+  uint64_t Addr = uint64_t(reinterpret_cast<uintptr_t>(Memory));
+  {
+    std::lock_guard<std::mutex> G(P->AllocationsLock);
+    P->Allocations[Addr] = Bytes;
+  }
+  return Addr;
 }
 
 Error HostRuntime::freeMemory(uint64_t Addr, uint64_t Bytes) {
+  {
+    std::lock_guard<std::mutex> G(P->AllocationsLock);
+    P->Allocations.erase(Addr);
+  }
   P->Buffers.free(reinterpret_cast<char *>(uintptr_t(Addr)), Bytes);
   return Error::success();
 }
@@ -747,6 +771,51 @@ Error HostRuntime::Impl::runBlocks(const HostModule::Kernel &K, const LaunchConf
   return Error::success();
 }
 
+/// A cooperative grid's state: the memory of every block, in \p Mem, and
+/// each block's context bound to its part, in \p Ctxs.
+static Error allocateGrid(BlockMemory &Mem, std::vector<abi::BlockContext> &Ctxs,
+                          const KernelInfo &K, const LaunchConfig &Cfg, const BlockLayout &L,
+                          PrintBuffer *Print) {
+  uint64_t NumBlocks = Cfg.Grid.count();
+  uint64_t PerBlock = llvm::alignTo(std::max<uint64_t>(L.total(), 64), 64);
+  uint64_t Bytes = PerBlock * NumBlocks;
+  if (NumBlocks != 0 && Bytes / NumBlocks != PerBlock)
+    return outOfMemory(K, UINT64_MAX, "the state of a cooperative grid");
+  if (!Mem.allocate(Bytes))
+    return outOfMemory(K, Bytes, "the state of a cooperative grid");
+  Ctxs.assign(NumBlocks, makeContext(Cfg, Print));
+  for (uint64_t B = 0; B < NumBlocks; ++B)
+    bindBlockMemory(Ctxs[B], Mem.get() + B * PerBlock, L);
+  return Error::success();
+}
+
+/// After a phase of a cooperative grid whose blocks returned \p Status:
+/// the error of a divergent barrier, or of blocks that did not all stop at
+/// the same grid_sync (or all finish).
+static Error phaseEndError(const KernelInfo &K, const std::vector<int32_t> &Status,
+                           const std::vector<abi::BlockContext> &Ctxs, const Dim3 &Grid) {
+  uint64_t NumBlocks = Status.size();
+  for (uint64_t B = 0; B < NumBlocks; ++B)
+    if (Status[B] == abi::EntryError)
+      return divergenceError(Ctxs[B], Grid);
+  for (uint64_t B = 1; B < NumBlocks; ++B) {
+    if (Status[B] == Status[0])
+      continue;
+    // Name a block that stopped at a grid_sync and one that did not
+    // stop there.
+    uint64_t At = Status[0] > 0 ? 0 : B, Other = At == 0 ? B : 0;
+    const abi::SyncSite &S = *Ctxs[At].ErrSite;
+    std::string OtherDid = Status[Other] > 0 ? "stopped at the grid_sync() on line " +
+                                                   std::to_string(Ctxs[Other].ErrSite->Line)
+                                             : std::string("finished without reaching it");
+    return siteError(S, "divergent grid_sync() in kernel '" + K.Name + "': block " +
+                            blockString(At, Grid) + " reached it but block " +
+                            blockString(Other, Grid) + " " + OtherDid +
+                            "; every thread of the grid must reach the same grid_sync()");
+  }
+  return Error::success();
+}
+
 // A cooperative grid: every block keeps its memory and context; each phase
 // runs every block up to its next grid_sync (or its end). All blocks must
 // stop at the same grid_sync, or all finish.
@@ -754,16 +823,10 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
                                         void *const *Args, const BlockLayout &L, const Watch &W,
                                         bool CatchFaults, LaunchStats &Stats, PrintBuffer *Print) {
   uint64_t NumBlocks = Cfg.Grid.count();
-  uint64_t PerBlock = llvm::alignTo(std::max<uint64_t>(L.total(), 64), 64);
-  uint64_t Bytes = PerBlock * NumBlocks;
   BlockMemory Mem(Blocks);
-  if (NumBlocks != 0 && Bytes / NumBlocks != PerBlock)
-    return outOfMemory(*K.Info, UINT64_MAX, "the state of a cooperative grid");
-  if (!Mem.allocate(Bytes))
-    return outOfMemory(*K.Info, Bytes, "the state of a cooperative grid");
-  std::vector<abi::BlockContext> Ctxs(NumBlocks, makeContext(Cfg, Print));
-  for (uint64_t B = 0; B < NumBlocks; ++B)
-    bindBlockMemory(Ctxs[B], Mem.get() + B * PerBlock, L);
+  std::vector<abi::BlockContext> Ctxs;
+  if (Error E = allocateGrid(Mem, Ctxs, *K.Info, Cfg, L, Print))
+    return E;
   std::vector<int32_t> Status(NumBlocks);
   unsigned Workers = unsigned(std::min<uint64_t>(Pool.size(), NumBlocks));
   uint32_t Resume = 0;
@@ -809,28 +872,106 @@ Error HostRuntime::Impl::runCooperative(const HostModule::Kernel &K, const Launc
                      "in grid-wide phase " + std::to_string(Stats.Phases) + " after " +
                          std::to_string(Ran.load()) + " block runs");
     }
-    for (uint64_t B = 0; B < NumBlocks; ++B)
-      if (Status[B] == abi::EntryError)
-        return divergenceError(Ctxs[B], Cfg.Grid);
-    for (uint64_t B = 1; B < NumBlocks; ++B) {
-      if (Status[B] == Status[0])
-        continue;
-      // Name a block that stopped at a grid_sync and one that did not
-      // stop there.
-      uint64_t At = Status[0] > 0 ? 0 : B, Other = At == 0 ? B : 0;
-      const abi::SyncSite &S = *Ctxs[At].ErrSite;
-      std::string OtherDid = Status[Other] > 0 ? "stopped at the grid_sync() on line " +
-                                                     std::to_string(Ctxs[Other].ErrSite->Line)
-                                               : std::string("finished without reaching it");
-      return siteError(S, "divergent grid_sync() in kernel '" + K.Info->Name + "': block " +
-                              blockString(At, Cfg.Grid) + " reached it but block " +
-                              blockString(Other, Cfg.Grid) + " " + OtherDid +
-                              "; every thread of the grid must reach the same grid_sync()");
-    }
+    if (Error E = phaseEndError(*K.Info, Status, Ctxs, Cfg.Grid))
+      return E;
     if (Status[0] == abi::EntryDone)
       break;
     Resume = uint32_t(Status[0]);
   }
   Stats.Workers = std::min<unsigned>(Participants.load(), Workers);
   return Error::success();
+}
+
+// A checked launch: one block at a time in linear order (a cooperative
+// grid: phase by phase), on the calling thread, so that its findings do
+// not depend on the workers (docs/Check.md). A fault, a divergent barrier,
+// a timeout or a cancel ends it with its own error, followed by what the
+// checker found until then.
+Error HostRuntime::Impl::runChecked(const HostModule::Kernel &K, const LaunchConfig &Cfg,
+                                    llvm::ArrayRef<KernelArg> Args, void *const *ArgPtrs,
+                                    const BlockLayout &L, const Watch &W, bool CatchFaults,
+                                    LaunchStats &Stats, PrintBuffer *Print,
+                                    const LaunchOptions &Opts) {
+  KernelChecker Ck(*K.Info, Cfg, K.Desc.StaticSharedBytes, Opts.CheckMaxFindings,
+                   Opts.CheckSameValueWrites);
+  {
+    // A pointer without an extent that points into a buffer of this
+    // runtime's reaches to that buffer's end.
+    std::lock_guard<std::mutex> G(AllocationsLock);
+    for (const auto &[Addr, Bytes] : Allocations)
+      Ck.addAllocation(Addr, Bytes);
+    for (size_t I = 0; I < Args.size(); ++I) {
+      if (!Args[I].isPointer())
+        continue;
+      uint64_t A = Args[I].getAddress();
+      std::optional<uint64_t> Extent;
+      if (Args[I].getExtent()) {
+        Extent = Args[I].getExtent();
+      } else if (auto It = Allocations.upper_bound(A); It != Allocations.begin()) {
+        --It;
+        if (A - It->first < It->second)
+          Extent = It->second - (A - It->first);
+      }
+      Ck.setPointerArg(unsigned(I), A, Extent);
+    }
+  }
+  Stats.Workers = 1;
+  if (Ck.checkGPULimits(K.Desc.CheckArch))
+    return Ck.takeError();
+  const bool Coop = K.Info->Cooperative;
+  uint64_t NumBlocks = Cfg.Grid.count();
+  BlockMemory Mem(Blocks);
+  std::vector<abi::BlockContext> Ctxs;
+  if (Coop) {
+    if (Error E = allocateGrid(Mem, Ctxs, *K.Info, Cfg, L, Print))
+      return E;
+  } else {
+    if (!Mem.allocate(L.total()))
+      return outOfMemory(*K.Info, L.total(), "a block's shared memory and thread state");
+    Ctxs.assign(1, makeContext(Cfg, Print));
+    bindBlockMemory(Ctxs[0], Mem.get(), L);
+  }
+  for (abi::BlockContext &C : Ctxs)
+    Ck.bind(C);
+  // The launch's own error first (its kind), then the findings.
+  auto Stop = [&](Error E) { return llvm::joinErrors(std::move(E), Ck.takeError()); };
+  std::vector<int32_t> Status(Ctxs.size());
+  uint32_t Resume = 0;
+  uint64_t Ran = 0;
+  for (bool FirstPhase = true;; FirstPhase = false) {
+    Ck.beginPhase();
+    ++Stats.Phases;
+    for (uint64_t B = 0; B < NumBlocks; ++B) {
+      if (W.active())
+        if (Watch::Reason Why = W.check())
+          return Stop(W.error(Why, *K.Info,
+                              "after " + std::to_string(Ran) + " block runs of a checked launch"));
+      abi::BlockContext &C = Coop ? Ctxs[B] : Ctxs[0];
+      int32_t &Result = Coop ? Status[B] : Status[0];
+      C.Resume = Resume;
+      Ck.enterBlock(B, C.Shared, FirstPhase);
+      bool Returned = false;
+      KernelFault F;
+      if (!Ck.call(
+              [&] { Returned = callEntry(K, ArgPtrs, C, B, B + 1, CatchFaults, Result, F); })) {
+        Mem.discard(); // the kernel was left mid-way
+        return Ck.takeError();
+      }
+      if (!Returned) {
+        Mem.discard();
+        return Stop(faultError(*K.Info, F, B, B + 1, Cfg.Grid));
+      }
+      ++Ran;
+      if (!Coop && Result != abi::EntryDone)
+        return Stop(divergenceError(C, Cfg.Grid));
+    }
+    if (!Coop)
+      break;
+    if (Error E = phaseEndError(*K.Info, Status, Ctxs, Cfg.Grid))
+      return Stop(std::move(E));
+    if (Status[0] == abi::EntryDone)
+      break;
+    Resume = uint32_t(Status[0]);
+  }
+  return Ck.takeError();
 }

@@ -233,6 +233,11 @@ bool gridjit::runCatchingFaults(hostabi::EntryFn Entry, void *const *Args,
   return true;
 }
 
+void gridjit::leaveFaultScope() {
+  CurrentScope = nullptr;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
 std::string gridjit::describeFault(const KernelFault &F) {
   char Buf[64];
   std::snprintf(Buf, sizeof(Buf), "%s at address 0x%llx", F.Signal == SIGBUS ? "SIGBUS" : "SIGSEGV",

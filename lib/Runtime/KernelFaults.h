@@ -71,6 +71,12 @@ void forkSafeFaultHandlers();
 bool runCatchingFaults(hostabi::EntryFn Entry, void *const *Args, hostabi::BlockContext *Ctx,
                        uint64_t First, uint64_t End, int32_t &Result, KernelFault &Fault);
 
+/// Clears the calling thread's fault-catching scope (the one
+/// runCatchingFaults set) before code leaves kernel frames by a jump of its
+/// own (a checked launch's finding limit, KernelChecker.h): a fault after
+/// the jump is then not taken for the kernel's. Nothing when none is set.
+void leaveFaultScope();
+
 /// "SIGSEGV at address 0x..." for \p F.
 std::string describeFault(const KernelFault &F);
 

@@ -18,6 +18,18 @@ using namespace gridjit;
 using llvm::Error;
 
 char gridjit::KernelFaultError::ID = 0;
+char gridjit::KernelCheckError::ID = 0;
+
+static std::string joinFindings(const std::vector<CheckFinding> &Findings) {
+  std::string S;
+  for (const CheckFinding &F : Findings)
+    S += (S.empty() ? "" : "\n") + F.Text;
+  return S;
+}
+
+KernelCheckError::KernelCheckError(std::string Kernel, std::vector<CheckFinding> Findings)
+    : ErrorInfo(ErrorKind::Check, joinFindings(Findings)), Kernel(std::move(Kernel)),
+      Findings(std::move(Findings)) {}
 
 //===----------------------------------------------------------------------===//
 // DeviceBuffer, LoadedModule

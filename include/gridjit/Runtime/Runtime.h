@@ -142,9 +142,11 @@ public:
 
   /// This pointer argument, declaring that the kernel may reach \p Bytes
   /// bytes from its address (a buffer's size, an array's bytes). 0 (the
-  /// default) means unknown. Nothing checks it yet: it is carried to the
-  /// launch for a checker of kernels' memory accesses (the C API's
-  /// gj_arg::extent). Meaningless for scalars.
+  /// default) means unknown: a checked launch (docs/Check.md) then takes
+  /// the extent from the host runtime's allocation the address lies in, to
+  /// that allocation's end, and reports an access through a pointer in
+  /// none. Unchecked launches ignore it (the C API's gj_arg::extent).
+  /// Meaningless for scalars.
   KernelArg withExtent(uint64_t Bytes) const {
     KernelArg A = *this;
     A.Extent = Bytes;
@@ -338,6 +340,60 @@ public:
 
 private:
   std::string Kernel;
+};
+
+/// One finding of a checked launch (HostTargetOptions::Check; a
+/// KernelCheckError holds them, docs/Check.md).
+struct CheckFinding {
+  enum KindType {
+    OutOfBounds,       ///< an access outside the buffer or shared array it names
+    UnknownExtent,     ///< an access through a pointer whose buffer size is unknown
+    DataRace,          ///< two unordered accesses, at least one a write (Other is set)
+    UninitialisedRead, ///< a read of shared memory no thread of the block wrote
+    LocalIndex,        ///< a local or constant array's index out of range
+    DivisionByZero,    ///< integer `/` or `%` by zero
+    DivisionOverflow,  ///< signed MIN / -1 or MIN % -1
+    ShiftAmount,       ///< a shift by a negative amount or one not below the width
+    WarpLane,          ///< a warp operation reading a lane that does not exist
+    GPULimit,          ///< the kernel or launch exceeds a GPU's limits (no position)
+  };
+  /// A position in the kernel's source: Line and Col 1-based, 0 unknown.
+  struct Place {
+    std::string File;
+    uint32_t Line = 0, Col = 0;
+    std::string SourceLine;
+  };
+  KindType Kind = OutOfBounds;
+  Place At;    ///< the access or operation (GPULimit: none)
+  Place Other; ///< DataRace: the other access; otherwise empty
+  /// The thread (linear in its block) and block (linear in the grid) of
+  /// the access; for DataRace also the other access's. 0 for GPULimit.
+  uint64_t Block = 0, OtherBlock = 0;
+  uint32_t Thread = 0, OtherThread = 0;
+  std::string Headline; ///< the error line's message
+  std::string Note;     ///< DataRace: the note's message; otherwise empty
+  /// Rendered like a compile error: `FILE:LINE:COL: error: Headline`, the
+  /// source line and a caret, then (DataRace) the note likewise. No final
+  /// newline.
+  std::string Text;
+};
+
+/// The error of a checked host launch that found something
+/// (docs/Check.md). Its kind is ErrorKind::Check; its message is the
+/// findings' Text in the order found, one after the other (a newline
+/// between two).
+class KernelCheckError : public llvm::ErrorInfo<KernelCheckError, KindedError> {
+public:
+  static char ID;
+  KernelCheckError(std::string Kernel, std::vector<CheckFinding> Findings);
+  /// The kernel's name.
+  const std::string &getKernel() const { return Kernel; }
+  /// What was found, in order, deduplicated (LaunchOptions::CheckMaxFindings at most).
+  const std::vector<CheckFinding> &getFindings() const { return Findings; }
+
+private:
+  std::string Kernel;
+  std::vector<CheckFinding> Findings;
 };
 
 /// An artifact loaded into a Runtime: the kernels' metadata, and whatever

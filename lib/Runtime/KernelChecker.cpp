@@ -1,0 +1,579 @@
+//===- KernelChecker.cpp - The run-time half of checked launches ----------===//
+//
+// Part of gridjit. See KernelChecker.h.
+//
+// Shadow memory costs sizeof(ShadowByte) (72) bytes per byte of memory the
+// kernel touches, in pages of 4 KiB of memory (288 KiB of shadow each),
+// allocated zeroed on first touch (calloc: large blocks are fresh
+// mappings, so untouched parts cost no memory) and freed with the checker
+// at the end of the launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelChecker.h"
+
+#include "KernelFaults.h"
+
+#include "gridjit/Runtime/LaunchChecks.h"
+#include "gridjit/Support/Diagnostics.h"
+#include "gridjit/Support/Limits.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+using namespace gridjit;
+namespace abi = gridjit::hostabi;
+
+void KernelChecker::FreeDeleter::operator()(ShadowByte *P) const { std::free(P); }
+
+KernelChecker::KernelChecker(const KernelInfo &K, const LaunchConfig &Cfg,
+                             uint64_t StaticSharedBytes, uint32_t MaxFindings, bool SameValueWrites)
+    : Info(K), Cfg(Cfg), StaticShared(StaticSharedBytes),
+      MaxFindings(std::max<uint32_t>(1, MaxFindings)), SameValueWrites(SameValueWrites),
+      Params(K.Params.size()) {}
+
+KernelChecker::~KernelChecker() = default;
+
+void KernelChecker::setPointerArg(unsigned Index, uint64_t Addr, std::optional<uint64_t> Bytes) {
+  if (Index >= Params.size())
+    Params.resize(Index + 1);
+  Region &R = Params[Index];
+  R.Param = int(Index);
+  R.Name = Index < Info.Params.size() ? Info.Params[Index].Name.c_str() : "";
+  R.Begin = Addr;
+  R.Known = Bytes.has_value();
+  R.End = Addr + (Bytes ? std::min(*Bytes, UINT64_MAX - Addr) : 0);
+}
+
+void KernelChecker::addAllocation(uint64_t Addr, uint64_t Bytes) {
+  Region R;
+  R.Begin = Addr;
+  R.End = Addr + Bytes;
+  auto At = std::lower_bound(Allocations.begin(), Allocations.end(), Addr,
+                             [](const Region &A, uint64_t V) { return A.Begin < V; });
+  Allocations.insert(At, R);
+}
+
+void KernelChecker::bind(abi::BlockContext &C) {
+  C.CheckState = this;
+  C.CheckAccess = &KernelChecker::access;
+  C.CheckReport = &KernelChecker::report;
+  C.CheckSync = &KernelChecker::sync;
+}
+
+uint64_t KernelChecker::shadowBytes() const {
+  return Shadow.size() * ShadowPageBytes * sizeof(ShadowByte);
+}
+
+//===----------------------------------------------------------------------===//
+// Events and ordering
+//===----------------------------------------------------------------------===//
+
+void KernelChecker::beginPhase() { PhaseStart = ++Clock; }
+
+void KernelChecker::enterBlock(uint64_t Block, char *Shared, bool Fresh) {
+  ++Clock;
+  CurBlock = Block;
+  CurShared = Shared;
+  // A block's shared memory starts undefined: records older than its start
+  // are another block's. A resumed cooperative block keeps its own memory
+  // (every block has its own there), and what it wrote before.
+  CurBlockStart = Fresh ? Clock : 0;
+  BlockSync = 0;
+  WarpSync.assign((Cfg.Block.count() + 31) / 32, 0);
+}
+
+void KernelChecker::sync(void *State, uint32_t Kind, uint64_t, uint32_t Warp) {
+  auto &C = *static_cast<KernelChecker *>(State);
+  ++C.Clock;
+  if (Kind == abi::CheckSyncThreads)
+    C.BlockSync = C.Clock;
+  else if (Warp == abi::NoWarp)
+    std::fill(C.WarpSync.begin(), C.WarpSync.end(), C.Clock);
+  else if (Warp < C.WarpSync.size())
+    C.WarpSync[Warp] = C.Clock;
+}
+
+bool KernelChecker::ordered(const Access &P, uint64_t Block, uint32_t Thread) const {
+  if (P.Stamp < PhaseStart)
+    return true;
+  if (P.Block != Block)
+    return false;
+  if (P.Thread == Thread || P.Stamp < BlockSync)
+    return true;
+  uint32_t Warp = Thread / 32;
+  return P.Thread / 32 == Warp && Warp < WarpSync.size() && P.Stamp < WarpSync[Warp];
+}
+
+KernelChecker::ShadowByte &KernelChecker::shadow(uint64_t Addr) {
+  uint64_t Page = Addr >> ShadowPageShift;
+  if (Page != LastPage) {
+    auto &Slot = Shadow[Page];
+    if (!Slot) {
+      auto *Mem = static_cast<ShadowByte *>(std::calloc(ShadowPageBytes, sizeof(ShadowByte)));
+      if (!Mem)
+        llvm::report_bad_alloc_error("kernel checker: no memory for shadow memory");
+      Slot.reset(Mem);
+    }
+    LastPage = Page;
+    LastPagePtr = Slot.get();
+  }
+  return LastPagePtr[Addr & (ShadowPageBytes - 1)];
+}
+
+void *KernelChecker::scratch(uint64_t Bytes) {
+  uint64_t Words = std::max<uint64_t>(8, (Bytes + 7) / 8);
+  if (Scratch.size() < Words)
+    Scratch.resize(Words);
+  std::fill(Scratch.begin(), Scratch.end(), 0);
+  return Scratch.data();
+}
+
+//===----------------------------------------------------------------------===//
+// Findings
+//===----------------------------------------------------------------------===//
+
+std::string KernelChecker::threadString(uint32_t Thread) const {
+  Dim3 T;
+  T.X = Thread % Cfg.Block.X;
+  T.Y = Thread / Cfg.Block.X % Cfg.Block.Y;
+  T.Z = Thread / Cfg.Block.X / Cfg.Block.Y;
+  return formatDim3(T);
+}
+
+std::string KernelChecker::blockString(uint64_t Block) const {
+  Dim3 B;
+  B.X = uint32_t(Block % Cfg.Grid.X);
+  B.Y = uint32_t(Block / Cfg.Grid.X % Cfg.Grid.Y);
+  B.Z = uint32_t(Block / Cfg.Grid.X / Cfg.Grid.Y);
+  return formatDim3(B);
+}
+
+std::string KernelChecker::by(uint64_t Block, uint32_t Thread) const {
+  return "thread " + threadString(Thread) + " of block " + blockString(Block);
+}
+
+static CheckFinding::Place placeOf(const abi::CheckSite *S) {
+  CheckFinding::Place P;
+  P.File = S->Module ? S->Module : "";
+  P.Line = S->Line;
+  P.Col = S->Col;
+  P.SourceLine = S->SourceLine ? S->SourceLine : "";
+  return P;
+}
+
+CheckFinding KernelChecker::located(CheckFinding::KindType Kind, const abi::CheckSite *S,
+                                    uint64_t Block, uint32_t Thread, std::string Headline) const {
+  CheckFinding F;
+  F.Kind = Kind;
+  F.At = placeOf(S);
+  F.Block = Block;
+  F.Thread = Thread;
+  F.Headline = std::move(Headline);
+  return F;
+}
+
+/// `FILE:LINE:COL: error: MSG` (or `note:`), the source line and a caret:
+/// rendered as a compile error is (DiagnosticError: long lines windowed,
+/// non-ASCII lines with their caret); without the source line where it is
+/// not known. Ends in '\n'.
+static std::string renderAt(const CheckFinding::Place &P, bool Note, const std::string &Msg) {
+  std::string Source;
+  if (P.Line && !P.SourceLine.empty())
+    Source = std::string(P.Line - 1, '\n') + P.SourceLine + "\n";
+  SourceLoc Loc;
+  Loc.Line = P.Line;
+  Loc.Col = std::max<uint32_t>(P.Col, 1);
+  DiagnosticError D(P.File, Source, {{Loc, Msg}}, /*Truncated=*/false, ErrorKind::Check);
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  D.log(OS);
+  OS.flush();
+  if (Note) {
+    std::string Head = P.File;
+    if (P.Line)
+      Head += ":" + std::to_string(P.Line) + ":" + std::to_string(Loc.Col);
+    Head += ": error: ";
+    if (llvm::StringRef(Text).starts_with(Head))
+      Text = Head.substr(0, Head.size() - 7) + "note: " + Text.substr(Head.size());
+  }
+  return Text;
+}
+
+void KernelChecker::addFinding(CheckFinding F) {
+  if (limitReached())
+    return;
+  const std::string &File = F.Kind == CheckFinding::GPULimit ? F.Headline : F.At.File;
+  if (!Seen.emplace(int(F.Kind), File, F.At.Line, F.At.Col, F.Other.File, F.Other.Line, F.Other.Col)
+           .second)
+    return;
+  std::string Text;
+  if (F.Kind == CheckFinding::GPULimit) {
+    Text = "error: " + F.Headline;
+  } else {
+    Text = renderAt(F.At, /*Note=*/false, F.Headline);
+    if (F.Kind == CheckFinding::DataRace)
+      Text += renderAt(F.Other, /*Note=*/true, F.Note);
+  }
+  if (!Text.empty() && Text.back() == '\n')
+    Text.pop_back();
+  F.Text = std::move(Text);
+  Findings.push_back(std::move(F));
+}
+
+void KernelChecker::stopIfLimit() {
+  if (!limitReached() || !Jump)
+    return;
+  sigjmp_buf *J = Jump;
+  Jump = nullptr;
+  leaveFaultScope();
+  siglongjmp(*J, 1);
+}
+
+bool KernelChecker::call(llvm::function_ref<void()> Run) {
+  sigjmp_buf J;
+  if (sigsetjmp(J, /*savemask=*/0)) {
+    Jump = nullptr;
+    return false;
+  }
+  Jump = &J;
+  Run();
+  Jump = nullptr;
+  return true;
+}
+
+llvm::Error KernelChecker::takeError() {
+  if (Findings.empty())
+    return llvm::Error::success();
+  return llvm::make_error<KernelCheckError>(Info.Name, std::move(Findings));
+}
+
+//===----------------------------------------------------------------------===//
+// GPU limits
+//===----------------------------------------------------------------------===//
+
+/// The largest shared memory per block (static + dynamic) a kernel may opt
+/// into on sm_\p Arch, in KiB.
+static uint64_t optInSharedKiB(uint64_t Arch) {
+  if (Arch >= 90)
+    return 227;
+  if (Arch >= 86)
+    return 99;
+  if (Arch >= 80)
+    return 163;
+  if (Arch >= 75)
+    return 64;
+  if (Arch >= 70)
+    return 96;
+  return 48;
+}
+
+bool KernelChecker::checkGPULimits(uint64_t Arch) {
+  if (Arch == 0)
+    Arch = 80;
+  auto Limit = [&](std::string Headline) {
+    CheckFinding F;
+    F.Kind = CheckFinding::GPULimit;
+    F.Headline = std::move(Headline);
+    addFinding(std::move(F));
+  };
+  std::string K = "kernel '" + Info.Name + "'";
+  constexpr uint64_t StaticMax = 48u << 10;
+  if (StaticShared > StaticMax)
+    Limit(K + " has " + std::to_string(StaticShared) +
+          " bytes of static shared memory; a GPU allows " + std::to_string(StaticMax) +
+          " (48 KiB) per block");
+  if (Cfg.Block.count() > limits::MaxThreadsPerBlock)
+    Limit(K + " is launched with blocks of " + std::to_string(Cfg.Block.count()) +
+          " threads; a GPU allows " + std::to_string(limits::MaxThreadsPerBlock) + " per block");
+  auto Over = [](const Dim3 &D, const uint32_t(&M)[3]) {
+    return D.X > M[0] || D.Y > M[1] || D.Z > M[2];
+  };
+  auto Dims = [](const uint32_t(&M)[3]) {
+    Dim3 D;
+    D.X = M[0];
+    D.Y = M[1];
+    D.Z = M[2];
+    return formatDim3(D);
+  };
+  if (Over(Cfg.Block, limits::MaxBlockDim))
+    Limit(K + " is launched with block " + formatDim3(Cfg.Block) +
+          "; a GPU allows block dimensions up to " + Dims(limits::MaxBlockDim));
+  if (Over(Cfg.Grid, limits::MaxGridDim))
+    Limit(K + " is launched with grid " + formatDim3(Cfg.Grid) +
+          "; a GPU allows grid dimensions up to " + Dims(limits::MaxGridDim));
+  uint64_t Total = StaticShared + Cfg.DynamicSharedBytes;
+  uint64_t KiB = optInSharedKiB(Arch);
+  if (Total > KiB << 10)
+    Limit(K + " uses " + std::to_string(Total) + " bytes of shared memory per block (" +
+          std::to_string(StaticShared) + " static, " + std::to_string(Cfg.DynamicSharedBytes) +
+          " dynamic); sm_" + std::to_string(Arch) + " allows " + std::to_string(KiB << 10) + " (" +
+          std::to_string(KiB) + " KiB) per block");
+  return limitReached();
+}
+
+//===----------------------------------------------------------------------===//
+// Accesses
+//===----------------------------------------------------------------------===//
+
+/// "read", "write", or the atomic's name.
+static std::string verb(const abi::CheckSite *S) {
+  if (S->Kind == abi::CheckLoad)
+    return "read";
+  if (S->Kind == abi::CheckStore)
+    return "write";
+  return S->What && *S->What ? S->What : "atomic";
+}
+
+static const char *memoryName(const abi::CheckSite *S) { return S->Memory ? S->Memory : ""; }
+
+bool KernelChecker::locate(const abi::CheckSite *S, uint64_t Addr, Region &R) const {
+  uint64_t Shared = uint64_t(uintptr_t(CurShared));
+  uint64_t SharedTotal = StaticShared + Cfg.DynamicSharedBytes;
+  if (S->Space == abi::CheckShared || S->Space == abi::CheckDynamicShared) {
+    R.Shared = true;
+    R.Name = memoryName(S);
+    if (S->Space == abi::CheckDynamicShared) {
+      R.Begin = Shared + StaticShared;
+      R.End = R.Begin + Cfg.DynamicSharedBytes;
+    } else if (S->SharedBytes) {
+      R.Begin = Shared + S->SharedOffset;
+      R.End = R.Begin + S->SharedBytes;
+    } else {
+      R.Begin = Shared;
+      R.End = Shared + SharedTotal;
+    }
+    return true;
+  }
+  if (S->Param >= 0 && size_t(S->Param) < Params.size() && Params[S->Param].Param >= 0) {
+    R = Params[S->Param];
+    return true;
+  }
+  // By address: the arguments' buffers, the runtime's allocations, the
+  // running block's shared memory.
+  for (const Region &P : Params)
+    if (P.Param >= 0 && P.Known && Addr >= P.Begin && Addr < P.End) {
+      R = P;
+      return true;
+    }
+  auto It = std::upper_bound(Allocations.begin(), Allocations.end(), Addr,
+                             [](uint64_t V, const Region &A) { return V < A.Begin; });
+  if (It != Allocations.begin() && Addr < std::prev(It)->End) {
+    R = *std::prev(It);
+    R.Name = memoryName(S);
+    return true;
+  }
+  if (CurShared && Addr >= Shared && Addr < Shared + SharedTotal) {
+    R.Begin = Shared;
+    R.End = Shared + SharedTotal;
+    R.Shared = true;
+    R.Name = memoryName(S);
+    return true;
+  }
+  return false;
+}
+
+void *KernelChecker::access(void *State, const abi::CheckSite *Site, uint64_t Block,
+                            uint32_t Thread, void *Addr, const void *Value) {
+  auto &C = *static_cast<KernelChecker *>(State);
+  void *To = C.onAccess(Site, Block, Thread, Addr, Value);
+  // Here, with no object of onAccess's left to destroy.
+  C.stopIfLimit();
+  return To;
+}
+
+/// "element 8 (bytes 32..35)": the element of \p ElemBytes bytes at byte
+/// \p Offset (negative before the start) of \p Bytes bytes.
+static std::string elementAt(int64_t Offset, uint64_t Bytes, uint64_t ElemBytes) {
+  int64_t E = int64_t(std::max<uint64_t>(1, ElemBytes));
+  int64_t Elem = Offset >= 0 ? Offset / E : -((-Offset + E - 1) / E);
+  return "element " + std::to_string(Elem) + " (bytes " + std::to_string(Offset) + ".." +
+         std::to_string(Offset + int64_t(Bytes) - 1) + ")";
+}
+
+void *KernelChecker::onAccess(const abi::CheckSite *S, uint64_t Block, uint32_t Thread, void *Addr,
+                              const void *Value) {
+  uint64_t A = uint64_t(uintptr_t(Addr));
+  uint64_t N = std::max<uint32_t>(1, S->Bytes);
+  Region R;
+  if (!locate(S, A, R) || !R.Known) {
+    std::string K = "in kernel '" + Info.Name + "'";
+    std::string Through = !*memoryName(S) ? "" : " through '" + std::string(memoryName(S)) + "'";
+    std::string H;
+    if (!R.Known && R.Param >= 0) {
+      H = verb(S) + " through '" + std::string(R.Name) + "' " + K +
+          ", whose buffer size is unknown (argument " + std::to_string(R.Param + 1) +
+          " was passed without an extent), by " + by(Block, Thread);
+    } else {
+      std::string Unknown;
+      for (const Region &P : Params)
+        if (P.Param >= 0 && !P.Known)
+          Unknown += (Unknown.empty() ? "'" : ", '") + std::string(P.Name) + "'";
+      H = verb(S) + Through + " " + K + " is outside every buffer the launch knows" +
+          (Unknown.empty() ? "" : " (arguments passed without an extent: " + Unknown + ")") +
+          ", by " + by(Block, Thread);
+    }
+    addFinding(located(CheckFinding::UnknownExtent, S, Block, Thread, std::move(H)));
+    return scratch(N);
+  }
+  if (A < R.Begin || A > R.End || R.End - A < N) {
+    std::string K = "in kernel '" + Info.Name + "'";
+    uint64_t Size = R.End - R.Begin;
+    uint64_t Elem = std::max<uint32_t>(1, S->ElemBytes);
+    std::string H = "out-of-bounds " + verb(S) + " of " + (R.Shared ? "shared '" : "'") +
+                    std::string(R.Name) + "' " + K + ": " +
+                    elementAt(int64_t(A - R.Begin), N, Elem) + " is outside its " +
+                    std::to_string(Size / Elem) + " element" + (Size / Elem == 1 ? "" : "s") +
+                    " (" + std::to_string(Size) + " bytes), by " + by(Block, Thread);
+    addFinding(located(CheckFinding::OutOfBounds, S, Block, Thread, std::move(H)));
+    return scratch(N);
+  }
+  trackAccess(S, Block, Thread, A, Value, R);
+  return Addr;
+}
+
+void KernelChecker::trackAccess(const abi::CheckSite *S, uint64_t Block, uint32_t Thread,
+                                uint64_t Addr, const void *Value, const Region &R) {
+  uint64_t N = std::max<uint32_t>(1, S->Bytes);
+  bool IsRead = S->Kind != abi::CheckStore, IsWrite = S->Kind != abi::CheckLoad;
+  uint32_t Atomic = S->Kind == abi::CheckAtomic;
+  // Records older than the block's start are another block's use of the
+  // same shared memory: neither races nor initialisation.
+  uint64_t Stale = R.Shared ? CurBlockStart : 0;
+  auto Live = [&](const Access &P) { return P.Stamp != 0 && P.Stamp >= Stale; };
+  auto Conflicts = [&](const Access &P) {
+    return Live(P) && !(P.Atomic && Atomic) && !ordered(P, Block, Thread);
+  };
+  // A plain store of the bytes memory holds now.
+  bool Benign = !SameValueWrites && S->Kind == abi::CheckStore && Value &&
+                std::memcmp(Value, reinterpret_cast<const void *>(uintptr_t(Addr)), N) == 0;
+  Access Cur{S, Block, Clock, Thread, Atomic};
+  std::optional<Access> Other;
+  uint64_t OtherByte = 0;
+  bool Uninitialised = false;
+  ShadowByte *Next = &shadow(Addr);
+  for (uint64_t I = 0; I < N; ++I, ++Next) {
+    if (I && ((Addr + I) & (ShadowPageBytes - 1)) == 0)
+      Next = &shadow(Addr + I); // the access crosses into another page
+    ShadowByte &B = *Next;
+    if (!Other) {
+      if (Conflicts(B.Write) && !(Benign && !B.Write.Atomic))
+        Other = B.Write;
+      else if (IsWrite)
+        for (const Access &Rd : B.Read)
+          if (!Other && Conflicts(Rd))
+            Other = Rd;
+      if (Other)
+        OtherByte = Addr + I;
+    }
+    if (R.Shared && IsRead && !Live(B.Write))
+      Uninitialised = true;
+    if (IsWrite) {
+      B.Write = Cur;
+      B.Read[0] = B.Read[1] = Access{};
+      continue;
+    }
+    // A read: in the first slot that holds nothing unordered before it by
+    // another thread, else over the second.
+    Access *Slot = &B.Read[1];
+    for (Access &Rd : B.Read)
+      if (!Live(Rd) || ordered(Rd, Block, Thread)) {
+        Slot = &Rd;
+        break;
+      }
+    *Slot = Cur;
+  }
+  if (!Other && !Uninitialised)
+    return;
+  std::string K = "in kernel '" + Info.Name + "'";
+  auto ElementOf = [&](const abi::CheckSite *Site, uint64_t At) {
+    return "element " + std::to_string((At - R.Begin) / std::max<uint32_t>(1, Site->ElemBytes));
+  };
+  if (Other) {
+    std::string Name = "'" + std::string(R.Name) + "'";
+    std::string OtherName =
+        !*memoryName(Other->Site) ? Name : "'" + std::string(memoryName(Other->Site)) + "'";
+    std::string H = "data race " + K + ": " + verb(S) + " of " + (R.Shared ? "shared " : "") +
+                    Name + " " + ElementOf(S, Addr) + " by " + by(Block, Thread);
+    CheckFinding F = located(CheckFinding::DataRace, S, Block, Thread, std::move(H));
+    F.Other = placeOf(Other->Site);
+    F.OtherBlock = Other->Block;
+    F.OtherThread = Other->Thread;
+    const char *Why = Other->Block != Block ? "no grid_sync() orders them"
+                      : Other->Thread / 32 == Thread / 32
+                          ? "neither a sync_threads() nor a sync_warp() orders them"
+                          : "no sync_threads() orders them";
+    F.Note = "conflicts with this " + verb(Other->Site) + " of " + OtherName + " " +
+             ElementOf(Other->Site, OtherByte) + " by " + by(Other->Block, Other->Thread) + "; " +
+             Why;
+    addFinding(std::move(F));
+  }
+  if (Uninitialised)
+    addFinding(located(CheckFinding::UninitialisedRead, S, Block, Thread,
+                       verb(S) + " of uninitialised shared memory " + K + ": '" +
+                           std::string(R.Name) + "' " + ElementOf(S, Addr) + " by " +
+                           by(Block, Thread) + "; no thread of the block has written it"));
+}
+
+//===----------------------------------------------------------------------===//
+// What the kernel's code finds itself
+//===----------------------------------------------------------------------===//
+
+void KernelChecker::report(void *State, const abi::CheckSite *Site, uint64_t Block, uint32_t Thread,
+                           uint64_t A, uint64_t B) {
+  auto &C = *static_cast<KernelChecker *>(State);
+  C.onReport(Site, Block, Thread, A, B);
+  C.stopIfLimit();
+}
+
+void KernelChecker::onReport(const abi::CheckSite *S, uint64_t Block, uint32_t Thread, uint64_t A,
+                             uint64_t B) {
+  std::string K = "in kernel '" + Info.Name + "'";
+  std::string What = S->What ? S->What : "";
+  std::string In = "in " + by(Block, Thread);
+  int64_t SA = int64_t(A);
+  switch (S->Kind) {
+  case abi::CheckLocalIndex:
+    addFinding(located(CheckFinding::LocalIndex, S, Block, Thread,
+                       "index " + std::to_string(SA) + " is out of range of " + What + " '" +
+                           std::string(memoryName(S)) + "' (" + std::to_string(B) + " element" +
+                           (B == 1 ? "" : "s") + ") " + K + ", " + In));
+    return;
+  case abi::CheckDivByZero:
+    addFinding(located(CheckFinding::DivisionByZero, S, Block, Thread,
+                       "integer division by zero " + K + ": " + std::to_string(SA) + " " + What +
+                           " 0 " + In));
+    return;
+  case abi::CheckDivOverflow: {
+    unsigned Bits = SA == INT8_MIN ? 8 : SA == INT16_MIN ? 16 : SA == INT32_MIN ? 32 : 64;
+    addFinding(located(CheckFinding::DivisionOverflow, S, Block, Thread,
+                       "integer overflow " + K + ": " + std::to_string(SA) + " " + What +
+                           " -1 does not fit in " + std::to_string(Bits) + " bits " + In));
+    return;
+  }
+  case abi::CheckShiftAmount: {
+    std::string Expr =
+        (!*memoryName(S) ? "" : std::string(memoryName(S)) + " ") + What + " " + std::to_string(SA);
+    std::string H = SA < 0 ? "shift amount " + std::to_string(SA) + " is negative"
+                           : "shift amount " + std::to_string(SA) + " is not below the width (" +
+                                 std::to_string(B) + " bits)";
+    addFinding(
+        located(CheckFinding::ShiftAmount, S, Block, Thread, H + " " + K + ": " + Expr + " " + In));
+    return;
+  }
+  case abi::CheckWarpLane:
+    addFinding(located(CheckFinding::WarpLane, S, Block, Thread,
+                       What + " " + K + " reads lane " + std::to_string(SA) + " of warp " +
+                           std::to_string(Thread / 32) + " of block " + blockString(Block) +
+                           ", which has " + std::to_string(B) + " lane" + (B == 1 ? "" : "s") +
+                           " (the block has " + std::to_string(Cfg.Block.count()) +
+                           " threads), in thread " + threadString(Thread)));
+    return;
+  default:
+    return;
+  }
+}
