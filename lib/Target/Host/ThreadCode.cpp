@@ -30,10 +30,10 @@ using llvm::isa;
 using llvm::Value;
 
 HostModuleLowering::HostModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR,
-                                       SyncHooks *Hooks, bool IterationMajor)
+                                       SyncHooks *Hooks, bool IterationMajor, unsigned CheckArch)
     : StructuralLowering(IR.getContext(), HostCtx), T(T), KM(KM), IR(IR),
-      HostCtx(T, KM, IR, B, *this), IterationMajor(IterationMajor), Loops(*this), FullBlocks(*this),
-      Hoister(*this), SyncPoints(*this, Hooks), Entry(*this) {}
+      HostCtx(T, KM, IR, B, *this), IterationMajor(IterationMajor), CheckArch(CheckArch),
+      Loops(*this), FullBlocks(*this), Hoister(*this), SyncPoints(*this, Hooks), Entry(*this) {}
 
 HostLoweringPart::HostLoweringPart(HostModuleLowering &L) : L(L), B(L.B), Ctx(L.Ctx), Cur(L.Cur) {}
 
