@@ -315,6 +315,58 @@ TEST_P(CheckedAccessTest, EveryGlobalAndSharedAccessCallsTheCheckerWithItsSite) 
 
 INSTANTIATE_TEST_SUITE_P(OptLevels, CheckedAccessTest, ::testing::Values(0u, 3u));
 
+TEST(CheckedCodeTest, SharedScalarsAreCheckedAsTheirNamesAreReadAndAssigned) {
+  auto T = hostTarget(true);
+  auto M = parse(R"(
+kernel sc(out: ptr<i32>) {
+  shared total: i32;
+  shared flag: bool;
+  if thread_idx.x == 0 { total = 5; flag = true; }
+  sync_threads();
+  total += 1;
+  out[thread_idx.x] = total;
+  total = total * 2;
+}
+)");
+  ASSERT_TRUE(T && M);
+  Loaded L = load(*T, *M, "sc", 3);
+  ASSERT_TRUE(L.Entry);
+  std::vector<int32_t> Out(3);
+  int32_t *OutP = Out.data();
+  Recorder R;
+  char *Shared = nullptr;
+  ASSERT_EQ(run(L, {&OutP}, 1, 3, R, 0, &Shared), habi::EntryDone);
+  auto Stores = R.accesses("store", "total");
+  auto Loads = R.accesses("load", "total");
+  ASSERT_EQ(Stores.size(), 1u + 3 * 2);
+  ASSERT_EQ(Loads.size(), 3u * 3);
+  EXPECT_EQ(Stores[0].Site->Line, 5u);
+  EXPECT_EQ(Stores[0].Site->Col, 26u);
+  EXPECT_EQ(Stores[0].Site->Space, habi::CheckShared);
+  EXPECT_EQ(Stores[0].Site->SharedOffset, 0u);
+  EXPECT_EQ(Stores[0].Site->SharedBytes, 4u);
+  EXPECT_EQ(Stores[0].Addr, Shared);
+  ASSERT_TRUE(Stores[0].HasValue);
+  int32_t V;
+  std::memcpy(&V, Stores[0].Value.data(), 4);
+  EXPECT_EQ(V, 5);
+  EXPECT_EQ(Loads[0].Site->Line, 7u);
+  EXPECT_EQ(Loads[1].Site->Line, 8u);
+  EXPECT_EQ(Loads[1].Site->Kind, habi::CheckLoad);
+  // `total = total * 2;`: the load at the operand, the store at the target.
+  EXPECT_EQ(Loads[2].Site->Line, 9u);
+  EXPECT_EQ(Loads[2].Site->Col, 11u);
+  EXPECT_EQ(Stores[2].Site->Line, 9u);
+  EXPECT_EQ(Stores[2].Site->Col, 3u);
+  auto Flag = R.accesses("store", "flag");
+  ASSERT_EQ(Flag.size(), 1u);
+  EXPECT_EQ(Flag[0].Site->Bytes, 1u);
+  EXPECT_EQ(Flag[0].Site->SharedOffset, 16u);
+  ASSERT_TRUE(Flag[0].HasValue);
+  EXPECT_EQ(Flag[0].Value[0], 1);
+  EXPECT_EQ(Out, (std::vector<int32_t>{6, 13, 27}));
+}
+
 //===----------------------------------------------------------------------===//
 // Undefined operations
 //===----------------------------------------------------------------------===//

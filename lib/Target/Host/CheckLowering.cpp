@@ -415,7 +415,29 @@ Value *HostModuleLowering::checkAccess(const OpArgs &A, uint32_t Kind, llvm::Str
   return Call;
 }
 
+Value *HostModuleLowering::checkSharedScalar(Value *Addr, Type Ty, Value *Stored) {
+  if (!checked() || !Cur)
+    return Addr;
+  auto It = Cur->SharedScalars.find(Addr);
+  if (It == Cur->SharedScalars.end())
+    return Addr;
+  OpArgs A;
+  A.Loc = Cur->SharedScalarLoc;
+  A.ResultTy = Ty;
+  A.Mem = memoryOf(*It->second);
+  Value *Ops[] = {Addr};
+  A.Operands = Ops;
+  return checkAccess(A, Stored ? hostabi::CheckStore : hostabi::CheckLoad,
+                     Stored ? "store" : "load", Stored);
+}
+
 void HostModuleLowering::checkReport(Value *Bad, llvm::Constant *Site, Value *A, Value *BVal) {
+  // A recomputed `let` (VarSlot::Remat) is evaluated again before a thread
+  // loop's state check, in the middle of a block: for threads that may be
+  // masked, and after its declaration has checked it. Nothing to report
+  // there (and no block to split).
+  if (B.GetInsertPoint() != B.GetInsertBlock()->end())
+    return;
   llvm::BasicBlock *Report = newBlock("check.report"), *Cont = newBlock("check.done");
   B.CreateCondBr(Bad, Report, Cont);
   B.SetInsertPoint(Report);

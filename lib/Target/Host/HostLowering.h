@@ -140,6 +140,10 @@ public:
   /// \p Stored: for a store, the value stored.
   llvm::Value *checkAccess(const OpArgs &A, uint32_t Kind, llvm::StringRef What,
                            llvm::Value *Stored = nullptr);
+  /// In checked code, for an access of a shared scalar's storage \p Addr
+  /// (FunctionState::SharedScalars) by loadScalar (\p Stored null) or
+  /// storeScalar: checkAccess's address. Otherwise \p Addr.
+  llvm::Value *checkSharedScalar(llvm::Value *Addr, Type Ty, llvm::Value *Stored = nullptr);
   /// Calls the runtime's CheckReport with \p Site, \p A and \p B (i64)
   /// where \p Bad (i1) holds; continues after it either way.
   void checkReport(llvm::Value *Bad, llvm::Constant *Site, llvm::Value *A, llvm::Value *B);

@@ -284,6 +284,8 @@ llvm::Error KernelEntryEmitter::placeSharedArrays(const FunctionDecl &K) {
     if (!Addr)
       return Addr.takeError();
     Cur->Vars[&V] = {VarSlot::Address, *Addr, {}, nullptr};
+    if (!V.Ty.isArray())
+      Cur->SharedScalars[*Addr] = &V;
   }
   // The device functions it calls find theirs through the environment:
   // the block's shared memory and this kernel's offset of each of their
