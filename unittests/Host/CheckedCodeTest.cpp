@@ -154,6 +154,16 @@ Loaded load(const Target &T, const Module &M, const std::string &Kernel, unsigne
   return L;
 }
 
+/// \p Source compiled by the checked host target at -O\p OptLevel, its
+/// kernel \p Kernel loaded (the sites the events point to live as long).
+Loaded loadChecked(const char *Source, const std::string &Kernel, unsigned OptLevel) {
+  auto T = hostTarget(true);
+  auto M = parse(Source);
+  if (!T || !M)
+    return Loaded();
+  return load(*T, *M, Kernel, OptLevel);
+}
+
 /// 64-byte aligned, zeroed memory.
 struct Buffer {
   explicit Buffer(size_t Bytes) : P(std::aligned_alloc(64, (Bytes + 64) / 64 * 64)) {
@@ -189,6 +199,15 @@ int32_t run(const Loaded &L, std::vector<void *> Args, uint32_t Blocks, uint32_t
   return L.Entry(Args.data(), &Ctx, 0, Blocks);
 }
 
+/// Runs \p L (as run does) with its
+/// one argument, an i32 buffer of Blocks x Threads elements, into \p Out.
+int32_t runWithOutput(const Loaded &L, std::vector<int32_t> &Out, uint32_t Blocks, uint32_t Threads,
+                      Recorder &R, char **SharedOut = nullptr) {
+  Out.assign(size_t(Blocks) * Threads, 0);
+  int32_t *OutP = Out.data();
+  return run(L, {&OutP}, Blocks, Threads, R, 0, SharedOut);
+}
+
 //===----------------------------------------------------------------------===//
 // Accesses
 //===----------------------------------------------------------------------===//
@@ -214,10 +233,7 @@ kernel acc(x: ptr<f32>, y: ptr<i32>, n: i32) {
 class CheckedAccessTest : public ::testing::TestWithParam<unsigned> {};
 
 TEST_P(CheckedAccessTest, EveryGlobalAndSharedAccessCallsTheCheckerWithItsSite) {
-  auto T = hostTarget(true);
-  auto M = parse(Accesses);
-  ASSERT_TRUE(T && M);
-  Loaded L = load(*T, *M, "acc", GetParam());
+  Loaded L = loadChecked(Accesses, "acc", GetParam());
   ASSERT_TRUE(L.Entry);
   float X[4] = {3, 4, 5, 6};
   int32_t Y[5] = {};
@@ -316,8 +332,7 @@ TEST_P(CheckedAccessTest, EveryGlobalAndSharedAccessCallsTheCheckerWithItsSite) 
 INSTANTIATE_TEST_SUITE_P(OptLevels, CheckedAccessTest, ::testing::Values(0u, 3u));
 
 TEST(CheckedCodeTest, SharedScalarsAreCheckedAsTheirNamesAreReadAndAssigned) {
-  auto T = hostTarget(true);
-  auto M = parse(R"(
+  Loaded L = loadChecked(R"(
 kernel sc(out: ptr<i32>) {
   shared total: i32;
   shared flag: bool;
@@ -327,15 +342,13 @@ kernel sc(out: ptr<i32>) {
   out[thread_idx.x] = total;
   total = total * 2;
 }
-)");
-  ASSERT_TRUE(T && M);
-  Loaded L = load(*T, *M, "sc", 3);
+)",
+                         "sc", 3);
   ASSERT_TRUE(L.Entry);
-  std::vector<int32_t> Out(3);
-  int32_t *OutP = Out.data();
+  std::vector<int32_t> Out;
   Recorder R;
   char *Shared = nullptr;
-  ASSERT_EQ(run(L, {&OutP}, 1, 3, R, 0, &Shared), habi::EntryDone);
+  ASSERT_EQ(runWithOutput(L, Out, 1, 3, R, &Shared), habi::EntryDone);
   auto Stores = R.accesses("store", "total");
   auto Loads = R.accesses("load", "total");
   ASSERT_EQ(Stores.size(), 1u + 3 * 2);
@@ -395,10 +408,7 @@ struct UBRun {
 class CheckedReportTest : public ::testing::TestWithParam<unsigned> {
 protected:
   void runUB(UBRun &U, int32_t M, int32_t D, int32_t S, int32_t I) {
-    auto T = hostTarget(true);
-    auto Mod = parse(Undefined);
-    ASSERT_TRUE(T && Mod);
-    U.L = load(*T, *Mod, "ub", GetParam());
+    U.L = loadChecked(Undefined, "ub", GetParam());
     ASSERT_TRUE(U.L.Entry);
     int32_t *OutP = U.Out;
     ASSERT_EQ(run(U.L, {&OutP, &M, &D, &S, &I}, 1, 1, U.R), habi::EntryDone);
@@ -490,21 +500,18 @@ TEST_P(CheckedReportTest, LocalAndConstantIndicesOutOfRangeAreReportedThenClampe
 INSTANTIATE_TEST_SUITE_P(OptLevels, CheckedReportTest, ::testing::Values(0u, 3u));
 
 TEST(CheckedCodeTest, AShuffleFromALaneAPartialWarpLacksIsReported) {
-  auto T = hostTarget(true);
-  auto M = parse(R"(
+  Loaded L = loadChecked(R"(
 kernel sh(out: ptr<i32>) {
   let t: i32 = thread_idx.x;
   out[t] = shfl_down(t, 4) + 1000 * shfl_xor(t, 8) + 100000 * shfl_up(t, 4);
 }
-)");
-  ASSERT_TRUE(T && M);
-  Loaded L = load(*T, *M, "sh", 3);
+)",
+                         "sh", 3);
   ASSERT_TRUE(L.Entry);
-  std::vector<int32_t> Out(40);
-  int32_t *OutP = Out.data();
+  std::vector<int32_t> Out;
   Recorder R;
   // 40 threads: the second warp has 8 lanes.
-  ASSERT_EQ(run(L, {&OutP}, 1, 40, R), habi::EntryDone);
+  ASSERT_EQ(runWithOutput(L, Out, 1, 40, R), habi::EntryDone);
   auto Lane = R.reports(habi::CheckWarpLane);
   std::vector<std::pair<uint32_t, uint64_t>> Down, Xor;
   for (const Event &E : Lane) {
@@ -533,8 +540,7 @@ kernel sh(out: ptr<i32>) {
 //===----------------------------------------------------------------------===//
 
 TEST(CheckedCodeTest, EachBlockTellsTheCheckerOfItsBarriersInOrder) {
-  auto T = hostTarget(true);
-  auto M = parse(R"(
+  Loaded L = loadChecked(R"(
 kernel sy(out: ptr<i32>) {
   shared s: [i32; 64];
   let t: i32 = thread_idx.x;
@@ -544,14 +550,12 @@ kernel sy(out: ptr<i32>) {
   sync_warp();
   out[t] += 1;
 }
-)");
-  ASSERT_TRUE(T && M);
-  Loaded L = load(*T, *M, "sy", 3);
+)",
+                         "sy", 3);
   ASSERT_TRUE(L.Entry);
-  std::vector<int32_t> Out(64);
-  int32_t *OutP = Out.data();
+  std::vector<int32_t> Out;
   Recorder R;
-  ASSERT_EQ(run(L, {&OutP}, 2, 64, R), habi::EntryDone);
+  ASSERT_EQ(runWithOutput(L, Out, 2, 64, R), habi::EntryDone);
   // Per block: 64 shared stores, sync_threads, 64 x (shared load, global
   // store), sync_warp, 64 x (global load, global store).
   std::vector<std::string> Seq;

@@ -249,56 +249,39 @@ template <Op O> Expected<Value *> lowerShuffle(LoweringContext &C, const OpArgs 
   return unchecked(O)(C, A);
 }
 
-const Op CheckedOps[] = {
-    Op::Load,
-    Op::Store,
-    Op::ElementAddr,
-    Op::BuiltinAtomicAdd,
-    Op::BuiltinAtomicSub,
-    Op::BuiltinAtomicExch,
-    Op::BuiltinAtomicMin,
-    Op::BuiltinAtomicMax,
-    Op::BuiltinAtomicAnd,
-    Op::BuiltinAtomicOr,
-    Op::BuiltinAtomicXor,
-    Op::BuiltinAtomicCas,
-    Op::Div,
-    Op::Rem,
-    Op::Shl,
-    Op::Shr,
-    Op::BuiltinShfl,
-    Op::BuiltinShflDown,
-    Op::BuiltinShflXor,
+const LoweringEntry CheckedTable[] = {
+    {Op::Load, lowerLoad},
+    {Op::Store, lowerStore},
+    {Op::ElementAddr, lowerElementAddr},
+    {Op::BuiltinAtomicAdd, lowerAtomic<Op::BuiltinAtomicAdd>},
+    {Op::BuiltinAtomicSub, lowerAtomic<Op::BuiltinAtomicSub>},
+    {Op::BuiltinAtomicExch, lowerAtomic<Op::BuiltinAtomicExch>},
+    {Op::BuiltinAtomicMin, lowerAtomic<Op::BuiltinAtomicMin>},
+    {Op::BuiltinAtomicMax, lowerAtomic<Op::BuiltinAtomicMax>},
+    {Op::BuiltinAtomicAnd, lowerAtomic<Op::BuiltinAtomicAnd>},
+    {Op::BuiltinAtomicOr, lowerAtomic<Op::BuiltinAtomicOr>},
+    {Op::BuiltinAtomicXor, lowerAtomic<Op::BuiltinAtomicXor>},
+    {Op::BuiltinAtomicCas, lowerAtomic<Op::BuiltinAtomicCas>},
+    {Op::Div, lowerDiv},
+    {Op::Rem, lowerRem},
+    {Op::Shl, lowerShl},
+    {Op::Shr, lowerShr},
+    {Op::BuiltinShfl, lowerShuffle<Op::BuiltinShfl>},
+    {Op::BuiltinShflDown, lowerShuffle<Op::BuiltinShflDown>},
+    {Op::BuiltinShflXor, lowerShuffle<Op::BuiltinShflXor>},
 };
 
 } // namespace
 
-llvm::ArrayRef<Op> gridjit::host::checkedOps() { return CheckedOps; }
+std::vector<Op> gridjit::host::checkedOps() {
+  std::vector<Op> Ops;
+  for (const LoweringEntry &E : CheckedTable)
+    Ops.push_back(E.O);
+  return Ops;
+}
 
 llvm::Error gridjit::host::registerCheckedLowerings(LoweringRegistry &R) {
-  const LoweringEntry Table[] = {
-      {Op::Load, lowerLoad},
-      {Op::Store, lowerStore},
-      {Op::ElementAddr, lowerElementAddr},
-      {Op::BuiltinAtomicAdd, lowerAtomic<Op::BuiltinAtomicAdd>},
-      {Op::BuiltinAtomicSub, lowerAtomic<Op::BuiltinAtomicSub>},
-      {Op::BuiltinAtomicExch, lowerAtomic<Op::BuiltinAtomicExch>},
-      {Op::BuiltinAtomicMin, lowerAtomic<Op::BuiltinAtomicMin>},
-      {Op::BuiltinAtomicMax, lowerAtomic<Op::BuiltinAtomicMax>},
-      {Op::BuiltinAtomicAnd, lowerAtomic<Op::BuiltinAtomicAnd>},
-      {Op::BuiltinAtomicOr, lowerAtomic<Op::BuiltinAtomicOr>},
-      {Op::BuiltinAtomicXor, lowerAtomic<Op::BuiltinAtomicXor>},
-      {Op::BuiltinAtomicCas, lowerAtomic<Op::BuiltinAtomicCas>},
-      {Op::Div, lowerDiv},
-      {Op::Rem, lowerRem},
-      {Op::Shl, lowerShl},
-      {Op::Shr, lowerShr},
-      {Op::BuiltinShfl, lowerShuffle<Op::BuiltinShfl>},
-      {Op::BuiltinShflDown, lowerShuffle<Op::BuiltinShflDown>},
-      {Op::BuiltinShflXor, lowerShuffle<Op::BuiltinShflXor>},
-  };
-  static_assert(std::size(Table) == std::size(CheckedOps), "one lowering per checked op");
-  return R.addAll(Table);
+  return R.addAll(CheckedTable);
 }
 
 //===----------------------------------------------------------------------===//

@@ -346,7 +346,7 @@ private:
 /// replace.
 llvm::Error registerHostLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit, bool Check = false);
 /// The ops checked code lowers differently (registerCheckedLowerings).
-llvm::ArrayRef<Op> checkedOps();
+std::vector<Op> checkedOps();
 /// Registers checked code's lowerings of checkedOps().
 llvm::Error registerCheckedLowerings(LoweringRegistry &R);
 

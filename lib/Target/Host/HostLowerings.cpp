@@ -420,7 +420,8 @@ llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::Arra
   // Checked code's lowerings replace those of the ops they check.
   std::vector<Op> HostOmit(Omit.begin(), Omit.end());
   if (Check) {
-    HostOmit.insert(HostOmit.end(), checkedOps().begin(), checkedOps().end());
+    std::vector<Op> Checked = checkedOps();
+    HostOmit.insert(HostOmit.end(), Checked.begin(), Checked.end());
     if (llvm::Error E = registerCheckedLowerings(R))
       return E;
   }
