@@ -4,6 +4,7 @@
 # loads this file.
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -166,6 +167,16 @@ except (OSError, subprocess.CalledProcessError) as e:
     lit_config.fatal("cannot ask %s for its features: %s" % (_jit_run, e))
 config.available_features.update(_features)
 config.substitutions.append(("%{jit_features}", " ".join(_features)))
+# `jit-run --check` (checked code, docs/Check.md): the HostIR tests of the
+# checked code's instrumentation (test/HostIR/check-*.kir) need it.
+try:
+    _help = subprocess.run(
+        [_jit_run, "--help"], env=config.environment, capture_output=True, text=True
+    ).stdout
+    if re.search(r"^\s*--check\b(?!-)", _help, re.MULTILINE):
+        config.available_features.add("jit-run-check")
+except OSError:
+    pass
 
 # The Python package (python/gridjit) and its tests (test/Python): a Python
 # with NumPy runs them (Debian: python3-numpy, which utils/setup.sh

@@ -45,6 +45,11 @@
 //                                            their own
 //   HostLowerings.cpp   (functions)          the registered op lowerings
 //                                            that need host state
+//   CheckLowering.cpp   (functions)          checked code's lowerings
+//                                            (HostTargetOptions::Check):
+//                                            the runtime's checks around
+//                                            accesses and undefined
+//                                            operations
 //   HostTarget.cpp      HostTarget           the target: registry,
 //                                            pipeline, code generation
 //
@@ -105,9 +110,12 @@ class HostModuleLowering : public StructuralLowering {
 public:
   /// Lowers verified \p KM into \p IR with \p T's registry; \p Hooks (null
   /// for none) are called at every synchronisation point of every kernel.
-  /// \p IterationMajor: HostTargetOptions::IterationMajor.
+  /// \p IterationMajor: HostTargetOptions::IterationMajor. \p CheckArch:
+  /// 0 for unchecked code, else HostTargetOptions::CheckArch of checked
+  /// code (the registry of \p T then has the checked lowerings).
   HostModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR,
-                     SyncHooks *Hooks = nullptr, bool IterationMajor = true);
+                     SyncHooks *Hooks = nullptr, bool IterationMajor = true,
+                     unsigned CheckArch = 0);
   llvm::Error run();
 
   // For the registered lowerings (HostLowerings.cpp).
@@ -117,6 +125,31 @@ public:
   /// `print(...)` (PrintLowering.cpp).
   llvm::Expected<llvm::Value *> lowerPrint(const OpArgs &A);
   SyncPointEmitter &syncPoints() { return SyncPoints; }
+
+  //===--- CheckLowering.cpp: checked code (HostTargetOptions::Check) ----===//
+  bool checked() const { return CheckArch != 0; }
+  /// The CheckSite constant (hostabi::CheckSite) of an operation at \p Loc:
+  /// \p What, \p Kind and \p Space as the ABI names them, \p Bytes and
+  /// \p ElemBytes; the memory named from \p Mem (its parameter, name and
+  /// place in shared memory).
+  llvm::Constant *checkSite(SourceLoc Loc, llvm::StringRef What, uint32_t Kind, uint32_t Space,
+                            uint64_t Bytes, uint64_t ElemBytes, const MemoryRef &Mem);
+  /// A Load, Store or atomic of \p A (\p Kind, \p What): the address to
+  /// access instead of its operand 0, which the runtime checked first.
+  /// Local and constant memory are not checked: their address as it is.
+  /// \p Stored: for a store, the value stored.
+  llvm::Value *checkAccess(const OpArgs &A, uint32_t Kind, llvm::StringRef What,
+                           llvm::Value *Stored = nullptr);
+  /// In checked code, for an access of a shared scalar's storage \p Addr
+  /// (FunctionState::SharedScalars) by loadScalar (\p Stored null) or
+  /// storeScalar: checkAccess's address. Otherwise \p Addr.
+  llvm::Value *checkSharedScalar(llvm::Value *Addr, Type Ty, llvm::Value *Stored = nullptr);
+  /// Calls the runtime's CheckReport with \p Site, \p A and \p B (i64)
+  /// where \p Bad (i1) holds; continues after it either way.
+  void checkReport(llvm::Value *Bad, llvm::Constant *Site, llvm::Value *A, llvm::Value *B);
+  /// At block level of a kernel: tells the runtime that the block passed a
+  /// synchronisation point (hostabi::CheckSyncKind) of every warp.
+  void checkSync(uint32_t Kind);
 
 private:
   friend class HostLoweringPart;
@@ -134,6 +167,8 @@ private:
   HostLoweringContext HostCtx;
   SyncInfo Sync;
   bool IterationMajor;
+  /// HostTargetOptions::CheckArch for checked code, 0 for unchecked.
+  unsigned CheckArch;
   std::map<const FunctionDecl *, std::unique_ptr<BodyPlan>> Plans;
   /// {[3 x i32] tid, bid, bdim, gdim, ptr shared, ptr shared offsets, ptr
   /// context}: then the block's shared memory, the kernel's table of
@@ -154,6 +189,11 @@ private:
   KernelEntryEmitter Entry;
 
   BodyPlan &planOf(const FunctionDecl &F);
+  /// The runtime's BlockContext: the kernel's argument, or a device
+  /// function's environment's (print and checked code call the runtime).
+  llvm::Value *runtimeContext();
+  /// The block's linear index (x fastest), i64.
+  llvm::Value *linearBlock();
 
   //===--- ThreadCode.cpp: one thread's statements and expressions -------===//
   llvm::Error lowerDeviceFunction(const FunctionDecl &F);
@@ -301,8 +341,14 @@ private:
 };
 
 /// Registers every lowering of the host target (the common ones and the
-/// host's own, HostLowerings.cpp) except those in \p Omit.
-llvm::Error registerHostLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit);
+/// host's own, HostLowerings.cpp) except those in \p Omit; with \p Check,
+/// checked code's lowerings (CheckLowering.cpp) instead of those they
+/// replace.
+llvm::Error registerHostLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit, bool Check = false);
+/// The ops checked code lowers differently (registerCheckedLowerings).
+std::vector<Op> checkedOps();
+/// Registers checked code's lowerings of checkedOps().
+llvm::Error registerCheckedLowerings(LoweringRegistry &R);
 
 } // namespace host
 } // namespace gridjit

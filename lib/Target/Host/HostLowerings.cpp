@@ -415,10 +415,19 @@ Expected<Value *> lowerRsqrt(LoweringContext &C, const OpArgs &A) {
 
 } // namespace
 
-llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit) {
+llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::ArrayRef<Op> Omit,
+                                                 bool Check) {
+  // Checked code's lowerings replace those of the ops they check.
+  std::vector<Op> HostOmit(Omit.begin(), Omit.end());
+  if (Check) {
+    std::vector<Op> Checked = checkedOps();
+    HostOmit.insert(HostOmit.end(), Checked.begin(), Checked.end());
+    if (llvm::Error E = registerCheckedLowerings(R))
+      return E;
+  }
   // The common local_array (frame) and element address (clamped) lowerings
   // are replaced by the host's.
-  std::vector<Op> CommonOmit(Omit.begin(), Omit.end());
+  std::vector<Op> CommonOmit = HostOmit;
   CommonOmit.push_back(Op::LocalArray);
   CommonOmit.push_back(Op::ElementAddr);
   if (llvm::Error E = registerCommonLowerings(R, CommonOmit))
@@ -486,7 +495,7 @@ llvm::Error gridjit::host::registerHostLowerings(LoweringRegistry &R, llvm::Arra
       {Op::BuiltinFrexpExp, lowerFrexpExp},
       {Op::BuiltinPrint, lowerPrint},
   };
-  return R.addAll(Table, Omit);
+  return R.addAll(Table, HostOmit);
 }
 
 //===----------------------------------------------------------------------===//

@@ -115,7 +115,8 @@ public:
   llvm::Error lowerFunctions(const Module &M, llvm::Module &IR) const override {
     if (llvm::Error E = checkInlinedNesting(M))
       return E;
-    host::HostModuleLowering L(*this, M, IR, /*Hooks=*/nullptr, IterationMajor);
+    host::HostModuleLowering L(*this, M, IR, /*Hooks=*/nullptr, IterationMajor,
+                               Check ? CheckArch : 0);
     return L.run();
   }
   Expected<std::unique_ptr<llvm::TargetMachine>>
@@ -139,7 +140,7 @@ private:
 
 llvm::Error HostTarget::init(llvm::ArrayRef<Op> Omit) {
   LoweringRegistry &R = getMutableRegistry();
-  if (llvm::Error E = host::registerHostLowerings(R, Omit))
+  if (llvm::Error E = host::registerHostLowerings(R, Omit, Check))
     return E;
   // Complete before use: a gap here is a bug in gridjit, caught when the
   // target is made rather than when some kernel first needs the op.

@@ -103,6 +103,18 @@ static llvm::StringRef sourceLine(llvm::StringRef Source, unsigned Line) {
   return Source.take_until([](char C) { return C == '\n' || C == '\r'; });
 }
 
+llvm::Constant *KernelEntryEmitter::stringConstant(llvm::StringRef S) {
+  auto *Init = llvm::ConstantDataArray::getString(L.IR.getContext(), S);
+  auto *G = new llvm::GlobalVariable(L.IR, Init->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                                     Init, ".gridjit.str");
+  G->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  return G;
+}
+
+llvm::StringRef KernelEntryEmitter::sourceLineOf(SourceLoc Loc) const {
+  return Loc.isValid() ? sourceLine(L.KM.Source, Loc.Line) : "";
+}
+
 // One constant per synchronisation point, for the runtime's messages.
 llvm::Constant *KernelEntryEmitter::siteFor(SourceLoc Loc, llvm::StringRef What) {
   std::string Key = std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col) + ":" + What.str();
@@ -110,22 +122,15 @@ llvm::Constant *KernelEntryEmitter::siteFor(SourceLoc Loc, llvm::StringRef What)
   if (Site)
     return Site;
   llvm::LLVMContext &C = L.IR.getContext();
-  auto Str = [&](llvm::StringRef S) -> llvm::Constant * {
-    auto *Init = llvm::ConstantDataArray::getString(C, S);
-    auto *G = new llvm::GlobalVariable(L.IR, Init->getType(), true,
-                                       llvm::GlobalValue::PrivateLinkage, Init, ".gridjit.str");
-    G->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
-    return G;
-  };
   llvm::Type *Ptr = llvm::PointerType::get(C, 0);
   llvm::Type *I32 = llvm::Type::getInt32Ty(C);
   auto *Ty = llvm::StructType::get(C, {Ptr, I32, I32, Ptr, Ptr, Ptr});
-  llvm::Constant *Fields[] = {Str(L.KM.Name),
+  llvm::Constant *Fields[] = {stringConstant(L.KM.Name),
                               llvm::ConstantInt::get(I32, Loc.Line),
                               llvm::ConstantInt::get(I32, Loc.Col),
-                              Str(What),
-                              Str(Loc.isValid() ? sourceLine(L.KM.Source, Loc.Line) : ""),
-                              Str(Cur->Kernel->Name)};
+                              stringConstant(What),
+                              stringConstant(sourceLineOf(Loc)),
+                              stringConstant(Cur->Kernel->Name)};
   auto *G = new llvm::GlobalVariable(L.IR, Ty, true, llvm::GlobalValue::PrivateLinkage,
                                      llvm::ConstantStruct::get(Ty, Fields), ".gridjit.site");
   Site = G;
@@ -279,6 +284,8 @@ llvm::Error KernelEntryEmitter::placeSharedArrays(const FunctionDecl &K) {
     if (!Addr)
       return Addr.takeError();
     Cur->Vars[&V] = {VarSlot::Address, *Addr, {}, nullptr};
+    if (!V.Ty.isArray())
+      Cur->SharedScalars[*Addr] = &V;
   }
   // The device functions it calls find theirs through the environment:
   // the block's shared memory and this kernel's offset of each of their
@@ -385,8 +392,8 @@ void KernelEntryEmitter::emitDescriptor(const FunctionDecl &K) {
       llvm::ConstantInt::get(I64, Cur->BlockFrameBytes),
       llvm::ConstantInt::get(I64, Cur->StaticSharedBytes),
       llvm::ConstantInt::get(I64, Cur->NumGridSyncs),
-      llvm::ConstantInt::get(I64, 0), // Checked
-      llvm::ConstantInt::get(I64, 0), // CheckArch
+      llvm::ConstantInt::get(I64, L.checked() ? 1 : 0), // Checked
+      llvm::ConstantInt::get(I64, L.CheckArch),         // CheckArch (0 unchecked)
   };
   auto *DescTy = llvm::ArrayType::get(I64, std::size(Fields));
   new llvm::GlobalVariable(L.IR, DescTy, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,

@@ -35,6 +35,10 @@ public:
   /// e.g. "sync_threads()"), one per point: what the runtime's reports
   /// name.
   llvm::Constant *siteFor(SourceLoc Loc, llvm::StringRef What);
+  /// A private constant C string \p S, for the sites.
+  llvm::Constant *stringConstant(llvm::StringRef S);
+  /// The text of \p Loc's line ("" for an invalid location).
+  llvm::StringRef sourceLineOf(SourceLoc Loc) const;
   /// Stores the error report in the context and returns EntryError.
   void emitErrorReturn(llvm::Constant *Site, llvm::Value *Arrived, llvm::Value *Expected,
                        llvm::Value *Warp);

@@ -146,6 +146,13 @@ struct FunctionState {
   /// starts) and the offset of each array.
   uint64_t StaticSharedBytes = 0;
   llvm::DenseMap<const VarDecl *, uint64_t> SharedOffsets;
+  /// The address of each shared scalar (a kernel's or a device function's
+  /// own), which loads and stores of its name reach: checked code checks
+  /// them (HostModuleLowering::checkSharedScalar) at SharedScalarLoc: the
+  /// name being read (loadVariable), or else the last assignment target
+  /// (addressOfVariable).
+  llvm::DenseMap<llvm::Value *, const VarDecl *> SharedScalars;
+  SourceLoc SharedScalarLoc;
   FrameSlot StateSlot;
   llvm::SwitchInst *ResumeSwitch = nullptr;
   unsigned NumGridSyncs = 0;

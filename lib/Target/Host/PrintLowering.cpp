@@ -82,24 +82,12 @@ Expected<Value *> HostModuleLowering::lowerPrint(const OpArgs &A) {
                    B.getInt32(Kinds.size())}),
       "print.site");
 
-  // The context: the kernel's argument, or a device function's environment.
-  Value *Context = Cur->CtxArg;
-  if (!Context)
-    Context = B.CreateLoad(Ptr, B.CreateStructGEP(EnvTy, Cur->Env.EnvPtr, 6), "ctx");
+  Value *Context = runtimeContext();
   Value *State = B.CreateLoad(
       Ptr, B.CreateConstInBoundsGEP1_32(B.getInt8Ty(), Context, hostabi::CtxPrintState));
   Value *Fn =
       B.CreateLoad(Ptr, B.CreateConstInBoundsGEP1_32(B.getInt8Ty(), Context, hostabi::CtxPrint));
-  // The block's linear index, x fastest.
-  Value *Block = Cur->BlockId;
-  if (!Block) {
-    auto Z = [&](Value *V) { return B.CreateZExt(V, I64); };
-    Block =
-        B.CreateAdd(Z(Cur->Env.Bid[0]),
-                    B.CreateMul(Z(Cur->Env.GDim[0]),
-                                B.CreateAdd(Z(Cur->Env.Bid[1]),
-                                            B.CreateMul(Z(Cur->Env.GDim[1]), Z(Cur->Env.Bid[2])))));
-  }
+  Value *Block = linearBlock();
   auto *FnTy = llvm::FunctionType::get(B.getVoidTy(), {Ptr, Ptr, Ptr, I64, B.getInt32Ty()}, false);
   // A context without a print function (a launch that thought the kernel
   // does not print: never the compiler's metadata, but a mistake there must
@@ -111,4 +99,21 @@ Expected<Value *> HostModuleLowering::lowerPrint(const OpArgs &A) {
   B.CreateBr(Done);
   B.SetInsertPoint(Done);
   return nullptr;
+}
+
+// The context: the kernel's argument, or a device function's environment.
+Value *HostModuleLowering::runtimeContext() {
+  if (Cur->CtxArg)
+    return Cur->CtxArg;
+  return B.CreateLoad(B.getPtrTy(), B.CreateStructGEP(EnvTy, Cur->Env.EnvPtr, 6), "ctx");
+}
+
+Value *HostModuleLowering::linearBlock() {
+  if (Cur->BlockId)
+    return Cur->BlockId;
+  auto Z = [&](Value *V) { return B.CreateZExt(V, B.getInt64Ty()); };
+  return B.CreateAdd(Z(Cur->Env.Bid[0]),
+                     B.CreateMul(Z(Cur->Env.GDim[0]),
+                                 B.CreateAdd(Z(Cur->Env.Bid[1]), B.CreateMul(Z(Cur->Env.GDim[1]),
+                                                                             Z(Cur->Env.Bid[2])))));
 }

@@ -66,6 +66,8 @@ llvm::Error SyncPointEmitter::blockBarrier(SourceLoc Loc, BuiltinFunc What) {
     return Site.takeError();
   if (*Site)
     emitSyncCheck(L.countActive(), Cur->NumThreads, *Site, B.getInt32(hostabi::NoWarp));
+  if (L.checked())
+    L.checkSync(hostabi::CheckSyncThreads);
   return callHooks(SyncKind::Block, What, Loc);
 }
 
@@ -97,6 +99,10 @@ llvm::Error SyncPointEmitter::warpBarrier(SourceLoc Loc, BuiltinFunc What) {
         },
         "check.warps");
   }
+  // sync_warp() orders each warp's lanes; the block passes it for every
+  // warp at once. Warp operations order nothing (docs/Check.md).
+  if (L.checked() && What == BuiltinFunc::SyncWarp)
+    L.checkSync(hostabi::CheckSyncWarp);
   return callHooks(SyncKind::Warp, What, Loc);
 }
 

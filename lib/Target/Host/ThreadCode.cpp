@@ -30,10 +30,10 @@ using llvm::isa;
 using llvm::Value;
 
 HostModuleLowering::HostModuleLowering(const LoweringTarget &T, const Module &KM, llvm::Module &IR,
-                                       SyncHooks *Hooks, bool IterationMajor)
+                                       SyncHooks *Hooks, bool IterationMajor, unsigned CheckArch)
     : StructuralLowering(IR.getContext(), HostCtx), T(T), KM(KM), IR(IR),
-      HostCtx(T, KM, IR, B, *this), IterationMajor(IterationMajor), Loops(*this), FullBlocks(*this),
-      Hoister(*this), SyncPoints(*this, Hooks), Entry(*this) {}
+      HostCtx(T, KM, IR, B, *this), IterationMajor(IterationMajor), CheckArch(CheckArch),
+      Loops(*this), FullBlocks(*this), Hoister(*this), SyncPoints(*this, Hooks), Entry(*this) {}
 
 HostLoweringPart::HostLoweringPart(HostModuleLowering &L) : L(L), B(L.B), Ctx(L.Ctx), Cur(L.Cur) {}
 
@@ -104,6 +104,7 @@ static llvm::Type *memTy(const LoweringContext &C, Type Ty) {
 }
 
 Value *HostModuleLowering::loadScalar(Value *Addr, Type Ty) {
+  Addr = checkSharedScalar(Addr, Ty);
   Value *V = B.CreateLoad(memTy(Ctx, Ty), Addr);
   if (Ty.isBool())
     V = B.CreateICmpNE(V, B.getInt8(0));
@@ -111,6 +112,7 @@ Value *HostModuleLowering::loadScalar(Value *Addr, Type Ty) {
 }
 
 void HostModuleLowering::storeScalar(Value *Addr, Value *V, Type Ty) {
+  Addr = checkSharedScalar(Addr, Ty, V);
   if (Ty.isBool())
     V = B.CreateZExt(V, B.getInt8Ty());
   B.CreateStore(V, Addr);
@@ -172,8 +174,10 @@ llvm::Error HostModuleLowering::lowerDeviceFunction(const FunctionDecl &F) {
     Value *Off =
         B.CreateLoad(B.getInt64Ty(), B.CreateConstInBoundsGEP1_64(B.getInt64Ty(), SharedTable,
                                                                   FnSharedSlots.lookup(&V)));
-    Cur->Vars[&V] = {
-        VarSlot::Address, B.CreateInBoundsGEP(B.getInt8Ty(), SharedBase, Off, V.Name), {}, nullptr};
+    Value *Addr = B.CreateInBoundsGEP(B.getInt8Ty(), SharedBase, Off, V.Name);
+    Cur->Vars[&V] = {VarSlot::Address, Addr, {}, nullptr};
+    if (!V.Ty.isArray())
+      Cur->SharedScalars[Addr] = &V;
   });
   Cur->Env.Linear = B.CreateAdd(
       Cur->Env.Tid[0],
@@ -417,8 +421,14 @@ Expected<Value *> HostModuleLowering::loadVariable(const NameExpr &E) {
   switch (S.K) {
   case VarSlot::Value:
     return S.V;
-  case VarSlot::Address:
-    return loadScalar(S.V, E.Decl->Ty);
+  case VarSlot::Address: {
+    // A shared scalar's load is checked at this name; an assignment's
+    // target (addressOfVariable) keeps its own location.
+    SourceLoc Target = std::exchange(Cur->SharedScalarLoc, E.getLoc());
+    Value *V = loadScalar(S.V, E.Decl->Ty);
+    Cur->SharedScalarLoc = Target;
+    return V;
+  }
   case VarSlot::Frame:
     if (!Cur->Env.Linear)
       break;
@@ -466,6 +476,7 @@ Expected<Value *> HostModuleLowering::lowerFunctionCall(const CallExpr &E, OpArg
 
 // A variable's memory: its own, or this thread's element of the frame.
 Expected<Value *> HostModuleLowering::addressOfVariable(const NameExpr &N) {
+  Cur->SharedScalarLoc = N.getLoc();
   auto It = N.Decl ? Cur->Vars.find(N.Decl) : Cur->Vars.end();
   if (It != Cur->Vars.end()) {
     if (It->second.K == VarSlot::Address)
