@@ -443,13 +443,24 @@ TEST(CompilerTest, RequestErrors) {
   EXPECT_THAT(llvm::toString(Dup.takeError()), HasSubstr("two targets named 'nvptx'"));
 }
 
-TEST(CompilerTest, SeveralTargets) {
-  std::string Why;
+/// A Compiler (no disk cache) of the host target, then the nvptx target
+/// when \p WithNVPTX; null, with the reason in \p Why, when this machine
+/// has no host target.
+std::unique_ptr<Compiler> hostCompiler(std::string &Why, bool WithNVPTX) {
   auto Host = hostTarget(&Why);
   if (!Host)
+    return nullptr;
+  std::vector<std::shared_ptr<const Target>> Targets{Host};
+  if (WithNVPTX)
+    Targets.push_back(nvptxTarget());
+  return makeCompiler("", nullptr, std::move(Targets));
+}
+
+TEST(CompilerTest, SeveralTargets) {
+  std::string Why;
+  auto C = hostCompiler(Why, /*WithNVPTX=*/true);
+  if (!C)
     GTEST_SKIP() << "no host target: " << Why;
-  auto C = makeCompiler("", nullptr, {Host, nvptxTarget()});
-  ASSERT_TRUE(C);
   CompileRequest R;
   R.Target = "nvptx";
   auto P = C->compile(SaxpySource, "s.kir", R);
@@ -468,11 +479,9 @@ TEST(CompilerTest, SeveralTargets) {
 /// architecture outside sm_70..sm_90 are InvalidArgument errors.
 TEST(CompilerTest, CheckedRequestsUseTheCheckedTwin) {
   std::string Why;
-  auto Host = hostTarget(&Why);
-  if (!Host)
+  auto C = hostCompiler(Why, /*WithNVPTX=*/true);
+  if (!C)
     GTEST_SKIP() << "no host target: " << Why;
-  auto C = makeCompiler("", nullptr, {Host, nvptxTarget()});
-  ASSERT_TRUE(C);
   CompileInfo PlainInfo, CheckedInfo, AgainInfo;
   auto Plain = C->compile(SaxpySource, "s.kir", {}, &PlainInfo);
   ASSERT_TRUE(succeeded(Plain));
@@ -497,7 +506,7 @@ TEST(CompilerTest, CheckedRequestsUseTheCheckedTwin) {
 
   // The unchecked key is the one a Compiler that never saw a checked
   // request gives (unchanged by the option).
-  auto Fresh = makeCompiler("", nullptr, {Host, nvptxTarget()});
+  auto Fresh = hostCompiler(Why, /*WithNVPTX=*/true);
   auto FreshKey = Fresh->computeKey(SaxpySource, "s.kir");
   ASSERT_TRUE(succeeded(FreshKey));
   EXPECT_EQ(*FreshKey, (*Plain)->Key);
@@ -555,10 +564,9 @@ TEST(CompilerTest, CheckedRequestsUseTheCheckedTwin) {
 /// (it is made outside the Compiler's locks; the first inserted is kept).
 TEST(CompilerTest, CheckedTwinIsSharedAcrossThreads) {
   std::string Why;
-  auto Host = hostTarget(&Why);
-  if (!Host)
+  auto C = hostCompiler(Why, /*WithNVPTX=*/false);
+  if (!C)
     GTEST_SKIP() << "no host target: " << Why;
-  auto C = makeCompiler("", nullptr, {Host});
   CompileRequest Checked;
   Checked.Check = true;
   constexpr unsigned N = 8;
