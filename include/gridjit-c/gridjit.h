@@ -78,7 +78,7 @@ extern "C" {
  *  function, a field or a status is added; a function whose arguments
  *  change gets a new symbol (NAME_v2), and the old symbol keeps working
  *  for the programs built against it. */
-#define GJ_API_VERSION 2
+#define GJ_API_VERSION 3
 GJ_API uint32_t gj_api_version(void);
 /** gridjit's version, e.g. "0.4.0". */
 GJ_API const char *gj_version_string(void);
@@ -137,7 +137,7 @@ typedef enum gj_status {
    *  blocks that had started finished; the rest never ran). Added in API
    *  version 2. */
   GJ_ERROR_CANCELLED = 15,
-  /** A checked launch (gj_compile_options' check) found what the kernel
+  /** A checked launch (gj_compiler_options' check) found what the kernel
    *  must not do: an out-of-bounds access, a data race, a read of
    *  uninitialised shared memory, an operation CUDA leaves undefined, a size
    *  a GPU could not run (docs/Check.md). Added in API version 3. */
@@ -202,6 +202,19 @@ typedef struct gj_compiler_options {
   /** The disk cache directory; NULL: the default (GRIDJIT_CACHE_DIR,
    *  XDG_CACHE_HOME, HOME; docs/Cache.md). */
   const char *cache_dir;
+  /** Non-zero: every gj_compile, gj_compile_async and gj_emit of this
+   *  compiler makes checked code (docs/Check.md): its launches report
+   *  out-of-bounds accesses, data races, reads of uninitialised shared
+   *  memory and operations CUDA leaves undefined as GJ_ERROR_CHECK. It has
+   *  its own cache entries. Only the host target has checked code: a
+   *  compile for nvptx is then GJ_ERROR_INVALID_ARGUMENT. 0 (default):
+   *  unchecked code. (API version 3.) */
+  int32_t check;
+  /** With check: the GPU architecture (80 for sm_80; 70 to 90) whose
+   *  limits checked code is held to (static and dynamic shared memory,
+   *  block and grid sizes); another value makes gj_compile fail with
+   *  GJ_ERROR_INVALID_ARGUMENT. Default 80. (API version 3.) */
+  uint32_t check_arch;
 } gj_compiler_options;
 
 /** Fills the \p size bytes at \p o (pass sizeof *o) with the defaults,
@@ -457,8 +470,11 @@ typedef struct gj_arg {
     void *pointer;
   } value;
   /** A pointer argument: the bytes the kernel may reach from its address
-   *  (a buffer's size); 0: unknown. Not checked yet: kept for a checker of
-   *  kernels' memory accesses. (API version 2.) */
+   *  (a buffer's size); 0: unknown. A checked launch (gj_compiler_options'
+   *  check) reports an access beyond it, and any access through a pointer
+   *  whose extent is unknown. A GJ_ARG_BUFFER with 0 takes the size of its
+   *  buffer (one larger than that is GJ_ERROR_INVALID_ARGUMENT).
+   *  (API version 2.) */
   uint64_t extent;
 } gj_arg;
 
@@ -505,6 +521,15 @@ typedef struct gj_launch_config {
   gj_print_callback print_callback;
   /** Passed to print_callback. (API version 2.) */
   void *print_user_data;
+  /** A checked launch (gj_compiler_options' check): the distinct findings
+   *  (told apart by their pair of source positions) to collect before it
+   *  stops with GJ_ERROR_CHECK, whose message has them all. 0 or 1 (the
+   *  default): stop at the first. Ignored by unchecked code. (API version 3.) */
+  uint32_t check_max_findings;
+  /** A checked launch: non-zero also reports two writes of the same bytes
+   *  that store the same value, which the race check filters out by
+   *  default (0). (API version 3.) */
+  int32_t check_same_value_writes;
 } gj_launch_config;
 
 /** grid = block = {1, 1, 1}, no shared memory, no stream, no timeout, no

@@ -92,6 +92,9 @@ struct gj_compiler_s {
   std::unique_ptr<Compiler> C;
   std::shared_ptr<WarningList> Warnings;
   unsigned OptLevel; ///< the compiler's, for gj_emit
+  /// gj_compiler_options' check and check_arch: every request's.
+  bool Check;
+  unsigned CheckArch;
 };
 
 /// One reference to a compiled module: every handle the API returns is its
@@ -228,8 +231,7 @@ static_assert(GJ_MAX_SOURCE_BYTES == limits::MaxSourceBytes);
 // No struct ends in padding: a newer version's first field then starts
 // exactly at this version's size, where the check for an unknown tail
 // begins (a field inside our padding would be neither read nor refused).
-static_assert(sizeof(gj_compiler_options) ==
-              offsetof(gj_compiler_options, cache_dir) + sizeof(const char *));
+static_assert(sizeof(gj_compiler_options) == offsetof(gj_compiler_options, check_arch) + 4);
 static_assert(sizeof(gj_kernel_info) == offsetof(gj_kernel_info, static_shared_bytes) + 8);
 static_assert(sizeof(gj_param_info) == offsetof(gj_param_info, align) + 4);
 static_assert(sizeof(gj_runtime_options) ==
@@ -237,8 +239,7 @@ static_assert(sizeof(gj_runtime_options) ==
 // gj_runtime_options's reserved field lies inside the struct (it keeps
 // `compiler` 8-byte aligned): gj_runtime_create checks that it is zero.
 static_assert(offsetof(gj_runtime_options, compiler) == offsetof(gj_runtime_options, reserved) + 4);
-static_assert(sizeof(gj_launch_config) ==
-              offsetof(gj_launch_config, print_user_data) + sizeof(void *));
+static_assert(sizeof(gj_launch_config) == offsetof(gj_launch_config, check_same_value_writes) + 4);
 static_assert(sizeof(gj_arg) == offsetof(gj_arg, extent) + 8);
 
 /// The caller's struct_size of the struct at \p P (its first field).
@@ -355,6 +356,8 @@ void gj_compiler_options_init_v2(gj_compiler_options *O, size_t Size) {
   D.threads = 0;
   D.use_disk_cache = 1;
   D.cache_dir = nullptr;
+  D.check = 0;
+  D.check_arch = CompileRequest().CheckArch;
   initStruct(O, Size, D);
 }
 
@@ -424,7 +427,8 @@ gj_status gj_compiler_create(const gj_compiler_options *O, gj_compiler *Out) {
     auto C = Compiler::create(std::move(Opts));
     if (!C)
       return fail(prefixError("gj_compiler_create", C.takeError()));
-    *Out = new gj_compiler_s{std::move(*C), std::move(Warnings), Opt.opt_level};
+    *Out = new gj_compiler_s{std::move(*C), std::move(Warnings), Opt.opt_level, Opt.check != 0,
+                             Opt.check_arch};
     return GJ_OK;
   });
 }
@@ -438,7 +442,7 @@ const char *gj_compiler_warning(gj_compiler C, size_t Index) {
 void gj_compiler_destroy(gj_compiler C) { delete C; }
 
 /// The checks gj_compile and gj_compile_async share: the handle, the source
-/// and the target. Fills \p Req.
+/// and the target. Fills \p Req (with the compiler's check options).
 static gj_status checkCompile(const char *Function, gj_compiler C, const char *Source, size_t Size,
                               const char *Target, void *Out, CompileRequest &Req) {
   if (!C)
@@ -459,6 +463,8 @@ static gj_status checkCompile(const char *Function, gj_compiler C, const char *S
                                            Target + "' (its targets: " + targetList(*C->C) + ")");
     Req.Target = Name.str();
   }
+  Req.Check = C->Check;
+  Req.CheckArch = C->CheckArch;
   return GJ_OK;
 }
 
@@ -515,9 +521,13 @@ gj_status gj_emit(gj_compiler C, const char *Source, size_t Size, const char *Bu
     else
       return fail(ErrorKind::InvalidArgument,
                   "gj_emit: unknown stage '" + StageName + "' (known: llvm, asm)");
-    // The compiler's own target object: the architecture and features of
-    // the modules gj_compile makes with it.
-    const gridjit::Target *T = C->C->getTarget(Req.Target);
+    // The compiler's own target object (its checked twin for a checked
+    // compiler): the architecture and features of the modules gj_compile
+    // makes with it.
+    auto Found = C->C->getTargetFor(Req);
+    if (!Found)
+      return fail(prefixError("gj_emit", Found.takeError()));
+    const gridjit::Target *T = *Found;
     auto M = parseAndVerify(std::string_view(Source ? Source : "", Size),
                             BufferName ? BufferName : "<source>");
     if (!M)
@@ -999,6 +1009,8 @@ void gj_launch_config_init_v2(gj_launch_config *C, size_t Size) {
   D.print_buffer_bytes = 0;
   D.print_callback = nullptr;
   D.print_user_data = nullptr;
+  D.check_max_findings = 1;
+  D.check_same_value_writes = 0;
   initStruct(C, Size, D);
 }
 
@@ -1139,6 +1151,7 @@ gj_status convertArg(const gj_arg &A, size_t I, const KernelInfo &K, const Runti
     Pointee = toKind(Type);
   else if (Type != GJ_ANY)
     return badArg(K, I, "unknown pointee type " + llvm::Twine(A.type));
+  uint64_t Extent = A.extent;
   switch (Kind) {
   case GJ_ARG_BUFFER: {
     const gj_buffer_s *B = A.value.buffer;
@@ -1146,7 +1159,13 @@ gj_status convertArg(const gj_arg &A, size_t I, const KernelInfo &K, const Runti
       return badArg(K, I, "the buffer is NULL");
     if (B->RT.get() != &RT)
       return badArg(K, I, "the buffer belongs to another runtime than the loaded module");
+    if (A.extent > B->Buf.size())
+      return badArg(K, I,
+                    "has an extent of " + llvm::Twine(A.extent) +
+                        " bytes, more than its buffer's " + llvm::Twine(B->Buf.size()));
     Out = KernelArg::buffer(B->Buf, Pointee);
+    if (!Extent) // the whole buffer: the kernel's pointer is its start
+      Extent = B->Buf.size();
     break;
   }
   case GJ_ARG_DEVICE_POINTER:
@@ -1168,7 +1187,7 @@ gj_status convertArg(const gj_arg &A, size_t I, const KernelInfo &K, const Runti
   default:
     return badArg(K, I, "unknown argument kind " + llvm::Twine(A.kind));
   }
-  Out = Out.withExtent(A.extent);
+  Out = Out.withExtent(Extent);
   return GJ_OK;
 }
 
@@ -1218,6 +1237,8 @@ gj_status gj_launch_v2(gj_loaded_module LM, const char *Kernel, const gj_launch_
     if (Config.cancel)
       LO.Cancel = &Config.cancel->Token;
     LO.PrintBufferBytes = Config.print_buffer_bytes;
+    LO.CheckMaxFindings = Config.check_max_findings;
+    LO.CheckSameValueWrites = Config.check_same_value_writes != 0;
     if (gj_print_callback CB = Config.print_callback)
       LO.PrintOutput = [CB, User = Config.print_user_data](llvm::StringRef Text) {
         CB(Text.data(), Text.size(), User);

@@ -14,8 +14,9 @@
 //      key's lock file, disk again, remote, the key's lease, and finally
 //      the compile, stored on disk and remotely. A failure is not cached.
 //
-// The Compiler's own mutex guards only the text memo; it is never held
-// across parsing, compiling, file I/O or waiting.
+// The Compiler's own mutexes guard only the text memo and the table of
+// checked twins; they are never held across parsing, compiling, making a
+// target, file I/O or waiting.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -54,6 +56,19 @@ double msSince(Clock::time_point Start) {
 struct TargetEntry {
   std::shared_ptr<const Target> T;
   std::string Name, Arch, Fingerprint, RegistryFingerprint;
+  /// The index of the target (of the one it is the checked twin of) in
+  /// CompilerOptions::Targets, and the twin's architecture (0: unchecked):
+  /// together they tell the entries apart in the text memo's key.
+  uint32_t Index = 0;
+  uint32_t CheckArch = 0;
+
+  static TargetEntry of(std::shared_ptr<const Target> T, uint32_t Index, uint32_t CheckArch) {
+    TargetEntry TE{T, std::string(T->getName()), std::string(T->getArch()), T->getFingerprint(),
+                   T->getRegistryFingerprint()};
+    TE.Index = Index;
+    TE.CheckArch = CheckArch;
+    return TE;
+  }
 };
 
 } // namespace
@@ -70,6 +85,13 @@ struct Compiler::Impl {
   /// fork(): no thread is inside the memo when the process is copied.
   ForkHooks Fork{MemoMu, nullptr};
 
+  // Guarded by TwinMu: the checked twins made so far, by (index of the
+  // target, architecture). Never erased, so a pointer to an entry stays
+  // valid for the Compiler's life (std::map's nodes do not move).
+  mutable std::mutex TwinMu;
+  mutable std::map<std::pair<uint32_t, uint32_t>, TargetEntry> Twins;
+  ForkHooks TwinFork{TwinMu, nullptr};
+
   std::atomic<uint64_t> Requests{0};
 
   // Last member: destroyed first, after running every task, which uses
@@ -77,6 +99,7 @@ struct Compiler::Impl {
   std::unique_ptr<AsyncPool> Pool;
 
   llvm::Expected<std::pair<const TargetEntry *, unsigned>> resolve(const CompileRequest &Req) const;
+  llvm::Expected<const TargetEntry *> checkedTwin(const TargetEntry &Base, unsigned Arch) const;
   CacheKey textKey(const TargetEntry &TE, unsigned Opt, std::string_view Source) const;
   CacheKey moduleKey(const TargetEntry &TE, unsigned Opt, std::string Canonical) const;
   llvm::Expected<CompiledModuleRef> compileVerified(const Module &M, const TargetEntry &TE,
@@ -101,12 +124,19 @@ Compiler::Impl::resolve(const CompileRequest &Req) const {
   if (Opt > 3)
     return makeError(ErrorKind::InvalidArgument,
                      "optimisation level " + llvm::Twine(Opt) + ": it must be 0, 1, 2 or 3");
-  if (Req.Target.empty())
-    return std::make_pair(&Targets.front(), Opt);
-  if (std::optional<TargetKind> K = parseTargetName(Req.Target))
+  const TargetEntry *Found = Req.Target.empty() ? &Targets.front() : nullptr;
+  if (std::optional<TargetKind> K = parseTargetName(Req.Target); K && !Found)
     for (const TargetEntry &TE : Targets)
       if (TE.T->getKind() == *K)
-        return std::make_pair(&TE, Opt);
+        Found = &TE;
+  if (Found && !Req.Check)
+    return std::make_pair(Found, Opt);
+  if (Found) {
+    auto Twin = checkedTwin(*Found, Req.CheckArch);
+    if (!Twin)
+      return Twin.takeError();
+    return std::make_pair(*Twin, Opt);
+  }
   std::string Known;
   for (const TargetEntry &TE : Targets)
     Known += (Known.empty() ? "" : ", ") + TE.Name;
@@ -114,14 +144,34 @@ Compiler::Impl::resolve(const CompileRequest &Req) const {
                    "this compiler has no target '" + Req.Target + "' (it has: " + Known + ")");
 }
 
+/// Made outside the lock (making a target builds its lowering registry), so
+/// two first requests at once may both make one; the first inserted is
+/// kept, and every request of the Compiler's life uses it.
+llvm::Expected<const TargetEntry *> Compiler::Impl::checkedTwin(const TargetEntry &Base,
+                                                                unsigned Arch) const {
+  std::pair<uint32_t, uint32_t> Id{Base.Index, Arch};
+  {
+    std::lock_guard<std::mutex> G(TwinMu);
+    if (auto It = Twins.find(Id); It != Twins.end())
+      return &It->second;
+  }
+  auto T = Base.T->makeChecked(Arch);
+  if (!T)
+    return T.takeError();
+  TargetEntry TE = TargetEntry::of(std::move(*T), Base.Index, Arch);
+  std::lock_guard<std::mutex> G(TwinMu);
+  return &Twins.try_emplace(Id, std::move(TE)).first->second;
+}
+
 CacheKey Compiler::Impl::textKey(const TargetEntry &TE, unsigned Opt,
                                  std::string_view Source) const {
   // Within one Compiler the same text, target and opt level always verify
   // to the same canonical module, so this can stand in for the key.
   llvm::BLAKE3 H;
-  uint8_t Head[8];
-  llvm::support::endian::write32le(Head, static_cast<uint32_t>(&TE - Targets.data()));
+  uint8_t Head[12];
+  llvm::support::endian::write32le(Head, TE.Index);
   llvm::support::endian::write32le(Head + 4, Opt);
+  llvm::support::endian::write32le(Head + 8, TE.CheckArch);
   H.update(Head);
   H.update(llvm::StringRef(Source));
   CacheKey K;
@@ -213,8 +263,7 @@ llvm::Expected<std::unique_ptr<Compiler>> Compiler::create(CompilerOptions Opts)
     for (const TargetEntry &TE : I->Targets)
       if (TE.T->getKind() == T->getKind())
         return makeError(ErrorKind::InvalidArgument, "two targets named '" + TE.Name + "'");
-    I->Targets.push_back({T, std::string(T->getName()), std::string(T->getArch()),
-                          T->getFingerprint(), T->getRegistryFingerprint()});
+    I->Targets.push_back(TargetEntry::of(T, uint32_t(I->Targets.size()), 0));
   }
   I->BuildId = std::string(getGridjitBuildId());
   I->Version = std::string(getGridjitVersion());
@@ -382,6 +431,13 @@ const Target *Compiler::getTarget(std::string_view Name) const {
     if (K == TE.T->getKind())
       return TE.T.get();
   return nullptr;
+}
+
+llvm::Expected<const Target *> Compiler::getTargetFor(const CompileRequest &Req) const {
+  auto TO = P->resolve(Req);
+  if (!TO)
+    return TO.takeError();
+  return TO->first->T.get();
 }
 
 std::string Compiler::getCacheDirectory() const {

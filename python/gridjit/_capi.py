@@ -39,7 +39,7 @@ from ctypes import (
 from ._errors import InvalidArgumentError, _error_for_status
 
 #: The C API version this package was written against (GJ_API_VERSION).
-API_VERSION = 2
+API_VERSION = 3
 
 #: The library's file name.
 LIBRARY_NAME = "libgridjit.so"
@@ -172,6 +172,8 @@ class gj_compiler_options(Structure):
         ("threads", c_uint32),
         ("use_disk_cache", c_int32),
         ("cache_dir", c_char_p),
+        ("check", c_int32),
+        ("check_arch", c_uint32),
     ]
 
 
@@ -239,6 +241,8 @@ class gj_launch_config(Structure):
         ("print_buffer_bytes", c_uint64),
         ("print_callback", c_void_p),
         ("print_user_data", c_void_p),
+        ("check_max_findings", c_uint32),
+        ("check_same_value_writes", c_int32),
     ]
 
 

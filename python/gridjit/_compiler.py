@@ -39,6 +39,19 @@ def _targets_string(targets):
     return ",".join(out)
 
 
+def _check_arch(check_arch):
+    """The architecture number of \\p check_arch, an int (80) or "sm_80".
+    Whether there is checked code for it is gj_compile's to say."""
+    value = check_arch
+    if isinstance(value, str) and value.lower().startswith("sm_") and value[3:].isdigit():
+        value = int(value[3:])
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 32:
+        raise InvalidArgumentError(
+            "gridjit: check_arch must be a GPU architecture such as 80 or 'sm_80', not %r" % (check_arch,)
+        )
+    return value
+
+
 def _source_bytes(source, name):
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
@@ -64,9 +77,14 @@ class Compiler:
     ``threads``: threads for compile_async, 0 for the CPUs this process may
     run on. ``use_disk_cache``, ``cache_dir``: the disk cache and its
     directory (default: $GRIDJIT_CACHE_DIR, $XDG_CACHE_HOME/gridjit,
-    ~/.cache/gridjit)."""
+    ~/.cache/gridjit). ``check``: every compile makes checked code (the
+    kernel checker, docs/Check.md; host target only: a compile for cuda is
+    then an InvalidArgumentError), held to the limits of GPU architecture
+    ``check_arch`` (80 or "sm_80", the default; 70 to 90)."""
 
-    def __init__(self, targets=None, *, opt_level=3, threads=0, use_disk_cache=True, cache_dir=None):
+    def __init__(
+        self, targets=None, *, opt_level=3, threads=0, use_disk_cache=True, cache_dir=None, check=False, check_arch=80
+    ):
         opts = _capi.new_struct("gj_compiler_options")
         self.targets = _targets_string(targets) if targets is not None else "host,nvptx"
         opts.targets = _capi.encode(self.targets, "targets")
@@ -78,6 +96,10 @@ class Compiler:
         opts.threads = threads
         opts.use_disk_cache = 1 if use_disk_cache else 0
         opts.cache_dir = _capi.encode_path(cache_dir, "cache_dir")
+        self.check = bool(check)
+        self.check_arch = _check_arch(check_arch)
+        opts.check = 1 if self.check else 0
+        opts.check_arch = self.check_arch
         out = c_void_p()
         _capi.check(_capi.gj_compiler_create(byref(opts), byref(out)), "gj_compiler_create")
         self._handle = Handle(out.value, _capi.gj_compiler_destroy)
@@ -85,7 +107,8 @@ class Compiler:
         self.threads = threads
 
     def __repr__(self):
-        return "<gridjit.Compiler targets=%s opt_level=%d>" % (self.targets, self.opt_level)
+        checked = " check=sm_%d" % self.check_arch if self.check else ""
+        return "<gridjit.Compiler targets=%s opt_level=%d%s>" % (self.targets, self.opt_level, checked)
 
     @property
     def warnings(self):
@@ -479,44 +502,66 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def default_compiler(targets=None):
+def default_compiler(targets=None, *, check=False, check_arch=80):
     """The process's shared Compiler for \p targets (default: host and
-    cuda), created on first use. They all share the disk cache."""
-    key = _targets_string(targets) if targets is not None else None
+    cuda), created on first use: one for checked code (\p check, held to
+    GPU architecture \p check_arch) and one for unchecked code. They all
+    share the disk cache."""
+    check = bool(check)
+    arch = _check_arch(check_arch) if check else 0
+    key = (_targets_string(targets) if targets is not None else None, arch)
     c = _default_compilers.get(key)
     if c is None:
         with _defaults_lock:
             c = _default_compilers.get(key)
             if c is None:
-                c = _default_compilers[key] = Compiler(targets)
+                c = _default_compilers[key] = Compiler(targets, check=check, check_arch=arch or 80)
     return c
 
 
-def _compiler_for(target, compiler, runtime):
-    """The compiler and the target argument of compile(target=...)."""
+def _compiler_for(target, compiler, runtime, check=None, check_arch=None):
+    """The compiler and the target argument of compile(target=...,
+    check=..., check_arch=...). A \p compiler given must have the check
+    options asked for (None: whatever it has)."""
     if compiler is not None:
+        differs = check is not None and bool(check) != compiler.check
+        if check_arch is not None and not differs:
+            differs = not compiler.check or _check_arch(check_arch) != compiler.check_arch
+        if differs:
+            raise InvalidArgumentError(
+                "gridjit: compile(check=%r, check_arch=%r) with %r: a compiler's code is checked or not as it "
+                "was made; make a gridjit.Compiler(..., check=True, check_arch=...) for checked code"
+                % (check, check_arch, compiler)
+            )
         return compiler, target
+    checked = {"check": bool(check), "check_arch": 80 if check_arch is None else check_arch}
     name, arch = _compiler_target(DEFAULT_TARGET if target is None else target)
     if name == "host":
-        return default_compiler("host:" + arch if arch else "host"), None
+        return default_compiler("host:" + arch if arch else "host", **checked), None
     # CUDA: unless the caller names the architecture, the device the module
     # will run on decides it, as in jit-run (sm_80 without a device).
     if not arch:
         arch = cuda_arch(runtime.device if runtime is not None else 0) or "sm_80"
-    return default_compiler("nvptx:" + arch), None
+    return default_compiler("nvptx:" + arch, **checked), None
 
 
-def compile(source, target=DEFAULT_TARGET, *, name=None, compiler=None, runtime=None):
+def compile(source, target=DEFAULT_TARGET, *, name=None, compiler=None, runtime=None, check=None, check_arch=None):
     """Compiles KIR \\p source for \\p target ("host", the default as for
     device_array() and Runtime(); "cuda", or "cuda:sm_XY") with \\p compiler (default: a shared one per target; for
     CUDA the device of \\p runtime decides the architecture unless the
-    target names one) and returns the Module; see Compiler.compile."""
-    c, t = _compiler_for(target, compiler, runtime)
+    target names one) and returns the Module; see Compiler.compile.
+    ``check=True``: checked code (the kernel checker, docs/Check.md; host
+    target only, else InvalidArgumentError), held to the limits of GPU
+    architecture ``check_arch`` (80 or "sm_80", the default; 70 to 90):
+    its launches raise KernelCheckError at what the kernel must not do.
+    With \\p compiler, the compiler's own check options must be those
+    asked for."""
+    c, t = _compiler_for(target, compiler, runtime, check, check_arch)
     return c.compile(source, t, name=name, runtime=runtime)
 
 
-def compile_async(source, target=DEFAULT_TARGET, *, name=None, compiler=None, runtime=None):
+def compile_async(source, target=DEFAULT_TARGET, *, name=None, compiler=None, runtime=None, check=None, check_arch=None):
     """compile() in the background: a concurrent.futures.Future of the
     Module; see Compiler.compile_async."""
-    c, t = _compiler_for(target, compiler, runtime)
+    c, t = _compiler_for(target, compiler, runtime, check, check_arch)
     return c.compile_async(source, t, name=name, runtime=runtime)

@@ -3,11 +3,13 @@ protocol, ``__cuda_array_interface__`` (CuPy, PyTorch, Numba), DLPack
 (``__dlpack__`` / ``__dlpack_device__``), and CUDA streams of other
 frameworks.
 
-Each extractor returns ``(address, scalar_type, keepalive)`` for an object
-passed as a ``ptr<T>`` argument, or raises Reject with the reason; the
-caller names the kernel and the parameter. ``keepalive`` is whatever must
-stay referenced until the launch call returns (a DLPack capsule, a ctypes
-view pinning a buffer export).
+The extractors of a ``ptr<T>`` argument return its address, scalar type
+and extent (the bytes of the array from its address to its end: what a
+checked launch holds the kernel's accesses to, docs/Check.md), and for
+the buffer protocol and DLPack a ``keepalive``, or raise Reject with the
+reason; the caller names the kernel and the parameter. ``keepalive`` is
+whatever must stay referenced until the launch call returns (a DLPack
+capsule, a ctypes view pinning a buffer export).
 """
 
 import ctypes
@@ -47,8 +49,16 @@ def _contiguous(shape, strides, itemsize):
     return True
 
 
+def _elements(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 def from_array_interface(ai, what="__array_interface__"):
-    """(address, type) of an array-interface dict (host or CUDA)."""
+    """(address, type, extent) of an array-interface dict (host or CUDA):
+    the extent is the bytes of its shape (it is C-contiguous)."""
     data = ai.get("data")
     if not isinstance(data, tuple) or len(data) != 2:
         raise Reject("%s has no (pointer, read_only) data" % what)
@@ -64,11 +74,12 @@ def from_array_interface(ai, what="__array_interface__"):
     shape = tuple(ai.get("shape", ()))
     if not _contiguous(shape, ai.get("strides"), t.itemsize):
         raise Reject("the array is not C-contiguous (strides %s); pass a contiguous copy" % (ai.get("strides"),))
-    return address or 0, t
+    return address or 0, t, _elements(shape) * t.itemsize
 
 
 def from_buffer(obj):
-    """(address, type, keepalive) of a writable buffer-protocol object."""
+    """(address, type, keepalive, extent) of a writable buffer-protocol
+    object."""
     try:
         view = memoryview(obj)
     except TypeError:
@@ -81,11 +92,11 @@ def from_buffer(obj):
     if t is None:
         raise Reject("element format %r is not a KIR scalar type" % view.format)
     if view.nbytes == 0:
-        return 0, t, None
+        return 0, t, None, 0
     # from_buffer pins the export while the view lives (no resize can move
     # the memory during the launch).
     pin = (ctypes.c_char * view.nbytes).from_buffer(view)
-    return ctypes.addressof(pin), t, pin
+    return ctypes.addressof(pin), t, pin, view.nbytes
 
 
 # ---- DLPack ----------------------------------------------------------------
@@ -129,7 +140,7 @@ _PyCapsule_IsValid.argtypes = [ctypes.py_object, c_char_p]
 
 
 def from_dlpack(obj, want_cuda, stream=None):
-    """(address, type, capsule) of an object exporting DLPack. The capsule
+    """(address, type, capsule, extent) of an object exporting DLPack. The capsule
     is the keepalive: dropping it (name still "dltensor") lets its
     destructor call the producer's deleter, as the protocol asks of a
     consumer that does not take ownership."""
@@ -161,7 +172,7 @@ def from_dlpack(obj, want_cuda, stream=None):
         strides = [t.strides[i] * st.itemsize for i in range(t.ndim)]
     if not _contiguous(shape, strides, st.itemsize):
         raise Reject("the DLPack tensor is not C-contiguous (strides %s)" % strides)
-    return (t.data or 0) + t.byte_offset, st, capsule
+    return (t.data or 0) + t.byte_offset, st, capsule, _elements(shape) * st.itemsize
 
 
 # ---- DLPack, produced ------------------------------------------------------

@@ -57,7 +57,7 @@ _F32_MAX = float.fromhex("0x1.fffffep127")
 _U32 = 1 << 32
 
 # A launch's keywords that are its options, never a parameter's name.
-_LAUNCH_OPTIONS = ("timeout", "cancel")
+_LAUNCH_OPTIONS = ("timeout", "cancel", "check_max_findings", "check_same_value_writes")
 # A parameter not given yet (Kernel._bind).
 _UNSET = object()
 
@@ -129,7 +129,7 @@ class _Layout:
     """Where the fields of the package's gj_arg are (_capi.gj_arg, read when
     a kernel is made: its size is gj_launch's arg_size)."""
 
-    __slots__ = ("cls", "size", "kind", "type", "value", "arg_size")
+    __slots__ = ("cls", "size", "kind", "type", "value", "extent", "arg_size")
 
     def __init__(self):
         cls = self.cls = _capi.gj_arg
@@ -137,6 +137,8 @@ class _Layout:
         self.kind = cls.kind.offset
         self.type = cls.type.offset
         self.value = cls.value.offset
+        # None: a gj_arg of API version 1, without extent (test_abi.py).
+        self.extent = cls.extent.offset if hasattr(cls, "extent") else None
         self.arg_size = c_size_t(self.size)
 
 
@@ -190,8 +192,9 @@ class Kernel:
 
     ``grid`` and ``block`` are ints or tuples of 1 to 3 ints. Arguments
     are given by position, by parameter name, or both (positional ones
-    first); ``timeout=``, ``cancel=`` and ``print_buffer_bytes=`` are always
-    the launch's options (below), so a parameter of such a name is given by
+    first); ``timeout=``, ``cancel=``, ``print_buffer_bytes=``,
+    ``check_max_findings=`` and ``check_same_value_writes=`` are always the
+    launch's options (below), so a parameter of such a name is given by
     position. A host kernel's ``print`` output goes to ``sys.stdout`` after
     the launch (``print_buffer_bytes=`` sizes its buffer; docs/Python.md,
     "Printing from a kernel"). On the host
@@ -200,7 +203,13 @@ class Kernel:
     takes ``timeout=SECONDS`` (KernelTimeoutError once it has passed) and
     ``cancel=CancelToken`` (KernelCancelledError once cancelled), both
     checked between blocks, and Ctrl-C stops a long one (KeyboardInterrupt):
-    docs/Python.md, "Timeouts, cancellation and Ctrl-C".
+    docs/Python.md, "Timeouts, cancellation and Ctrl-C". A kernel of
+    checked code (``compile(..., check=True)``) raises KernelCheckError at
+    its first finding, or once it has ``check_max_findings=N`` distinct
+    ones; ``check_same_value_writes=True`` also reports unsynchronised
+    writes of the same value (docs/Python.md, "The kernel checker"). Every
+    array argument is passed with its extent, its bytes from its address
+    to its end.
     """
 
     __slots__ = (
@@ -240,7 +249,7 @@ class Kernel:
         # The gj_arg array with every constant field filled in: the kind of
         # every argument and the type of every parameter (a pointer's claimed
         # pointee is the parameter's own, once the launch function checked
-        # it). Its extent stays 0, unknown.
+        # it). Each launch writes a pointer's extent.
         L = self._layout = _Layout()
         template = bytearray(L.size * self._nargs)
         for i, p in enumerate(self.params):
@@ -353,22 +362,22 @@ class Kernel:
     def _pointer_function(self, i, p):
         """The general path of pointer argument \\p i: ``f(slot, v, stream)``
         checks any kind of memory the target takes, keeps what must stay
-        alive in ``slot.keep``, and returns the address."""
+        alive in ``slot.keep``, and returns the address and the extent."""
         where = _Argument(self, i)
         t = p.type
         find = self._cuda_pointer if self._cuda else self._host_pointer
 
         def pointer(slot, v, stream):
             if v is None:  # KIR's null pointer (docs/LangRef.md, section 2)
-                return 0
-            address, got, keep = find(v, where, stream)
+                return 0, 0
+            address, got, keep, extent = find(v, where, stream)
             if t is not None and not _types.holds(t, got):
                 raise where.error(
                     "must point to %s, but %s (element type %s) was given" % (t.name, _interop.describe(v), got)
                 )
             if keep is not None:
                 slot.keep.append(keep)
-            return address
+            return address, extent
 
         return pointer
 
@@ -411,7 +420,14 @@ class Kernel:
             if p.is_pointer:
                 views.add("Q")
                 env["pointer%d" % i] = self._pointer_function(i, p)
-                general = "Q[%d] = pointer%d(slot, %s, stream)" % (qi, i, a)
+                # The address, and the extent where the gj_arg has one.
+                if L.extent is None:
+                    general = "Q[%d] = pointer%d(slot, %s, stream)[0]" % (qi, i, a)
+                    fast_extent = []
+                else:
+                    qe = (i * L.size + L.extent) // 8
+                    general = "Q[%d], Q[%d] = pointer%d(slot, %s, stream)" % (qi, qe, i, a)
+                    fast_extent = ["        Q[%d] = %s.nbytes" % (qe, a)]
                 if self._cuda or _np is None or t is None:
                     body.append(general)
                     continue
@@ -420,6 +436,7 @@ class Kernel:
                     "if type(%s) is ndarray and %s.dtype is DT%d:" % (a, a, i),
                     "    try:",
                     "        Q[%d] = addressof(from_buffer(%s))" % (qi, a),
+                    *fast_extent,
                     "    except Exception:  # read-only, not contiguous, empty: the general path says which",
                     "        " + general,
                     "else:",
@@ -523,16 +540,16 @@ class Kernel:
         return _capi.error(status, "gj_launch")
 
     def _host_pointer(self, v, where, stream=None):
-        """(address, type, keepalive) of host memory \\p v."""
+        """(address, type, keepalive, extent) of host memory \\p v."""
         try:
             if isinstance(v, DeviceArray):
                 if v.runtime.target != "host":
                     raise _interop.Reject("a DeviceArray in CUDA device memory cannot be passed to a host kernel")
-                return v._address, v.dtype, None
+                return v._address, v.dtype, None, v.nbytes
             ai = getattr(v, "__array_interface__", None)
             if ai is not None:
-                address, t = _interop.from_array_interface(ai)
-                return address, t, None
+                address, t, extent = _interop.from_array_interface(ai)
+                return address, t, None, extent
             if hasattr(v, "__cuda_array_interface__"):
                 raise _interop.Reject("CUDA device memory (__cuda_array_interface__) cannot be passed to a host kernel")
             if hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
@@ -547,7 +564,7 @@ class Kernel:
         )
 
     def _cuda_pointer(self, v, where, stream):
-        """(address, type, keepalive) of CUDA device memory \\p v."""
+        """(address, type, keepalive, extent) of CUDA device memory \\p v."""
         try:
             if type(v) is DeviceArray:
                 rt = v.runtime
@@ -561,11 +578,11 @@ class Kernel:
                     raise _interop.Reject(
                         "the DeviceArray is on CUDA device %d, the kernel runs on device %d" % (rt.device, own.device)
                     )
-                return v._address, v.dtype, None
+                return v._address, v.dtype, None, v.nbytes
             cai = getattr(v, "__cuda_array_interface__", None)
             if cai is not None:
-                address, t = _interop.from_array_interface(cai, "__cuda_array_interface__")
-                return address, t, None
+                address, t, extent = _interop.from_array_interface(cai, "__cuda_array_interface__")
+                return address, t, None, extent
             host = hasattr(v, "__array_interface__") or _is_buffer(v)
             if not host and hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
                 host = v.__dlpack_device__()[0] == _interop.kDLCPU
@@ -789,6 +806,8 @@ class _Launcher:
         timeout = kw.pop("timeout", None)
         cancel = kw.pop("cancel", None)
         print_bytes = kw.pop("print_buffer_bytes", 0)
+        max_findings = kw.pop("check_max_findings", 1)
+        same_value_writes = kw.pop("check_same_value_writes", False)
         if kw:
             args = kernel._bind(self._config, args, kw)
         ms = _cancel.timeout_ms(kernel, timeout)
@@ -798,13 +817,27 @@ class _Launcher:
                 "gridjit: kernel '%s': print_buffer_bytes %r: expected an int from 0 (the default, 1 MiB) "
                 "to 2**30" % (kernel.name, print_bytes)
             )
+        if not isinstance(max_findings, int) or isinstance(max_findings, bool) or not 0 <= max_findings < _U32:
+            raise ConfigurationError(
+                "gridjit: kernel '%s': check_max_findings %r: expected an int from 1 (the default) to 2**32-1"
+                % (kernel.name, max_findings)
+            )
+        if not isinstance(same_value_writes, (bool, _np_bool)):
+            raise ConfigurationError(
+                "gridjit: kernel '%s': check_same_value_writes %r: expected True or False"
+                % (kernel.name, same_value_writes)
+            )
         interruptible = self._can_stop and _cancel.interruptible_here()
         if interruptible and token is None:
             token = _cancel.CancelToken()
-        if ms == 0 and token is None and print_bytes == 0:
+        checked = max_findings > 1 or same_value_writes
+        if ms == 0 and token is None and print_bytes == 0 and not checked:
             self._launch(self._config, self.stream, args)
             return
         c = type(self._struct).from_buffer_copy(self._struct)
+        if checked:
+            c.check_max_findings = max_findings
+            c.check_same_value_writes = 1 if same_value_writes else 0
         c.print_buffer_bytes = print_bytes
         c.timeout_ms = ms
         c.cancel = token._handle.value if token is not None else None

@@ -273,7 +273,7 @@ class DeviceArray:
         ai = getattr(obj, "__array_interface__", None)
         if ai is not None:
             try:
-                address, t = _interop.from_array_interface(ai) if what == "out" else _readable(ai)
+                address, t, _ = _interop.from_array_interface(ai) if what == "out" else _readable(ai)
             except _interop.Reject as e:
                 raise InvalidArgumentError("gridjit: %s: %s" % (what, e)) from None
             keep = obj

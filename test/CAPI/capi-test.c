@@ -262,7 +262,7 @@ static int caseStructSize(void) {
   gj_compiler_destroy(C2);
   C2 = NULL;
   Big.Newer[5] = 1;
-  report("larger compiler options, byte 45 set", gj_compiler_create(&Big.O, &C2));
+  report("larger compiler options, byte 53 set", gj_compiler_create(&Big.O, &C2));
   EXPECT(C2 == NULL);
 
   /* A struct the library fills: up to struct_size, a tail it does not know
@@ -1074,6 +1074,80 @@ static int caseEmit(void) {
   return 0;
 }
 
+/*===-- check: checked code (gj_compiler_options' check) ----------------===*/
+
+/* A checked compiler of \p Targets with check_arch \p Arch. */
+static gj_compiler newCheckedCompiler(const char *Targets, uint32_t Arch) {
+  gj_compiler_options O;
+  gj_compiler_options_init(&O, sizeof O);
+  printf("compiler defaults: check %d, check_arch %u\n", (int)O.check, (unsigned)O.check_arch);
+  O.targets = Targets;
+  O.use_disk_cache = 0;
+  O.check = 1;
+  O.check_arch = Arch;
+  gj_compiler C = NULL;
+  MUST(gj_compiler_create(&O, &C));
+  return C;
+}
+
+static int caseCheck(void) {
+  gj_compiler C = newCheckedCompiler("host,nvptx", 80);
+  gj_module M = NULL;
+  report("checked host", gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", "host", &M));
+  report("checked nvptx", gj_compile(C, Saxpy, strlen(Saxpy), "saxpy.kir", "nvptx", &M));
+  char *Text = NULL;
+  size_t Size = 0;
+  report("checked emit nvptx",
+         gj_emit(C, Saxpy, strlen(Saxpy), "saxpy.kir", "nvptx", "llvm", &Text, &Size));
+  report("checked emit host",
+         gj_emit(C, Saxpy, strlen(Saxpy), "saxpy.kir", "host", "llvm", &Text, &Size));
+  gj_text_free(Text);
+  gj_compiler Bad = newCheckedCompiler("host", 60);
+  gj_module None = NULL;
+  report("check_arch 60", gj_compile(Bad, Saxpy, strlen(Saxpy), "saxpy.kir", NULL, &None));
+  EXPECT(None == NULL);
+  gj_compiler_destroy(Bad);
+
+  /* A checked launch of an in-bounds saxpy on caller memory and gj_buffers,
+     each with its real extent (a buffer's is its size): clean. */
+  gj_runtime R = newHostRuntime(2);
+  gj_loaded_module LM = NULL;
+  MUST(gj_runtime_load(R, M, &LM));
+  gj_launch_config LC = config1D(2, 64);
+  printf("launch defaults: check_max_findings %u, check_same_value_writes %d\n",
+         (unsigned)LC.check_max_findings, (int)LC.check_same_value_writes);
+  LC.check_max_findings = 4;
+  LC.check_same_value_writes = 1;
+  enum { N = 100 };
+  float X[N], Y[N];
+  for (int I = 0; I < N; ++I)
+    X[I] = (float)I, Y[I] = 1;
+  gj_buffer BY = NULL;
+  MUST(gj_buffer_alloc(R, sizeof(Y), &BY));
+  MUST(gj_buffer_write(BY, 0, Y, sizeof(Y)));
+  gj_arg Args[4] = {scalarI(GJ_I32, N), scalarF32(2), hostArg(X, GJ_F32), bufferArg(BY, GJ_F32)};
+  Args[2].extent = sizeof(X);
+  report("checked launch", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
+  MUST(gj_buffer_read(BY, 0, Y, sizeof(Y)));
+  int Wrong = 0;
+  for (int I = 0; I < N; ++I)
+    Wrong += Y[I] != 2.0f * (float)I + 1;
+  printf("checked saxpy: %d wrong\n", Wrong);
+  EXPECT(Wrong == 0);
+  /* A gj_buffer's extent may not claim more than the buffer has. */
+  Args[3].extent = sizeof(Y) + 4;
+  report("extent past the buffer", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
+  Args[3].extent = sizeof(Y);
+  report("extent of the buffer", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
+
+  gj_buffer_free(BY);
+  gj_loaded_module_destroy(LM);
+  gj_runtime_destroy(R);
+  gj_module_release(M);
+  gj_compiler_destroy(C);
+  return 0;
+}
+
 int main(int Argc, char **Argv) {
   if (Argc < 2) {
     fprintf(stderr, "usage: capi-test CASE [ARG]\n");
@@ -1091,6 +1165,8 @@ int main(int Argc, char **Argv) {
     RC = caseCompiler();
   else if (!strcmp(Case, "emit"))
     RC = caseEmit();
+  else if (!strcmp(Case, "check"))
+    RC = caseCheck();
   else if (!strcmp(Case, "kernels"))
     RC = caseKernels();
   else if (!strcmp(Case, "host"))

@@ -167,8 +167,8 @@ class CudaTest(unittest.TestCase):
         self.assertEqual(d.__dlpack_device__(), (2, 0))  # kDLCUDA, device 0
 
 
-        address, t, capsule = _interop.from_dlpack(gjtest.DLPackOnly(d), True)
-        self.assertEqual((address, t), (d.address, gridjit.f32))
+        address, t, capsule, extent = _interop.from_dlpack(gjtest.DLPackOnly(d), True)
+        self.assertEqual((address, t, extent), (d.address, gridjit.f32, 64))
         del capsule
         before = len(launches())
         y = gridjit.device_array(16, "f32", target="cuda")
@@ -234,6 +234,30 @@ class CudaTest(unittest.TestCase):
         with self.assertRaisesRegex(gridjit.ArgumentError, "read-only"):
             k(64, 1.0, ro, y)
         self.assertEqual(len(launches()), before + 1)
+
+    def test_extents(self):
+        """Every array argument reaches gj_launch with its extent (for the
+        kernel checker, docs/Check.md): a DeviceArray's bytes, a
+        __cuda_array_interface__'s from its shape and type, a DLPack
+        tensor's; scalars and KIR's null pointer have none."""
+        from gridjit import _kernel
+
+        extents = []
+        real = _kernel._launch
+
+        def record(lm, name, config, args, nargs, arg_size):
+            extents.append([args[i].extent for i in range(nargs.value)])
+            return real(lm, name, config, args, nargs, arg_size)
+
+        _kernel._launch = record  # taken by the kernels made from here on
+        try:
+            mod = gridjit.compile(gjtest.SAXPY, target="cuda")
+        finally:
+            _kernel._launch = real
+        y = gridjit.device_array(16, "f32", target="cuda")
+        mod.saxpy[1, 64](64, 1.0, ForeignArray(self.driver, (8, 8), "<f4"), y)
+        mod.saxpy[1, 64](64, 1.0, ForeignDLPack(self.driver, 12), None)
+        self.assertEqual(extents, [[0, 0, 256, 64], [0, 0, 48, 0]])
 
     def test_foreign_dlpack(self):
         before = len(launches())

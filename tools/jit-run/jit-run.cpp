@@ -11,8 +11,9 @@
 //   1  an error in the input (syntax, types, an unreadable file) or at run
 //      time (a launch the runtime rejects, divergent synchronisation)
 //   2  misuse of the command line
-//   3  a kernel's memory fault, 4  a timeout (the exit status of each kind
-//      of library error is its row's in gridjit/Support/ErrorKinds.def)
+//   3  a kernel's memory fault, 4  a timeout, 5  a finding of a checked
+//      launch (--check) (the exit status of each kind of library error is
+//      its row's in gridjit/Support/ErrorKinds.def)
 //   141  standard output or error is a pipe its reader closed (quietly)
 //
 //===----------------------------------------------------------------------===//
@@ -74,6 +75,7 @@ enum ExitCode {
   ExitUsage = 2,
   ExitKernelFault = 3, ///< a host kernel accessed memory outside its buffers
   ExitTimeout = 4,     ///< --timeout: the kernel did not finish in time
+  ExitCheck = 5,       ///< --check: the checked launch found a bug
   /// Standard output or error is a pipe that its reader closed (`| head`):
   /// 128 + SIGPIPE, the status a shell gives a command the signal ended.
   ExitClosedPipe = 141,
@@ -236,6 +238,23 @@ cl::opt<bool> NoIterationMajor(
     cl::desc("Host target: run loops without a synchronisation point thread by thread instead "
              "of iteration-major (HostTargetOptions::IterationMajor = false)"),
     cl::cat(JitRunCategory));
+// The kernel checker (docs/Check.md).
+cl::opt<bool>
+    CheckOpt("check",
+             cl::desc("Host target: compile checked code and report out-of-bounds "
+                      "accesses, data races, uninitialised shared memory reads, undefined "
+                      "operations and sizes a GPU could not run (those of --sm) as "
+                      "errors, exit status 5"),
+             cl::cat(JitRunCategory));
+cl::opt<unsigned> CheckMaxFindingsOpt(
+    "check-max-findings",
+    cl::desc("With --check: the distinct findings to collect before the launch stops "
+             "(default: 1)"),
+    cl::value_desc("n"), cl::init(1), cl::cat(JitRunCategory));
+cl::opt<bool> CheckSameValueWritesOpt(
+    "check-same-value-writes",
+    cl::desc("With --check: also report two writes of the same bytes with the same value"),
+    cl::cat(JitRunCategory));
 cl::opt<bool> PrintFeatures("print-features",
                             cl::desc("Print the features of this build on this machine, one per "
                                      "line, and exit"),
@@ -303,6 +322,13 @@ struct Options {
   bool CatchFaults = true;       ///< not --no-catch-faults
   bool IterationMajor = true;    ///< not --no-iteration-major
   uint64_t PrintBufferBytes = 0; ///< --print-buffer; 0: the default
+  /// --check: checked code held to the limits of GPU architecture
+  /// sm_CheckArch (--sm's number), --check-max-findings,
+  /// --check-same-value-writes.
+  bool Check = false;
+  unsigned CheckArch = 80;
+  unsigned CheckMaxFindings = 1;
+  bool CheckSameValueWrites = false;
   /// The LLVM options given (givenLLVMOptions): the module is compiled
   /// without the disk and remote cache.
   std::vector<std::string> LLVMOptions;
@@ -495,7 +521,7 @@ gridjit::CompilerOptions cacheOptions(const Options &O) {
 /// Compiles verified \p M for \p T through a gridjit::Compiler, so that the
 /// artifact comes from (and goes to) the cache; adds the phase times to
 /// \p R and keeps the cache's report there for --stats.
-Expected<gridjit::Artifact> compileCached(std::unique_ptr<gridjit::Target> T,
+Expected<gridjit::Artifact> compileCached(std::shared_ptr<const gridjit::Target> T,
                                           const gridjit::Module &M, const Options &O,
                                           CompileReport &R) {
   gridjit::CompilerOptions CO = cacheOptions(O);
@@ -505,7 +531,7 @@ Expected<gridjit::Artifact> compileCached(std::unique_ptr<gridjit::Target> T,
     CO.Tiers.reset();
     R.Cache.Bypassed = llvm::join(O.LLVMOptions, ", ");
   }
-  CO.Targets = {std::shared_ptr<const gridjit::Target>(std::move(T))};
+  CO.Targets = {std::move(T)};
   CO.OptLevel = O.OptLevel;
   CO.AsyncThreads = 1;
   auto C = gridjit::Compiler::create(std::move(CO));
@@ -541,7 +567,9 @@ Expected<std::unique_ptr<gridjit::Module>> loadModule(StringRef Text, StringRef 
   return M;
 }
 
-Expected<std::unique_ptr<gridjit::Target>> makeTarget(const Options &O) {
+/// The target of the command line: --target (with --sm, --cpu), for
+/// --check the host target's checked twin (Target::makeChecked).
+Expected<std::shared_ptr<const gridjit::Target>> makeTarget(const Options &O) {
   if (O.Target == TargetKind::Cuda) {
     gridjit::NVPTXTargetOptions Opts;
     Opts.Arch = O.SmArch;
@@ -556,7 +584,13 @@ Expected<std::unique_ptr<gridjit::Target>> makeTarget(const Options &O) {
                               (StringRef(O.Cpu).starts_with("sm_")
                                    ? "; sm_XX is an NVPTX architecture: add --target=cuda"
                                    : ""));
-  return T;
+  if (!T || !O.Check)
+    return T;
+  auto Checked = (*T)->makeChecked(O.CheckArch);
+  if (!Checked)
+    return jitrun::usageError("--check with --sm=sm_" + Twine(O.CheckArch) + ": " +
+                              toString(Checked.takeError()));
+  return Checked;
 }
 
 //===----------------------------------------------------------------------===//
@@ -847,8 +881,16 @@ uint64_t padLeftBehind(const gridjit::Runtime &RT) {
                                                          : 0;
 }
 
+/// The bytes of buffer argument \p V's elements: the extent of its
+/// pointer (KernelArg::withExtent), which a checked launch holds the
+/// kernel's accesses to. (An alias's elements are those of its buffer from
+/// its offset on.) The padding around them is not the kernel's.
+uint64_t elementBytes(const jitrun::ArgValue &V) {
+  return uint64_t(V.Count) * gridjit::scalarBytes(V.kind());
+}
+
 /// The arguments of the launch: scalars as they are; every buffer copied
-/// into device memory of \p RT (kept in \p Buffers).
+/// into device memory of \p RT (kept in \p Buffers), with its extent.
 Expected<std::vector<gridjit::KernelArg>>
 makeDeviceArguments(gridjit::Runtime &RT, ArrayRef<jitrun::ArgValue> Values,
                     std::vector<gridjit::DeviceBuffer> &Buffers) {
@@ -869,13 +911,16 @@ makeDeviceArguments(gridjit::Runtime &RT, ArrayRef<jitrun::ArgValue> Values,
     if (Error E = RT.copyToDevice(*B, Src, Bytes))
       return std::move(E);
     Args.push_back(gridjit::KernelArg::devicePointer(
-        B->getAddress() + jitrun::ArgValue::Pad * sizeof(uint64_t) - Skip, V.kind()));
+                       B->getAddress() + jitrun::ArgValue::Pad * sizeof(uint64_t) - Skip, V.kind())
+                       .withExtent(elementBytes(V)));
     Buffers[I] = std::move(*B);
   }
   for (size_t I = 0; I < Values.size(); ++I)
     if (const jitrun::ArgValue &V = Values[I]; V.AliasOf)
       Args[I] = gridjit::KernelArg::devicePointer(
-          Args[*V.AliasOf].getAddress() + V.AliasOffset * gridjit::scalarBytes(V.kind()), V.kind());
+                    Args[*V.AliasOf].getAddress() + V.AliasOffset * gridjit::scalarBytes(V.kind()),
+                    V.kind())
+                    .withExtent(elementBytes(V));
   return std::move(Args);
 }
 
@@ -908,6 +953,8 @@ Error launchOnce(gridjit::Runtime &RT, gridjit::LoadedModule &L, StringRef Kerne
   gridjit::LaunchOptions LO;
   LO.Stats = Stats;
   LO.PrintBufferBytes = O.PrintBufferBytes;
+  LO.CheckMaxFindings = O.CheckMaxFindings;
+  LO.CheckSameValueWrites = O.CheckSameValueWrites;
   if (Printed)
     LO.PrintOutput = [Printed](StringRef Text) { *Printed += Text; };
   else
@@ -1056,9 +1103,9 @@ Error setConstants(gridjit::Runtime &RT, gridjit::LoadedModule &L) {
 /// of the target and runs kernel \p Kernel with \p Values, whose buffers
 /// go to the device and come back; prints --stats, whether the launch
 /// succeeds or not.
-Error launchKernel(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M, StringRef Kernel,
-                   MutableArrayRef<jitrun::ArgValue> Values, std::unique_ptr<gridjit::Runtime> *RT,
-                   const Options &O, CompileReport &R) {
+Error launchKernel(std::shared_ptr<const gridjit::Target> T, const gridjit::Module &M,
+                   StringRef Kernel, MutableArrayRef<jitrun::ArgValue> Values,
+                   std::unique_ptr<gridjit::Runtime> *RT, const Options &O, CompileReport &R) {
   auto Art = compileCached(std::move(T), M, O, R);
   if (!Art) {
     if (O.Stats)
@@ -1214,7 +1261,7 @@ Error finishEmit(Expected<std::string> Text, const Options &O, const CompileRepo
 }
 
 /// The stage --emit asks for, of verified \p M compiled for \p T.
-Expected<std::string> emitStage(std::unique_ptr<gridjit::Target> T, const gridjit::Module &M,
+Expected<std::string> emitStage(std::shared_ptr<const gridjit::Target> T, const gridjit::Module &M,
                                 const Options &O, CompileReport &R) {
   // The stage that is the cached artifact itself (PTX for cuda, the object
   // file for the host) comes through the cache; the others are compiled.
@@ -1280,6 +1327,13 @@ Error checkUsage() {
                               ": the number of launching threads must be 1 to 64");
   if (Emit == EmitStage::PTX && TargetOpt != TargetKind::Cuda)
     return jitrun::usageError("--emit=ptx needs --target=cuda");
+  if (CheckOpt && TargetOpt == TargetKind::Cuda)
+    return jitrun::usageError("--check needs --target=host: the kernel checker runs kernels on the "
+                              "host CPU, held to the limits of the GPU --sm names");
+  for (const cl::Option *Needs : {static_cast<const cl::Option *>(&CheckMaxFindingsOpt),
+                                  static_cast<const cl::Option *>(&CheckSameValueWritesOpt)})
+    if (Needs->getNumOccurrences() && !CheckOpt)
+      return jitrun::usageError("--" + Needs->ArgStr + " needs --check");
   gridjit::Dim3 D;
   if (!parseDim3(GridOpt, D))
     return jitrun::usageError("--grid " + GridOpt + ": expected X[,Y[,Z]]");
@@ -1409,6 +1463,12 @@ Expected<Options> readOptions(bool Stats) {
   O.PrintBufferBytes = PrintBufferOpt;
   O.CatchFaults = !NoCatchFaults;
   O.IterationMajor = !NoIterationMajor;
+  O.Check = CheckOpt;
+  // The architecture whose limits checked code is held to: --sm's (known
+  // to resolveArchitectures), sm_80 by default.
+  StringRef(O.SmArch).drop_front(3).getAsInteger(10, O.CheckArch);
+  O.CheckMaxFindings = CheckMaxFindingsOpt;
+  O.CheckSameValueWrites = CheckSameValueWritesOpt;
   O.LLVMOptions = givenLLVMOptions();
   return std::move(O);
 }
@@ -1437,8 +1497,8 @@ Error parseCommandLine(int argc, char **argv) {
 }
 
 /// The exit status of a library error of kind \p K (ErrorKinds.def):
-/// ExitKernelFault, ExitTimeout or ExitInputError.
-int exitStatusOf(gridjit::ErrorKind K) {
+/// ExitKernelFault, ExitTimeout, ExitCheck or ExitInputError.
+constexpr int exitStatusOf(gridjit::ErrorKind K) {
   switch (K) {
 #define GRIDJIT_ERROR_KIND(Name, CStatus, PyName, PyBases, ExitStatus, Description)                \
   case gridjit::ErrorKind::Name:                                                                   \
@@ -1447,16 +1507,19 @@ int exitStatusOf(gridjit::ErrorKind K) {
   }
   return ExitInputError;
 }
-static_assert(ExitKernelFault == 3 && ExitTimeout == 4,
-              "ErrorKinds.def's exit statuses of Fault and Timeout");
+static_assert(exitStatusOf(gridjit::ErrorKind::Fault) == ExitKernelFault &&
+                  exitStatusOf(gridjit::ErrorKind::Timeout) == ExitTimeout &&
+                  exitStatusOf(gridjit::ErrorKind::Check) == ExitCheck,
+              "ErrorKinds.def's exit statuses of Fault, Timeout and Check");
 
 /// Prints every error in \p E and returns the exit status they mean
 /// (docs/jit-run.md, EXIT STATUS): 2 when one is misuse of the command line,
 /// else the status of the library error's kind (3 for a kernel's fault, 4
-/// for a timeout, 1 for the others). Diagnostics render themselves
-/// (`file:line:col: error: ...` with the source line and a caret), the
-/// parser's errors are printed as they are, anything else as
-/// `jit-run: error: ...`.
+/// for a timeout, 5 for a checked launch's findings, 1 for the others).
+/// Diagnostics render themselves (`file:line:col: error: ...` with the
+/// source line and a caret), as do the findings of a checked launch (in
+/// that form already, whatever class carries them); the parser's errors
+/// are printed as they are, anything else as `jit-run: error: ...`.
 int reportErrors(Error E) {
   int Status = ExitInputError;
   handleAllErrors(
@@ -1473,6 +1536,13 @@ int reportErrors(Error E) {
       [&](const gridjit::DiagnosticError &D) {
         D.log(errs());
         Status = exitStatusOf(D.getKind());
+      },
+      [&](const gridjit::KindedError &K) {
+        if (K.getKind() == gridjit::ErrorKind::Check)
+          errs() << K.message() << '\n';
+        else
+          WithColor::error(errs(), "jit-run") << K.message() << '\n';
+        Status = exitStatusOf(K.getKind());
       },
       [&](const ErrorInfoBase &EI) {
         WithColor::error(errs(), "jit-run") << EI.message() << '\n';

@@ -443,13 +443,24 @@ TEST(CompilerTest, RequestErrors) {
   EXPECT_THAT(llvm::toString(Dup.takeError()), HasSubstr("two targets named 'nvptx'"));
 }
 
-TEST(CompilerTest, SeveralTargets) {
-  std::string Why;
+/// A Compiler (no disk cache) of the host target, then the nvptx target
+/// when \p WithNVPTX; null, with the reason in \p Why, when this machine
+/// has no host target.
+std::unique_ptr<Compiler> hostCompiler(std::string &Why, bool WithNVPTX) {
   auto Host = hostTarget(&Why);
   if (!Host)
+    return nullptr;
+  std::vector<std::shared_ptr<const Target>> Targets{Host};
+  if (WithNVPTX)
+    Targets.push_back(nvptxTarget());
+  return makeCompiler("", nullptr, std::move(Targets));
+}
+
+TEST(CompilerTest, SeveralTargets) {
+  std::string Why;
+  auto C = hostCompiler(Why, /*WithNVPTX=*/true);
+  if (!C)
     GTEST_SKIP() << "no host target: " << Why;
-  auto C = makeCompiler("", nullptr, {Host, nvptxTarget()});
-  ASSERT_TRUE(C);
   CompileRequest R;
   R.Target = "nvptx";
   auto P = C->compile(SaxpySource, "s.kir", R);
@@ -460,6 +471,121 @@ TEST(CompilerTest, SeveralTargets) {
   EXPECT_EQ((*H)->Art.Kind, TargetKind::Host);
   EXPECT_NE((*H)->Key, (*P)->Key);
   EXPECT_EQ(C->getStats().Compiles, 2u);
+}
+
+/// A checked request (CompileRequest::Check) is compiled by the host
+/// target's checked twin: its own cache entry, made once per architecture
+/// for the Compiler's life; unchecked requests are as before; nvptx and an
+/// architecture outside sm_70..sm_90 are InvalidArgument errors.
+TEST(CompilerTest, CheckedRequestsUseTheCheckedTwin) {
+  std::string Why;
+  auto C = hostCompiler(Why, /*WithNVPTX=*/true);
+  if (!C)
+    GTEST_SKIP() << "no host target: " << Why;
+  CompileInfo PlainInfo, CheckedInfo, AgainInfo;
+  auto Plain = C->compile(SaxpySource, "s.kir", {}, &PlainInfo);
+  ASSERT_TRUE(succeeded(Plain));
+  CompileRequest Checked;
+  Checked.Check = true;
+  auto K = C->compile(SaxpySource, "s.kir", Checked, &CheckedInfo);
+  ASSERT_TRUE(succeeded(K));
+  // Two entries, two compiles: the text memo and the memory cache tell
+  // them apart.
+  EXPECT_EQ(CheckedInfo.Outcome, CacheOutcome::Compiled);
+  EXPECT_NE((*K)->Key, (*Plain)->Key);
+  EXPECT_NE(K->get(), Plain->get());
+  EXPECT_EQ((*K)->Art.Kind, TargetKind::Host);
+  auto Again = C->compile(SaxpySource, "s.kir", Checked, &AgainInfo);
+  ASSERT_TRUE(succeeded(Again));
+  EXPECT_EQ(AgainInfo.Outcome, CacheOutcome::MemoryHit);
+  EXPECT_EQ(Again->get(), K->get());
+  auto PlainAgain = C->compile(SaxpySource, "s.kir");
+  ASSERT_TRUE(succeeded(PlainAgain));
+  EXPECT_EQ(PlainAgain->get(), Plain->get());
+  EXPECT_EQ(C->getStats().Compiles, 2u);
+
+  // The unchecked key is the one a Compiler that never saw a checked
+  // request gives (unchanged by the option).
+  auto Fresh = hostCompiler(Why, /*WithNVPTX=*/true);
+  auto FreshKey = Fresh->computeKey(SaxpySource, "s.kir");
+  ASSERT_TRUE(succeeded(FreshKey));
+  EXPECT_EQ(*FreshKey, (*Plain)->Key);
+  // computeKey, compileAsync and a module built in memory take the request.
+  auto CheckedKey = C->computeKey(SaxpySource, "s.kir", Checked);
+  ASSERT_TRUE(succeeded(CheckedKey));
+  EXPECT_EQ(*CheckedKey, (*K)->Key);
+  auto Async = C->compileAsync(SaxpySource, "s.kir", Checked);
+  C->waitForAsync();
+  auto AsyncM = Async.get();
+  ASSERT_TRUE(succeeded(AsyncM));
+  EXPECT_EQ(AsyncM->get(), K->get());
+  auto M = parseAndVerify(SaxpySource, "s.kir");
+  ASSERT_TRUE(succeeded(M));
+  auto Built = C->compile(**M, Checked);
+  ASSERT_TRUE(succeeded(Built));
+  EXPECT_EQ((*Built)->Key, (*K)->Key);
+
+  // One twin per architecture, kept: the same target object each time.
+  auto T80 = C->getTargetFor(Checked);
+  auto T80Again = C->getTargetFor(Checked);
+  ASSERT_TRUE(succeeded(T80) && succeeded(T80Again));
+  EXPECT_EQ(*T80, *T80Again);
+  EXPECT_NE(*T80, C->getTarget("host"));
+  EXPECT_NE((*T80)->getFingerprint(), C->getTarget("host")->getFingerprint());
+  CompileRequest Sm90 = Checked;
+  Sm90.CheckArch = 90;
+  auto K90 = C->compile(SaxpySource, "s.kir", Sm90);
+  ASSERT_TRUE(succeeded(K90));
+  EXPECT_NE((*K90)->Key, (*K)->Key);
+  EXPECT_EQ(C->getStats().Compiles, 3u);
+
+  // No checked code for nvptx; architectures outside sm_70..sm_90.
+  CompileRequest Nvptx = Checked;
+  Nvptx.Target = "nvptx";
+  auto N = C->compile(SaxpySource, "s.kir", Nvptx);
+  ASSERT_TRUE(failed(N));
+  llvm::Error NE = N.takeError();
+  EXPECT_EQ(peekErrorKind(NE), ErrorKind::InvalidArgument);
+  EXPECT_THAT(llvm::toString(std::move(NE)), HasSubstr("target 'nvptx' has no checked code"));
+  for (unsigned Arch : {69u, 91u}) {
+    CompileRequest Bad = Checked;
+    Bad.CheckArch = Arch;
+    auto B = C->compile(SaxpySource, "s.kir", Bad);
+    ASSERT_TRUE(failed(B));
+    EXPECT_THAT(llvm::toString(B.takeError()),
+                HasSubstr("from sm_70 to sm_90, not sm_" + std::to_string(Arch)));
+  }
+  CompileRequest Edge = Checked;
+  Edge.CheckArch = 70;
+  EXPECT_TRUE(succeeded(C->getTargetFor(Edge)));
+}
+
+/// Many threads asking for one checked twin at once all get the same one
+/// (it is made outside the Compiler's locks; the first inserted is kept).
+TEST(CompilerTest, CheckedTwinIsSharedAcrossThreads) {
+  std::string Why;
+  auto C = hostCompiler(Why, /*WithNVPTX=*/false);
+  if (!C)
+    GTEST_SKIP() << "no host target: " << Why;
+  CompileRequest Checked;
+  Checked.Check = true;
+  constexpr unsigned N = 8;
+  std::vector<const Target *> Got(N);
+  std::latch Start(N);
+  std::vector<std::thread> Threads;
+  for (unsigned I = 0; I < N; ++I)
+    Threads.emplace_back([&, I] {
+      Start.arrive_and_wait();
+      auto T = C->getTargetFor(Checked);
+      Got[I] = T ? *T : nullptr;
+      llvm::consumeError(T.takeError());
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  for (const Target *T : Got) {
+    EXPECT_NE(T, nullptr);
+    EXPECT_EQ(T, Got[0]);
+  }
 }
 
 } // namespace

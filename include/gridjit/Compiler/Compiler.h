@@ -92,6 +92,18 @@ struct CompileRequest {
   std::string Target;
   /// 0..3; std::nullopt: CompilerOptions::OptLevel.
   std::optional<unsigned> OptLevel;
+  /// Checked code (docs/Check.md): the request is compiled by the checked
+  /// twin of its target (Target::makeChecked(CheckArch)), which the
+  /// Compiler makes on first use and keeps for its life. Its fingerprint
+  /// differs, so checked and unchecked code of one source are two cache
+  /// entries; unchecked requests are unchanged. Only the host target has
+  /// checked code: a checked request for nvptx is an InvalidArgument
+  /// error. Default false.
+  bool Check = false;
+  /// The GPU architecture (sm_\p CheckArch, 70..90) whose limits checked
+  /// code is held to (HostTargetOptions::CheckArch); ignored unless Check.
+  /// Default 80.
+  unsigned CheckArch = 80;
 };
 
 /// Options of a Compiler. Defaults are what `jit-run` uses.
@@ -204,6 +216,11 @@ public:
 
   /// The target named \p Name (empty: the first), or null.
   const Target *getTarget(std::string_view Name = {}) const;
+  /// The target \p Req compiles with: its target (getTarget), or for a
+  /// checked request that target's checked twin (made on first use, kept
+  /// for the Compiler's life). Errors: as compile() for the target and
+  /// Check.
+  llvm::Expected<const Target *> getTargetFor(const CompileRequest &Req) const;
   /// The disk cache directory; empty when the disk cache is off.
   std::string getCacheDirectory() const;
   /// The remote cache's URL; empty when it is off.

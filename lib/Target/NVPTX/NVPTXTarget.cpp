@@ -11,6 +11,7 @@
 
 #include "../../Lower/CommonLowerings.h"
 #include "../Pipeline.h"
+#include "../SharedLayout.h"
 #include "gridjit/Support/ByteCount.h"
 #include "gridjit/Support/Diagnostics.h"
 
@@ -199,6 +200,32 @@ void NVPTXTarget::markKernel(llvm::Module &IR, llvm::Function &F) const {
       llvm::ValueAsMetadata::get(&F), llvm::MDString::get(Ctx, "kernel"),
       llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(Ctx), 1))};
   IR.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(Ctx, MD));
+}
+
+// A kernel's static shared arrays, its own and those of the device
+// functions it calls (SharedLayout), must fit in what a block may declare:
+// ptxas rejects more ("uses too much shared data") and a launch could not
+// have it. The error is at the declaration that crosses the limit.
+llvm::Error NVPTXTarget::lowerFunctions(const Module &M, llvm::Module &IR) const {
+  DiagnosticEngine Diags(M.Name, M.Source);
+  for (const FunctionDecl *K : M.getKernels()) {
+    SharedLayout L = layoutShared(*K);
+    if (L.StaticBytes <= MaxStaticSharedBytes)
+      continue;
+    const VarDecl *Crossing = nullptr;
+    for (const SharedLayout::Entry &E : L.Arrays)
+      if (!Crossing && !isDynamicShared(*E.Var) &&
+          E.Offset + E.Var->Ty.getSizeInBytes() > MaxStaticSharedBytes)
+        Crossing = E.Var;
+    Diags.error(Crossing ? Crossing->Loc : K->getLoc(),
+                "kernel '" + K->Name + "' declares " + std::to_string(L.StaticBytes) +
+                    " bytes of static shared memory; a GPU allows at most " +
+                    std::to_string(MaxStaticSharedBytes) +
+                    " (48 KiB) per block; use the dynamic shared array (shared t: [T];) for more");
+  }
+  if (llvm::Error E = Diags.takeError())
+    return E;
+  return LoweringTarget::lowerFunctions(M, IR);
 }
 
 // Links the libdevice functions the module calls (only those), then makes

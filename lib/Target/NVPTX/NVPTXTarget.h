@@ -57,6 +57,10 @@ public:
   /// A cooperative kernel keeps that parameter where grid_sync() finds it.
   llvm::Error emitKernelPrologue(LoweringContext &C) const override;
   llvm::Error finishModule(llvm::Module &IR) const override;
+  /// Refuses a kernel whose static shared memory is more than a block may
+  /// declare (MaxStaticSharedBytes), with a located compile error, then
+  /// lowers as every target does: ptxas would reject the PTX.
+  llvm::Error lowerFunctions(const Module &M, llvm::Module &IR) const override;
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
   createTargetMachine(const CompileOptions &Opts) const override;
   llvm::Error optimize(llvm::Module &IR, llvm::TargetMachine &TM,
@@ -72,6 +76,11 @@ public:
   /// architecture gridjit compiles for (the CUDA C++ Programming Guide,
   /// "Technical Specifications per Compute Capability").
   static constexpr uint64_t MaxLocalBytes = 512u << 10;
+  /// The most static shared memory a block may declare: 48 KiB on every
+  /// architecture (more is dynamic shared memory only, with the kernel's
+  /// opt-in; the CUDA C++ Programming Guide, "Technical Specifications per
+  /// Compute Capability").
+  static constexpr uint64_t MaxStaticSharedBytes = 48u << 10;
 
   /// False when libdevice was not found or not wanted: f32 math is then
   /// approximate and f64 math an error.

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Writes two copies of include/gridjit-c/gridjit.h for test/CAPI/abi.test:
 
-  OLD  without the fields and enumerators that API version 2 added (each
-       says "(API version 2.)" in its comment): the header an older caller
-       was built with;
+  OLD  without the fields and enumerators that API versions 2 and 3 added
+       (each says "(API version 2.)" or "(API version 3.)" in its comment):
+       the header a caller of version 1 was built with;
   NEW  with a field appended to every struct (test_newer_field): a header
        newer than the library.
 
@@ -23,11 +23,11 @@ STRUCTS = ["gj_compiler_options", "gj_kernel_info", "gj_param_info", "gj_runtime
 def main(header, old_path, new_path):
     text = open(header).read()
     # A struct field (`type name;`) or an enumerator (`NAME = value,`).
-    added = re.compile(r"\n  /\*\*(?:(?!\*/).)*\(API version 2\.\) \*/\n  [^\n;]*?(\w+)(?:;| = \d+,)", re.S)
+    added = re.compile(r"\n  /\*\*(?:(?!\*/).)*\(API version [23]\.\) \*/\n  [^\n;]*?(\w+)(?:;| = \d+,)", re.S)
     removed = added.findall(text)
     old = added.sub("", text)
-    if not removed or "(API version 2.)" in old:
-        sys.exit("abi_headers.py: the fields of API version 2 are not all where expected")
+    if not removed or "(API version 2.)" in old or "(API version 3.)" in old:
+        sys.exit("abi_headers.py: the fields of API versions 2 and 3 are not all where expected")
     print("old: without " + ", ".join(removed))
     new = text
     for s in STRUCTS:
