@@ -204,8 +204,8 @@ public:
     for (int K = 0; K < 4; ++K) {
       for (int W : {1, 2}) {
         auto Key = [&](int C) {
-          return "BM_Run/" + std::to_string(K) + "/" + std::to_string(C) + "/" +
-                 std::to_string(W) + "/real_time";
+          return "BM_Run/" + std::to_string(K) + "/" + std::to_string(C) + "/" + std::to_string(W) +
+                 "/real_time";
         };
         auto U = Seconds.find(Key(0)), C = Seconds.find(Key(1));
         if (U != Seconds.end() && C != Seconds.end())

@@ -50,7 +50,7 @@ namespace {
 /// thread (HostTargetOptions::IterationMajor = false), the -O0 side.
 std::unique_ptr<Target> Host, HostTM, NVPTX;
 std::shared_ptr<const Target> HostChecked; // Host's checked twin (sm_80's limits)
-std::unique_ptr<HostRuntime> RT, RT2; // one and two worker threads
+std::unique_ptr<HostRuntime> RT, RT2;      // one and two worker threads
 std::string Ptxas;
 unsigned PtxasEvery = 16;
 bool Print = false;

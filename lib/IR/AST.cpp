@@ -258,3 +258,23 @@ std::string_view gridjit::spelling(AssignOp Op) {
   }
   return "?=";
 }
+
+SourceLoc gridjit::startLoc(const Expr *E) {
+  while (E) {
+    const Expr *Inner = nullptr;
+    if (const auto *B = llvm::dyn_cast<BinaryExpr>(E))
+      Inner = B->LHS.get();
+    else if (const auto *Q = llvm::dyn_cast<CondExpr>(E))
+      Inner = Q->C.get();
+    else if (const auto *C = llvm::dyn_cast<CastExpr>(E))
+      Inner = C->Operand.get();
+    else if (const auto *I = llvm::dyn_cast<IndexExpr>(E))
+      Inner = I->Base.get();
+    else if (const auto *Mem = llvm::dyn_cast<MemberExpr>(E))
+      Inner = Mem->Base.get();
+    if (!Inner)
+      return E->getLoc();
+    E = Inner;
+  }
+  return SourceLoc();
+}

@@ -656,7 +656,7 @@ Expected<Value *> StructuralLowering::loadElement(const Expr &E) {
   if (!Addr)
     return Addr.takeError();
   OpArgs A;
-  A.Loc = E.getLoc();
+  A.Loc = startLoc(&E); // `x[i]` at `x`, not at its `[`
   A.ResultTy = E.Ty;
   setElementAccess(A, E, E.Ty);
   Value *Ops[] = {*Addr};

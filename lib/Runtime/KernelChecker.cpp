@@ -490,15 +490,22 @@ void KernelChecker::trackAccess(const abi::CheckSite *S, uint64_t Block, uint32_
   if (!Other && !Uninitialised)
     return;
   std::string K = "in kernel '" + Info.Name + "'";
-  auto ElementOf = [&](const abi::CheckSite *Site, uint64_t At) {
-    return "element " + std::to_string((At - R.Begin) / std::max<uint32_t>(1, Site->ElemBytes));
+  // " element 3"; nothing for a shared scalar; the byte for shared memory
+  // whose array the site does not know (a device function's: its offset
+  // depends on the kernel that calls it).
+  auto ElementOf = [&](const abi::CheckSite *Site, uint64_t At) -> std::string {
+    if (Site->Space == abi::CheckShared && Site->SharedBytes == 0)
+      return " (byte " + std::to_string(At - R.Begin) + " of the block's shared memory)";
+    if (Site->Space == abi::CheckShared && Site->SharedBytes == Site->ElemBytes)
+      return "";
+    return " element " + std::to_string((At - R.Begin) / std::max<uint32_t>(1, Site->ElemBytes));
   };
   if (Other) {
     std::string Name = "'" + std::string(R.Name) + "'";
     std::string OtherName =
         !*memoryName(Other->Site) ? Name : "'" + std::string(memoryName(Other->Site)) + "'";
     std::string H = "data race " + K + ": " + verb(S) + " of " + (R.Shared ? "shared " : "") +
-                    Name + " " + ElementOf(S, Addr) + " by " + by(Block, Thread);
+                    Name + ElementOf(S, Addr) + " by " + by(Block, Thread);
     CheckFinding F = located(CheckFinding::DataRace, S, Block, Thread, std::move(H));
     F.Other = placeOf(Other->Site);
     F.OtherBlock = Other->Block;
@@ -507,7 +514,7 @@ void KernelChecker::trackAccess(const abi::CheckSite *S, uint64_t Block, uint32_
                       : Other->Thread / 32 == Thread / 32
                           ? "neither a sync_threads() nor a sync_warp() orders them"
                           : "no sync_threads() orders them";
-    F.Note = "conflicts with this " + verb(Other->Site) + " of " + OtherName + " " +
+    F.Note = "conflicts with this " + verb(Other->Site) + " of " + OtherName +
              ElementOf(Other->Site, OtherByte) + " by " + by(Other->Block, Other->Thread) + "; " +
              Why;
     addFinding(std::move(F));
@@ -515,7 +522,7 @@ void KernelChecker::trackAccess(const abi::CheckSite *S, uint64_t Block, uint32_
   if (Uninitialised)
     addFinding(located(CheckFinding::UninitialisedRead, S, Block, Thread,
                        verb(S) + " of uninitialised shared memory " + K + ": '" +
-                           std::string(R.Name) + "' " + ElementOf(S, Addr) + " by " +
+                           std::string(R.Name) + "'" + ElementOf(S, Addr) + " by " +
                            by(Block, Thread) + "; no thread of the block has written it"));
 }
 
@@ -556,13 +563,13 @@ void KernelChecker::onReport(const abi::CheckSite *S, uint64_t Block, uint32_t T
     return;
   }
   case abi::CheckShiftAmount: {
+    // "x << 33" when the site names the left operand, else "<< 33".
     std::string Expr =
         (!*memoryName(S) ? "" : std::string(memoryName(S)) + " ") + What + " " + std::to_string(SA);
-    std::string H = SA < 0 ? "shift amount " + std::to_string(SA) + " is negative"
-                           : "shift amount " + std::to_string(SA) + " is not below the width (" +
-                                 std::to_string(B) + " bits)";
-    addFinding(
-        located(CheckFinding::ShiftAmount, S, Block, Thread, H + " " + K + ": " + Expr + " " + In));
+    std::string H = "shift amount " + std::to_string(SA) + " of '" + Expr + "' " +
+                    (SA < 0 ? std::string("is negative")
+                            : "is not below the width (" + std::to_string(B) + " bits)");
+    addFinding(located(CheckFinding::ShiftAmount, S, Block, Thread, H + " " + K + " " + In));
     return;
   }
   case abi::CheckWarpLane:

@@ -22,26 +22,6 @@
 using namespace gridjit;
 using namespace gridjit::sema;
 
-SourceLoc sema::startLoc(const Expr *E) {
-  while (E) {
-    const Expr *Inner = nullptr;
-    if (const auto *B = dyn_cast<BinaryExpr>(E))
-      Inner = B->LHS.get();
-    else if (const auto *Q = dyn_cast<CondExpr>(E))
-      Inner = Q->C.get();
-    else if (const auto *C = dyn_cast<CastExpr>(E))
-      Inner = C->Operand.get();
-    else if (const auto *I = dyn_cast<IndexExpr>(E))
-      Inner = I->Base.get();
-    else if (const auto *Mem = dyn_cast<MemberExpr>(E))
-      Inner = Mem->Base.get();
-    if (!Inner)
-      return E->getLoc();
-    E = Inner;
-  }
-  return SourceLoc();
-}
-
 //===----------------------------------------------------------------------===//
 // Untyped literal expressions
 //===----------------------------------------------------------------------===//

@@ -49,10 +49,8 @@ using llvm::dyn_cast;
 using llvm::dyn_cast_or_null;
 using llvm::isa;
 
-/// Where an expression starts in the source. The parser locates some nodes
-/// at their operator (`[`, `.`, `as`); diagnostics about a whole expression
-/// point at its first character instead.
-SourceLoc startLoc(const Expr *E);
+/// Where an expression starts in the source (gridjit::startLoc).
+using gridjit::startLoc;
 inline SourceLoc startLoc(const ExprPtr &E) { return startLoc(E.get()); }
 /// `'T'`: a type quoted for a diagnostic.
 std::string quote(Type T);

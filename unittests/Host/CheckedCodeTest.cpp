@@ -42,7 +42,7 @@ using ::testing::Not;
 
 /// One call of the checker, as the stubs record it.
 struct Event {
-  enum { Access, Report, Sync } What;
+  enum { Access, Report, Sync } What = Access;
   const habi::CheckSite *Site = nullptr;
   uint64_t Block = 0;
   uint32_t Thread = 0;
@@ -74,7 +74,12 @@ struct Recorder {
 
 void *recordAccess(void *State, const habi::CheckSite *Site, uint64_t Block, uint32_t Thread,
                    void *Addr, const void *Value) {
-  Event E{Event::Access, Site, Block, Thread, Addr};
+  Event E;
+  E.What = Event::Access;
+  E.Site = Site;
+  E.Block = Block;
+  E.Thread = Thread;
+  E.Addr = Addr;
   if (Value) {
     E.HasValue = true;
     E.Value.assign(static_cast<const char *>(Value),
@@ -85,13 +90,18 @@ void *recordAccess(void *State, const habi::CheckSite *Site, uint64_t Block, uin
 }
 void recordReport(void *State, const habi::CheckSite *Site, uint64_t Block, uint32_t Thread,
                   uint64_t A, uint64_t B) {
-  Event E{Event::Report, Site, Block, Thread};
+  Event E;
+  E.What = Event::Report;
+  E.Site = Site;
+  E.Block = Block;
+  E.Thread = Thread;
   E.A = A;
   E.B = B;
   static_cast<Recorder *>(State)->Events.push_back(std::move(E));
 }
 void recordSync(void *State, uint32_t Kind, uint64_t Block, uint32_t Warp) {
-  Event E{Event::Sync};
+  Event E;
+  E.What = Event::Sync;
   E.Kind = Kind;
   E.Block = Block;
   E.Warp = Warp;

@@ -463,10 +463,10 @@ TEST_F(KernelCheckerTest, WhatTheCodeFindsItselfIsRendered) {
                   "(0, 0, 0)",
                   "integer overflow in kernel 'k': -2147483648 % -1 does not fit in 32 bits in "
                   "thread (3, 0, 0) of block (0, 0, 0)",
-                  "shift amount 33 is not below the width (32 bits) in kernel 'k': x << 33 in "
-                  "thread (4, 0, 0) of block (0, 0, 0)",
-                  "shift amount -1 is negative in kernel 'k': >> -1 in thread (4, 0, 0) of block "
-                  "(0, 0, 0)",
+                  "shift amount 33 of 'x << 33' is not below the width (32 bits) in kernel 'k' "
+                  "in thread (4, 0, 0) of block (0, 0, 0)",
+                  "shift amount -1 of '>> -1' is negative in kernel 'k' in thread (4, 0, 0) of "
+                  "block (0, 0, 0)",
                   "shfl_down() in kernel 'k' reads lane 24 of warp 6 of block (0, 0, 0), which "
                   "has 8 lanes (the block has 200 threads), in thread (195, 0, 0)"));
   std::vector<CheckFinding::KindType> Kinds;

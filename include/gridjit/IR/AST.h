@@ -318,6 +318,12 @@ inline const NameExpr *indexedName(const IndexExpr &E) {
   return Base && Base->getKind() == Expr::Name ? static_cast<const NameExpr *>(Base) : nullptr;
 }
 
+/// Where an expression starts in the source. The parser locates some nodes
+/// at their operator (`[`, `.`, `as`, a binary operator); diagnostics about
+/// a whole expression (and the kernel checker's reports of an access)
+/// point at its first character instead.
+SourceLoc startLoc(const Expr *E);
+
 /// `thread_idx.x` and friends (Field is 0, 1, 2 for `.x`, `.y`, `.z`), or
 /// a field of a struct or a lane of a vector (`n.key`, `p[i].value`,
 /// `v.w`: FieldName as written, Field its index, set by the verifier).
