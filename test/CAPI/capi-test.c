@@ -1139,6 +1139,15 @@ static int caseCheck(void) {
   report("extent past the buffer", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
   Args[3].extent = sizeof(Y);
   report("extent of the buffer", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
+  /* The caller's x holds 96 floats, not 100: the checked launch stops at
+     the first read past them, names the parameter, and returns
+     GJ_ERROR_CHECK. Without an extent, x's size is unknown: reported, not
+     trusted. */
+  LC.check_max_findings = 1;
+  Args[2].extent = 96 * sizeof(float);
+  report("read past x", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
+  Args[2].extent = 0;
+  report("x without an extent", gj_launch(LM, "saxpy", &LC, Args, 4, sizeof(gj_arg)));
 
   gj_buffer_free(BY);
   gj_loaded_module_destroy(LM);

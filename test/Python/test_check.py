@@ -6,8 +6,10 @@
 # buffer's, an __array_interface__'s or __cuda_array_interface__'s from its
 # shape and type, a DLPack tensor's, a DeviceArray's; KIR's null: 0), and
 # the launch keywords check_max_findings= and check_same_value_writes=
-# reach gj_launch_config. What a checked launch finds is tested end to end
-# in test/Check.
+# reach gj_launch_config. End to end (FindingTest): a read past a NumPy
+# array's real size raises KernelCheckError naming the parameter, a view is
+# checked against the view's own bytes, a race is found and more findings
+# are collected on request; every finding kind is tested in test/Check.
 #
 # REQUIRES: python-numpy
 # RUN: rm -rf %t && env GRIDJIT_CACHE_DIR=%t/cache %gridjit_python %s
@@ -158,6 +160,49 @@ class ExtentTest(unittest.TestCase):
         with self.assertRaises(gridjit.ConfigurationError) as e:
             mod.k[1, 1](*args, check_same_value_writes="yes")
         self.assertIn("check_same_value_writes 'yes': expected True or False", str(e.exception))
+
+
+class FindingTest(unittest.TestCase):
+    def test_a_read_past_an_array_names_the_parameter(self):
+        mod = gridjit.compile(gjtest.SAXPY, check=True)
+        x = np.arange(96, dtype=np.float32)
+        y = np.ones(100, np.float32)
+        with self.assertRaises(gridjit.KernelCheckError) as e:
+            mod.saxpy[1, 128](100, 2.0, x, y)
+        self.assertIsInstance(e.exception, gridjit.LaunchError)
+        self.assertIn(
+            "error: out-of-bounds read of 'x' in kernel 'saxpy': element 96 (bytes 384..387) is "
+            "outside its 96 elements (384 bytes), by thread (96, 0, 0) of block (0, 0, 0)",
+            str(e.exception),
+        )
+        # A view is its own buffer: 10 elements of a larger array.
+        big = np.arange(200, dtype=np.float32)
+        with self.assertRaises(gridjit.KernelCheckError) as e:
+            mod.saxpy[1, 128](11, 2.0, big[50:60], y)
+        self.assertIn("element 10 (bytes 40..43) is outside its 10 elements (40 bytes)", str(e.exception))
+        # In bounds, the same kernel runs clean and right (the stopped
+        # launches wrote y for the threads before the finding).
+        y[:] = 1
+        mod.saxpy[1, 128](10, 2.0, big[50:60], y)
+        self.assertTrue((y[:10] == 2 * big[50:60] + 1).all())
+
+    def test_a_race_and_more_findings(self):
+        src = "kernel race(out: ptr<i32>) { out[0] = thread_idx.x; out[1] = block_idx.x; }"
+        mod = gridjit.compile(src, name="race.kir", check=True)
+        out = np.zeros(2, np.int32)
+        with self.assertRaises(gridjit.KernelCheckError) as e:
+            mod.race[2, 4](out)
+        text = str(e.exception)
+        self.assertIn("error: data race in kernel 'race': write of 'out' element 0 by thread (1, 0, 0) of block (0, 0, 0)", text)
+        self.assertIn("note: conflicts with this write of 'out' element 0 by thread (0, 0, 0)", text)
+        self.assertEqual(text.count("error:"), 1)
+        with self.assertRaises(gridjit.KernelCheckError) as e:
+            mod.race[2, 4](out, check_max_findings=2)
+        # The second: out[1], which the threads of one block write with the
+        # same value (not reported) and the two blocks with different ones.
+        self.assertEqual(str(e.exception).count("error:"), 2)
+        self.assertIn("write of 'out' element 1 by thread (0, 0, 0) of block (1, 0, 0)", str(e.exception))
+        self.assertIn("no grid_sync() orders them", str(e.exception))
 
 
 if __name__ == "__main__":
