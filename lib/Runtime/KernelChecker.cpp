@@ -44,8 +44,7 @@ uint64_t ShadowCache::bytes() const { return Pages.size() * sizeof(ShadowPage) +
 void ShadowCache::clear() {
   Pages.clear();
   PerByteBytes = 0;
-  LastPage = ~uint64_t(0);
-  LastPagePtr = nullptr;
+  std::fill(std::begin(RecentPages), std::end(RecentPages), Recent());
   Clock = 0;
 }
 
@@ -173,7 +172,7 @@ void KernelChecker::sync(void *State, uint32_t Kind, uint64_t, uint32_t Warp) {
     C.WarpSync[Warp] = Now;
 }
 
-bool KernelChecker::ordered(const Access &P, uint32_t Thread) const {
+inline bool KernelChecker::ordered(const Access &P, uint32_t Thread) const {
   if (P.Stamp < PhaseStart)
     return true;
   if (P.Stamp < BlockRunStart) // another block of this phase
@@ -568,7 +567,7 @@ void KernelChecker::trackAccess(const abi::CheckSite *S, uint64_t Block, uint32_
     ShadowPage &P = Cache->page(Addr);
     unsigned G = unsigned((Addr & (ShadowPage::Bytes - 1)) / 4);
     ShadowByte &B = P.Granule[G];
-    auto Quiet = [&](const Access &A) {
+    auto Quiet = [&](const Access &A) __attribute__((always_inline)) {
       return A.Stamp < PhaseStart || !Live(A) || ordered(A, Thread);
     };
     if (!P.isSplit(G) && Quiet(B.Write) && !(CheckUninit && !Live(B.Write))) {

@@ -124,11 +124,12 @@ public:
   /// The shadow page of the memory page holding \p Addr.
   ShadowPage &page(uint64_t Addr) {
     uint64_t P = Addr >> ShadowPage::Shift;
-    if (P != LastPage) {
-      LastPagePtr = lookup(P);
-      LastPage = P;
+    Recent &R = RecentPages[P % NumRecent];
+    if (R.Page != P) {
+      R.Ptr = lookup(P);
+      R.Page = P;
     }
-    return *LastPagePtr;
+    return *R.Ptr;
   }
   /// Splits granule \p G of \p P: each of its bytes gets its records.
   void split(ShadowPage &P, unsigned G);
@@ -144,8 +145,14 @@ private:
   uint64_t CapBytes;
   uint64_t PerByteBytes = 0;
   llvm::DenseMap<uint64_t, std::unique_ptr<ShadowPage, FreeDeleter>> Pages;
-  uint64_t LastPage = ~uint64_t(0);
-  ShadowPage *LastPagePtr = nullptr;
+  /// The pages used last, direct-mapped by page number: a kernel that
+  /// streams through a few buffers finds each one's page here.
+  struct Recent {
+    uint64_t Page = ~uint64_t(0);
+    ShadowPage *Ptr = nullptr;
+  };
+  static constexpr unsigned NumRecent = 16;
+  Recent RecentPages[NumRecent];
 };
 
 class KernelChecker {
