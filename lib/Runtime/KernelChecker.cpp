@@ -456,9 +456,64 @@ bool KernelChecker::locate(const abi::CheckSite *S, uint64_t Addr, Region &R) co
   return false;
 }
 
+bool KernelChecker::quickAccess(const abi::CheckSite *S, uint32_t Thread, uint64_t A) {
+  if (S->Bytes != 4 || (A & 3) || S->Kind == abi::CheckAtomic)
+    return false;
+  // The region, as locate() finds it for these two kinds of site.
+  uint64_t Begin, End;
+  bool Shared = S->Space != abi::CheckGlobal;
+  if (!Shared) {
+    if (S->Param < 0 || size_t(S->Param) >= Params.size())
+      return false;
+    const Region &R = Params[S->Param];
+    if (R.Param < 0 || !R.Known)
+      return false;
+    Begin = R.Begin;
+    End = R.End;
+  } else if (S->Space == abi::CheckShared && S->SharedBytes) {
+    Begin = uint64_t(uintptr_t(CurShared)) + S->SharedOffset;
+    End = Begin + S->SharedBytes;
+  } else {
+    return false;
+  }
+  if (A < Begin || A > End || End - A < 4)
+    return false;
+  ShadowPage &P = Cache->page(A);
+  unsigned G = unsigned((A & (ShadowPage::Bytes - 1)) / 4);
+  if (P.isSplit(G))
+    return false;
+  ShadowByte &B = P.Granule[G];
+  // trackAccess's outcome when every record is stale or ordered before
+  // this access (and, for a shared read, the granule was written).
+  uint64_t Stale = Shared ? SharedStale : 0;
+  auto Live = [&](const Access &P) { return P.Stamp != 0 && P.Stamp >= Stale; };
+  auto Quiet = [&](const Access &P) __attribute__((always_inline)) {
+    return P.Stamp < PhaseStart || !Live(P) || ordered(P, Thread);
+  };
+  bool IsWrite = S->Kind == abi::CheckStore;
+  if (!Quiet(B.Write) || (!IsWrite && Shared && !UninitUnknown && !Live(B.Write)))
+    return false;
+  if (IsWrite && !(Quiet(B.Read[0]) && Quiet(B.Read[1])))
+    return false;
+  Access Cur;
+  Cur.Stamp = Clock;
+  Cur.Thread = Thread;
+  Cur.Atomic = 0;
+  Cur.Site = siteIndex(S);
+  if (IsWrite) {
+    B.Write = Cur;
+    B.Read[0] = B.Read[1] = Access{};
+  } else {
+    (Quiet(B.Read[0]) ? B.Read[0] : B.Read[1]) = Cur;
+  }
+  return true;
+}
+
 void *KernelChecker::access(void *State, const abi::CheckSite *Site, uint64_t Block,
                             uint32_t Thread, void *Addr, const void *Value) {
   auto &C = *static_cast<KernelChecker *>(State);
+  if (LLVM_LIKELY(C.quickAccess(Site, Thread, uint64_t(uintptr_t(Addr)))))
+    return Addr;
   void *To = C.onAccess(Site, Block, Thread, Addr, Value);
   // Here, with no object of onAccess's left to destroy.
   C.stopIfLimit();
@@ -560,29 +615,6 @@ void KernelChecker::trackAccess(const abi::CheckSite *S, uint64_t Block, uint32_
   Cur.Thread = Thread;
   Cur.Atomic = Atomic;
   Cur.Site = siteIndex(S);
-  // The common case first: an aligned 4-byte access of a uniform granule
-  // whose records are all ordered before it or stale (what the general
-  // path below does then, with fewer branches).
-  if (N == 4 && (Addr & 3) == 0) {
-    ShadowPage &P = Cache->page(Addr);
-    unsigned G = unsigned((Addr & (ShadowPage::Bytes - 1)) / 4);
-    ShadowByte &B = P.Granule[G];
-    auto Quiet = [&](const Access &A) __attribute__((always_inline)) {
-      return A.Stamp < PhaseStart || !Live(A) || ordered(A, Thread);
-    };
-    if (!P.isSplit(G) && Quiet(B.Write) && !(CheckUninit && !Live(B.Write))) {
-      if (IsWrite) {
-        if (Quiet(B.Read[0]) && Quiet(B.Read[1])) {
-          B.Write = Cur;
-          B.Read[0] = B.Read[1] = Access{};
-          return;
-        }
-      } else {
-        (Quiet(B.Read[0]) ? B.Read[0] : B.Read[1]) = Cur;
-        return;
-      }
-    }
-  }
   std::optional<Access> Other;
   uint64_t OtherByte = 0;
   bool Uninitialised = false;
