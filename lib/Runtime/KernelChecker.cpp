@@ -172,7 +172,7 @@ void KernelChecker::sync(void *State, uint32_t Kind, uint64_t, uint32_t Warp) {
     C.WarpSync[Warp] = Now;
 }
 
-inline bool KernelChecker::ordered(const Access &P, uint32_t Thread) const {
+LLVM_ATTRIBUTE_ALWAYS_INLINE bool KernelChecker::ordered(const Access &P, uint32_t Thread) const {
   if (P.Stamp < PhaseStart)
     return true;
   if (P.Stamp < BlockRunStart) // another block of this phase
