@@ -457,8 +457,9 @@ bool KernelChecker::locate(const abi::CheckSite *S, uint64_t Addr, Region &R) co
 }
 
 bool KernelChecker::quickAccess(const abi::CheckSite *S, uint32_t Thread, uint64_t A) {
-  if (S->Bytes != 4 || (A & 3) || S->Kind == abi::CheckAtomic)
-    return false;
+  uint32_t N = S->Bytes;
+  if ((N != 4 && N != 2 && N != 1) || (A & (N - 1)))
+    return false; // (an access of 1, 2 or 4 bytes aligned lies in one granule)
   // The region, as locate() finds it for these two kinds of site.
   uint64_t Begin, End;
   bool Shared = S->Space != abi::CheckGlobal;
@@ -476,35 +477,55 @@ bool KernelChecker::quickAccess(const abi::CheckSite *S, uint32_t Thread, uint64
   } else {
     return false;
   }
-  if (A < Begin || A > End || End - A < 4)
+  if (A < Begin || A > End || End - A < N)
     return false;
   ShadowPage &P = Cache->page(A);
-  unsigned G = unsigned((A & (ShadowPage::Bytes - 1)) / 4);
-  if (P.isSplit(G))
-    return false;
-  ShadowByte &B = P.Granule[G];
-  // trackAccess's outcome when every record is stale or ordered before
-  // this access (and, for a shared read, the granule was written).
+  uint64_t Off = A & (ShadowPage::Bytes - 1);
+  unsigned G = unsigned(Off / 4);
+  // The records: the granule's while uniform (a whole-granule access), the
+  // bytes' once split (a split granule's write of all 4 bytes makes it
+  // uniform again: trackAccess does that).
+  bool IsRead = S->Kind != abi::CheckStore, IsWrite = S->Kind != abi::CheckLoad;
+  uint32_t Atomic = S->Kind == abi::CheckAtomic;
+  ShadowByte *Recs;
+  if (!P.isSplit(G)) {
+    if (N != 4)
+      return false;
+    Recs = &P.Granule[G];
+    N = 1;
+  } else {
+    if (N == 4 && IsWrite)
+      return false;
+    Recs = P.PerByte + Off;
+  }
+  // trackAccess's outcome when no record conflicts with this access (and,
+  // for a shared read, each byte was written in the block).
   uint64_t Stale = Shared ? SharedStale : 0;
   auto Live = [&](const Access &P) { return P.Stamp != 0 && P.Stamp >= Stale; };
   auto Quiet = [&](const Access &P) __attribute__((always_inline)) {
     return P.Stamp < PhaseStart || !Live(P) || ordered(P, Thread);
   };
-  bool IsWrite = S->Kind == abi::CheckStore;
-  if (!Quiet(B.Write) || (!IsWrite && Shared && !UninitUnknown && !Live(B.Write)))
-    return false;
-  if (IsWrite && !(Quiet(B.Read[0]) && Quiet(B.Read[1])))
-    return false;
+  auto Clear = [&](const Access &P) { return Quiet(P) || (Atomic && P.Atomic); };
+  bool CheckUninit = IsRead && Shared && !UninitUnknown;
+  for (uint32_t I = 0; I < N; ++I) {
+    const ShadowByte &B = Recs[I];
+    if (!Clear(B.Write) || (CheckUninit && !Live(B.Write)) ||
+        (IsWrite && !(Clear(B.Read[0]) && Clear(B.Read[1]))))
+      return false;
+  }
   Access Cur;
   Cur.Stamp = Clock;
   Cur.Thread = Thread;
-  Cur.Atomic = 0;
+  Cur.Atomic = Atomic;
   Cur.Site = siteIndex(S);
-  if (IsWrite) {
-    B.Write = Cur;
-    B.Read[0] = B.Read[1] = Access{};
-  } else {
-    (Quiet(B.Read[0]) ? B.Read[0] : B.Read[1]) = Cur;
+  for (uint32_t I = 0; I < N; ++I) {
+    ShadowByte &B = Recs[I];
+    if (IsWrite) {
+      B.Write = Cur;
+      B.Read[0] = B.Read[1] = Access{};
+    } else {
+      (Quiet(B.Read[0]) ? B.Read[0] : B.Read[1]) = Cur;
+    }
   }
   return true;
 }

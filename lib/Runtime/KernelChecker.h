@@ -234,10 +234,11 @@ private:
   /// The region \p S's access at \p Addr must lie in; false when none is
   /// known (an unknown-extent finding is due).
   bool locate(const hostabi::CheckSite *S, uint64_t Addr, Region &R) const;
-  /// The common case, with few branches: an aligned 4-byte load or store
-  /// through a parameter or a static shared array, in bounds, of a uniform
-  /// granule whose records are all stale or ordered before it: records it
-  /// as trackAccess would and returns true. False: nothing done.
+  /// The common case, with few branches: an aligned load, store or atomic
+  /// of 1, 2 or 4 bytes through a parameter or a static shared array, in
+  /// bounds, whose records (its uniform granule's, or its bytes' in a split
+  /// granule) hold nothing it conflicts with: records it as trackAccess
+  /// would and returns true. False: nothing done.
   bool quickAccess(const hostabi::CheckSite *S, uint32_t Thread, uint64_t A);
   /// An access outside the region it must lie in, or with none: a finding;
   /// returns the zeroed scratch the access gets instead.
