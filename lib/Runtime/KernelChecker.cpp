@@ -456,7 +456,8 @@ bool KernelChecker::locate(const abi::CheckSite *S, uint64_t Addr, Region &R) co
   return false;
 }
 
-LLVM_ATTRIBUTE_ALWAYS_INLINE bool KernelChecker::quickAccess(const abi::CheckSite *S, uint32_t Thread, uint64_t A) {
+LLVM_ATTRIBUTE_ALWAYS_INLINE bool KernelChecker::quickAccess(const abi::CheckSite *S,
+                                                             uint32_t Thread, uint64_t A) {
   uint32_t N = S->Bytes;
   if ((N != 4 && N != 2 && N != 1) || (A & (N - 1)))
     return false; // (an access of 1, 2 or 4 bytes aligned lies in one granule)
