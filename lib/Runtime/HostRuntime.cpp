@@ -28,6 +28,7 @@
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/HostABI.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -251,6 +252,14 @@ struct HostRuntime::Impl {
                    llvm::ArrayRef<KernelArg> Args, void *const *ArgPtrs, const BlockLayout &L,
                    const Watch &W, bool CatchFaults, LaunchStats &Stats, PrintBuffer *Print,
                    const LaunchOptions &Opts);
+
+  /// Checked launches' shadow memory, kept from one to the next
+  /// (ShadowCache: bounded by its cap). A checked launch borrows it under
+  /// ShadowLock (not held while the kernel runs) and gives it back at its
+  /// end; a checked launch that runs while another has it borrowed uses a
+  /// fresh one of its own, dropped at its end unless the runtime's is gone.
+  std::mutex ShadowLock;
+  std::unique_ptr<ShadowCache> Shadow;
 
   /// The live device buffers (address -> bytes), for the extents of a
   /// checked launch's pointer arguments passed without one.
@@ -892,8 +901,18 @@ Error HostRuntime::Impl::runChecked(const HostModule::Kernel &K, const LaunchCon
                                     const BlockLayout &L, const Watch &W, bool CatchFaults,
                                     LaunchStats &Stats, PrintBuffer *Print,
                                     const LaunchOptions &Opts) {
+  std::unique_ptr<ShadowCache> Cache;
+  {
+    std::lock_guard<std::mutex> G(ShadowLock);
+    Cache = Shadow ? std::move(Shadow) : std::make_unique<ShadowCache>();
+  }
+  auto GiveBack = llvm::make_scope_exit([&] {
+    std::lock_guard<std::mutex> G(ShadowLock);
+    if (!Shadow)
+      Shadow = std::move(Cache);
+  });
   KernelChecker Ck(*K.Info, Cfg, K.Desc.StaticSharedBytes, Opts.CheckMaxFindings,
-                   Opts.CheckSameValueWrites);
+                   Opts.CheckSameValueWrites, Cache.get());
   {
     // A pointer without an extent that points into a buffer of this
     // runtime's reaches to that buffer's end.

@@ -2,11 +2,10 @@
 //
 // Part of gridjit. See KernelChecker.h.
 //
-// Shadow memory costs sizeof(ShadowByte) (72) bytes per byte of memory the
-// kernel touches, in pages of 4 KiB of memory (288 KiB of shadow each),
-// allocated zeroed on first touch (calloc: large blocks are fresh
-// mappings, so untouched parts cost no memory) and freed with the checker
-// at the end of the launch.
+// Shadow memory costs sizeof(ShadowByte) (24) bytes per byte of memory the
+// kernel touches, in pages of 4 KiB of memory (96 KiB of shadow each),
+// allocated zeroed on first touch and kept in a ShadowCache from one
+// launch to the next.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +17,7 @@
 #include "gridjit/Support/Diagnostics.h"
 #include "gridjit/Support/Limits.h"
 
+#include "llvm/Support/Compiler.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -28,13 +28,68 @@
 using namespace gridjit;
 namespace abi = gridjit::hostabi;
 
-void KernelChecker::FreeDeleter::operator()(ShadowByte *P) const { std::free(P); }
+//===----------------------------------------------------------------------===//
+// ShadowCache
+//===----------------------------------------------------------------------===//
+
+void ShadowCache::FreeDeleter::operator()(ShadowPage *P) const {
+  std::free(P->PerByte);
+  std::free(P);
+}
+
+ShadowCache::~ShadowCache() = default;
+
+uint64_t ShadowCache::bytes() const { return Pages.size() * sizeof(ShadowPage) + PerByteBytes; }
+
+void ShadowCache::clear() {
+  Pages.clear();
+  PerByteBytes = 0;
+  std::fill(std::begin(RecentPages), std::end(RecentPages), Recent());
+  Clock = 0;
+}
+
+void ShadowCache::beginLaunch() {
+  if (bytes() > CapBytes || Clock > (uint64_t(1) << 31))
+    clear();
+}
+
+static void *zeroed(size_t N, size_t Size) {
+  void *Mem = std::calloc(N, Size);
+  if (!Mem)
+    llvm::report_bad_alloc_error("kernel checker: no memory for shadow memory");
+  return Mem;
+}
+
+ShadowPage *ShadowCache::lookup(uint64_t Page) {
+  auto &Slot = Pages[Page];
+  if (!Slot)
+    Slot.reset(static_cast<ShadowPage *>(zeroed(1, sizeof(ShadowPage))));
+  return Slot.get();
+}
+
+void ShadowCache::split(ShadowPage &P, unsigned G) {
+  if (!P.PerByte) {
+    P.PerByte = static_cast<ShadowRecords *>(zeroed(ShadowPage::Bytes, sizeof(ShadowRecords)));
+    PerByteBytes += ShadowPage::Bytes * sizeof(ShadowRecords);
+  }
+  std::fill_n(P.PerByte + 4 * G, 4, P.Granule[G]);
+  P.Split[G / 64] |= uint64_t(1) << (G % 64);
+}
+
+//===----------------------------------------------------------------------===//
+// KernelChecker
+//===----------------------------------------------------------------------===//
 
 KernelChecker::KernelChecker(const KernelInfo &K, const LaunchConfig &Cfg,
-                             uint64_t StaticSharedBytes, uint32_t MaxFindings, bool SameValueWrites)
+                             uint64_t StaticSharedBytes, uint32_t MaxFindings, bool SameValueWrites,
+                             ShadowCache *C)
     : Info(K), Cfg(Cfg), StaticShared(StaticSharedBytes),
       MaxFindings(std::max<uint32_t>(1, MaxFindings)), SameValueWrites(SameValueWrites),
-      Params(K.Params.size()) {}
+      Params(K.Params.size()), OwnCache(C ? nullptr : std::make_unique<ShadowCache>()),
+      Cache(C ? C : OwnCache.get()), Clock(Cache->Clock), Sites(1, nullptr) {
+  Cache->beginLaunch();
+  LaunchStart = tick();
+}
 
 KernelChecker::~KernelChecker() = default;
 
@@ -65,43 +120,62 @@ void KernelChecker::bind(abi::BlockContext &C) {
   C.CheckSync = &KernelChecker::sync;
 }
 
-uint64_t KernelChecker::shadowBytes() const {
-  return Shadow.size() * ShadowPageBytes * sizeof(ShadowByte);
-}
+uint64_t KernelChecker::shadowBytes() const { return Cache->bytes(); }
 
 //===----------------------------------------------------------------------===//
 // Events and ordering
 //===----------------------------------------------------------------------===//
 
-void KernelChecker::beginPhase() { PhaseStart = ++Clock; }
+uint64_t KernelChecker::tick() {
+  if (Clock < UINT32_MAX)
+    return ++Clock;
+  // The stamps would wrap: forget every record and start again. What was
+  // recorded before is lost (a race across this point is missed; no
+  // finding is made up: a shared byte written before it is not taken as
+  // uninitialised until the next fresh block).
+  Cache->clear();
+  Clock = 1;
+  LaunchStart = PhaseStart = BlockRunStart = SharedStale = 1;
+  BlockSync = 0;
+  std::fill(WarpSync.begin(), WarpSync.end(), 0);
+  BlockRuns.assign(1, {1, CurBlock});
+  UninitUnknown = true;
+  return ++Clock;
+}
+
+void KernelChecker::beginPhase() { PhaseStart = tick(); }
 
 void KernelChecker::enterBlock(uint64_t Block, char *Shared, bool Fresh) {
-  ++Clock;
   CurBlock = Block;
   CurShared = Shared;
-  // A block's shared memory starts undefined: records older than its start
-  // are another block's. A resumed cooperative block keeps its own memory
-  // (every block has its own there), and what it wrote before.
-  CurBlockStart = Fresh ? Clock : 0;
   BlockSync = 0;
   WarpSync.assign((Cfg.Block.count() + 31) / 32, 0);
+  BlockRunStart = tick();
+  BlockRuns.emplace_back(BlockRunStart, Block);
+  // A block's shared memory starts undefined: records older than its start
+  // are another block's (or an earlier launch's). A resumed cooperative
+  // block keeps its own memory (every block has its own there), and what
+  // it wrote before in this launch.
+  if (Fresh)
+    UninitUnknown = false;
+  SharedStale = Fresh ? BlockRunStart : LaunchStart;
 }
 
 void KernelChecker::sync(void *State, uint32_t Kind, uint64_t, uint32_t Warp) {
   auto &C = *static_cast<KernelChecker *>(State);
-  ++C.Clock;
+  uint64_t Now = C.tick();
   if (Kind == abi::CheckSyncThreads)
-    C.BlockSync = C.Clock;
+    C.BlockSync = Now;
   else if (Warp == abi::NoWarp)
-    std::fill(C.WarpSync.begin(), C.WarpSync.end(), C.Clock);
+    std::fill(C.WarpSync.begin(), C.WarpSync.end(), Now);
   else if (Warp < C.WarpSync.size())
-    C.WarpSync[Warp] = C.Clock;
+    C.WarpSync[Warp] = Now;
 }
 
-bool KernelChecker::ordered(const Access &P, uint64_t Block, uint32_t Thread) const {
+LLVM_ATTRIBUTE_ALWAYS_INLINE bool KernelChecker::ordered(const Access &P, uint32_t Thread) const {
   if (P.Stamp < PhaseStart)
     return true;
-  if (P.Block != Block)
+  if (P.Stamp < BlockRunStart) // another block of this phase
     return false;
   if (P.Thread == Thread || P.Stamp < BlockSync)
     return true;
@@ -109,20 +183,25 @@ bool KernelChecker::ordered(const Access &P, uint64_t Block, uint32_t Thread) co
   return P.Thread / 32 == Warp && Warp < WarpSync.size() && P.Stamp < WarpSync[Warp];
 }
 
-KernelChecker::ShadowByte &KernelChecker::shadow(uint64_t Addr) {
-  uint64_t Page = Addr >> ShadowPageShift;
-  if (Page != LastPage) {
-    auto &Slot = Shadow[Page];
-    if (!Slot) {
-      auto *Mem = static_cast<ShadowByte *>(std::calloc(ShadowPageBytes, sizeof(ShadowByte)));
-      if (!Mem)
-        llvm::report_bad_alloc_error("kernel checker: no memory for shadow memory");
-      Slot.reset(Mem);
-    }
-    LastPage = Page;
-    LastPagePtr = Slot.get();
+uint64_t KernelChecker::blockOf(uint64_t Stamp) const {
+  auto It = std::upper_bound(
+      BlockRuns.begin(), BlockRuns.end(), Stamp,
+      [](uint64_t S, const std::pair<uint64_t, uint64_t> &R) { return S < R.first; });
+  return It == BlockRuns.begin() ? CurBlock : std::prev(It)->second;
+}
+
+uint32_t KernelChecker::addSite(const abi::CheckSite *S) {
+  SiteSlot &Slot = SiteCache[(uintptr_t(S) >> 4) % std::size(SiteCache)];
+  auto [It, New] = SiteIndex.try_emplace(S, uint32_t(Sites.size()));
+  if (New) {
+    if (Sites.size() < (1u << 20))
+      Sites.push_back(S);
+    else
+      It->second = 0;
   }
-  return LastPagePtr[Addr & (ShadowPageBytes - 1)];
+  Slot.Site = S;
+  Slot.Index = It->second;
+  return It->second;
 }
 
 void *KernelChecker::scratch(uint64_t Bytes) {
@@ -377,9 +456,86 @@ bool KernelChecker::locate(const abi::CheckSite *S, uint64_t Addr, Region &R) co
   return false;
 }
 
+LLVM_ATTRIBUTE_ALWAYS_INLINE bool KernelChecker::quickAccess(const abi::CheckSite *S,
+                                                             uint32_t Thread, uint64_t A) {
+  uint32_t N = S->Bytes;
+  if ((N != 4 && N != 2 && N != 1) || (A & (N - 1)))
+    return false; // (an access of 1, 2 or 4 bytes aligned lies in one granule)
+  // The region, as locate() finds it for these two kinds of site.
+  uint64_t Begin, End;
+  bool Shared = S->Space != abi::CheckGlobal;
+  if (!Shared) {
+    if (S->Param < 0 || size_t(S->Param) >= Params.size())
+      return false;
+    const Region &R = Params[S->Param];
+    if (R.Param < 0 || !R.Known)
+      return false;
+    Begin = R.Begin;
+    End = R.End;
+  } else if (S->Space == abi::CheckShared && S->SharedBytes) {
+    Begin = uint64_t(uintptr_t(CurShared)) + S->SharedOffset;
+    End = Begin + S->SharedBytes;
+  } else {
+    return false;
+  }
+  if (A < Begin || A > End || End - A < N)
+    return false;
+  ShadowPage &P = Cache->page(A);
+  uint64_t Off = A & (ShadowPage::Bytes - 1);
+  unsigned G = unsigned(Off / 4);
+  // The records: the granule's while uniform (a whole-granule access), the
+  // bytes' once split (a split granule's write of all 4 bytes makes it
+  // uniform again: trackAccess does that).
+  bool IsRead = S->Kind != abi::CheckStore, IsWrite = S->Kind != abi::CheckLoad;
+  uint32_t Atomic = S->Kind == abi::CheckAtomic;
+  ShadowByte *Recs;
+  if (!P.isSplit(G)) {
+    if (N != 4)
+      return false;
+    Recs = &P.Granule[G];
+    N = 1;
+  } else {
+    if (N == 4 && IsWrite)
+      return false;
+    Recs = P.PerByte + Off;
+  }
+  // trackAccess's outcome when no record conflicts with this access (and,
+  // for a shared read, each byte was written in the block).
+  uint64_t Stale = Shared ? SharedStale : 0;
+  auto Live = [&](const Access &P) { return P.Stamp != 0 && P.Stamp >= Stale; };
+  auto Quiet = [&](const Access &P) __attribute__((always_inline)) {
+    return P.Stamp < PhaseStart || !Live(P) || ordered(P, Thread);
+  };
+  auto Clear = [&](const Access &P) { return Quiet(P) || (Atomic && P.Atomic); };
+  bool CheckUninit = IsRead && Shared && !UninitUnknown;
+  for (uint32_t I = 0; I < N; ++I) {
+    const ShadowByte &B = Recs[I];
+    if (!Clear(B.Write) || (CheckUninit && !Live(B.Write)) ||
+        (IsWrite && !(Clear(B.Read[0]) && Clear(B.Read[1]))))
+      return false;
+  }
+  Access Cur;
+  Cur.Stamp = Clock;
+  Cur.Thread = Thread;
+  Cur.Atomic = Atomic;
+  Cur.Site = siteIndex(S);
+  for (uint32_t I = 0; I < N; ++I) {
+    ShadowByte &B = Recs[I];
+    if (IsWrite) {
+      B.Write = Cur;
+      B.Read[0] = B.Read[1] = Access{};
+    } else {
+      (Quiet(B.Read[0]) ? B.Read[0] : B.Read[1]) = Cur;
+    }
+  }
+  return true;
+}
+
 void *KernelChecker::access(void *State, const abi::CheckSite *Site, uint64_t Block,
                             uint32_t Thread, void *Addr, const void *Value) {
   auto &C = *static_cast<KernelChecker *>(State);
+  if (LLVM_LIKELY(C.quickAccess(Site, Thread, uint64_t(uintptr_t(Addr)))))
+    return Addr;
   void *To = C.onAccess(Site, Block, Thread, Addr, Value);
   // Here, with no object of onAccess's left to destroy.
   C.stopIfLimit();
@@ -399,8 +555,27 @@ void *KernelChecker::onAccess(const abi::CheckSite *S, uint64_t Block, uint32_t 
                               const void *Value) {
   uint64_t A = uint64_t(uintptr_t(Addr));
   uint64_t N = std::max<uint32_t>(1, S->Bytes);
+  // A parameter's site: its region, without a copy (locate's first case
+  // that applies to a global site).
+  if (LLVM_LIKELY(S->Space == abi::CheckGlobal && S->Param >= 0 &&
+                  size_t(S->Param) < Params.size() && Params[S->Param].Param >= 0)) {
+    const Region &R = Params[S->Param];
+    if (LLVM_UNLIKELY(!R.Known || A < R.Begin || A > R.End || R.End - A < N))
+      return badAccess(S, Block, Thread, A, N, R, /*Located=*/true);
+    trackAccess(S, Block, Thread, A, Value, R);
+    return Addr;
+  }
   Region R;
-  if (!locate(S, A, R) || !R.Known) {
+  bool Located = locate(S, A, R);
+  if (LLVM_UNLIKELY(!Located || !R.Known || A < R.Begin || A > R.End || R.End - A < N))
+    return badAccess(S, Block, Thread, A, N, R, Located);
+  trackAccess(S, Block, Thread, A, Value, R);
+  return Addr;
+}
+
+void *KernelChecker::badAccess(const abi::CheckSite *S, uint64_t Block, uint32_t Thread, uint64_t A,
+                               uint64_t N, const Region &R, bool Located) {
+  if (!Located || !R.Known) {
     std::string K = "in kernel '" + Info.Name + "'";
     std::string Through = !*memoryName(S) ? "" : " through '" + std::string(memoryName(S)) + "'";
     std::string H;
@@ -420,21 +595,20 @@ void *KernelChecker::onAccess(const abi::CheckSite *S, uint64_t Block, uint32_t 
     addFinding(located(CheckFinding::UnknownExtent, S, Block, Thread, std::move(H)));
     return scratch(N);
   }
-  if (A < R.Begin || A > R.End || R.End - A < N) {
-    std::string K = "in kernel '" + Info.Name + "'";
-    uint64_t Size = R.End - R.Begin;
-    uint64_t Elem = std::max<uint32_t>(1, S->ElemBytes);
-    std::string H = "out-of-bounds " + verb(S) + " of " + (R.Shared ? "shared '" : "'") +
-                    std::string(R.Name) + "' " + K + ": " +
-                    elementAt(int64_t(A - R.Begin), N, Elem) + " is outside its " +
-                    std::to_string(Size / Elem) + " element" + (Size / Elem == 1 ? "" : "s") +
-                    " (" + std::to_string(Size) + " bytes), by " + by(Block, Thread);
-    addFinding(located(CheckFinding::OutOfBounds, S, Block, Thread, std::move(H)));
-    return scratch(N);
-  }
-  trackAccess(S, Block, Thread, A, Value, R);
-  return Addr;
+  std::string K = "in kernel '" + Info.Name + "'";
+  uint64_t Size = R.End - R.Begin;
+  uint64_t Elem = std::max<uint32_t>(1, S->ElemBytes);
+  std::string H = "out-of-bounds " + verb(S) + " of " + (R.Shared ? "shared '" : "'") +
+                  std::string(R.Name) + "' " + K + ": " + elementAt(int64_t(A - R.Begin), N, Elem) +
+                  " is outside its " + std::to_string(Size / Elem) + " element" +
+                  (Size / Elem == 1 ? "" : "s") + " (" + std::to_string(Size) + " bytes), by " +
+                  by(Block, Thread);
+  addFinding(located(CheckFinding::OutOfBounds, S, Block, Thread, std::move(H)));
+  return scratch(N);
 }
+
+/// A site no record can name (the table of sites is full).
+static const abi::CheckSite UnknownSite{};
 
 void KernelChecker::trackAccess(const abi::CheckSite *S, uint64_t Block, uint32_t Thread,
                                 uint64_t Addr, const void *Value, const Region &R) {
@@ -442,53 +616,91 @@ void KernelChecker::trackAccess(const abi::CheckSite *S, uint64_t Block, uint32_
   bool IsRead = S->Kind != abi::CheckStore, IsWrite = S->Kind != abi::CheckLoad;
   uint32_t Atomic = S->Kind == abi::CheckAtomic;
   // Records older than the block's start are another block's use of the
-  // same shared memory: neither races nor initialisation.
-  uint64_t Stale = R.Shared ? CurBlockStart : 0;
+  // same shared memory (or an earlier launch's): neither races nor
+  // initialisation. Every record older than the phase is ordered.
+  uint64_t Stale = R.Shared ? SharedStale : 0;
+  bool CheckUninit = R.Shared && IsRead && !UninitUnknown;
   auto Live = [&](const Access &P) { return P.Stamp != 0 && P.Stamp >= Stale; };
   auto Conflicts = [&](const Access &P) {
-    return Live(P) && !(P.Atomic && Atomic) && !ordered(P, Block, Thread);
+    return P.Stamp >= PhaseStart && Live(P) && !(P.Atomic && Atomic) && !ordered(P, Thread);
   };
-  // A plain store of the bytes memory holds now.
-  bool Benign = !SameValueWrites && S->Kind == abi::CheckStore && Value &&
-                std::memcmp(Value, reinterpret_cast<const void *>(uintptr_t(Addr)), N) == 0;
-  Access Cur{S, Block, Clock, Thread, Atomic};
+  // A plain store of the bytes memory holds now (asked only on a conflict).
+  int Benign = -1;
+  auto IsBenign = [&] {
+    if (Benign < 0)
+      Benign = !SameValueWrites && S->Kind == abi::CheckStore && Value &&
+               std::memcmp(Value, reinterpret_cast<const void *>(uintptr_t(Addr)), N) == 0;
+    return Benign == 1;
+  };
+  Access Cur;
+  Cur.Stamp = Clock;
+  Cur.Thread = Thread;
+  Cur.Atomic = Atomic;
+  Cur.Site = siteIndex(S);
   std::optional<Access> Other;
   uint64_t OtherByte = 0;
   bool Uninitialised = false;
-  ShadowByte *Next = &shadow(Addr);
-  for (uint64_t I = 0; I < N; ++I, ++Next) {
-    if (I && ((Addr + I) & (ShadowPageBytes - 1)) == 0)
-      Next = &shadow(Addr + I); // the access crosses into another page
-    ShadowByte &B = *Next;
+  // Checks one byte's records (or a uniform granule's: the same for each
+  // of its bytes, so the first conflicting byte is its first) at \p At.
+  auto Step = [&](ShadowByte &B, uint64_t At) __attribute__((always_inline)) {
     if (!Other) {
-      if (Conflicts(B.Write) && !(Benign && !B.Write.Atomic))
+      if (Conflicts(B.Write) && !(!B.Write.Atomic && IsBenign()))
         Other = B.Write;
       else if (IsWrite)
         for (const Access &Rd : B.Read)
           if (!Other && Conflicts(Rd))
             Other = Rd;
       if (Other)
-        OtherByte = Addr + I;
+        OtherByte = At;
     }
-    if (R.Shared && IsRead && !Live(B.Write))
+    if (CheckUninit && !Live(B.Write))
       Uninitialised = true;
     if (IsWrite) {
       B.Write = Cur;
       B.Read[0] = B.Read[1] = Access{};
-      continue;
+      return;
     }
     // A read: in the first slot that holds nothing unordered before it by
     // another thread, else over the second.
     Access *Slot = &B.Read[1];
     for (Access &Rd : B.Read)
-      if (!Live(Rd) || ordered(Rd, Block, Thread)) {
+      if (!Live(Rd) || ordered(Rd, Thread)) {
         Slot = &Rd;
         break;
       }
     *Slot = Cur;
+  };
+  for (uint64_t At = Addr, End = Addr + N; At < End;) {
+    ShadowPage &P = Cache->page(At);
+    uint64_t Off = At & (ShadowPage::Bytes - 1);
+    unsigned G = unsigned(Off / 4);
+    if (Off % 4 == 0 && End - At >= 4) {
+      // The whole granule.
+      if (!P.isSplit(G)) {
+        Step(P.Granule[G], At);
+      } else {
+        for (unsigned I = 0; I < 4; ++I)
+          Step(P.PerByte[Off + I], At + I);
+        if (IsWrite) { // every byte holds this write only: uniform again
+          P.Granule[G] = P.PerByte[Off];
+          P.Split[G / 64] &= ~(uint64_t(1) << (G % 64));
+        }
+      }
+      At += 4;
+      continue;
+    }
+    if (!P.isSplit(G))
+      Cache->split(P, G);
+    for (uint64_t Stop = std::min(End, At - Off % 4 + 4); At < Stop; ++At)
+      Step(P.PerByte[At & (ShadowPage::Bytes - 1)], At);
   }
-  if (!Other && !Uninitialised)
-    return;
+  if (LLVM_UNLIKELY(Other || Uninitialised))
+    reportTracked(S, Block, Thread, Addr, R, Other ? &*Other : nullptr, OtherByte, Uninitialised);
+}
+
+void KernelChecker::reportTracked(const abi::CheckSite *S, uint64_t Block, uint32_t Thread,
+                                  uint64_t Addr, const Region &R, const Access *Other,
+                                  uint64_t OtherByte, bool Uninitialised) {
   std::string K = "in kernel '" + Info.Name + "'";
   // " element 3"; nothing for a shared scalar; the byte for shared memory
   // whose array the site does not know (a device function's: its offset
@@ -501,22 +713,24 @@ void KernelChecker::trackAccess(const abi::CheckSite *S, uint64_t Block, uint32_
     return " element " + std::to_string((At - R.Begin) / std::max<uint32_t>(1, Site->ElemBytes));
   };
   if (Other) {
+    const abi::CheckSite *OtherSite = Other->Site ? Sites[Other->Site] : &UnknownSite;
+    uint64_t OtherBlock = blockOf(Other->Stamp);
+    uint32_t OtherThread = Other->Thread;
     std::string Name = "'" + std::string(R.Name) + "'";
     std::string OtherName =
-        !*memoryName(Other->Site) ? Name : "'" + std::string(memoryName(Other->Site)) + "'";
+        !*memoryName(OtherSite) ? Name : "'" + std::string(memoryName(OtherSite)) + "'";
     std::string H = "data race " + K + ": " + verb(S) + " of " + (R.Shared ? "shared " : "") +
                     Name + ElementOf(S, Addr) + " by " + by(Block, Thread);
     CheckFinding F = located(CheckFinding::DataRace, S, Block, Thread, std::move(H));
-    F.Other = placeOf(Other->Site);
-    F.OtherBlock = Other->Block;
-    F.OtherThread = Other->Thread;
-    const char *Why = Other->Block != Block ? "no grid_sync() orders them"
-                      : Other->Thread / 32 == Thread / 32
+    F.Other = placeOf(OtherSite);
+    F.OtherBlock = OtherBlock;
+    F.OtherThread = OtherThread;
+    const char *Why = OtherBlock != Block ? "no grid_sync() orders them"
+                      : OtherThread / 32 == Thread / 32
                           ? "neither a sync_threads() nor a sync_warp() orders them"
                           : "no sync_threads() orders them";
-    F.Note = "conflicts with this " + verb(Other->Site) + " of " + OtherName +
-             ElementOf(Other->Site, OtherByte) + " by " + by(Other->Block, Other->Thread) + "; " +
-             Why;
+    F.Note = "conflicts with this " + verb(OtherSite) + " of " + OtherName +
+             ElementOf(OtherSite, OtherByte) + " by " + by(OtherBlock, OtherThread) + "; " + Why;
     addFinding(std::move(F));
   }
   if (Uninitialised)
