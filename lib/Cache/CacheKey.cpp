@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gridjit/Cache/CacheKey.h"
+#include "gridjit/IR/Printer.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
@@ -121,8 +122,17 @@ std::string gridjit::encodeCompileOptions(const CompileOptions &Opts) {
   return "opt=" + std::to_string(Opts.OptLevel) + ";";
 }
 
+std::string gridjit::getSourceIdentity(const Target &T, const Module &M) {
+  if (!T.embedsSourcePositions())
+    return "";
+  llvm::BLAKE3 H;
+  addRecord(H, "name", M.Name);
+  addRecord(H, "text", M.Source);
+  return llvm::toHex(H.final(), /*LowerCase=*/true);
+}
+
 CacheKeyInputs gridjit::makeCacheKeyInputs(const Target &T, const CompileOptions &Opts,
-                                           std::string CanonicalModule) {
+                                           const Module &M) {
   CacheKeyInputs In;
   In.GridjitVersion = std::string(getGridjitVersion());
   In.GridjitBuild = std::string(getGridjitBuildId());
@@ -132,7 +142,8 @@ CacheKeyInputs gridjit::makeCacheKeyInputs(const Target &T, const CompileOptions
   In.TargetFingerprint = T.getFingerprint();
   In.RegistryFingerprint = T.getRegistryFingerprint();
   In.Options = encodeCompileOptions(Opts);
-  In.CanonicalModule = std::move(CanonicalModule);
+  In.CanonicalModule = printModule(M);
+  In.SourceIdentity = getSourceIdentity(T, M);
   return In;
 }
 
@@ -148,6 +159,8 @@ CacheKey gridjit::computeCacheKey(const CacheKeyInputs &In) {
   addRecord(H, "registry-fingerprint", In.RegistryFingerprint);
   addRecord(H, "options", In.Options);
   addRecord(H, "module", In.CanonicalModule);
+  if (!In.SourceIdentity.empty())
+    addRecord(H, "source", In.SourceIdentity);
   CacheKey K;
   K.Bytes = H.final();
   return K;

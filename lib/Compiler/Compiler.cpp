@@ -3,7 +3,8 @@
 // Part of gridjit. How a request flows (docs/Cache.md, "Guarantees"):
 //
 //   1. Fast path: a BLAKE3 of the exact source text, the target and the opt
-//      level finds, in a small memo, the key that text was verified to
+//      level (and the buffer name, for a target whose artifacts embed
+//      source positions) finds, in a small memo, the key that text was verified to
 //      have; if that key is in the memory cache, the request is done
 //      without parsing (microseconds).
 //   2. Otherwise parse and verify (no lock held), print canonically and
@@ -100,8 +101,9 @@ struct Compiler::Impl {
 
   llvm::Expected<std::pair<const TargetEntry *, unsigned>> resolve(const CompileRequest &Req) const;
   llvm::Expected<const TargetEntry *> checkedTwin(const TargetEntry &Base, unsigned Arch) const;
-  CacheKey textKey(const TargetEntry &TE, unsigned Opt, std::string_view Source) const;
-  CacheKey moduleKey(const TargetEntry &TE, unsigned Opt, std::string Canonical) const;
+  CacheKey textKey(const TargetEntry &TE, unsigned Opt, std::string_view Source,
+                   std::string_view BufferName) const;
+  CacheKey moduleKey(const TargetEntry &TE, unsigned Opt, const Module &M) const;
   llvm::Expected<CompiledModuleRef> compileVerified(const Module &M, const TargetEntry &TE,
                                                     unsigned Opt, const CacheKey *TextKey,
                                                     CompileInfo &Info);
@@ -163,24 +165,30 @@ llvm::Expected<const TargetEntry *> Compiler::Impl::checkedTwin(const TargetEntr
   return &Twins.try_emplace(Id, std::move(TE)).first->second;
 }
 
-CacheKey Compiler::Impl::textKey(const TargetEntry &TE, unsigned Opt,
-                                 std::string_view Source) const {
+CacheKey Compiler::Impl::textKey(const TargetEntry &TE, unsigned Opt, std::string_view Source,
+                                 std::string_view BufferName) const {
   // Within one Compiler the same text, target and opt level always verify
-  // to the same canonical module, so this can stand in for the key.
+  // to the same canonical module, so this can stand in for the key. Where
+  // the target's artifacts embed source positions the key also covers the
+  // buffer name (getSourceIdentity), so the memo must too: the same text
+  // under another name has another key.
   llvm::BLAKE3 H;
-  uint8_t Head[12];
+  uint8_t Head[20];
+  if (!TE.T->embedsSourcePositions())
+    BufferName = {};
   llvm::support::endian::write32le(Head, TE.Index);
   llvm::support::endian::write32le(Head + 4, Opt);
   llvm::support::endian::write32le(Head + 8, TE.CheckArch);
+  llvm::support::endian::write64le(Head + 12, BufferName.size());
   H.update(Head);
+  H.update(llvm::StringRef(BufferName));
   H.update(llvm::StringRef(Source));
   CacheKey K;
   K.Bytes = H.final();
   return K;
 }
 
-CacheKey Compiler::Impl::moduleKey(const TargetEntry &TE, unsigned Opt,
-                                   std::string Canonical) const {
+CacheKey Compiler::Impl::moduleKey(const TargetEntry &TE, unsigned Opt, const Module &M) const {
   CacheKeyInputs In;
   In.GridjitVersion = Version;
   In.GridjitBuild = BuildId;
@@ -192,7 +200,8 @@ CacheKey Compiler::Impl::moduleKey(const TargetEntry &TE, unsigned Opt,
   CompileOptions CO;
   CO.OptLevel = Opt;
   In.Options = encodeCompileOptions(CO);
-  In.CanonicalModule = std::move(Canonical);
+  In.CanonicalModule = printModule(M);
+  In.SourceIdentity = getSourceIdentity(*TE.T, M);
   return computeCacheKey(In);
 }
 
@@ -200,7 +209,7 @@ llvm::Expected<CompiledModuleRef>
 Compiler::Impl::compileVerified(const Module &M, const TargetEntry &TE, unsigned Opt,
                                 const CacheKey *TextKey, CompileInfo &Info) {
   auto Start = Clock::now();
-  CacheKey K = moduleKey(TE, Opt, printModule(M));
+  CacheKey K = moduleKey(TE, Opt, M);
   Info.Key = K;
   Info.KeyMs += msSince(Start);
   if (TextKey) {
@@ -315,7 +324,7 @@ llvm::Expected<CompiledModuleRef> Compiler::Impl::compileText(std::string_view S
   // The fast path: this exact text was verified before, and its module is
   // in the memory cache.
   auto LookupStart = Clock::now();
-  CacheKey TK = textKey(*TE, Opt, Source);
+  CacheKey TK = textKey(*TE, Opt, Source, BufferName);
   std::optional<CacheKey> Known;
   {
     std::lock_guard<std::mutex> G(MemoMu);
@@ -420,7 +429,7 @@ llvm::Expected<CacheKey> Compiler::computeKey(std::string_view Source, std::stri
   auto M = parseAndVerify(Source, BufferName);
   if (!M)
     return M.takeError();
-  return P->moduleKey(*TO->first, TO->second, printModule(**M));
+  return P->moduleKey(*TO->first, TO->second, **M);
 }
 
 const Target *Compiler::getTarget(std::string_view Name) const {

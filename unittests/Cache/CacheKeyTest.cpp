@@ -1,15 +1,19 @@
 //===- CacheKeyTest.cpp - What the cache key depends on, and what not -----===//
 //
 // Part of gridjit. The same module written with other spacing, comments or
-// number spellings has the same key; a change of the module, target,
-// architecture, opt level, any version component or the lowering registry
-// gives another key.
+// number spellings has the same key for a target whose artifacts do not
+// embed source positions (nvptx); for one that does (the host target), the
+// buffer name and the exact text are part of the key too. A change of the
+// module, target, architecture, opt level, any version component or the
+// lowering registry gives another key.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gridjit/Cache/CacheKey.h"
 #include "Cache/CacheTestUtil.h"
 #include "gridjit/Compiler/Compiler.h"
+#include "gridjit/IR/Printer.h"
+#include "gridjit/Parse/Parser.h"
 
 #include "gtest/gtest.h"
 
@@ -55,13 +59,141 @@ TEST(CacheKeyTest, SpacingCommentsAndParenthesesDoNotMatter) {
   EXPECT_EQ(C->getStats().Compiles, 1u);
 }
 
-TEST(CacheKeyTest, BufferNameDoesNotMatter) {
-  auto C = makeCompiler("");
+TEST(CacheKeyTest, BufferNameDoesNotMatterForNVPTX) {
+  auto C = makeCompiler(""); // nvptx
   ASSERT_TRUE(C);
   auto A = C->computeKey(SaxpySource, "one.kir");
   auto B = C->computeKey(SaxpySource, "two.kir");
   ASSERT_TRUE(A && B);
   EXPECT_EQ(*A, *B);
+}
+
+/// A kernel with a sync site (hostabi::SyncSite: name, line, column, the
+/// source line) in every host artifact, as three spellings of one module:
+/// the same lines, another sync line (moved down by a comment line), and
+/// the sync line respaced (the same line, another column and source line).
+const char *SyncKernel = "kernel k(out: ptr<i32>) {\n"
+                         "  if thread_idx.x < 3 {\n"
+                         "    sync_threads();\n"
+                         "  }\n"
+                         "}\n";
+const char *SyncKernelMoved = "// a comment line\n"
+                              "kernel k(out: ptr<i32>) {\n"
+                              "  if thread_idx.x < 3 {\n"
+                              "    sync_threads();\n"
+                              "  }\n"
+                              "}\n";
+const char *SyncKernelRespaced = "kernel k(out: ptr<i32>) {\n"
+                                 "  if thread_idx.x < 3 {\n"
+                                 "     sync_threads();\n"
+                                 "  }\n"
+                                 "}\n";
+
+/// A Compiler (no disk cache) of the host target, or null with the reason
+/// in \p Why when this machine has none.
+std::unique_ptr<Compiler> hostCompiler(std::string &Why) {
+  auto Host = hostTarget(&Why);
+  return Host ? makeCompiler("", nullptr, {Host}) : nullptr;
+}
+
+TEST(CacheKeyTest, NVPTXIgnoresSourcePositions) {
+  // PTX names no file, line or column, so a respelled module under another
+  // name reuses the artifact: getSourceIdentity is empty, and no record is
+  // added (the golden key of EncodingIsStable still holds).
+  auto C = makeCompiler("");
+  ASSERT_TRUE(C);
+  EXPECT_FALSE(C->getTarget("")->embedsSourcePositions());
+  auto A = C->computeKey(SyncKernel, "a.kir");
+  auto B = C->computeKey(SyncKernelMoved, "b.kir");
+  auto R = C->computeKey(SyncKernelRespaced, "a.kir");
+  ASSERT_TRUE(A && B && R);
+  EXPECT_EQ(*A, *B);
+  EXPECT_EQ(*A, *R);
+}
+
+TEST(CacheKeyTest, HostKeyCoversNameAndText) {
+  std::string Why;
+  auto C = hostCompiler(Why);
+  if (!C)
+    GTEST_SKIP() << "no host target: " << Why;
+  EXPECT_TRUE(C->getTarget("")->embedsSourcePositions());
+  CompileRequest Checked;
+  Checked.Check = true;
+  // The same for unchecked code and for the checked twin (whose
+  // kernel-checker sites also hold positions).
+  for (const CompileRequest &Req : {CompileRequest(), Checked}) {
+    std::set<std::string> Keys;
+    auto Add = [&](const char *Text, const char *Name) {
+      auto K = C->computeKey(Text, Name, Req);
+      if (!K) {
+        ADD_FAILURE() << llvm::toString(K.takeError());
+        return std::string();
+      }
+      return K->hex();
+    };
+    std::string Same = Add(SyncKernel, "a.kir");
+    EXPECT_EQ(Same, Add(SyncKernel, "a.kir")) << "same text, same name";
+    EXPECT_TRUE(Keys.insert(Same).second);
+    EXPECT_TRUE(Keys.insert(Add(SyncKernel, "b.kir")).second) << "another name";
+    EXPECT_TRUE(Keys.insert(Add(SyncKernelMoved, "a.kir")).second) << "moved lines";
+    EXPECT_TRUE(Keys.insert(Add(SyncKernelRespaced, "a.kir")).second) << "respaced line";
+    // A name and a text do not run together.
+    EXPECT_TRUE(Keys.insert(Add(SyncKernel, "a.kirk")).second) << "name boundary";
+  }
+}
+
+TEST(CacheKeyTest, HostRespelledTextCompilesItsOwnPositions) {
+  // Through the Compiler's text memo and memory cache: another name or
+  // moved lines compile anew, and the artifacts differ (their sync sites
+  // name different positions); the same name and text is a memory hit.
+  std::string Why;
+  auto C = hostCompiler(Why);
+  if (!C)
+    GTEST_SKIP() << "no host target: " << Why;
+  auto Compile = [&](const char *Text, const char *Name, CacheOutcome Want) {
+    CompileInfo I;
+    auto M = C->compile(Text, Name, {}, &I);
+    if (!M) {
+      ADD_FAILURE() << llvm::toString(M.takeError());
+      return CompiledModuleRef();
+    }
+    EXPECT_EQ(I.Outcome, Want) << Name << ":\n" << Text;
+    return std::move(*M);
+  };
+  CompiledModuleRef A = Compile(SyncKernel, "a.kir", CacheOutcome::Compiled);
+  CompiledModuleRef B = Compile(SyncKernel, "b.kir", CacheOutcome::Compiled);
+  CompiledModuleRef Moved = Compile(SyncKernelMoved, "a.kir", CacheOutcome::Compiled);
+  CompiledModuleRef Again = Compile(SyncKernel, "a.kir", CacheOutcome::MemoryHit);
+  ASSERT_TRUE(A && B && Moved && Again);
+  EXPECT_EQ(A.get(), Again.get());
+  EXPECT_TRUE(A->Art.Payload != B->Art.Payload) << "the same object for a.kir and b.kir";
+  EXPECT_TRUE(A->Art.Payload != Moved->Art.Payload) << "the same object for moved lines";
+  EXPECT_EQ(C->getStats().Compiles, 3u);
+}
+
+TEST(CacheKeyTest, SourceIdentity) {
+  auto M = parseModule(SyncKernel, "a.kir");
+  ASSERT_TRUE(succeeded(M));
+  EXPECT_EQ(getSourceIdentity(*nvptxTarget(), **M), "");
+  EXPECT_EQ(makeCacheKeyInputs(*nvptxTarget(), {}, **M).SourceIdentity, "");
+  std::string Why;
+  auto Host = hostTarget(&Why);
+  if (!Host)
+    GTEST_SKIP() << "no host target: " << Why;
+  auto IdOf = [&](const char *Text, const char *Name) -> std::string {
+    auto P = parseModule(Text, Name);
+    if (!succeeded(P))
+      return "(parse failed)";
+    return getSourceIdentity(*Host, **P);
+  };
+  std::string Id = getSourceIdentity(*Host, **M);
+  EXPECT_EQ(Id.size(), 64u);
+  EXPECT_EQ(Id, IdOf(SyncKernel, "a.kir"));
+  EXPECT_NE(Id, IdOf(SyncKernel, "b.kir"));
+  EXPECT_NE(Id, IdOf(SyncKernelMoved, "a.kir"));
+  CacheKeyInputs In = makeCacheKeyInputs(*Host, {}, **M);
+  EXPECT_EQ(In.SourceIdentity, Id);
+  EXPECT_EQ(In.CanonicalModule, printModule(**M));
 }
 
 TEST(CacheKeyTest, ModuleChangesMiss) {
@@ -140,6 +272,7 @@ TEST(CacheKeyTest, EveryComponentChangesTheKey) {
   Change([](CacheKeyInputs &I) { I.RegistryFingerprint = "rg"; }, "registry");
   Change([](CacheKeyInputs &I) { I.Options = "opt=2;"; }, "options");
   Change([](CacheKeyInputs &I) { I.CanonicalModule += " "; }, "module");
+  Change([](CacheKeyInputs &I) { I.SourceIdentity = "s"; }, "source");
   // Fields do not run together: moving a byte from one to the next differs.
   Change(
       [](CacheKeyInputs &I) {
@@ -165,6 +298,13 @@ TEST(CacheKeyTest, EncodingIsStable) {
   In.CanonicalModule = "kernel k() {\n}\n";
   EXPECT_EQ(computeCacheKey(In).hex(),
             "b045e5f46471ecff4c496fe83f25456203cd19d941f276a723e912c61d99f410");
+  // A target that embeds source positions adds the "source" record last
+  // (an empty SourceIdentity adds none: the key above).
+  In.TargetName = "host";
+  In.Arch = "znver3";
+  In.SourceIdentity = std::string(64, 'a');
+  EXPECT_EQ(computeCacheKey(In).hex(),
+            "de25dc7147fb4253b75381e1d80ff7f0e94b6309d017ffef4483aef0a78ee744");
 }
 
 TEST(CacheKeyTest, CurrentBuildComponents) {

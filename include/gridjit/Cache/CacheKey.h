@@ -3,10 +3,12 @@
 // Part of gridjit. A cache key is a BLAKE3 digest of everything that can
 // change the artifact a compile produces: the canonical print of the
 // verified module (so spacing, comments and number spellings do not
-// matter), the target, its architecture and features, its lowering
-// registry, the libraries it links (libdevice), the compile options, the
-// gridjit and LLVM versions and build, and the cache format version.
-// docs/Cache.md lists the components and how each is encoded.
+// matter; for a target whose artifacts embed source positions, the host
+// target, also the module's name and exact text), the target, its
+// architecture and features, its lowering registry, the libraries it links
+// (libdevice), the compile options, the gridjit and LLVM versions and
+// build, and the cache format version. docs/Cache.md lists the components
+// and how each is encoded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,12 +78,22 @@ struct CacheKeyInputs {
   std::string Options;
   /// printModule() of the verified module.
   std::string CanonicalModule;
+  /// getSourceIdentity(): empty for a target whose artifacts do not embed
+  /// source positions, and then no record is hashed for it (such keys are
+  /// what they were before the record existed).
+  std::string SourceIdentity;
 };
 
+/// For a target whose artifacts embed source positions
+/// (Target::embedsSourcePositions(), the host target): 64 hex digits, a
+/// BLAKE3 of \p M's Name and exact Source text, which together fix every
+/// position a parsed module's artifact names (file, line, column, source
+/// line). Empty for any other target. Positions set by hand in a module
+/// built in memory, which its Source does not determine, are not covered.
+std::string getSourceIdentity(const Target &T, const Module &M);
 /// The inputs for compiling verified \p M for \p T with \p Opts, with this
 /// build's versions filled in.
-CacheKeyInputs makeCacheKeyInputs(const Target &T, const CompileOptions &Opts,
-                                  std::string CanonicalModule);
+CacheKeyInputs makeCacheKeyInputs(const Target &T, const CompileOptions &Opts, const Module &M);
 /// Every field of CompileOptions, as "name=value;" records.
 std::string encodeCompileOptions(const CompileOptions &Opts);
 /// BLAKE3 over \p In (see CacheKeyInputs).

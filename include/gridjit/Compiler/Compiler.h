@@ -189,7 +189,9 @@ public:
   Compiler &operator=(const Compiler &) = delete;
 
   /// Parses, verifies and compiles \p Source (diagnostics name
-  /// \p BufferName), or returns the cached module. Errors: the source's
+  /// \p BufferName, and so do the host target's run-time messages: its
+  /// cache key covers the name and exact text), or returns the cached
+  /// module. Errors: the source's
   /// DiagnosticError, an unknown target or opt level, or the compile's own
   /// error. A failed compile is given to every request that was waiting for
   /// it and is not cached. \p Info, when given, is filled in.

@@ -151,6 +151,15 @@ public:
   /// What compile() stores as the artifact's payload: PTX text
   /// (`EmitKind::Assembly`) for NVPTX, an object file for the host.
   virtual EmitKind getPayloadKind() const = 0;
+  /// Whether this target's artifacts embed where things are in the source
+  /// text: the module's name, lines, columns and source lines (the host
+  /// target's sync sites and kernel-checker sites, which its runtime's
+  /// messages print). When true, the cache key also covers the module's
+  /// name and exact text (docs/Cache.md, "The key"), so that respelled
+  /// text never reuses an artifact that names another spelling's
+  /// positions. Default false: the artifact depends on the verified
+  /// module alone (NVPTX: PTX carries no file name or position).
+  virtual bool embedsSourcePositions() const { return false; }
 
   /// Lowers, optimises and generates code for \p M; fills \p Times if given
   /// (LowerMs, OptimizeMs, CodegenMs).

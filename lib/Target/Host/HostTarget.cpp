@@ -94,6 +94,9 @@ public:
   std::string_view getArch() const override { return CPU; }
   std::string getFingerprint() const override { return Fingerprint; }
   EmitKind getPayloadKind() const override { return EmitKind::Object; }
+  // Sync sites and kernel-checker sites (hostabi::SyncSite, CheckSite)
+  // hold the module's name, a line, a column and the source line.
+  bool embedsSourcePositions() const override { return true; }
   unsigned getAddrSpace(AddrSpace) const override { return 0; }
   // One OS thread runs all threads of a block, one after another, and no
   // other reaches its shared memory while it runs (a cooperative block
