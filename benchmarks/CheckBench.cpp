@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BenchPaths.h"
+#include "MedianReporter.h"
 #include "gridjit/Parse/Parser.h"
 #include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Sema/Verifier.h"
@@ -189,15 +190,8 @@ BENCHMARK(BM_Run)->Apply(runArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Compile)->Apply(compileArgs)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
 /// The console table, then checked / unchecked for each pair.
-class RatioReporter : public benchmark::ConsoleReporter {
+class RatioReporter : public bench::MedianReporter {
 public:
-  void ReportRuns(const std::vector<Run> &Runs) override {
-    ConsoleReporter::ReportRuns(Runs);
-    for (const Run &R : Runs)
-      if (!R.error_occurred && (R.run_type == Run::RT_Iteration ||
-                                (R.run_type == Run::RT_Aggregate && R.aggregate_name == "median")))
-        Seconds[R.run_name.str()] = R.GetAdjustedRealTime();
-  }
   void Finalize() override {
     ConsoleReporter::Finalize();
     std::printf("\nchecked / unchecked, same run:\n");
@@ -218,9 +212,6 @@ public:
         std::printf("  compile  %-9s            %.2fx\n", Names[K], C->second / U->second);
     }
   }
-
-private:
-  std::map<std::string, double> Seconds;
 };
 
 } // namespace

@@ -43,6 +43,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MedianReporter.h"
 #include "gridjit/Compiler/Compiler.h"
 #include "gridjit/Runtime/HostRuntime.h"
 #include "gridjit/Sema/Verifier.h"
@@ -759,17 +760,8 @@ void verify() {
 
 /// The console table, then each gridjit run's throughput relative to its
 /// plain loop.
-class RatioReporter : public benchmark::ConsoleReporter {
+class RatioReporter : public bench::MedianReporter {
 public:
-  void ReportRuns(const std::vector<Run> &Runs) override {
-    ConsoleReporter::ReportRuns(Runs);
-    // One time per benchmark: the run's, or with --benchmark_repetitions
-    // the median (reported after the repetitions).
-    for (const Run &R : Runs)
-      if (!R.error_occurred && (R.run_type == Run::RT_Iteration ||
-                                (R.run_type == Run::RT_Aggregate && R.aggregate_name == "median")))
-        Seconds[R.run_name.str()] = R.GetAdjustedRealTime();
-  }
   void Finalize() override {
     ConsoleReporter::Finalize();
     std::printf("\nthroughput relative to the plain C++ loop (plain time / gridjit time):\n");
@@ -787,9 +779,6 @@ public:
         }
     }
   }
-
-private:
-  std::map<std::string, double> Seconds;
 };
 
 } // namespace
