@@ -515,12 +515,20 @@ void Gen::stmt(int Depth) {
   case 8: { // atomics (kernel only): global u64 or shared u32
     if (!InKernel)
       return;
+    // Each element takes one operation (element k: Ops[k]), so that its
+    // total does not depend on the order of the threads: `add` and `or` on
+    // one element do not commute (iteration-major and thread-major order
+    // gave two totals). The element byte is still read, so that inputs
+    // keep their meaning elsewhere.
     static const char *const Ops[] = {"add", "sub", "min", "max", "and", "or", "xor"};
-    std::string Op = Ops[In.below(7)];
-    if (In.flag())
-      line("atomic_" + Op + "(&acc[" + std::to_string(In.below(8)) + "], " + expr(U64, ED) + ");");
+    unsigned K = In.below(7);
+    std::string Op = Ops[K], Slot = std::to_string(K);
+    bool Global = In.flag();
+    (void)In.below(8);
+    if (Global)
+      line("atomic_" + Op + "(&acc[" + Slot + "], " + expr(U64, ED) + ");");
     else
-      line("atomic_" + Op + "(&sa[" + std::to_string(In.below(8)) + "], " + expr(U32, ED) + ");");
+      line("atomic_" + Op + "(&sa[" + Slot + "], " + expr(U32, ED) + ");");
     return;
   }
   case 11: { // the general loop: halving, counting down, doubling
