@@ -83,7 +83,7 @@ void ShadowCache::split(ShadowPage &P, unsigned G) {
 KernelChecker::KernelChecker(const KernelInfo &K, const LaunchConfig &Cfg,
                              uint64_t StaticSharedBytes, uint32_t MaxFindings, bool SameValueWrites,
                              ShadowCache *C)
-    : Info(K), Cfg(Cfg), StaticShared(StaticSharedBytes),
+    : hostabi::CheckFastTable{}, Info(K), Cfg(Cfg), StaticShared(StaticSharedBytes),
       MaxFindings(std::max<uint32_t>(1, MaxFindings)), SameValueWrites(SameValueWrites),
       Params(K.Params.size()), OwnCache(C ? nullptr : std::make_unique<ShadowCache>()),
       Cache(C ? C : OwnCache.get()), Clock(Cache->Clock), Sites(1, nullptr) {
@@ -114,7 +114,7 @@ void KernelChecker::addAllocation(uint64_t Addr, uint64_t Bytes) {
 }
 
 void KernelChecker::bind(abi::BlockContext &C) {
-  C.CheckState = this;
+  C.CheckState = static_cast<abi::CheckFastTable *>(this);
   C.CheckAccess = &KernelChecker::access;
   C.CheckReport = &KernelChecker::report;
   C.CheckSync = &KernelChecker::sync;
@@ -143,11 +143,71 @@ uint64_t KernelChecker::tick() {
   return ++Clock;
 }
 
-void KernelChecker::beginPhase() { PhaseStart = tick(); }
+void KernelChecker::beginPhase() {
+  PhaseStart = tick();
+  if (!ParamSlotsOpen)
+    openParamSlots();
+}
+
+void KernelChecker::openParamSlots() {
+  ParamSlotsOpen = true;
+  // Out-of-bounds and unknown-extent accesses go to scratch memory, so the
+  // bytes a kernel writes through an argument lie in its extent.
+  for (size_t P = 0; P < Params.size() && P < abi::CheckFastSharedSlots; ++P) {
+    const Region &R = Params[P];
+    if (R.Param < 0 || !R.Known || R.End <= R.Begin)
+      continue;
+    bool Overlaps = false;
+    for (size_t Q = 0; Q < Params.size() && !Overlaps; ++Q)
+      Overlaps = Q != P && Params[Q].Param >= 0 && Params[Q].Known && Params[Q].Begin < R.End &&
+                 R.Begin < Params[Q].End;
+    if (!Overlaps)
+      Slot[P] = {R.Begin, R.End - R.Begin};
+  }
+}
+
+bool KernelChecker::allWritten(uint64_t Addr, uint64_t N) {
+  auto Live = [&](const Access &P) { return P.Stamp != 0 && P.Stamp >= SharedStale; };
+  for (uint64_t At = Addr, End = Addr + N; At < End;) {
+    ShadowPage &P = Cache->page(At);
+    uint64_t Off = At & (ShadowPage::Bytes - 1);
+    unsigned G = unsigned(Off / 4);
+    if (!P.isSplit(G)) {
+      if (!Live(P.Granule[G].Write))
+        return false;
+      At += 4 - Off % 4; // the rest of the granule
+      continue;
+    }
+    if (!Live(P.PerByte[Off].Write))
+      return false;
+    ++At;
+  }
+  return true;
+}
+
+void KernelChecker::openSharedSlot(const abi::CheckSite *S) {
+  unsigned K = S->FastSlot;
+  if (K < abi::CheckFastSharedSlots || K >= abi::CheckFastSlots || Slot[K].Size ||
+      S->Kind == abi::CheckStore || S->Space != abi::CheckShared || !S->SharedBytes || !CurShared ||
+      UninitUnknown)
+    return;
+  uint64_t &Looked = SlotLooked[K - abi::CheckFastSharedSlots];
+  if (Looked == Clock) // no write of the array since (CheckElision.cpp)
+    return;
+  Looked = Clock;
+  uint64_t Begin = uint64_t(uintptr_t(CurShared)) + S->SharedOffset;
+  if (!allWritten(Begin, S->SharedBytes))
+    return;
+  Slot[K] = {Begin, S->SharedBytes};
+  OpenShared.push_back(K);
+}
 
 void KernelChecker::enterBlock(uint64_t Block, char *Shared, bool Fresh) {
   CurBlock = Block;
   CurShared = Shared;
+  for (unsigned K : OpenShared)
+    Slot[K].Size = 0;
+  OpenShared.clear();
   BlockSync = 0;
   WarpSync.assign((Cfg.Block.count() + 31) / 32, 0);
   BlockRunStart = tick();
@@ -162,7 +222,7 @@ void KernelChecker::enterBlock(uint64_t Block, char *Shared, bool Fresh) {
 }
 
 void KernelChecker::sync(void *State, uint32_t Kind, uint64_t, uint32_t Warp) {
-  auto &C = *static_cast<KernelChecker *>(State);
+  auto &C = *static_cast<KernelChecker *>(static_cast<abi::CheckFastTable *>(State));
   uint64_t Now = C.tick();
   if (Kind == abi::CheckSyncThreads)
     C.BlockSync = Now;
@@ -533,12 +593,15 @@ LLVM_ATTRIBUTE_ALWAYS_INLINE bool KernelChecker::quickAccess(const abi::CheckSit
 
 void *KernelChecker::access(void *State, const abi::CheckSite *Site, uint64_t Block,
                             uint32_t Thread, void *Addr, const void *Value) {
-  auto &C = *static_cast<KernelChecker *>(State);
-  if (LLVM_LIKELY(C.quickAccess(Site, Thread, uint64_t(uintptr_t(Addr)))))
-    return Addr;
-  void *To = C.onAccess(Site, Block, Thread, Addr, Value);
-  // Here, with no object of onAccess's left to destroy.
-  C.stopIfLimit();
+  auto &C = *static_cast<KernelChecker *>(static_cast<abi::CheckFastTable *>(State));
+  void *To = Addr;
+  if (LLVM_UNLIKELY(!C.quickAccess(Site, Thread, uint64_t(uintptr_t(Addr))))) {
+    To = C.onAccess(Site, Block, Thread, Addr, Value);
+    // Here, with no object of onAccess's left to destroy.
+    C.stopIfLimit();
+  }
+  if (Site->FastSlot)
+    C.openSharedSlot(Site);
   return To;
 }
 
@@ -746,7 +809,7 @@ void KernelChecker::reportTracked(const abi::CheckSite *S, uint64_t Block, uint3
 
 void KernelChecker::report(void *State, const abi::CheckSite *Site, uint64_t Block, uint32_t Thread,
                            uint64_t A, uint64_t B) {
-  auto &C = *static_cast<KernelChecker *>(State);
+  auto &C = *static_cast<KernelChecker *>(static_cast<abi::CheckFastTable *>(State));
   C.onReport(Site, Block, Thread, A, B);
   C.stopIfLimit();
 }

@@ -155,7 +155,10 @@ private:
   Recent RecentPages[NumRecent];
 };
 
-class KernelChecker {
+/// A launch's checker. Its first part is the table of the inline fast path
+/// of checked code (hostabi::CheckFastTable), which the BlockContext's
+/// CheckState points to.
+class KernelChecker : public hostabi::CheckFastTable {
 public:
   /// A checker for a launch of \p K over \p Cfg whose descriptor has
   /// \p StaticSharedBytes; \p MaxFindings (0 is taken as 1) and
@@ -182,9 +185,9 @@ public:
   bool checkGPULimits(uint64_t Arch);
 
   /// The runtime's events: a grid-wide phase starts (every launch has a
-  /// first); block \p Block, whose shared memory starts at \p Shared, is
-  /// about to run (\p Fresh: from its start; false: a cooperative block
-  /// resumed after a grid_sync, its shared memory kept).
+  /// first; the parameters' fast-path slots open then); block \p Block, whose shared memory starts
+  /// at \p Shared, is about to run (\p Fresh: from its start; false: a cooperative block resumed
+  /// after a grid_sync, its shared memory kept).
   void beginPhase();
   void enterBlock(uint64_t Block, char *Shared, bool Fresh);
 
@@ -207,7 +210,7 @@ public:
   uint64_t shadowBytes() const;
 
   /// hostabi::CheckAccessFn, CheckReportFn and CheckSyncFn with \p State a
-  /// KernelChecker.
+  /// KernelChecker (as the CheckFastTable it starts with).
   static void *access(void *State, const hostabi::CheckSite *Site, uint64_t Block, uint32_t Thread,
                       void *Addr, const void *Value);
   static void report(void *State, const hostabi::CheckSite *Site, uint64_t Block, uint32_t Thread,
@@ -252,6 +255,16 @@ private:
   void trackAccess(const hostabi::CheckSite *S, uint64_t Block, uint32_t Thread, uint64_t Addr,
                    const void *Value, const Region &R);
   bool ordered(const Access &P, uint32_t Thread) const;
+  /// Opens the fast-path slot of each pointer argument whose extent is
+  /// known and whose memory no other pointer argument's overlaps.
+  void openParamSlots();
+  /// Opens \p S's shared-array slot (CheckSite::FastSlot) when every byte
+  /// of the array was written in the running block (looked at once per
+  /// synchronisation interval).
+  void openSharedSlot(const hostabi::CheckSite *S);
+  /// Whether each byte of [Addr, Addr + N) of the running block's shared
+  /// memory holds a write of this block run.
+  bool allWritten(uint64_t Addr, uint64_t N);
   /// Advances the clock for an event; when it would wrap, drops the shadow
   /// and restarts it (races across the wrap are missed; uninitialised reads
   /// are not reported until the next fresh block: never a false finding).
@@ -310,6 +323,12 @@ private:
     uint32_t Index = 0;
   };
   SiteSlot SiteCache[64];
+
+  bool ParamSlotsOpen = false;
+  /// The shared-array slots open now (closed when a block starts), and the
+  /// clock when each was last looked at.
+  std::vector<unsigned> OpenShared;
+  uint64_t SlotLooked[hostabi::CheckFastSlots - hostabi::CheckFastSharedSlots] = {};
 
   std::vector<uint64_t> Scratch; ///< the zeroed area out-of-bounds accesses get
 

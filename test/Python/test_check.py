@@ -9,7 +9,9 @@
 # reach gj_launch_config. End to end (FindingTest): a read past a NumPy
 # array's real size raises KernelCheckError naming the parameter, a view is
 # checked against the view's own bytes, a race is found and more findings
-# are collected on request; every finding kind is tested in test/Check.
+# are collected on request, and two arguments whose memory overlaps keep
+# the checker's calls of a read-only parameter's loads (a race between
+# them is found); every finding kind is tested in test/Check.
 #
 # REQUIRES: python-numpy
 # RUN: rm -rf %t && env GRIDJIT_CACHE_DIR=%t/cache %gridjit_python %s
@@ -203,6 +205,26 @@ class FindingTest(unittest.TestCase):
         self.assertEqual(str(e.exception).count("error:"), 2)
         self.assertIn("write of 'out' element 1 by thread (0, 0, 0) of block (1, 0, 0)", str(e.exception))
         self.assertIn("no grid_sync() orders them", str(e.exception))
+
+    def test_arguments_that_overlap_lose_the_fast_path(self):
+        # x is read only, so its load skips the checker while in x's extent
+        # (docs/Check.md, "Cost") -- unless another argument's memory
+        # overlaps x's: here y is x shifted by one element, and thread i
+        # reads what thread i + 1 writes.
+        src = "kernel shift(n: i32, x: ptr<f32>, y: ptr<f32>) {\n  let i: i32 = thread_idx.x;\n  if i < n { y[i] = x[i + 1]; }\n}\n"
+        mod = gridjit.compile(src, name="shift.kir", check=True)
+        a = np.arange(65, dtype=np.float32)
+        b = np.zeros(64, np.float32)
+        mod.shift[1, 64](64, a, b)
+        self.assertTrue((b == a[1:]).all())
+        with self.assertRaises(gridjit.KernelCheckError) as e:
+            mod.shift[1, 64](64, a, a[:64])
+        text = str(e.exception)
+        self.assertIn(
+            "shift.kir:3:14: error: data race in kernel 'shift': write of 'y' element 1 by thread (1, 0, 0) of block (0, 0, 0)",
+            text,
+        )
+        self.assertIn("shift.kir:3:21: note: conflicts with this read of 'x' element 1 by thread (0, 0, 0)", text)
 
 
 if __name__ == "__main__":

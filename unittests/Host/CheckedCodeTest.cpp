@@ -25,6 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -53,7 +54,10 @@ struct Event {
   uint32_t Kind = 0, Warp = 0; ///< Sync
 };
 
-struct Recorder {
+/// What checked code's calls record. It starts with the fast-path table
+/// that CheckState points to, every slot closed unless a test opens one.
+struct Recorder : habi::CheckFastTable {
+  Recorder() : habi::CheckFastTable{} {}
   std::vector<Event> Events;
   /// Accesses whose Site->What and Site->Memory are these.
   std::vector<Event> accesses(const std::string &What, const std::string &Memory) const {
@@ -85,7 +89,8 @@ void *recordAccess(void *State, const habi::CheckSite *Site, uint64_t Block, uin
     E.Value.assign(static_cast<const char *>(Value),
                    static_cast<const char *>(Value) + Site->Bytes);
   }
-  static_cast<Recorder *>(State)->Events.push_back(std::move(E));
+  static_cast<Recorder *>(static_cast<habi::CheckFastTable *>(State))
+      ->Events.push_back(std::move(E));
   return Addr;
 }
 void recordReport(void *State, const habi::CheckSite *Site, uint64_t Block, uint32_t Thread,
@@ -97,7 +102,8 @@ void recordReport(void *State, const habi::CheckSite *Site, uint64_t Block, uint
   E.Thread = Thread;
   E.A = A;
   E.B = B;
-  static_cast<Recorder *>(State)->Events.push_back(std::move(E));
+  static_cast<Recorder *>(static_cast<habi::CheckFastTable *>(State))
+      ->Events.push_back(std::move(E));
 }
 void recordSync(void *State, uint32_t Kind, uint64_t Block, uint32_t Warp) {
   Event E;
@@ -105,7 +111,8 @@ void recordSync(void *State, uint32_t Kind, uint64_t Block, uint32_t Warp) {
   E.Kind = Kind;
   E.Block = Block;
   E.Warp = Warp;
-  static_cast<Recorder *>(State)->Events.push_back(std::move(E));
+  static_cast<Recorder *>(static_cast<habi::CheckFastTable *>(State))
+      ->Events.push_back(std::move(E));
 }
 
 std::unique_ptr<Module> parse(const char *Source) {
@@ -200,7 +207,7 @@ int32_t run(const Loaded &L, std::vector<void *> Args, uint32_t Blocks, uint32_t
   Ctx.Shared = Shared.get();
   Ctx.Frame = Frame.get();
   Ctx.BlockFrame = BlockFrame.get();
-  Ctx.CheckState = &R;
+  Ctx.CheckState = static_cast<habi::CheckFastTable *>(&R);
   Ctx.CheckAccess = recordAccess;
   Ctx.CheckReport = recordReport;
   Ctx.CheckSync = recordSync;
@@ -337,6 +344,55 @@ TEST_P(CheckedAccessTest, EveryGlobalAndSharedAccessCallsTheCheckerWithItsSite) 
   // The kernel computed what unchecked code computes.
   EXPECT_EQ(Y[0], 4);
   EXPECT_EQ(Y[1] % 100, 3 + 10 * 0);
+}
+
+// x is read only (the kernel writes through y alone), and no thread writes
+// t between the barrier and the end: both loads need only their bounds
+// checked (CheckElision.cpp), and call the checker only when their bytes
+// are outside their slot of the fast-path table.
+const char *FastLoads = R"(
+kernel fast(x: ptr<f32>, y: ptr<f32>) {
+  shared t: [f32; 4];
+  let i: i32 = thread_idx.x;
+  t[i] = x[i];
+  sync_threads();
+  y[i] = t[3 - i] + x[i + 1];
+}
+)";
+
+TEST_P(CheckedAccessTest, LoadsThatNeedOnlyTheirBoundsCallOnlyOutsideTheirOpenSlot) {
+  Loaded L = loadChecked(FastLoads, "fast", GetParam());
+  ASSERT_TRUE(L.Entry);
+  float X[5] = {1, 2, 3, 4, 5}, Y[4] = {};
+  float *XP = X, *YP = Y;
+  // Every slot closed: every load calls; t's site names slot 128.
+  Recorder Closed;
+  ASSERT_EQ(run(L, {&XP, &YP}, 1, 4, Closed), habi::EntryDone);
+  EXPECT_EQ(Closed.accesses("load", "x").size(), 8u);
+  auto TLoads = Closed.accesses("load", "t");
+  ASSERT_EQ(TLoads.size(), 4u);
+  EXPECT_EQ(TLoads[0].Site->FastSlot, habi::CheckFastSharedSlots);
+  EXPECT_EQ(Closed.accesses("load", "x")[0].Site->FastSlot, 0u);
+  EXPECT_EQ(Closed.accesses("store", "t")[0].Site->FastSlot, 0u);
+  for (int I = 0; I < 4; ++I)
+    EXPECT_EQ(Y[I], X[3 - I] + X[I + 1]);
+
+  // x's slot open over its first four elements: only x[4] calls. t's open
+  // over all memory (each run has shared memory of its own).
+  std::fill(std::begin(Y), std::end(Y), 0.0f);
+  Recorder Open;
+  Open.Slot[0] = {uint64_t(uintptr_t(X)), 4 * sizeof(float)};
+  Open.Slot[habi::CheckFastSharedSlots] = {0, ~uint64_t(0)};
+  ASSERT_EQ(run(L, {&XP, &YP}, 1, 4, Open, 0), habi::EntryDone);
+  auto XLoads = Open.accesses("load", "x");
+  ASSERT_EQ(XLoads.size(), 1u);
+  EXPECT_EQ(XLoads[0].Addr, &X[4]);
+  EXPECT_EQ(XLoads[0].Thread, 3u);
+  EXPECT_TRUE(Open.accesses("load", "t").empty());
+  EXPECT_EQ(Open.accesses("store", "t").size(), 4u);
+  EXPECT_EQ(Open.accesses("store", "y").size(), 4u);
+  for (int I = 0; I < 4; ++I)
+    EXPECT_EQ(Y[I], X[3 - I] + X[I + 1]);
 }
 
 INSTANTIATE_TEST_SUITE_P(OptLevels, CheckedAccessTest, ::testing::Values(0u, 3u));

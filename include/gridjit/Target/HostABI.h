@@ -19,6 +19,11 @@
 
 namespace gridjit::hostabi {
 
+// Version 3 grew, for checked code only, CheckSite::FastSlot (padding
+// before) and the CheckFastTable that CheckState points to. Checked code of
+// before reads neither, so the runtime runs it as it was; the checked
+// target's fingerprint changed, so the cache never gives a runtime checked
+// code it predates; unchecked code did not change at all.
 constexpr uint64_t ABIVersion = 3;
 
 /// The stack of a pool thread that runs kernel code (the runtime's worker
@@ -142,6 +147,12 @@ struct CheckSite {
   /// checked against that argument's extent; without, against whichever
   /// known buffer holds the address.
   int32_t Param;
+  /// A load or atomic whose inline fast path (CheckFastTable) reads slot FastSlot
+  /// (>= CheckFastSharedSlots: a static shared array's): the runtime fills
+  /// that slot when the call comes (the fast path failed), so that later
+  /// loads take it. 0: none (a parameter's slot is its index, filled at the
+  /// launch's start). In what was padding, zero in older checked code.
+  uint32_t FastSlot;
   /// The variable the address derives from (the parameter, pointer variable
   /// or shared array), "" when none.
   const char *Memory;
@@ -149,6 +160,27 @@ struct CheckSite {
   /// bytes (KernelInfo::StaticSharedBytes' layout). CheckDynamicShared:
   /// offset Descriptor::StaticSharedBytes, bytes 0 (the launch's).
   uint64_t SharedOffset, SharedBytes;
+};
+
+/// Checked code's fast path (docs/Check.md, "Cost"): an access the compiler
+/// proved cannot take part in a race or touch uninitialised memory (a load
+/// through a parameter the kernel never writes through; a load or atomic
+/// of a static shared array that no access it conflicts with may come
+/// between the barriers around it) does not call
+/// CheckAccess when its bytes lie in its slot's range [Begin, Begin + Size)
+/// of the table that CheckState points to. Size 0 closes a slot: the load
+/// calls CheckAccess. Slots [0, CheckFastSharedSlots): kernel parameter
+/// i's, open when its extent is known and no other pointer argument's
+/// memory overlaps it; [CheckFastSharedSlots, CheckFastSlots): a static
+/// shared array's (CheckSite::FastSlot), opened by the runtime once every
+/// byte of the array was written in the running block, closed when a block
+/// starts.
+struct CheckFastRange {
+  uint64_t Begin, Size;
+};
+constexpr unsigned CheckFastSharedSlots = 128, CheckFastSlots = 256;
+struct CheckFastTable {
+  CheckFastRange Slot[CheckFastSlots];
 };
 
 /// Checks an access of Site->Bytes bytes at \p Addr by thread \p Thread
@@ -202,7 +234,8 @@ struct BlockContext {
   void *PrintState;
   PrintFn Print;
   /// In, for checked code (Descriptor::Checked): what its checks call,
-  /// with CheckState first. Null for unchecked code.
+  /// with CheckState first (it points to a CheckFastTable). Null for
+  /// unchecked code.
   void *CheckState;
   CheckAccessFn CheckAccess;
   CheckReportFn CheckReport;

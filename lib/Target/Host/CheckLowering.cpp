@@ -42,6 +42,7 @@ using llvm::Value;
 
 static_assert(offsetof(hostabi::CheckSite, Kind) == 40 &&
                   offsetof(hostabi::CheckSite, Param) == 56 &&
+                  offsetof(hostabi::CheckSite, FastSlot) == 60 &&
                   offsetof(hostabi::CheckSite, Memory) == 64 &&
                   offsetof(hostabi::CheckSite, SharedBytes) == 80 &&
                   sizeof(hostabi::CheckSite) == 88,
@@ -324,7 +325,7 @@ llvm::Constant *HostModuleLowering::checkSite(SourceLoc Loc, llvm::StringRef Wha
   llvm::Type *Ptr = B.getPtrTy(), *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
   // As hostabi::CheckSite.
   auto *Ty = llvm::StructType::get(
-      C, {Ptr, I32, I32, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, Ptr, I64, I64});
+      C, {Ptr, I32, I32, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, Ptr, I64, I64});
   llvm::Constant *Fields[] = {Entry.stringConstant(KM.Name),
                               llvm::ConstantInt::get(I32, Loc.Line),
                               llvm::ConstantInt::get(I32, Loc.Col),
@@ -336,6 +337,7 @@ llvm::Constant *HostModuleLowering::checkSite(SourceLoc Loc, llvm::StringRef Wha
                               llvm::ConstantInt::get(I32, Bytes),
                               llvm::ConstantInt::get(I32, ElemBytes),
                               llvm::ConstantInt::getSigned(I32, Param),
+                              llvm::ConstantInt::get(I32, 0), // FastSlot (CheckElision.cpp)
                               Entry.stringConstant(Memory),
                               llvm::ConstantInt::get(I64, SharedOffset),
                               llvm::ConstantInt::get(I64, SharedBytes)};

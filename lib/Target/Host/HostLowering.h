@@ -350,6 +350,14 @@ std::vector<Op> checkedOps();
 /// Registers checked code's lowerings of checkedOps().
 llvm::Error registerCheckedLowerings(LoweringRegistry &R);
 
+/// The metadata on the branch from one block's end to the next block's
+/// start in a kernel's entry (checked code only).
+inline constexpr const char *NextBlockMD = "gridjit.next.block";
+/// Checked code, after lowering: gives each load that cannot take part in
+/// a race or read uninitialised memory the inline fast path of
+/// hostabi::CheckFastTable (CheckElision.cpp). Returns the loads given it.
+unsigned elideChecks(llvm::Module &IR);
+
 } // namespace host
 } // namespace gridjit
 

@@ -167,7 +167,7 @@ llvm::Error HostTarget::init(llvm::ArrayRef<Op> Omit) {
   H.update("stack-size-section");     // ... and from before KernelInfo::StackBytes
   H.update(IterationMajor ? "iteration-major" : "thread-major");
   if (Check) // unchecked fingerprints stay what they were
-    H.update("checked sm_" + std::to_string(CheckArch));
+    H.update("checked sm_" + std::to_string(CheckArch) + " fast loads");
   Fingerprint = llvm::toHex(H.final(), /*LowerCase=*/true);
   return llvm::Error::success();
 }
@@ -254,6 +254,8 @@ static void expandSingleThreadAtomics(llvm::Module &IR) {
 
 llvm::Error HostTarget::optimize(llvm::Module &IR, llvm::TargetMachine &TM,
                                  const CompileOptions &Opts) const {
+  if (Check)
+    host::elideChecks(IR);
   expandSingleThreadAtomics(IR);
   host::outlineThreadNests(IR, /*Outline=*/Opts.OptLevel >= 1);
   // Stack-clash protection: a frame larger than a page (device functions'

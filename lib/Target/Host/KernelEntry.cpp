@@ -356,7 +356,11 @@ llvm::Error KernelEntryEmitter::emitBlockLoop(const FunctionDecl &K, llvm::Funct
   Idx[1]->addIncoming(B.CreateSelect(WrapY, B.getInt32(0), Y1), Latch);
   Idx[2]->addIncoming(B.CreateAdd(Idx[2], B.CreateZExt(WrapY, B.getInt32Ty()), "", true, true),
                       Latch);
-  B.CreateBr(Head);
+  llvm::BranchInst *ToNext = B.CreateBr(Head);
+  // Checked code: the next block starts with shared memory of its own
+  // (CheckElision.cpp: no access reaches past this edge unordered).
+  if (L.checked())
+    ToNext->setMetadata(host::NextBlockMD, llvm::MDNode::get(B.getContext(), {}));
   B.SetInsertPoint(Done);
   B.CreateRet(B.getInt32(hostabi::EntryDone));
   return llvm::Error::success();

@@ -1,0 +1,408 @@
+//===- CheckElision.cpp - Accesses of checked code that need a bounds check only ===//
+//
+// Part of gridjit. Checked code calls the runtime's CheckAccess before
+// every access of global and shared memory (CheckLowering.cpp). Some
+// accesses can take part in no race and touch no uninitialised memory, so
+// that only their bounds are left to check:
+//
+// - a load through kernel parameter p when every store and atomic of
+//   global memory in the kernel (and in the device functions it calls)
+//   goes through a parameter other than p: nothing it reads is written in
+//   the launch, once the runtime has seen that no other pointer argument's
+//   memory overlaps p's;
+// - a load (or an atomic) of static shared array t when no path of the
+//   kernel leads from a store or atomic (a load or store) of t to it, or
+//   from it to one, without passing a sync_threads(); a store through a
+//   shared pointer counts as one of every array. No access of t between
+//   the barriers around it can race with it, and once every byte of t was
+//   written in the block (the runtime sees that), it touches nothing
+//   uninitialised.
+//
+// The paths are those of the entry function as lowered, before any
+// optimisation: its thread loops run each barrier interval's code for every
+// thread of the block, so a path from one thread's access to another
+// thread's exists exactly when the two may happen between the same
+// barriers. The branch from one block's end to the next block's start
+// (NextBlockMD) carries nothing: a block's shared memory is its own.
+//
+// Such an access gets an inline check of its slot of the table CheckState
+// points to (hostabi::CheckFastTable): when its bytes lie in the slot's
+// range it goes ahead without a call; otherwise it calls CheckAccess as
+// before, which reports what is wrong (or, for a shared array, opens the
+// slot when the array is fully written). The fast path gives the address
+// the call would have given, and records nothing the checker could need:
+// the findings of a launch do not change.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostLowering.h"
+
+#include "gridjit/Target/HostABI.h"
+
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/CFG.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Operator.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+
+#include <optional>
+#include <vector>
+
+using namespace gridjit;
+using namespace llvm;
+
+namespace {
+
+namespace abi = gridjit::hostabi;
+
+// The fields of a CheckSite constant (CheckLowering.cpp's checkSite).
+enum SiteField : unsigned {
+  FieldKind = 6,
+  FieldSpace = 7,
+  FieldBytes = 8,
+  FieldParam = 10,
+  FieldFastSlot = 11,
+  FieldSharedOffset = 13,
+  FieldSharedBytes = 14,
+};
+
+/// The offset of the BlockContext field that \p Callee is loaded from
+/// (checked code calls the runtime through `load (gep i8 ctx, Offset)`).
+std::optional<int64_t> contextField(const Value *Callee) {
+  const auto *L = dyn_cast<LoadInst>(Callee);
+  if (!L)
+    return std::nullopt;
+  const auto *G = dyn_cast<GEPOperator>(L->getPointerOperand());
+  if (!G || G->getNumIndices() != 1 || !G->getSourceElementType()->isIntegerTy(8))
+    return std::nullopt;
+  const auto *Off = dyn_cast<ConstantInt>(G->idx_begin()->get());
+  if (!Off)
+    return std::nullopt;
+  return Off->getSExtValue();
+}
+
+/// A CheckAccess call and what its site says.
+struct Access {
+  CallInst *Call = nullptr;
+  GlobalVariable *Site = nullptr;
+  uint32_t Kind = 0, Space = 0, Bytes = 0;
+  int32_t Param = -1;
+  uint64_t SharedOffset = 0, SharedBytes = 0;
+  int Array = -1; ///< the static shared array's number, for CheckShared with bytes
+  bool isWrite() const { return Kind != abi::CheckLoad; }
+};
+
+std::optional<Access> accessOf(CallInst &Call) {
+  if (Call.getCalledFunction() || Call.arg_size() != 6 ||
+      contextField(Call.getCalledOperand()) != int64_t(abi::CtxCheckAccess))
+    return std::nullopt;
+  auto *Site = dyn_cast<GlobalVariable>(Call.getArgOperand(1));
+  auto *Init =
+      Site && Site->hasInitializer() ? dyn_cast<ConstantStruct>(Site->getInitializer()) : nullptr;
+  if (!Init || Init->getNumOperands() <= FieldSharedBytes)
+    return std::nullopt;
+  auto Field = [&](unsigned I) { return cast<ConstantInt>(Init->getOperand(I)); };
+  Access A;
+  A.Call = &Call;
+  A.Site = Site;
+  A.Kind = uint32_t(Field(FieldKind)->getZExtValue());
+  A.Space = uint32_t(Field(FieldSpace)->getZExtValue());
+  A.Bytes = uint32_t(Field(FieldBytes)->getZExtValue());
+  A.Param = int32_t(Field(FieldParam)->getSExtValue());
+  A.SharedOffset = Field(FieldSharedOffset)->getZExtValue();
+  A.SharedBytes = Field(FieldSharedBytes)->getZExtValue();
+  return A;
+}
+
+/// What an instruction does to the analysis of shared memory.
+struct Event {
+  enum KindType { Access, WriteAll, Barrier } Kind;
+  unsigned Index = 0; ///< Access: the access
+};
+
+/// What a device function (with what it calls) may write.
+struct Writes {
+  bool Global = false, Shared = false;
+};
+Writes writesOf(const Function &F, DenseMap<const Function *, Writes> &Memo);
+
+/// Whether \p I may write memory that no check of its function sees: a
+/// call the analysis does not know (inline assembly, an unknown function),
+/// or a memory intrinsic into memory that is not a thread's own.
+bool unknownWrite(const Instruction &I) {
+  const auto *Call = dyn_cast<CallBase>(&I);
+  if (!Call)
+    return false;
+  if (const auto *MI = dyn_cast<AnyMemIntrinsic>(Call)) {
+    const Value *Dest = getUnderlyingObject(MI->getRawDest());
+    if (isa<AllocaInst>(Dest))
+      return false;
+    // The thread state and block frame (`load (gep i8 ctx, k)`), not
+    // shared memory.
+    std::optional<int64_t> Field = contextField(Dest);
+    return !Field || *Field == int64_t(abi::CtxShared);
+  }
+  if (const Function *F = Call->getCalledFunction())
+    return F->isDeclaration() && !(F->isIntrinsic() || F->doesNotAccessMemory() ||
+                                   F->onlyAccessesInaccessibleMemory() || F->onlyReadsMemory());
+  if (Call->isInlineAsm())
+    return true;
+  std::optional<int64_t> Field = contextField(Call->getCalledOperand());
+  return !Field ||
+         (*Field != int64_t(abi::CtxCheckAccess) && *Field != int64_t(abi::CtxCheckReport) &&
+          *Field != int64_t(abi::CtxCheckSync) && *Field != int64_t(abi::CtxPrint));
+}
+
+/// The forward analysis of one function's shared-memory accesses: the
+/// accesses of static shared arrays that may have happened since the last
+/// barrier, and whether a write through a shared pointer may have.
+struct State {
+  BitVector Pending; ///< by access
+  bool All = false;
+  bool join(const State &O) {
+    BitVector Old = Pending;
+    Pending |= O.Pending;
+    bool Changed = Old != Pending;
+    if (O.All && !All)
+      All = Changed = true;
+    return Changed;
+  }
+};
+
+/// Whether two accesses of the same memory between the same barriers can
+/// race: unless both read, or both are atomic.
+bool conflicts(uint32_t KindA, uint32_t KindB) {
+  return !(KindA == abi::CheckLoad && KindB == abi::CheckLoad) &&
+         !(KindA == abi::CheckAtomic && KindB == abi::CheckAtomic);
+}
+
+// A device function's accesses (before the inliner puts it into the
+// entries): a write of global memory names no kernel parameter; a write of
+// shared memory may be of any array.
+Writes writesOf(const Function &F, DenseMap<const Function *, Writes> &Memo) {
+  if (auto It = Memo.find(&F); It != Memo.end())
+    return It->second;
+  Writes W;
+  Memo[&F] = W; // (KIR has no recursion)
+  for (const BasicBlock &BB : F)
+    for (const Instruction &I : BB) {
+      const auto *Call = dyn_cast<CallInst>(&I);
+      if (!Call)
+        continue;
+      if (std::optional<Access> A = accessOf(*const_cast<CallInst *>(Call))) {
+        if (A->isWrite() && A->Space == abi::CheckGlobal)
+          W.Global = true;
+        if (A->isWrite() && A->Space == abi::CheckShared)
+          W.Shared = true;
+      } else if (const Function *Callee = Call->getCalledFunction();
+                 Callee && !Callee->isDeclaration()) {
+        Writes C = writesOf(*Callee, Memo);
+        W.Global |= C.Global;
+        W.Shared |= C.Shared;
+      } else if (unknownWrite(I)) {
+        W.Global = W.Shared = true;
+      }
+    }
+  return Memo[&F] = W;
+}
+
+class FunctionElision {
+public:
+  FunctionElision(Function &F, DenseMap<const Function *, Writes> &Memo) : F(F), Memo(Memo) {}
+  unsigned run();
+
+private:
+  void collect();
+  void analyseShared();
+  void rewrite(Access &A, unsigned Slot, bool Volatile);
+
+  Function &F;
+  DenseMap<const Function *, Writes> &Memo;
+  std::vector<Access> Accesses;
+  DenseMap<const BasicBlock *, SmallVector<Event, 8>> Events;
+  DenseMap<uint64_t, unsigned> Arrays; ///< by shared offset
+  BitVector Racy;                      ///< accesses that must stay calls
+  bool UnknownGlobalWrites = false;
+  BitVector WrittenParams = BitVector(abi::CheckFastSharedSlots);
+};
+
+void FunctionElision::collect() {
+  for (BasicBlock &BB : F) {
+    SmallVector<Event, 8> &Ev = Events[&BB];
+    for (Instruction &I : BB) {
+      auto *Call = dyn_cast<CallInst>(&I);
+      if (std::optional<Access> A = Call ? accessOf(*Call) : std::nullopt) {
+        if (A->Space == abi::CheckShared && A->SharedBytes) {
+          auto [It, New] = Arrays.try_emplace(A->SharedOffset, unsigned(Arrays.size()));
+          A->Array = int(It->second);
+          Ev.push_back({Event::Access, unsigned(Accesses.size())});
+        } else if (A->Space == abi::CheckShared && A->isWrite()) {
+          Ev.push_back({Event::WriteAll}); // a shared pointer's
+        }
+        // (The dynamic shared array's accesses stay in it: the checker
+        // gives one out of its bounds scratch memory instead.)
+        if (A->Space == abi::CheckGlobal && A->isWrite()) {
+          if (A->Param < 0 || unsigned(A->Param) >= WrittenParams.size())
+            UnknownGlobalWrites = true;
+          else
+            WrittenParams.set(unsigned(A->Param));
+        }
+        Accesses.push_back(*A);
+        continue;
+      }
+      if (Call && contextField(Call->getCalledOperand()) == int64_t(abi::CtxCheckSync)) {
+        auto *Kind = dyn_cast<ConstantInt>(Call->getArgOperand(1));
+        if (!Kind || Kind->getZExtValue() == abi::CheckSyncThreads)
+          Ev.push_back({Event::Barrier});
+        continue;
+      }
+      Writes W;
+      if (const Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+          Callee && !Callee->isDeclaration())
+        W = writesOf(*Callee, Memo); // a device function (a barrier there is not seen)
+      else if (unknownWrite(I))
+        W.Global = W.Shared = true;
+      if (W.Shared)
+        Ev.push_back({Event::WriteAll});
+      UnknownGlobalWrites |= W.Global;
+    }
+  }
+}
+
+void FunctionElision::analyseShared() {
+  Racy.resize(Accesses.size());
+  auto Empty = [&] {
+    State S;
+    S.Pending.resize(Accesses.size());
+    return S;
+  };
+  DenseMap<const BasicBlock *, State> In;
+  SmallVector<BasicBlock *, 32> Work;
+  SmallPtrSet<BasicBlock *, 32> Queued;
+  In[&F.getEntryBlock()] = Empty();
+  Work.push_back(&F.getEntryBlock());
+  Queued.insert(&F.getEntryBlock());
+  while (!Work.empty()) {
+    BasicBlock *BB = Work.pop_back_val();
+    Queued.erase(BB);
+    State S = In[BB];
+    for (const Event &E : Events[BB]) {
+      switch (E.Kind) {
+      case Event::Access: {
+        const Access &A = Accesses[E.Index];
+        if (S.All)
+          Racy.set(E.Index);
+        for (unsigned P : S.Pending.set_bits())
+          if (Accesses[P].Array == A.Array && conflicts(Accesses[P].Kind, A.Kind)) {
+            Racy.set(P);
+            Racy.set(E.Index);
+          }
+        S.Pending.set(E.Index);
+        break;
+      }
+      case Event::WriteAll:
+        S.All = true;
+        Racy |= S.Pending;
+        break;
+      case Event::Barrier:
+        S = Empty();
+        break;
+      }
+    }
+    const Instruction *Term = BB->getTerminator();
+    bool NextBlock = Term && Term->getMetadata(host::NextBlockMD);
+    for (BasicBlock *Succ : successors(BB)) {
+      auto [It, New] = In.try_emplace(Succ, Empty());
+      bool Changed = It->second.join(NextBlock ? Empty() : S) || New;
+      if (Changed && Queued.insert(Succ).second)
+        Work.push_back(Succ);
+    }
+  }
+}
+
+void FunctionElision::rewrite(Access &A, unsigned Slot, bool Volatile) {
+  CallInst *Call = A.Call;
+  IRBuilder<> B(Call);
+  llvm::Type *I64 = B.getInt64Ty();
+  Value *Range =
+      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Call->getArgOperand(0),
+                                   uint64_t(Slot) * sizeof(abi::CheckFastRange), "fast.slot");
+  LoadInst *Begin = B.CreateLoad(I64, Range, Volatile, "fast.begin");
+  LoadInst *Size = B.CreateLoad(I64, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Range, 8),
+                                Volatile, "fast.size");
+  Value *Addr = Call->getArgOperand(4);
+  Value *Off = B.CreateSub(B.CreatePtrToInt(Addr, I64), Begin, "fast.offset");
+  Value *N = B.getInt64(std::max<uint32_t>(1, A.Bytes));
+  Value *Inside = B.CreateAnd(B.CreateICmpUGE(Size, N), B.CreateICmpULE(Off, B.CreateSub(Size, N)),
+                              "fast.inside");
+  MDNode *Weights = MDBuilder(F.getContext()).createBranchWeights(1, 1000);
+  BasicBlock *Fast = Call->getParent();
+  Instruction *SlowTerm =
+      SplitBlockAndInsertIfThen(B.CreateNot(Inside), Call, /*Unreachable=*/false, Weights);
+  BasicBlock *Slow = SlowTerm->getParent();
+  PHINode *Phi = PHINode::Create(Call->getType(), 2, "checked.addr");
+  Phi->insertBefore(Call->getParent()->getFirstNonPHIIt());
+  Call->replaceAllUsesWith(Phi);
+  Call->moveBefore(SlowTerm);
+  Phi->addIncoming(Addr, Fast);
+  Phi->addIncoming(Call, Slow);
+}
+
+unsigned FunctionElision::run() {
+  collect();
+  analyseShared();
+  unsigned Given = 0;
+  for (unsigned I = 0; I < Accesses.size(); ++I) {
+    Access &A = Accesses[I];
+    if (A.Kind == abi::CheckStore)
+      continue;
+    if (A.Kind == abi::CheckLoad && A.Space == abi::CheckGlobal && A.Param >= 0 &&
+        unsigned(A.Param) < abi::CheckFastSharedSlots && !UnknownGlobalWrites &&
+        !WrittenParams.test(unsigned(A.Param))) {
+      rewrite(A, unsigned(A.Param), /*Volatile=*/false);
+      ++Given;
+      continue;
+    }
+    if (A.Array < 0 || Racy.test(I) ||
+        abi::CheckFastSharedSlots + unsigned(A.Array) >= abi::CheckFastSlots)
+      continue;
+    unsigned Slot = abi::CheckFastSharedSlots + unsigned(A.Array);
+    // The runtime opens the slot the site names; a site shared by two
+    // arrays' loads (never: a site names its array) would keep its first.
+    auto *Init = cast<ConstantStruct>(A.Site->getInitializer());
+    uint64_t Named = cast<ConstantInt>(Init->getOperand(FieldFastSlot))->getZExtValue();
+    if (Named && Named != Slot)
+      continue;
+    if (!Named) {
+      SmallVector<Constant *, 16> Fields;
+      for (unsigned F = 0; F < Init->getNumOperands(); ++F)
+        Fields.push_back(Init->getOperand(F));
+      Fields[FieldFastSlot] = ConstantInt::get(Fields[FieldFastSlot]->getType(), Slot);
+      A.Site->setInitializer(ConstantStruct::get(Init->getType(), Fields));
+    }
+    // Volatile: the runtime opens the slot inside CheckAccess, whose
+    // declared effects say it writes no memory the code can see.
+    rewrite(A, Slot, /*Volatile=*/true);
+    ++Given;
+  }
+  return Given;
+}
+
+} // namespace
+
+unsigned gridjit::host::elideChecks(llvm::Module &IR) {
+  unsigned Given = 0;
+  DenseMap<const Function *, Writes> Memo;
+  for (Function &F : IR)
+    if (!F.isDeclaration())
+      Given += FunctionElision(F, Memo).run();
+  return Given;
+}
