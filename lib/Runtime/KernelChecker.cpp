@@ -153,7 +153,13 @@ void KernelChecker::openParamSlots() {
   ParamSlotsOpen = true;
   // Out-of-bounds and unknown-extent accesses go to scratch memory, so the
   // bytes a kernel writes through an argument lie in its extent.
-  for (size_t P = 0; P < Params.size() && P < abi::CheckFastSharedSlots; ++P) {
+  // A private parameter's slot needs each thread's global index to be
+  // its own: a one-dimensional grid of one-dimensional blocks, whose index
+  // fits an i32 (PrivateParams.h).
+  bool OneDimensional = Cfg.Grid.Y == 1 && Cfg.Grid.Z == 1 && Cfg.Block.Y == 1 &&
+                        Cfg.Block.Z == 1 &&
+                        uint64_t(Cfg.Grid.X) * Cfg.Block.X < (uint64_t(1) << 31);
+  for (size_t P = 0; P < Params.size() && P < abi::CheckFastPrivateSlots; ++P) {
     const Region &R = Params[P];
     if (R.Param < 0 || !R.Known || R.End <= R.Begin)
       continue;
@@ -161,8 +167,11 @@ void KernelChecker::openParamSlots() {
     for (size_t Q = 0; Q < Params.size() && !Overlaps; ++Q)
       Overlaps = Q != P && Params[Q].Param >= 0 && Params[Q].Known && Params[Q].Begin < R.End &&
                  R.Begin < Params[Q].End;
-    if (!Overlaps)
-      Slot[P] = {R.Begin, R.End - R.Begin};
+    if (Overlaps)
+      continue;
+    Slot[P] = {R.Begin, R.End - R.Begin};
+    if (OneDimensional)
+      Slot[abi::CheckFastPrivateSlots + P] = Slot[P];
   }
 }
 

@@ -147,11 +147,14 @@ struct CheckSite {
   /// checked against that argument's extent; without, against whichever
   /// known buffer holds the address.
   int32_t Param;
-  /// A load or atomic whose inline fast path (CheckFastTable) reads slot FastSlot
-  /// (>= CheckFastSharedSlots: a static shared array's): the runtime fills
-  /// that slot when the call comes (the fast path failed), so that later
-  /// loads take it. 0: none (a parameter's slot is its index, filled at the
-  /// launch's start). In what was padding, zero in older checked code.
+  /// The slot of CheckFastTable that this access's inline fast path may
+  /// read: a static shared array's (>= CheckFastSharedSlots), which the
+  /// runtime opens when the call comes (the fast path failed) and the
+  /// array is fully written, so that later accesses take it; or a private
+  /// parameter's ([CheckFastPrivateSlots, CheckFastSharedSlots)). 0: none
+  /// (a read-only parameter's slot is its index). Both kinds of parameter
+  /// slot are filled at the launch's start. In what was padding, zero in
+  /// older checked code.
   uint32_t FastSlot;
   /// The variable the address derives from (the parameter, pointer variable
   /// or shared array), "" when none.
@@ -168,17 +171,22 @@ struct CheckSite {
 /// of a static shared array that no access it conflicts with may come
 /// between the barriers around it) does not call
 /// CheckAccess when its bytes lie in its slot's range [Begin, Begin + Size)
-/// of the table that CheckState points to. Size 0 closes a slot: the load
-/// calls CheckAccess. Slots [0, CheckFastSharedSlots): kernel parameter
-/// i's, open when its extent is known and no other pointer argument's
-/// memory overlaps it; [CheckFastSharedSlots, CheckFastSlots): a static
-/// shared array's (CheckSite::FastSlot), opened by the runtime once every
-/// byte of the array was written in the running block, closed when a block
-/// starts.
+/// of the table that CheckState points to. Size 0 closes a slot: the
+/// access calls CheckAccess. Slots [0, CheckFastPrivateSlots): kernel
+/// parameter i's, open when its extent is known and no other pointer
+/// argument's memory overlaps it (for loads through a parameter the kernel
+/// never writes through); [CheckFastPrivateSlots, CheckFastSharedSlots):
+/// parameter i's at CheckFastPrivateSlots + i, open under the same
+/// conditions in a launch whose grid and blocks are one-dimensional, with
+/// fewer than 2^31 threads (for every access of a parameter the kernel
+/// reaches only at the thread's global index); [CheckFastSharedSlots,
+/// CheckFastSlots): a static shared array's (CheckSite::FastSlot), opened
+/// by the runtime once every byte of the array was written in the running
+/// block, closed when a block starts.
 struct CheckFastRange {
   uint64_t Begin, Size;
 };
-constexpr unsigned CheckFastSharedSlots = 128, CheckFastSlots = 256;
+constexpr unsigned CheckFastPrivateSlots = 64, CheckFastSharedSlots = 128, CheckFastSlots = 256;
 struct CheckFastTable {
   CheckFastRange Slot[CheckFastSlots];
 };

@@ -10,6 +10,12 @@
 //   goes through a parameter other than p: nothing it reads is written in
 //   the launch, once the runtime has seen that no other pointer argument's
 //   memory overlaps p's;
+// - every access through parameter p when the kernel reaches p only at the
+//   thread's global index (PrivateParams.h, which names the slot in the
+//   site) and reaches global memory through parameters only: in a
+//   one-dimensional launch, and once the runtime has seen that no other
+//   pointer argument's memory overlaps p's, no other thread touches what
+//   it touches;
 // - a load (or an atomic) of static shared array t when no path of the
 //   kernel leads from a store or atomic (a load or store) of t to it, or
 //   from it to one, without passing a sync_threads(); a store through a
@@ -100,6 +106,11 @@ struct Access {
   bool isWrite() const { return Kind != abi::CheckLoad; }
 };
 
+uint32_t siteField(const GlobalVariable *Site, unsigned Field) {
+  return uint32_t(cast<ConstantInt>(cast<ConstantStruct>(Site->getInitializer())->getOperand(Field))
+                      ->getZExtValue());
+}
+
 std::optional<Access> accessOf(CallInst &Call) {
   if (Call.getCalledFunction() || Call.arg_size() != 6 ||
       contextField(Call.getCalledOperand()) != int64_t(abi::CtxCheckAccess))
@@ -131,6 +142,7 @@ struct Event {
 /// What a device function (with what it calls) may write.
 struct Writes {
   bool Global = false, Shared = false;
+  bool GlobalAccess = false; ///< any access of global memory, a load too
 };
 Writes writesOf(const Function &F, DenseMap<const Function *, Writes> &Memo);
 
@@ -200,6 +212,8 @@ Writes writesOf(const Function &F, DenseMap<const Function *, Writes> &Memo) {
       if (std::optional<Access> A = accessOf(*const_cast<CallInst *>(Call))) {
         if (A->isWrite() && A->Space == abi::CheckGlobal)
           W.Global = true;
+        if (A->Space == abi::CheckGlobal)
+          W.GlobalAccess = true;
         if (A->isWrite() && A->Space == abi::CheckShared)
           W.Shared = true;
       } else if (const Function *Callee = Call->getCalledFunction();
@@ -207,8 +221,9 @@ Writes writesOf(const Function &F, DenseMap<const Function *, Writes> &Memo) {
         Writes C = writesOf(*Callee, Memo);
         W.Global |= C.Global;
         W.Shared |= C.Shared;
+        W.GlobalAccess |= C.GlobalAccess;
       } else if (unknownWrite(I)) {
-        W.Global = W.Shared = true;
+        W.Global = W.Shared = W.GlobalAccess = true;
       }
     }
   return Memo[&F] = W;
@@ -231,7 +246,9 @@ private:
   DenseMap<uint64_t, unsigned> Arrays; ///< by shared offset
   BitVector Racy;                      ///< accesses that must stay calls
   bool UnknownGlobalWrites = false;
-  BitVector WrittenParams = BitVector(abi::CheckFastSharedSlots);
+  /// An access of global memory through a pointer that is no parameter's.
+  bool UnknownGlobalAccesses = false;
+  BitVector WrittenParams = BitVector(abi::CheckFastPrivateSlots);
 };
 
 void FunctionElision::collect() {
@@ -249,6 +266,8 @@ void FunctionElision::collect() {
         }
         // (The dynamic shared array's accesses stay in it: the checker
         // gives one out of its bounds scratch memory instead.)
+        if (A->Space == abi::CheckGlobal && A->Param < 0)
+          UnknownGlobalAccesses = true;
         if (A->Space == abi::CheckGlobal && A->isWrite()) {
           if (A->Param < 0 || unsigned(A->Param) >= WrittenParams.size())
             UnknownGlobalWrites = true;
@@ -269,10 +288,11 @@ void FunctionElision::collect() {
           Callee && !Callee->isDeclaration())
         W = writesOf(*Callee, Memo); // a device function (a barrier there is not seen)
       else if (unknownWrite(I))
-        W.Global = W.Shared = true;
+        W.Global = W.Shared = W.GlobalAccess = true;
       if (W.Shared)
         Ev.push_back({Event::WriteAll});
       UnknownGlobalWrites |= W.Global;
+      UnknownGlobalAccesses |= W.GlobalAccess;
     }
   }
 }
@@ -362,23 +382,33 @@ unsigned FunctionElision::run() {
   unsigned Given = 0;
   for (unsigned I = 0; I < Accesses.size(); ++I) {
     Access &A = Accesses[I];
-    if (A.Kind == abi::CheckStore)
-      continue;
-    if (A.Kind == abi::CheckLoad && A.Space == abi::CheckGlobal && A.Param >= 0 &&
-        unsigned(A.Param) < abi::CheckFastSharedSlots && !UnknownGlobalWrites &&
-        !WrittenParams.test(unsigned(A.Param))) {
-      rewrite(A, unsigned(A.Param), /*Volatile=*/false);
-      ++Given;
+    if (A.Space == abi::CheckGlobal) {
+      if (A.Param < 0 || unsigned(A.Param) >= abi::CheckFastPrivateSlots)
+        continue;
+      // Read only: nothing writes what it reads.
+      if (A.Kind == abi::CheckLoad && !UnknownGlobalWrites &&
+          !WrittenParams.test(unsigned(A.Param))) {
+        rewrite(A, unsigned(A.Param), /*Volatile=*/false);
+        ++Given;
+        continue;
+      }
+      // Private: no other thread reaches its element (the lowering named
+      // the slot; no access here may go through another pointer).
+      uint32_t Slot = siteField(A.Site, FieldFastSlot);
+      if (Slot == abi::CheckFastPrivateSlots + unsigned(A.Param) && !UnknownGlobalAccesses) {
+        rewrite(A, Slot, /*Volatile=*/false);
+        ++Given;
+      }
       continue;
     }
-    if (A.Array < 0 || Racy.test(I) ||
+    if (A.Kind == abi::CheckStore || A.Array < 0 || Racy.test(I) ||
         abi::CheckFastSharedSlots + unsigned(A.Array) >= abi::CheckFastSlots)
       continue;
     unsigned Slot = abi::CheckFastSharedSlots + unsigned(A.Array);
     // The runtime opens the slot the site names; a site shared by two
     // arrays' loads (never: a site names its array) would keep its first.
     auto *Init = cast<ConstantStruct>(A.Site->getInitializer());
-    uint64_t Named = cast<ConstantInt>(Init->getOperand(FieldFastSlot))->getZExtValue();
+    uint64_t Named = siteField(A.Site, FieldFastSlot);
     if (Named && Named != Slot)
       continue;
     if (!Named) {

@@ -26,6 +26,7 @@
 #include "HostLowering.h"
 
 #include "../SharedLayout.h"
+#include "PrivateParams.h"
 
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/HostABI.h"
@@ -312,12 +313,22 @@ llvm::Constant *HostModuleLowering::checkSite(SourceLoc Loc, llvm::StringRef Wha
       }
     }
   }
+  // A private parameter's accesses may take the fast path of its private
+  // slot (CheckElision.cpp).
+  uint32_t FastSlot = 0;
+  if (Space == hostabi::CheckGlobal && Param >= 0 &&
+      unsigned(Param) < hostabi::CheckFastSharedSlots - hostabi::CheckFastPrivateSlots) {
+    if (!Cur->PrivateParams)
+      Cur->PrivateParams = privateParams(*Cur->Kernel);
+    if (Cur->PrivateParams->test(unsigned(Param)))
+      FastSlot = hostabi::CheckFastPrivateSlots + uint32_t(Param);
+  }
   llvm::StringRef Memory = Mem.Var ? llvm::StringRef(Mem.Var->Name) : "";
   std::string Key = "check " + std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col) + " " +
                     What.str() + " " + std::to_string(Kind) + " " + std::to_string(Space) + " " +
                     std::to_string(Bytes) + " " + std::to_string(ElemBytes) + " " +
-                    std::to_string(Param) + " " + Memory.str() + " " +
-                    std::to_string(SharedOffset) + " " + std::to_string(SharedBytes);
+                    std::to_string(Param) + " " + std::to_string(FastSlot) + " " + Memory.str() +
+                    " " + std::to_string(SharedOffset) + " " + std::to_string(SharedBytes);
   llvm::Constant *&Site = Cur->Sites[Key];
   if (Site)
     return Site;
@@ -337,7 +348,7 @@ llvm::Constant *HostModuleLowering::checkSite(SourceLoc Loc, llvm::StringRef Wha
                               llvm::ConstantInt::get(I32, Bytes),
                               llvm::ConstantInt::get(I32, ElemBytes),
                               llvm::ConstantInt::getSigned(I32, Param),
-                              llvm::ConstantInt::get(I32, 0), // FastSlot (CheckElision.cpp)
+                              llvm::ConstantInt::get(I32, FastSlot), // (CheckElision.cpp)
                               Entry.stringConstant(Memory),
                               llvm::ConstantInt::get(I64, SharedOffset),
                               llvm::ConstantInt::get(I64, SharedBytes)};

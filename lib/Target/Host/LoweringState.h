@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/IR/IRBuilder.h"
 
 #include <array>
@@ -146,6 +147,9 @@ struct FunctionState {
   /// starts) and the offset of each array.
   uint64_t StaticSharedBytes = 0;
   llvm::DenseMap<const VarDecl *, uint64_t> SharedOffsets;
+  /// Checked code: the kernel's private parameters (PrivateParams.h),
+  /// found at its first access site.
+  std::optional<llvm::SmallBitVector> PrivateParams;
   /// The address of each shared scalar (a kernel's or a device function's
   /// own), which loads and stores of its name reach: checked code checks
   /// them (HostModuleLowering::checkSharedScalar) at SharedScalarLoc: the
