@@ -59,7 +59,9 @@
 #include "llvm/IR/Operator.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
+#include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 using namespace gridjit;
@@ -238,6 +240,9 @@ private:
   void collect();
   void analyseShared();
   void rewrite(Access &A, unsigned Slot, bool Volatile);
+  /// The slot's start and the limit of the offsets at which an access of
+  /// \p N bytes lies inside it.
+  std::pair<Value *, Value *> slotRange(CallInst *Call, unsigned Slot, uint64_t N, bool Volatile);
 
   Function &F;
   DenseMap<const Function *, Writes> &Memo;
@@ -249,6 +254,8 @@ private:
   /// An access of global memory through a pointer that is no parameter's.
   bool UnknownGlobalAccesses = false;
   BitVector WrittenParams = BitVector(abi::CheckFastPrivateSlots);
+  Value *EntryState = nullptr;
+  std::map<std::pair<unsigned, uint64_t>, std::pair<Value *, Value *>> EntrySlots;
 };
 
 void FunctionElision::collect() {
@@ -348,21 +355,47 @@ void FunctionElision::analyseShared() {
   }
 }
 
-void FunctionElision::rewrite(Access &A, unsigned Slot, bool Volatile) {
-  CallInst *Call = A.Call;
-  IRBuilder<> B(Call);
+std::pair<Value *, Value *> FunctionElision::slotRange(CallInst *Call, unsigned Slot, uint64_t N,
+                                                       bool Volatile) {
+  // A parameter's slot does not change while the entry runs: read it once,
+  // at the entry's start (where the BlockContext is its second argument),
+  // so that the loop around the access keeps it in registers.
+  bool Once = !Volatile && F.getName().starts_with(abi::EntryPrefix) && F.arg_size() == 4;
+  if (Once)
+    if (auto It = EntrySlots.find({Slot, N}); It != EntrySlots.end())
+      return It->second;
+  IRBuilder<> B(Once ? F.getEntryBlock().getTerminator() : Call);
+  Value *State = Call->getArgOperand(0);
+  if (Once) {
+    if (!EntryState)
+      EntryState =
+          B.CreateLoad(B.getPtrTy(),
+                       B.CreateConstInBoundsGEP1_32(B.getInt8Ty(), F.getArg(1), abi::CtxCheckState),
+                       "check.state.entry");
+    State = EntryState;
+  }
   llvm::Type *I64 = B.getInt64Ty();
-  Value *Range =
-      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Call->getArgOperand(0),
-                                   uint64_t(Slot) * sizeof(abi::CheckFastRange), "fast.slot");
+  Value *Range = B.CreateConstInBoundsGEP1_64(
+      B.getInt8Ty(), State, uint64_t(Slot) * sizeof(abi::CheckFastRange), "fast.slot");
   LoadInst *Begin = B.CreateLoad(I64, Range, Volatile, "fast.begin");
   LoadInst *Size = B.CreateLoad(I64, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Range, 8),
                                 Volatile, "fast.size");
+  // The offsets of the first byte that keep all N bytes inside: [0, Limit)
+  // (Limit 0: none, a closed slot or one smaller than the access).
+  Value *Limit = B.CreateSelect(B.CreateICmpUGE(Size, B.getInt64(N)),
+                                B.CreateSub(Size, B.getInt64(N - 1)), B.getInt64(0), "fast.limit");
+  if (Once)
+    EntrySlots[{Slot, N}] = {Begin, Limit};
+  return {Begin, Limit};
+}
+
+void FunctionElision::rewrite(Access &A, unsigned Slot, bool Volatile) {
+  CallInst *Call = A.Call;
+  auto [Begin, Limit] = slotRange(Call, Slot, std::max<uint32_t>(1, A.Bytes), Volatile);
+  IRBuilder<> B(Call);
   Value *Addr = Call->getArgOperand(4);
-  Value *Off = B.CreateSub(B.CreatePtrToInt(Addr, I64), Begin, "fast.offset");
-  Value *N = B.getInt64(std::max<uint32_t>(1, A.Bytes));
-  Value *Inside = B.CreateAnd(B.CreateICmpUGE(Size, N), B.CreateICmpULE(Off, B.CreateSub(Size, N)),
-                              "fast.inside");
+  Value *Off = B.CreateSub(B.CreatePtrToInt(Addr, B.getInt64Ty()), Begin, "fast.offset");
+  Value *Inside = B.CreateICmpULT(Off, Limit, "fast.inside");
   MDNode *Weights = MDBuilder(F.getContext()).createBranchWeights(1, 1000);
   BasicBlock *Fast = Call->getParent();
   Instruction *SlowTerm =
