@@ -360,7 +360,8 @@ std::pair<Value *, Value *> FunctionElision::slotRange(CallInst *Call, unsigned 
   // A parameter's slot does not change while the entry runs: read it once,
   // at the entry's start (where the BlockContext is its second argument),
   // so that the loop around the access keeps it in registers.
-  bool Once = !Volatile && F.getName().starts_with(abi::EntryPrefix) && F.arg_size() == 4;
+  bool Once = Slot < abi::CheckFastSharedSlots && F.getName().starts_with(abi::EntryPrefix) &&
+              F.arg_size() == 4;
   if (Once)
     if (auto It = EntrySlots.find({Slot, N}); It != EntrySlots.end())
       return It->second;
