@@ -28,6 +28,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Casting.h"
 
 namespace gridjit::host {
 
@@ -185,6 +186,104 @@ private:
   bool Changed = false;
   llvm::DenseMap<const VarDecl *, Storage> Plan;
 };
+
+// Walking the tree (KernelAnalysis.cpp, PrivateParams.cpp).
+
+/// Calls \p F on every direct sub-expression of \p E, in evaluation order.
+template <typename Fn> void forEachChild(const Expr &E, Fn F) {
+  switch (E.getKind()) {
+  case Expr::Unary:
+    F(*llvm::cast<UnaryExpr>(E).Operand);
+    return;
+  case Expr::Binary:
+    F(*llvm::cast<BinaryExpr>(E).LHS);
+    F(*llvm::cast<BinaryExpr>(E).RHS);
+    return;
+  case Expr::Cond:
+    F(*llvm::cast<CondExpr>(E).C);
+    F(*llvm::cast<CondExpr>(E).T);
+    F(*llvm::cast<CondExpr>(E).F);
+    return;
+  case Expr::Cast:
+    F(*llvm::cast<CastExpr>(E).Operand);
+    return;
+  case Expr::Call:
+    for (const ExprPtr &A : llvm::cast<CallExpr>(E).Args)
+      F(*A);
+    return;
+  case Expr::Index:
+    F(*llvm::cast<IndexExpr>(E).Base);
+    F(*llvm::cast<IndexExpr>(E).Idx);
+    return;
+  case Expr::Member:
+    F(*llvm::cast<MemberExpr>(E).Base);
+    return;
+  default:
+    return;
+  }
+}
+
+/// Calls \p OnExpr on every expression directly in \p S and \p OnStmt on
+/// every statement directly nested in it.
+template <typename EF, typename SF> void forEachPart(const Stmt &S, EF OnExpr, SF OnStmt) {
+  auto E = [&](const ExprPtr &P) {
+    if (P)
+      OnExpr(*P);
+  };
+  switch (S.getKind()) {
+  case Stmt::Decl: {
+    const auto &D = llvm::cast<DeclStmt>(S);
+    E(D.Init);
+    return;
+  }
+  case Stmt::Assign:
+    E(llvm::cast<AssignStmt>(S).Target);
+    E(llvm::cast<AssignStmt>(S).Value);
+    return;
+  case Stmt::If: {
+    const auto &I = llvm::cast<IfStmt>(S);
+    E(I.Cond);
+    if (I.Then)
+      OnStmt(*I.Then);
+    if (I.Else)
+      OnStmt(*I.Else);
+    return;
+  }
+  case Stmt::While: {
+    const auto &W = llvm::cast<WhileStmt>(S);
+    if (W.Init)
+      OnStmt(*W.Init);
+    E(W.Cond);
+    if (W.Body)
+      OnStmt(*W.Body);
+    if (W.Update)
+      OnStmt(*W.Update);
+    return;
+  }
+  case Stmt::For: {
+    const auto &F = llvm::cast<ForStmt>(S);
+    E(F.Begin);
+    E(F.End);
+    E(F.Step);
+    if (F.Body)
+      OnStmt(*F.Body);
+    return;
+  }
+  case Stmt::Return:
+    E(llvm::cast<ReturnStmt>(S).Value);
+    return;
+  case Stmt::ExprS:
+    E(llvm::cast<ExprStmt>(S).E);
+    return;
+  case Stmt::Block:
+    for (const StmtPtr &C : llvm::cast<BlockStmt>(S).Body)
+      OnStmt(*C);
+    return;
+  case Stmt::Break:
+  case Stmt::Continue:
+    return;
+  }
+}
 
 } // namespace gridjit::host
 

@@ -14,6 +14,8 @@
 
 #include "PrivateParams.h"
 
+#include "KernelAnalysis.h"
+
 #include "gridjit/IR/AST.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -48,45 +50,13 @@ public:
 private:
   // The `let`s and the loop indices, by declaration.
   void collect(const Stmt &S) {
-    switch (S.getKind()) {
-    case Stmt::Block:
-      for (const StmtPtr &B : static_cast<const BlockStmt &>(S).Body)
-        collect(*B);
-      break;
-    case Stmt::Decl: {
-      const auto &D = static_cast<const DeclStmt &>(S);
-      if (D.Var.Storage == StorageKind::Let && !D.Var.Mutable && D.Init && !D.CopyOf)
-        Lets[&D.Var] = D.Init.get();
-      break;
+    if (const auto *D = llvm::dyn_cast<DeclStmt>(&S)) {
+      if (D->Var.Storage == StorageKind::Let && !D->Var.Mutable && D->Init && !D->CopyOf)
+        Lets[&D->Var] = D->Init.get();
+    } else if (const auto *F = llvm::dyn_cast<ForStmt>(&S)) {
+      Loops[&F->Index] = F;
     }
-    case Stmt::If: {
-      const auto &I = static_cast<const IfStmt &>(S);
-      if (I.Then)
-        collect(*I.Then);
-      if (I.Else)
-        collect(*I.Else);
-      break;
-    }
-    case Stmt::While: {
-      const auto &W = static_cast<const WhileStmt &>(S);
-      if (W.Init)
-        collect(*W.Init);
-      if (W.Body)
-        collect(*W.Body);
-      if (W.Update)
-        collect(*W.Update);
-      break;
-    }
-    case Stmt::For: {
-      const auto &F = static_cast<const ForStmt &>(S);
-      Loops[&F.Index] = &F;
-      if (F.Body)
-        collect(*F.Body);
-      break;
-    }
-    default:
-      break;
-    }
+    host::forEachPart(S, [](const Expr &) {}, [&](const Stmt &C) { collect(C); });
   }
 
   static bool isBuiltin(const Expr *E, BuiltinValue B, unsigned Field) {
@@ -193,22 +163,6 @@ private:
       visit(U.Operand.get());
       break;
     }
-    case Expr::Binary: {
-      const auto &B = *static_cast<const BinaryExpr *>(E);
-      visit(B.LHS.get());
-      visit(B.RHS.get());
-      break;
-    }
-    case Expr::Cond: {
-      const auto &C = *static_cast<const CondExpr *>(E);
-      visit(C.C.get());
-      visit(C.T.get());
-      visit(C.F.get());
-      break;
-    }
-    case Expr::Cast:
-      visit(static_cast<const CastExpr *>(E)->Operand.get());
-      break;
     case Expr::Call: {
       const auto &C = *static_cast<const CallExpr *>(E);
       bool Atomic = C.Builtin >= BuiltinFunc::AtomicAdd && C.Builtin <= BuiltinFunc::AtomicCas;
@@ -222,72 +176,14 @@ private:
       }
       break;
     }
-    case Expr::Member:
-      visit(static_cast<const MemberExpr *>(E)->Base.get());
-      break;
     default:
+      host::forEachChild(*E, [&](const Expr &C) { visit(&C); });
       break;
     }
   }
 
   void visit(const Stmt &S) {
-    switch (S.getKind()) {
-    case Stmt::Block:
-      for (const StmtPtr &B : static_cast<const BlockStmt &>(S).Body)
-        visit(*B);
-      break;
-    case Stmt::Decl: {
-      const auto &D = static_cast<const DeclStmt &>(S);
-      visit(D.Init.get());
-      visit(D.Var.ArraySize.get());
-      for (const ExprPtr &Size : D.Var.InnerArraySizes)
-        visit(Size.get());
-      break;
-    }
-    case Stmt::Assign: {
-      const auto &A = static_cast<const AssignStmt &>(S);
-      visit(A.Target.get());
-      visit(A.Value.get());
-      break;
-    }
-    case Stmt::If: {
-      const auto &I = static_cast<const IfStmt &>(S);
-      visit(I.Cond.get());
-      if (I.Then)
-        visit(*I.Then);
-      if (I.Else)
-        visit(*I.Else);
-      break;
-    }
-    case Stmt::While: {
-      const auto &W = static_cast<const WhileStmt &>(S);
-      if (W.Init)
-        visit(*W.Init);
-      visit(W.Cond.get());
-      if (W.Body)
-        visit(*W.Body);
-      if (W.Update)
-        visit(*W.Update);
-      break;
-    }
-    case Stmt::For: {
-      const auto &F = static_cast<const ForStmt &>(S);
-      visit(F.Begin.get());
-      visit(F.End.get());
-      visit(F.Step.get());
-      if (F.Body)
-        visit(*F.Body);
-      break;
-    }
-    case Stmt::Return:
-      visit(static_cast<const ReturnStmt &>(S).Value.get());
-      break;
-    case Stmt::ExprS:
-      visit(static_cast<const ExprStmt &>(S).E.get());
-      break;
-    default:
-      break;
-    }
+    host::forEachPart(S, [&](const Expr &E) { visit(&E); }, [&](const Stmt &C) { visit(C); });
   }
 
   const FunctionDecl &K;
