@@ -497,8 +497,12 @@ Error HostRuntime::launchKernel(LoadedModule &LM, const KernelInfo &Info,
 
   // The argument block: Ptrs[i] points to argument i's value.
   // On the stack for the usual few arguments: no allocation per launch.
-  llvm::SmallVector<uint64_t, 16> Values(Args.size());
-  llvm::SmallVector<void *, 16> Ptrs(Args.size());
+  // (Not value-initialised: the loop writes each element; zeroing them was
+  // two calls of memset, a twentieth of an empty launch.)
+  llvm::SmallVector<uint64_t, 16> Values;
+  llvm::SmallVector<void *, 16> Ptrs;
+  Values.resize_for_overwrite(Args.size());
+  Ptrs.resize_for_overwrite(Args.size());
   for (size_t I = 0; I < Args.size(); ++I) {
     if (Args[I].isPointer()) {
       Values[I] = Args[I].getAddress();

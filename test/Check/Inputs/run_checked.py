@@ -6,7 +6,7 @@ runs must be free of out-of-bounds accesses, races, uninitialised shared
 memory and undefined operations, or be listed as known findings.
 
 Usage: run_checked.py JIT_RUN SRC_ROOT DIR... [--skip DIR]... [--known FILE:KERNEL]...
-                      [--jobs N] [--verbose]
+                      [--jobs N]
 
 A launch is taken from a RUN line (continuations joined) whose command
 starts with `jit-run` and is expected to succeed: not after `not`, not
@@ -21,6 +21,7 @@ whose findings are known (the test's kernel has the bug on purpose, or
 the finding is real and recorded in docs/Check.md): it must still be found
 (status 5), so that the list stays true.
 """
+import argparse
 import concurrent.futures
 import os
 import re
@@ -109,24 +110,16 @@ def launches(path, src_root, tmp):
 
 
 def main():
-    args = sys.argv[1:]
-    jit_run, src_root = args.pop(0), args.pop(0)
-    skip, known, jobs, verbose = [], set(), 2, False
-    while "--skip" in args:
-        i = args.index("--skip")
-        skip.append(os.path.realpath(args[i + 1]))
-        del args[i:i + 2]
-    while "--known" in args:
-        i = args.index("--known")
-        known.add(args[i + 1])
-        del args[i:i + 2]
-    if "--jobs" in args:
-        i = args.index("--jobs")
-        jobs = int(args[i + 1])
-        del args[i:i + 2]
-    if "--verbose" in args:
-        args.remove("--verbose")
-        verbose = True
+    p = argparse.ArgumentParser(description="every jit-run launch of the lit tests, checked")
+    p.add_argument("jit_run")
+    p.add_argument("src_root")
+    p.add_argument("dirs", nargs="+")
+    p.add_argument("--skip", action="append", default=[], help="a directory left out")
+    p.add_argument("--known", action="append", default=[], help="FILE:KERNEL with findings")
+    p.add_argument("--jobs", type=int, default=2)
+    o = p.parse_args()
+    jit_run, src_root, args, jobs = o.jit_run, o.src_root, o.dirs, o.jobs
+    skip, known = [os.path.realpath(d) for d in o.skip], set(o.known)
     files = []
     for d in args:
         for root, dirs, names in os.walk(d):
