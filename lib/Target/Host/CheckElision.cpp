@@ -58,9 +58,12 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Operator.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
+#include <array>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -70,6 +73,10 @@ using namespace llvm;
 namespace {
 
 namespace abi = gridjit::hostabi;
+
+/// Marks the call that a proven array's inline bounds check makes when the
+/// access is outside the array (it reports it); the analysis skips it.
+constexpr const char *ProvenCheckMD = "gridjit.proven.check";
 
 // The fields of a CheckSite constant (CheckLowering.cpp's checkSite).
 enum SiteField : unsigned {
@@ -105,6 +112,9 @@ struct Access {
   int32_t Param = -1;
   uint64_t SharedOffset = 0, SharedBytes = 0;
   int Array = -1; ///< the static shared array's number, for CheckShared with bytes
+  /// Its index's form (SharedFormMD): C[0..2], Lo, Hi, Sym, Guard,
+  /// Covered, CoverC[0..2].
+  std::optional<std::array<int64_t, 11>> Form;
   bool isWrite() const { return Kind != abi::CheckLoad; }
 };
 
@@ -132,6 +142,12 @@ std::optional<Access> accessOf(CallInst &Call) {
   A.Param = int32_t(Field(FieldParam)->getSExtValue());
   A.SharedOffset = Field(FieldSharedOffset)->getZExtValue();
   A.SharedBytes = Field(FieldSharedBytes)->getZExtValue();
+  if (const MDNode *MD = Call.getMetadata(host::SharedFormMD); MD && MD->getNumOperands() == 11) {
+    std::array<int64_t, 11> F;
+    for (unsigned I = 0; I < 11; ++I)
+      F[I] = mdconst::extract<ConstantInt>(MD->getOperand(I))->getSExtValue();
+    A.Form = F;
+  }
   return A;
 }
 
@@ -235,6 +251,10 @@ class FunctionElision {
 public:
   FunctionElision(Function &F, DenseMap<const Function *, Writes> &Memo) : F(F), Memo(Memo) {}
   unsigned run();
+  /// The kernel's proven entry (a clone of this entry with the proven
+  /// arrays' accesses unchecked), called from this one when the block's
+  /// shape lets the proofs hold; null when no array is proven.
+  Function *proveShared();
 
 private:
   void collect();
@@ -250,6 +270,13 @@ private:
   DenseMap<const BasicBlock *, SmallVector<Event, 8>> Events;
   DenseMap<uint64_t, unsigned> Arrays; ///< by shared offset
   BitVector Racy;                      ///< accesses that must stay calls
+  /// The pairs of accesses (first <= second) of one array, one at least a
+  /// write, that two threads may make between the same barriers.
+  std::set<std::pair<unsigned, unsigned>> Pairs;
+  /// A write through a shared pointer, or an access of shared memory the
+  /// site does not place in an array.
+  bool SharedUnknown = false;
+  bool Analysed = false;
   bool UnknownGlobalWrites = false;
   /// An access of global memory through a pointer that is no parameter's.
   bool UnknownGlobalAccesses = false;
@@ -263,7 +290,11 @@ void FunctionElision::collect() {
     SmallVector<Event, 8> &Ev = Events[&BB];
     for (Instruction &I : BB) {
       auto *Call = dyn_cast<CallInst>(&I);
+      if (Call && Call->getMetadata(ProvenCheckMD))
+        continue; // a proven array's bounds check (proveShared)
       if (std::optional<Access> A = Call ? accessOf(*Call) : std::nullopt) {
+        if (A->Space == abi::CheckShared && !A->SharedBytes)
+          SharedUnknown = true;
         if (A->Space == abi::CheckShared && A->SharedBytes) {
           auto [It, New] = Arrays.try_emplace(A->SharedOffset, unsigned(Arrays.size()));
           A->Array = int(It->second);
@@ -296,8 +327,10 @@ void FunctionElision::collect() {
         W = writesOf(*Callee, Memo); // a device function (a barrier there is not seen)
       else if (unknownWrite(I))
         W.Global = W.Shared = W.GlobalAccess = true;
-      if (W.Shared)
+      if (W.Shared) {
         Ev.push_back({Event::WriteAll});
+        SharedUnknown = true;
+      }
       UnknownGlobalWrites |= W.Global;
       UnknownGlobalAccesses |= W.GlobalAccess;
     }
@@ -331,11 +364,13 @@ void FunctionElision::analyseShared() {
           if (Accesses[P].Array == A.Array && conflicts(Accesses[P].Kind, A.Kind)) {
             Racy.set(P);
             Racy.set(E.Index);
+            Pairs.insert({std::min(P, E.Index), std::max(P, E.Index)});
           }
         S.Pending.set(E.Index);
         break;
       }
       case Event::WriteAll:
+        SharedUnknown = true;
         S.All = true;
         Racy |= S.Pending;
         break;
@@ -360,8 +395,10 @@ std::pair<Value *, Value *> FunctionElision::slotRange(CallInst *Call, unsigned 
   // A parameter's slot does not change while the entry runs: read it once,
   // at the entry's start (where the BlockContext is its second argument),
   // so that the loop around the access keeps it in registers.
-  bool Once = Slot < abi::CheckFastSharedSlots && F.getName().starts_with(abi::EntryPrefix) &&
-              F.arg_size() == 4;
+  bool Once =
+      Slot < abi::CheckFastSharedSlots &&
+      (F.getName().starts_with(abi::EntryPrefix) || F.getName().starts_with(host::ProvenPrefix)) &&
+      F.arg_size() == 4;
   if (Once)
     if (auto It = EntrySlots.find({Slot, N}); It != EntrySlots.end())
       return It->second;
@@ -410,9 +447,220 @@ void FunctionElision::rewrite(Access &A, unsigned Slot, bool Volatile) {
   Phi->addIncoming(Call, Slow);
 }
 
-unsigned FunctionElision::run() {
+namespace {
+
+/// The conditions on the block's shape under which the proofs of
+/// proveShared hold, built as IR at the start of the entry.
+class ShapeConditions {
+public:
+  /// T = C . thread_idx takes no value twice in the block.
+  void injective(const int64_t *C) { Injective.insert({C[0], C[1], C[2]}); }
+  /// T takes every value of [0, N) exactly once.
+  void covers(const int64_t *C, int64_t N) { Covers.insert({C[0], C[1], C[2], N}); }
+  /// T + [Lo, Hi] stays inside [0, N).
+  void bounded(const int64_t *C, int64_t Hi, int64_t N) {
+    Bounded.insert({C[0], C[1], C[2], Hi, N});
+  }
+
+  Value *build(IRBuilder<> &B, Value *Ctx) const {
+    Value *Dim[3];
+    for (unsigned D = 0; D < 3; ++D)
+      Dim[D] = B.CreateZExt(
+          B.CreateLoad(B.getInt32Ty(),
+                       B.CreateConstInBoundsGEP1_32(B.getInt8Ty(), Ctx, abi::CtxBlockDim + 4 * D)),
+          B.getInt64Ty(), "proven.dim");
+    Value *All = B.getTrue();
+    auto And = [&](Value *V) { All = B.CreateAnd(All, V); };
+    auto Max = [&](const int64_t *C) {
+      Value *M = B.getInt64(0);
+      for (unsigned D = 0; D < 3; ++D)
+        M = B.CreateAdd(M, B.CreateMul(B.getInt64(C[D]), B.CreateSub(Dim[D], B.getInt64(1))));
+      return M;
+    };
+    // The dimensions in the order of their coefficients; one with none
+    // must have one thread; each other's must pass what the ones below it
+    // reach (injective), or be one more than that (and so onto [0, max]).
+    auto Radix = [&](const int64_t *C, bool Exact) {
+      unsigned Order[3] = {0, 1, 2};
+      std::sort(std::begin(Order), std::end(Order),
+                [&](unsigned X, unsigned Y) { return C[X] < C[Y]; });
+      Value *Below = B.getInt64(0);
+      for (unsigned D : Order) {
+        Value *One = B.CreateICmpEQ(Dim[D], B.getInt64(1));
+        if (C[D] == 0) {
+          And(One);
+          continue;
+        }
+        Value *Fits = Exact ? B.CreateICmpEQ(B.getInt64(C[D]), B.CreateAdd(Below, B.getInt64(1)))
+                            : B.CreateICmpULT(Below, B.getInt64(C[D]));
+        And(B.CreateOr(One, Fits));
+        Below =
+            B.CreateAdd(Below, B.CreateMul(B.getInt64(C[D]), B.CreateSub(Dim[D], B.getInt64(1))));
+      }
+    };
+    for (const auto &C : Injective)
+      Radix(C.data(), false);
+    for (const auto &C : Covers) {
+      Radix(C.data(), true);
+      And(B.CreateICmpEQ(Max(C.data()), B.getInt64(C[3] - 1)));
+    }
+    for (const auto &C : Bounded)
+      And(B.CreateICmpSLT(B.CreateAdd(Max(C.data()), B.getInt64(C[3])), B.getInt64(C[4])));
+    return All;
+  }
+
+  void mergeInto(ShapeConditions &O) const {
+    O.Injective.insert(Injective.begin(), Injective.end());
+    O.Covers.insert(Covers.begin(), Covers.end());
+    O.Bounded.insert(Bounded.begin(), Bounded.end());
+  }
+
+private:
+  std::set<std::array<int64_t, 3>> Injective;
+  std::set<std::array<int64_t, 4>> Covers;
+  std::set<std::array<int64_t, 5>> Bounded;
+};
+
+} // namespace
+
+Function *FunctionElision::proveShared() {
   collect();
   analyseShared();
+  Analysed = true;
+  if (SharedUnknown || Arrays.empty() || !F.getName().starts_with(abi::EntryPrefix) ||
+      F.arg_size() != 4)
+    return nullptr;
+  enum : unsigned { C0, C1, C2, Lo, Hi, Sym, Guard, Covered, CC0 };
+  std::vector<SmallVector<unsigned, 8>> ByArray(Arrays.size());
+  for (unsigned I = 0; I < Accesses.size(); ++I)
+    if (Accesses[I].Array >= 0)
+      ByArray[unsigned(Accesses[I].Array)].push_back(I);
+  BitVector Proven(Arrays.size());
+  ShapeConditions Shape;
+  for (unsigned K = 0; K < Arrays.size(); ++K) {
+    ShapeConditions Mine;
+    bool Ok = true;
+    for (unsigned I : ByArray[K]) {
+      const Access &A = Accesses[I];
+      uint64_t N = A.Bytes ? A.SharedBytes / A.Bytes : 0;
+      if (!A.Form || A.Kind == abi::CheckAtomic || !A.Bytes || A.SharedBytes % A.Bytes ||
+          (*A.Form)[C0] < 0 || (*A.Form)[C1] < 0 || (*A.Form)[C2] < 0) {
+        Ok = false;
+        break;
+      }
+      const auto &Fm = *A.Form;
+      // Initialised: a covering store, then a barrier, came first.
+      if (A.Kind == abi::CheckLoad) {
+        if (!Fm[Covered]) {
+          Ok = false;
+          break;
+        }
+        Mine.covers(&Fm[CC0], int64_t(N));
+      }
+      // In bounds: by the shape, or (with a symbol) checked inline.
+      if (!Fm[Sym]) {
+        if (Fm[Lo] < 0) {
+          Ok = false;
+          break;
+        }
+        Mine.bounded(&Fm[C0], Fm[Hi], int64_t(N));
+      }
+    }
+    // No two threads reach one element between the same barriers, one of
+    // them writing.
+    for (const auto &[P, Q] : Pairs) {
+      if (!Ok)
+        break;
+      if (Accesses[P].Array != int(K))
+        continue;
+      const auto &FP = *Accesses[P].Form, &FQ = *Accesses[Q].Form;
+      bool SameT = FP[C0] == FQ[C0] && FP[C1] == FQ[C1] && FP[C2] == FQ[C2];
+      // The same index, an injective function of the thread.
+      if (SameT && FP[Lo] == FP[Hi] && FQ[Lo] == FQ[Hi] && FP[Lo] == FQ[Lo] && FP[Sym] == FQ[Sym]) {
+        Mine.injective(&FP[C0]);
+        continue;
+      }
+      // T under `if T < s` against T + s: T(t1) = T(t2) + s >= s.
+      auto Guarded = [&](const std::array<int64_t, 11> &X, const std::array<int64_t, 11> &Y) {
+        return X[Guard] && !X[Sym] && X[Lo] == 0 && X[Hi] == 0 && Y[Sym] == X[Guard] &&
+               Y[Lo] == 0 && Y[Hi] == 0;
+      };
+      if (SameT && (Guarded(FP, FQ) || Guarded(FQ, FP)))
+        continue;
+      Ok = false;
+    }
+    if (!Ok)
+      continue;
+    Proven.set(K);
+    Mine.mergeInto(Shape);
+  }
+  if (Proven.none())
+    return nullptr;
+
+  // The proven entry: the accesses of proven arrays go ahead, only those
+  // with an index the shape does not bound checking it inline.
+  ValueToValueMapTy VMap;
+  Function *P = CloneFunction(&F, VMap);
+  P->setName(std::string(host::ProvenPrefix) +
+             F.getName().drop_front(StringRef(abi::EntryPrefix).size()).str());
+  P->setLinkage(GlobalValue::InternalLinkage);
+  P->addFnAttr(Attribute::NoInline);
+  Value *PShared = nullptr;
+  for (const Access &A : Accesses) {
+    if (A.Array < 0 || !Proven.test(unsigned(A.Array)))
+      continue;
+    auto *Call = cast<CallInst>(VMap[A.Call]);
+    Value *Addr = Call->getArgOperand(4);
+    if (!(*A.Form)[Sym]) {
+      Call->replaceAllUsesWith(Addr);
+      Call->eraseFromParent();
+      continue;
+    }
+    if (!PShared) {
+      IRBuilder<> EB(&*P->getEntryBlock().getFirstNonPHIOrDbgOrAlloca());
+      PShared =
+          EB.CreateLoad(EB.getPtrTy(),
+                        EB.CreateConstInBoundsGEP1_32(EB.getInt8Ty(), P->getArg(1), abi::CtxShared),
+                        "proven.shared");
+    }
+    IRBuilder<> B(Call);
+    Value *Begin = B.CreateGEP(B.getInt8Ty(), PShared, B.getInt64(A.SharedOffset));
+    Value *Off = B.CreateSub(B.CreatePtrToInt(Addr, B.getInt64Ty()),
+                             B.CreatePtrToInt(Begin, B.getInt64Ty()), "proven.offset");
+    Value *Inside = B.CreateICmpULE(Off, B.getInt64(A.SharedBytes - A.Bytes), "proven.inside");
+    MDNode *Weights = MDBuilder(F.getContext()).createBranchWeights(1, 1000);
+    BasicBlock *Fast = Call->getParent();
+    Instruction *SlowTerm = SplitBlockAndInsertIfThen(B.CreateNot(Inside), Call, false, Weights);
+    BasicBlock *Slow = SlowTerm->getParent();
+    PHINode *Phi = PHINode::Create(Call->getType(), 2, "proven.addr");
+    Phi->insertBefore(Call->getParent()->getFirstNonPHIIt());
+    Call->replaceAllUsesWith(Phi);
+    Call->moveBefore(SlowTerm);
+    Call->setMetadata(ProvenCheckMD, MDNode::get(F.getContext(), {}));
+    Phi->addIncoming(Addr, Fast);
+    Phi->addIncoming(Call, Slow);
+  }
+
+  // The entry calls it when the shape lets the proofs hold.
+  Instruction *At = &*F.getEntryBlock().getFirstNonPHIOrDbgOrAlloca();
+  IRBuilder<> B(At);
+  Value *Holds = Shape.build(B, F.getArg(1));
+  Instruction *Then = SplitBlockAndInsertIfThen(Holds, At, /*Unreachable=*/true);
+  B.SetInsertPoint(Then);
+  SmallVector<Value *, 4> Args;
+  for (Argument &Arg : F.args())
+    Args.push_back(&Arg);
+  CallInst *Call = B.CreateCall(P, Args);
+  B.CreateRet(Call);
+  Then->eraseFromParent();
+  return P;
+}
+
+unsigned FunctionElision::run() {
+  if (!Analysed) {
+    collect();
+    analyseShared();
+  }
   unsigned Given = 0;
   for (unsigned I = 0; I < Accesses.size(); ++I) {
     Access &A = Accesses[I];
@@ -465,8 +713,16 @@ unsigned FunctionElision::run() {
 unsigned gridjit::host::elideChecks(llvm::Module &IR) {
   unsigned Given = 0;
   DenseMap<const Function *, Writes> Memo;
+  std::vector<Function *> Functions;
   for (Function &F : IR)
     if (!F.isDeclaration())
-      Given += FunctionElision(F, Memo).run();
+      Functions.push_back(&F);
+  for (Function *F : Functions) {
+    FunctionElision E(*F, Memo);
+    Function *Proven = E.proveShared();
+    Given += E.run();
+    if (Proven)
+      Given += FunctionElision(*Proven, Memo).run();
+  }
   return Given;
 }

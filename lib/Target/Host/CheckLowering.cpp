@@ -27,6 +27,7 @@
 
 #include "../SharedLayout.h"
 #include "PrivateParams.h"
+#include "SharedForms.h"
 
 #include "gridjit/Support/Limits.h"
 #include "gridjit/Target/HostABI.h"
@@ -408,6 +409,21 @@ Value *HostModuleLowering::checkAccess(const OpArgs &A, uint32_t Kind, llvm::Str
   llvm::CallInst *Call =
       B.CreateCall(FnTy, Fn, {State, Site, linearBlock(), Thread, Addr, ValuePtr}, "checked.addr");
   setCheckerEffects(Call);
+  if (Space == hostabi::CheckShared && Cur->Kernel) {
+    // The form of its index, for CheckElision.cpp's proofs.
+    if (!Cur->SharedIndexForms)
+      Cur->SharedIndexForms = sharedForms(KM, *Cur->Kernel);
+    auto It = Cur->SharedIndexForms->ByLoc.find({A.Loc.Line, A.Loc.Col});
+    if (It != Cur->SharedIndexForms->ByLoc.end()) {
+      const SharedForm &F = It->second;
+      int64_t Fields[] = {F.C[0],  F.C[1],    F.C[2],      F.Lo,        F.Hi,       F.Sym,
+                          F.Guard, F.Covered, F.CoverC[0], F.CoverC[1], F.CoverC[2]};
+      llvm::SmallVector<llvm::Metadata *, 11> Ops;
+      for (int64_t V : Fields)
+        Ops.push_back(llvm::ConstantAsMetadata::get(B.getInt64(uint64_t(V))));
+      Call->setMetadata(SharedFormMD, llvm::MDTuple::get(IR.getContext(), Ops));
+    }
+  }
   return Call;
 }
 

@@ -353,6 +353,14 @@ llvm::Error registerCheckedLowerings(LoweringRegistry &R);
 /// The metadata on the branch from one block's end to the next block's
 /// start in a kernel's entry (checked code only).
 inline constexpr const char *NextBlockMD = "gridjit.next.block";
+/// The metadata on a checked access of a static shared array: the form of
+/// its index (SharedForms.h), as i64s C[0..2], Lo, Hi, Sym, Guard,
+/// Covered, CoverC[0..2].
+inline constexpr const char *SharedFormMD = "gridjit.shared.form";
+/// The name of a kernel's proven entry (CheckElision.cpp): its entry with
+/// the accesses of the proven shared arrays unchecked, which the entry
+/// calls when the block's shape lets the proofs hold.
+inline constexpr const char *ProvenPrefix = "__gridjit_proven_";
 /// Checked code, after lowering: gives each load that cannot take part in
 /// a race or read uninitialised memory the inline fast path of
 /// hostabi::CheckFastTable (CheckElision.cpp). Returns the loads given it.

@@ -12,6 +12,7 @@
 #define GRIDJIT_LIB_TARGET_HOST_LOWERINGSTATE_H
 
 #include "KernelAnalysis.h"
+#include "SharedForms.h"
 
 #include "gridjit/Lower/LoweringContext.h"
 
@@ -150,6 +151,9 @@ struct FunctionState {
   /// Checked code: the kernel's private parameters (PrivateParams.h),
   /// found at its first access site.
   std::optional<llvm::SmallBitVector> PrivateParams;
+  /// Checked code: the forms of its shared arrays' indices (SharedForms.h),
+  /// found at its first access of shared memory.
+  std::optional<SharedForms> SharedIndexForms;
   /// The address of each shared scalar (a kernel's or a device function's
   /// own), which loads and stores of its name reach: checked code checks
   /// them (HostModuleLowering::checkSharedScalar) at SharedScalarLoc: the
