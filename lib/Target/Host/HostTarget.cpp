@@ -167,7 +167,7 @@ llvm::Error HostTarget::init(llvm::ArrayRef<Op> Omit) {
   H.update("stack-size-section");     // ... and from before KernelInfo::StackBytes
   H.update(IterationMajor ? "iteration-major" : "thread-major");
   if (Check) // unchecked fingerprints stay what they were
-    H.update("checked sm_" + std::to_string(CheckArch) + " fast loads");
+    H.update("checked sm_" + std::to_string(CheckArch) + " fast loads, proven shared");
   Fingerprint = llvm::toHex(H.final(), /*LowerCase=*/true);
   return llvm::Error::success();
 }

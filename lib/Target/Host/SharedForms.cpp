@@ -84,7 +84,7 @@ public:
         F.Covered = true;
         std::copy(std::begin(It->second.C), std::end(It->second.C), F.CoverC);
       }
-      R.ByLoc[Loc] = F;
+      R.ByLoc[Loc] = {A.Array, F};
     }
     return R;
   }
@@ -234,7 +234,8 @@ private:
 
   /// \p E as a form, or none.
   std::optional<SharedForm> form(const Expr *E, unsigned Depth = 0) const {
-    if (!E || Depth > 64 || !E->Ty.isInteger())
+    // (At least 32 bits: no value of a form, or of a part of one, wraps.)
+    if (!E || Depth > 64 || !E->Ty.isInteger() || E->Ty.getSizeInBytes() < 4)
       return std::nullopt;
     SharedForm F;
     switch (E->getKind()) {

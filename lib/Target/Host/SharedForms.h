@@ -46,8 +46,8 @@ struct SharedForm {
 struct SharedForms {
   /// By where the `t[i]` expression starts (line, column): the form of
   /// every access of the kernel's static shared arrays whose every use
-  /// is such an access with an index that has a form.
-  std::map<std::pair<unsigned, unsigned>, SharedForm> ByLoc;
+  /// is such an access with an index that has a form, and its array.
+  std::map<std::pair<unsigned, unsigned>, std::pair<const VarDecl *, SharedForm>> ByLoc;
   std::vector<const VarDecl *> Symbols;
 };
 
