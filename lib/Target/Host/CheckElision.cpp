@@ -31,6 +31,18 @@
 // barriers. The branch from one block's end to the next block's start
 // (NextBlockMD) carries nothing: a block's shared memory is its own.
 //
+// Before that, proveShared looks for proven shared arrays (docs/Check.md,
+// "Proven shared arrays"): static shared arrays whose every access carries
+// the form of its index (SharedFormMD, SharedForms.h) and whose accesses,
+// paired by the same paths, can reach one element from two threads only
+// in block shapes it can name: the same injective T, or `T` under
+// `if T < s` against `T + s`; every load after a covering store and a
+// barrier; every index without a symbol inside the array. It clones the
+// entry into ProvenPrefix + the kernel's name, where those accesses call
+// nothing (one whose index has a symbol tests the array's bounds inline
+// and calls only outside them), and makes the entry call the clone when
+// the block's dimensions meet every condition the proofs named.
+//
 // Such an access gets an inline check of its slot of the table CheckState
 // points to (hostabi::CheckFastTable): when its bytes lie in the slot's
 // range it goes ahead without a call; otherwise it calls CheckAccess as
@@ -447,8 +459,6 @@ void FunctionElision::rewrite(Access &A, unsigned Slot, bool Volatile) {
   Phi->addIncoming(Call, Slow);
 }
 
-namespace {
-
 /// The conditions on the block's shape under which the proofs of
 /// proveShared hold, built as IR at the start of the entry.
 class ShapeConditions {
@@ -520,8 +530,6 @@ private:
   std::set<std::array<int64_t, 4>> Covers;
   std::set<std::array<int64_t, 5>> Bounded;
 };
-
-} // namespace
 
 Function *FunctionElision::proveShared() {
   collect();
