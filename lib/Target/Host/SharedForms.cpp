@@ -71,8 +71,7 @@ public:
     for (const auto &[Loc, A] : Found)
       if (!A.Form)
         Bad.insert(A.Array);
-    NoReturn = !containsReturn(*K.Body);
-    if (NoReturn)
+    if (!containsReturn(*K.Body))
       cover(*K.Body, CoverMap());
     SharedForms R;
     R.Symbols = Symbols;
@@ -132,7 +131,7 @@ private:
         SymVars.insert(&Init->Var);
     }
     forEachPart(
-        S, [&](const Expr &E) { visit(E, nullptr); },
+        S, [&](const Expr &E) { visit(E); },
         [&](const Stmt &C) {
           if (const auto *I = llvm::dyn_cast<IfStmt>(&C))
             return visitIf(*I);
@@ -149,7 +148,7 @@ private:
   }
 
   void visitIf(const IfStmt &I) {
-    visit(*I.Cond, nullptr);
+    visit(*I.Cond);
     std::vector<std::pair<SharedForm, unsigned>> G;
     guards(*I.Cond, G);
     Guards.push_back(std::move(G));
@@ -178,9 +177,8 @@ private:
       Out.push_back({*L, R->Sym});
   }
 
-  /// Every use of a candidate in \p E; \p Target: E is an assignment's
-  /// target.
-  void visit(const Expr &E, const void *) {
+  /// Every use of a candidate in \p E.
+  void visit(const Expr &E) {
     switch (E.getKind()) {
     case Expr::Name:
       if (const VarDecl *A = arrayOf(&E))
@@ -199,7 +197,7 @@ private:
             for (const auto &[T, S] : Level)
               if (std::equal(std::begin(T.C), std::end(T.C), std::begin(F.Form->C)))
                 F.Form->Guard = S;
-        visit(*X.Idx, nullptr);
+        visit(*X.Idx);
         return;
       }
       break;
@@ -215,7 +213,7 @@ private:
     default:
       break;
     }
-    forEachChild(E, [&](const Expr &C) { visit(C, nullptr); });
+    forEachChild(E, [&](const Expr &C) { visit(C); });
   }
 
   std::optional<int64_t> constant(const Expr *E) const {
@@ -441,7 +439,6 @@ private:
   const FunctionDecl &K;
   SyncInfo Sync;
   BodyPlan Plan;
-  bool NoReturn = false;
   llvm::DenseMap<const VarDecl *, int64_t> Consts;
   llvm::DenseMap<const VarDecl *, const Expr *> Lets;
   llvm::DenseMap<const VarDecl *, std::pair<int64_t, int64_t>> Ranges;
