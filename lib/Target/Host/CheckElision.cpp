@@ -54,6 +54,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostLowering.h"
+#include "SharedForms.h"
 
 #include "gridjit/Target/HostABI.h"
 
@@ -124,9 +125,7 @@ struct Access {
   int32_t Param = -1;
   uint64_t SharedOffset = 0, SharedBytes = 0;
   int Array = -1; ///< the static shared array's number, for CheckShared with bytes
-  /// Its index's form (SharedFormMD): C[0..2], Lo, Hi, Sym, Guard,
-  /// Covered, CoverC[0..2].
-  std::optional<std::array<int64_t, 11>> Form;
+  std::optional<host::SharedForm> Form; ///< its index's (SharedFormMD)
   bool isWrite() const { return Kind != abi::CheckLoad; }
 };
 
@@ -154,12 +153,7 @@ std::optional<Access> accessOf(CallInst &Call) {
   A.Param = int32_t(Field(FieldParam)->getSExtValue());
   A.SharedOffset = Field(FieldSharedOffset)->getZExtValue();
   A.SharedBytes = Field(FieldSharedBytes)->getZExtValue();
-  if (const MDNode *MD = Call.getMetadata(host::SharedFormMD); MD && MD->getNumOperands() == 11) {
-    std::array<int64_t, 11> F;
-    for (unsigned I = 0; I < 11; ++I)
-      F[I] = mdconst::extract<ConstantInt>(MD->getOperand(I))->getSExtValue();
-    A.Form = F;
-  }
+  A.Form = host::formFromMetadata(Call.getMetadata(host::SharedFormMD));
   return A;
 }
 
@@ -439,14 +433,15 @@ std::pair<Value *, Value *> FunctionElision::slotRange(CallInst *Call, unsigned 
   return {Begin, Limit};
 }
 
-void FunctionElision::rewrite(Access &A, unsigned Slot, bool Volatile) {
-  CallInst *Call = A.Call;
-  auto [Begin, Limit] = slotRange(Call, Slot, std::max<uint32_t>(1, A.Bytes), Volatile);
+/// Makes access check \p Call a call only when the address it checks is
+/// not inside [Begin, Begin + Limit) (i64 values, Begin an address): inside,
+/// the access goes ahead at that address.
+static void callOnlyOutside(CallInst *Call, Value *Begin, Value *Limit) {
   IRBuilder<> B(Call);
   Value *Addr = Call->getArgOperand(4);
   Value *Off = B.CreateSub(B.CreatePtrToInt(Addr, B.getInt64Ty()), Begin, "fast.offset");
   Value *Inside = B.CreateICmpULT(Off, Limit, "fast.inside");
-  MDNode *Weights = MDBuilder(F.getContext()).createBranchWeights(1, 1000);
+  MDNode *Weights = MDBuilder(Call->getContext()).createBranchWeights(1, 1000);
   BasicBlock *Fast = Call->getParent();
   Instruction *SlowTerm =
       SplitBlockAndInsertIfThen(B.CreateNot(Inside), Call, /*Unreachable=*/false, Weights);
@@ -457,6 +452,11 @@ void FunctionElision::rewrite(Access &A, unsigned Slot, bool Volatile) {
   Call->moveBefore(SlowTerm);
   Phi->addIncoming(Addr, Fast);
   Phi->addIncoming(Call, Slow);
+}
+
+void FunctionElision::rewrite(Access &A, unsigned Slot, bool Volatile) {
+  auto [Begin, Limit] = slotRange(A.Call, Slot, std::max<uint32_t>(1, A.Bytes), Volatile);
+  callOnlyOutside(A.Call, Begin, Limit);
 }
 
 /// The conditions on the block's shape under which the proofs of
@@ -538,7 +538,6 @@ Function *FunctionElision::proveShared() {
   if (SharedUnknown || Arrays.empty() || !F.getName().starts_with(abi::EntryPrefix) ||
       F.arg_size() != 4)
     return nullptr;
-  enum : unsigned { C0, C1, C2, Lo, Hi, Sym, Guard, Covered, CC0 };
   std::vector<SmallVector<unsigned, 8>> ByArray(Arrays.size());
   for (unsigned I = 0; I < Accesses.size(); ++I)
     if (Accesses[I].Array >= 0)
@@ -552,26 +551,26 @@ Function *FunctionElision::proveShared() {
       const Access &A = Accesses[I];
       uint64_t N = A.Bytes ? A.SharedBytes / A.Bytes : 0;
       if (!A.Form || A.Kind == abi::CheckAtomic || !A.Bytes || A.SharedBytes % A.Bytes ||
-          (*A.Form)[C0] < 0 || (*A.Form)[C1] < 0 || (*A.Form)[C2] < 0) {
+          A.Form->C[0] < 0 || A.Form->C[1] < 0 || A.Form->C[2] < 0) {
         Ok = false;
         break;
       }
       const auto &Fm = *A.Form;
       // Initialised: a covering store, then a barrier, came first.
       if (A.Kind == abi::CheckLoad) {
-        if (!Fm[Covered]) {
+        if (!Fm.Covered) {
           Ok = false;
           break;
         }
-        Mine.covers(&Fm[CC0], int64_t(N));
+        Mine.covers(Fm.CoverC, int64_t(N));
       }
       // In bounds: by the shape, or (with a symbol) checked inline.
-      if (!Fm[Sym]) {
-        if (Fm[Lo] < 0) {
+      if (!Fm.Sym) {
+        if (Fm.Lo < 0) {
           Ok = false;
           break;
         }
-        Mine.bounded(&Fm[C0], Fm[Hi], int64_t(N));
+        Mine.bounded(Fm.C, Fm.Hi, int64_t(N));
       }
     }
     // No two threads reach one element between the same barriers, one of
@@ -582,16 +581,15 @@ Function *FunctionElision::proveShared() {
       if (Accesses[P].Array != int(K))
         continue;
       const auto &FP = *Accesses[P].Form, &FQ = *Accesses[Q].Form;
-      bool SameT = FP[C0] == FQ[C0] && FP[C1] == FQ[C1] && FP[C2] == FQ[C2];
+      bool SameT = FP.sameThreadPart(FQ);
       // The same index, an injective function of the thread.
-      if (SameT && FP[Lo] == FP[Hi] && FQ[Lo] == FQ[Hi] && FP[Lo] == FQ[Lo] && FP[Sym] == FQ[Sym]) {
-        Mine.injective(&FP[C0]);
+      if (SameT && FP.Lo == FP.Hi && FQ.Lo == FQ.Hi && FP.Lo == FQ.Lo && FP.Sym == FQ.Sym) {
+        Mine.injective(FP.C);
         continue;
       }
       // T under `if T < s` against T + s: T(t1) = T(t2) + s >= s.
-      auto Guarded = [&](const std::array<int64_t, 11> &X, const std::array<int64_t, 11> &Y) {
-        return X[Guard] && !X[Sym] && X[Lo] == 0 && X[Hi] == 0 && Y[Sym] == X[Guard] &&
-               Y[Lo] == 0 && Y[Hi] == 0;
+      auto Guarded = [](const host::SharedForm &X, const host::SharedForm &Y) {
+        return X.Guard && X.pureThread() && Y.Sym == X.Guard && Y.Lo == 0 && Y.Hi == 0;
       };
       if (SameT && (Guarded(FP, FQ) || Guarded(FQ, FP)))
         continue;
@@ -619,7 +617,7 @@ Function *FunctionElision::proveShared() {
       continue;
     auto *Call = cast<CallInst>(VMap[A.Call]);
     Value *Addr = Call->getArgOperand(4);
-    if (!(*A.Form)[Sym]) {
+    if (!A.Form->Sym) {
       Call->replaceAllUsesWith(Addr);
       Call->eraseFromParent();
       continue;
@@ -632,21 +630,10 @@ Function *FunctionElision::proveShared() {
                         "proven.shared");
     }
     IRBuilder<> B(Call);
-    Value *Begin = B.CreateGEP(B.getInt8Ty(), PShared, B.getInt64(A.SharedOffset));
-    Value *Off = B.CreateSub(B.CreatePtrToInt(Addr, B.getInt64Ty()),
-                             B.CreatePtrToInt(Begin, B.getInt64Ty()), "proven.offset");
-    Value *Inside = B.CreateICmpULE(Off, B.getInt64(A.SharedBytes - A.Bytes), "proven.inside");
-    MDNode *Weights = MDBuilder(F.getContext()).createBranchWeights(1, 1000);
-    BasicBlock *Fast = Call->getParent();
-    Instruction *SlowTerm = SplitBlockAndInsertIfThen(B.CreateNot(Inside), Call, false, Weights);
-    BasicBlock *Slow = SlowTerm->getParent();
-    PHINode *Phi = PHINode::Create(Call->getType(), 2, "proven.addr");
-    Phi->insertBefore(Call->getParent()->getFirstNonPHIIt());
-    Call->replaceAllUsesWith(Phi);
-    Call->moveBefore(SlowTerm);
+    Value *Begin = B.CreatePtrToInt(B.CreateGEP(B.getInt8Ty(), PShared, B.getInt64(A.SharedOffset)),
+                                    B.getInt64Ty());
     Call->setMetadata(ProvenCheckMD, MDNode::get(F.getContext(), {}));
-    Phi->addIncoming(Addr, Fast);
-    Phi->addIncoming(Call, Slow);
+    callOnlyOutside(Call, Begin, B.getInt64(A.SharedBytes - A.Bytes + 1));
   }
 
   // The entry calls it when the shape lets the proofs hold.

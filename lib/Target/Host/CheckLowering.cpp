@@ -415,13 +415,7 @@ Value *HostModuleLowering::checkAccess(const OpArgs &A, uint32_t Kind, llvm::Str
       Cur->SharedIndexForms = sharedForms(KM, *Cur->Kernel);
     auto It = Cur->SharedIndexForms->ByLoc.find({A.Loc.Line, A.Loc.Col});
     if (It != Cur->SharedIndexForms->ByLoc.end() && It->second.first == A.Mem.Var) {
-      const SharedForm &F = It->second.second;
-      int64_t Fields[] = {F.C[0],  F.C[1],    F.C[2],      F.Lo,        F.Hi,       F.Sym,
-                          F.Guard, F.Covered, F.CoverC[0], F.CoverC[1], F.CoverC[2]};
-      llvm::SmallVector<llvm::Metadata *, 11> Ops;
-      for (int64_t V : Fields)
-        Ops.push_back(llvm::ConstantAsMetadata::get(B.getInt64(uint64_t(V))));
-      Call->setMetadata(SharedFormMD, llvm::MDTuple::get(IR.getContext(), Ops));
+      Call->setMetadata(SharedFormMD, formMetadata(IR.getContext(), It->second.second));
     }
   }
   return Call;

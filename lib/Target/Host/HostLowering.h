@@ -354,8 +354,7 @@ llvm::Error registerCheckedLowerings(LoweringRegistry &R);
 /// start in a kernel's entry (checked code only).
 inline constexpr const char *NextBlockMD = "gridjit.next.block";
 /// The metadata on a checked access of a static shared array: the form of
-/// its index (SharedForms.h), as i64s C[0..2], Lo, Hi, Sym, Guard,
-/// Covered, CoverC[0..2].
+/// its index (SharedForms.h: formMetadata).
 inline constexpr const char *SharedFormMD = "gridjit.shared.form";
 /// The name of a kernel's proven entry (CheckElision.cpp): its entry with
 /// the accesses of the proven shared arrays unchecked, which the entry

@@ -29,6 +29,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Metadata.h"
 #include "llvm/Support/Casting.h"
 
 #include <optional>
@@ -192,10 +194,10 @@ private:
           Bad.insert(F.Array);
         F.Array = A;
         F.Form = form(X.Idx.get());
-        if (F.Form && !F.Form->Sym && F.Form->pureThread())
+        if (F.Form && F.Form->pureThread())
           for (const auto &Level : Guards)
             for (const auto &[T, S] : Level)
-              if (std::equal(std::begin(T.C), std::end(T.C), std::begin(F.Form->C)))
+              if (T.sameThreadPart(*F.Form))
                 F.Form->Guard = S;
         visit(*X.Idx);
         return;
@@ -383,8 +385,7 @@ private:
       if (auto A = coveringStore(*T))
         for (const StmtPtr &E : Else->Body)
           if (auto B = coveringStore(*E))
-            if (A->first == B->first &&
-                std::equal(std::begin(A->second.C), std::end(A->second.C), B->second.C))
+            if (A->first == B->first && A->second.sameThreadPart(B->second))
               Out.push_back(*A);
   }
 
@@ -455,4 +456,36 @@ SharedForms gridjit::host::sharedForms(const Module &M, const FunctionDecl &Kern
   if (!Kernel.Body)
     return {};
   return Finder(M, Kernel).run();
+}
+
+// The fields in order: C[0..2], Lo, Hi, Sym, Guard, Covered, CoverC[0..2].
+llvm::MDNode *gridjit::host::formMetadata(llvm::LLVMContext &Ctx, const SharedForm &F) {
+  int64_t Fields[] = {F.C[0],  F.C[1],    F.C[2],      F.Lo,        F.Hi,       F.Sym,
+                      F.Guard, F.Covered, F.CoverC[0], F.CoverC[1], F.CoverC[2]};
+  std::vector<llvm::Metadata *> Ops;
+  for (int64_t V : Fields)
+    Ops.push_back(llvm::ConstantAsMetadata::get(
+        llvm::ConstantInt::get(llvm::Type::getInt64Ty(Ctx), uint64_t(V))));
+  return llvm::MDTuple::get(Ctx, Ops);
+}
+
+std::optional<SharedForm> gridjit::host::formFromMetadata(const llvm::MDNode *MD) {
+  if (!MD || MD->getNumOperands() != 11)
+    return std::nullopt;
+  int64_t V[11];
+  for (unsigned I = 0; I < 11; ++I) {
+    auto *C = llvm::mdconst::dyn_extract_or_null<llvm::ConstantInt>(MD->getOperand(I));
+    if (!C)
+      return std::nullopt;
+    V[I] = C->getSExtValue();
+  }
+  SharedForm F;
+  std::copy(V, V + 3, F.C);
+  F.Lo = V[3];
+  F.Hi = V[4];
+  F.Sym = unsigned(V[5]);
+  F.Guard = unsigned(V[6]);
+  F.Covered = V[7] != 0;
+  std::copy(V + 8, V + 11, F.CoverC);
+  return F;
 }

@@ -12,8 +12,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
+
+namespace llvm {
+class LLVMContext;
+class MDNode;
+} // namespace llvm
 
 namespace gridjit {
 class FunctionDecl;
@@ -41,7 +47,15 @@ struct SharedForm {
   int64_t CoverC[3] = {0, 0, 0};
 
   bool pureThread() const { return !Sym && Lo == 0 && Hi == 0; }
+  bool sameThreadPart(const SharedForm &O) const {
+    return C[0] == O.C[0] && C[1] == O.C[1] && C[2] == O.C[2];
+  }
 };
+
+/// \p F as the metadata the lowering puts on a checked access of a
+/// shared array (SharedFormMD), and back (none for any other node).
+llvm::MDNode *formMetadata(llvm::LLVMContext &Ctx, const SharedForm &F);
+std::optional<SharedForm> formFromMetadata(const llvm::MDNode *MD);
 
 struct SharedForms {
   /// By where the `t[i]` expression starts (line, column): the form of
